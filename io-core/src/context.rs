@@ -1,0 +1,249 @@
+//! What a core receives from its host: the run id, the tools it may call, and an event sink.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::core::BoxFuture;
+use crate::error::{AgentError, ErrorCode};
+
+/// One tool call as the host's tool layer receives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The run that makes the call.
+    pub run_id: String,
+    /// The tool's id.
+    pub tool_id: String,
+    /// The arguments, as JSON.
+    pub input: Value,
+}
+
+/// The host's tools, callable by id with JSON in and out. The tool registry implements it;
+/// a test can implement it with a closure-backed map.
+pub trait ToolInvoker: Send + Sync {
+    /// Calls a tool. An unknown id is a `not_found` error.
+    fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>>;
+
+    /// The ids of the tools this invoker offers.
+    fn tool_ids(&self) -> Vec<String>;
+}
+
+/// Something a core or the runtime reports: a turn started or failed, a tool was called, or
+/// anything a core chooses to emit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AgentEvent {
+    /// The run it belongs to.
+    pub run_id: String,
+    /// What happened (`turn.started`, `turn.completed`, `turn.failed`, `tool.called`, ...).
+    pub kind: Cow<'static, str>,
+    /// Details, as JSON.
+    pub payload: Value,
+}
+
+/// Receives [`AgentEvent`]s; the host's audit channel.
+pub trait EventSink: Send + Sync {
+    /// Records one event. Must not block for long: it is called on the turn's path.
+    fn emit(&self, event: AgentEvent);
+}
+
+/// An in-memory [`EventSink`] that keeps every event, for tests, examples and small hosts.
+///
+/// ```
+/// use io_core::{AgentContext, EventLog};
+/// use std::sync::Arc;
+/// let log = Arc::new(EventLog::default());
+/// let ctx = AgentContext::new("run-1").with_event_sink(log.clone());
+/// ctx.emit("note", serde_json::json!({ "n": 1 }));
+/// assert_eq!(log.events()[0].kind, "note");
+/// ```
+#[derive(Default)]
+pub struct EventLog {
+    events: Mutex<Vec<AgentEvent>>,
+}
+
+impl EventLog {
+    /// A copy of every event recorded so far, in order.
+    pub fn events(&self) -> Vec<AgentEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl EventSink for EventLog {
+    fn emit(&self, event: AgentEvent) {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(event);
+    }
+}
+
+impl fmt::Debug for EventLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.events.lock().map_or(0, |events| events.len());
+        f.debug_struct("EventLog").field("events", &count).finish()
+    }
+}
+
+/// What a core needs from its host during a turn.
+///
+/// ```
+/// use io_core::AgentContext;
+/// let ctx = AgentContext::new("run-7").with_allowed_tools(["search"]);
+/// assert_eq!(ctx.run_id(), "run-7");
+/// assert!(!ctx.may_call("delete-everything"));
+/// ```
+#[derive(Clone)]
+pub struct AgentContext {
+    run_id: String,
+    tools: Option<Arc<dyn ToolInvoker>>,
+    allowed_tools: Option<Arc<BTreeSet<String>>>,
+    events: Option<Arc<dyn EventSink>>,
+}
+
+impl AgentContext {
+    /// A context for the run `run_id`, with no tools and no event sink.
+    pub fn new(run_id: impl Into<String>) -> Self {
+        AgentContext {
+            run_id: run_id.into(),
+            tools: None,
+            allowed_tools: None,
+            events: None,
+        }
+    }
+
+    /// Gives the core the host's tools.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Arc<dyn ToolInvoker>) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// Limits the core to these tool ids (without it, every tool the invoker offers).
+    #[must_use]
+    pub fn with_allowed_tools<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_tools = Some(Arc::new(ids.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    /// Sends the core's and the runtime's events to `sink`.
+    #[must_use]
+    pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.events = Some(sink);
+        self
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Whether the core may call `tool_id`: the host offers it and it is allowed.
+    pub fn may_call(&self, tool_id: &str) -> bool {
+        let allowed = self
+            .allowed_tools
+            .as_ref()
+            .is_none_or(|ids| ids.contains(tool_id));
+        allowed
+            && self
+                .tools
+                .as_ref()
+                .is_some_and(|t| t.tool_ids().iter().any(|id| id == tool_id))
+    }
+
+    /// The ids of the tools the core may call.
+    pub fn tool_ids(&self) -> Vec<String> {
+        let Some(tools) = &self.tools else {
+            return Vec::new();
+        };
+        let mut ids = tools.tool_ids();
+        if let Some(allowed) = &self.allowed_tools {
+            ids.retain(|id| allowed.contains(id));
+        }
+        ids
+    }
+
+    /// Calls a tool by id with JSON arguments. A tool outside the allowed set is refused as
+    /// `unauthorised` without reaching the host; every call is reported as a `tool.called` event.
+    pub async fn call_tool(&self, tool_id: &str, input: Value) -> Result<Value, AgentError> {
+        let allowed = self
+            .allowed_tools
+            .as_ref()
+            .is_none_or(|ids| ids.contains(tool_id));
+        let result = match (&self.tools, allowed) {
+            (_, false) => Err(AgentError::new(
+                ErrorCode::Unauthorised,
+                format!("tool `{tool_id}` is not available to this core"),
+            )),
+            (None, true) => Err(AgentError::new(
+                ErrorCode::NotFound,
+                format!("no tools are available, so `{tool_id}` cannot be called"),
+            )),
+            (Some(tools), true) => {
+                let call = ToolCall {
+                    run_id: self.run_id.clone(),
+                    tool_id: tool_id.to_owned(),
+                    input,
+                };
+                tools.invoke(call).await
+            }
+        };
+        let outcome = match &result {
+            Ok(_) => json!({ "tool": tool_id, "ok": true }),
+            Err(err) => json!({ "tool": tool_id, "ok": false, "code": err.code() }),
+        };
+        self.emit("tool.called", outcome);
+        result
+    }
+
+    /// [`Self::call_tool`] with typed arguments and result. A result that does not decode into
+    /// `O` is `upstream_error`: the tool answered, but not in the shape the core expected.
+    pub async fn call_tool_typed<I, O>(&self, tool_id: &str, input: &I) -> Result<O, AgentError>
+    where
+        I: Serialize + ?Sized,
+        O: DeserializeOwned,
+    {
+        let input = serde_json::to_value(input)?;
+        let output = self.call_tool(tool_id, input).await?;
+        serde_json::from_value(output).map_err(|err| {
+            AgentError::new(
+                ErrorCode::UpstreamError,
+                format!("the result of tool `{tool_id}` has an unexpected shape"),
+            )
+            .with_operator_detail(err.to_string())
+        })
+    }
+
+    /// Reports an event to the host's sink (a no-op without one).
+    pub fn emit(&self, kind: impl Into<Cow<'static, str>>, payload: Value) {
+        if let Some(sink) = &self.events {
+            sink.emit(AgentEvent {
+                run_id: self.run_id.clone(),
+                kind: kind.into(),
+                payload,
+            });
+        }
+    }
+}
+
+impl fmt::Debug for AgentContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentContext")
+            .field("run_id", &self.run_id)
+            .field("tools", &self.tools.is_some())
+            .field("allowed_tools", &self.allowed_tools)
+            .field("events", &self.events.is_some())
+            .finish()
+    }
+}

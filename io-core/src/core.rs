@@ -1,0 +1,180 @@
+//! `AgentCore`, the typed trait implementors write, and `ErasedAgentCore`, what the runtime holds.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::AgentContext;
+use crate::error::{AgentError, ErrorCode, Violation};
+use crate::io::{AgentInput, AgentOutput};
+use crate::schema::{BoundarySchema, Direction, escape_pointer_token};
+
+/// A boxed, `Send` future: the one allocation the erased boundary makes per call.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The brain of an agent: takes a typed input, returns a typed output.
+///
+/// Write `run_turn` as a plain `async fn`; the returned future must be `Send` (it is, unless
+/// the body holds something like an `Rc` across an `.await`). Associated-type defaults are
+/// not stable Rust, so a core that uses the default [`TurnInput`](crate::TurnInput) /
+/// [`TurnOutput`](crate::TurnOutput) either names them or lets [`agent_core`](crate::agent_core)
+/// fill them in:
+///
+/// ```
+/// use io_core::{AgentContext, AgentCore, AgentError, TurnInput, TurnOutput, agent_core};
+///
+/// struct Echo;
+///
+/// #[agent_core]
+/// impl AgentCore for Echo {
+///     fn core_type(&self) -> &str { "echo" }
+///
+///     async fn run_turn(&mut self, input: TurnInput, _ctx: &mut AgentContext)
+///         -> Result<TurnOutput, AgentError>
+///     {
+///         Ok(TurnOutput::new(input.message))
+///     }
+/// }
+/// # let out = pollster::block_on(Echo.run_turn(TurnInput::new("hi"), &mut AgentContext::new("r1")));
+/// # assert_eq!(out.unwrap().response, "hi");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an agent core",
+    label = "`{Self}` does not implement `AgentCore`",
+    note = "implement `AgentCore` for `{Self}`; `#[agent_core]` on the impl block fills in `TurnInput` / `TurnOutput` for the associated types it leaves out"
+)]
+pub trait AgentCore: Send + Sync + 'static {
+    /// What a turn takes.
+    type Input: AgentInput;
+    /// What a turn returns.
+    type Output: AgentOutput;
+
+    /// A short name for the kind of core (`"react"`, `"embodied"`), used in events and logs.
+    fn core_type(&self) -> &str;
+
+    /// Runs one turn. The input has already been validated against its schema.
+    fn run_turn(
+        &mut self,
+        input: Self::Input,
+        ctx: &mut AgentContext,
+    ) -> impl Future<Output = Result<Self::Output, AgentError>> + Send;
+}
+
+/// An [`AgentCore`] with its types erased to `serde_json::Value`: what the runtime stores.
+///
+/// Every `AgentCore` is an `ErasedAgentCore` through a blanket impl; it is dyn-compatible, so
+/// `Box<dyn ErasedAgentCore>` holds any core and no generic parameter leaks into the runtime.
+/// `run_turn_erased` decodes the input (moving out of the `Value`, never cloning it), runs the
+/// typed turn and encodes the output. It does not validate: [`AgentRuntime`](crate::AgentRuntime)
+/// does, around it.
+pub trait ErasedAgentCore: Send + Sync {
+    /// See [`AgentCore::core_type`].
+    fn core_type(&self) -> &str;
+
+    /// The compiled input schema.
+    fn input_boundary(&self) -> &'static BoundarySchema;
+
+    /// The compiled output schema.
+    fn output_boundary(&self) -> &'static BoundarySchema;
+
+    /// The input JSON Schema.
+    fn input_schema(&self) -> &'static Value {
+        self.input_boundary().schema()
+    }
+
+    /// The output JSON Schema.
+    fn output_schema(&self) -> &'static Value {
+        self.output_boundary().schema()
+    }
+
+    /// Decodes `input`, runs the turn, encodes the output.
+    fn run_turn_erased<'a>(
+        &'a mut self,
+        input: Value,
+        ctx: &'a mut AgentContext,
+    ) -> BoxFuture<'a, Result<Value, AgentError>>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: AgentCore> ErasedAgentCore for T {
+    fn core_type(&self) -> &str {
+        AgentCore::core_type(self)
+    }
+
+    fn input_boundary(&self) -> &'static BoundarySchema {
+        T::Input::input_boundary()
+    }
+
+    fn output_boundary(&self) -> &'static BoundarySchema {
+        T::Output::output_boundary()
+    }
+
+    fn run_turn_erased<'a>(
+        &'a mut self,
+        input: Value,
+        ctx: &'a mut AgentContext,
+    ) -> BoxFuture<'a, Result<Value, AgentError>> {
+        Box::pin(async move {
+            let input: T::Input = T::Input::input_boundary().decode(input)?;
+            let output = self.run_turn(input, ctx).await?;
+            T::Output::output_boundary().encode(&output)
+        })
+    }
+}
+
+impl BoundarySchema {
+    /// Decodes a value into `T`, consuming it (strings and arrays are moved, not copied).
+    ///
+    /// A decode failure is `input_invalid` / `output_invalid` (by direction) with the JSON
+    /// pointer serde stopped at; it only happens for values the schema accepted but the type
+    /// refuses (custom `Deserialize` impls, say), or when decoding without validating first.
+    pub fn decode<T: DeserializeOwned>(&self, value: Value) -> Result<T, AgentError> {
+        serde_path_to_error::deserialize(value).map_err(|err| {
+            let pointer = pointer_of(err.path());
+            let message = err.inner().to_string();
+            self.violation_error(vec![Violation {
+                pointer,
+                keyword: "decode".into(),
+                message,
+            }])
+        })
+    }
+
+    /// Encodes a value of the type this schema describes.
+    ///
+    /// A type whose `Serialize` impl fails (a map with non-string keys, say) is reported as
+    /// `output_invalid` for outputs and `internal` for inputs.
+    pub fn encode<T: Serialize + ?Sized>(&self, value: &T) -> Result<Value, AgentError> {
+        serde_json::to_value(value).map_err(|err| {
+            let code = match self.direction() {
+                Direction::Output => ErrorCode::OutputInvalid,
+                Direction::Input => ErrorCode::Internal,
+            };
+            AgentError::new(code, "the value cannot be represented as JSON")
+                .with_operator_detail(err.to_string())
+        })
+    }
+}
+
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => {
+                pointer.push('/');
+                pointer.push_str(&index.to_string());
+            }
+            Segment::Map { key } => {
+                pointer.push('/');
+                pointer.push_str(&escape_pointer_token(key));
+            }
+            // An enum variant name is not a step into the JSON value; unknown steps neither.
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    pointer
+}

@@ -1,0 +1,352 @@
+//! The one boundary error of agent-io and the tool-contract envelope it serializes to.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The code of an [`AgentError`]: the standard codes of the tool contract (AIP-14, "Errors"),
+/// the boundary codes agent-io adds, and domain-prefixed codes such as `stripe:card_declined`.
+///
+/// Serializes as its snake-case string (`"input_invalid"`); any other string deserializes to
+/// [`ErrorCode::Other`], so codes this version does not know survive a round trip.
+///
+/// ```
+/// use io_core::ErrorCode;
+/// assert_eq!(ErrorCode::InputInvalid.as_str(), "input_invalid");
+/// assert_eq!(ErrorCode::from("stripe:card_declined"), ErrorCode::Other("stripe:card_declined".into()));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The input does not match the input schema (or cannot be decoded into the input type).
+    InputInvalid,
+    /// The input uses a field the serving implementation dropped (AIP-14 `schema_narrowing`).
+    InputUnsupported,
+    /// The caller may not perform this call.
+    Unauthorised,
+    /// The call needs credentials that were not supplied.
+    AuthRequired,
+    /// The thing asked for does not exist (including an unknown tool id).
+    NotFound,
+    /// An upstream rate limit was hit.
+    RateLimited,
+    /// The call exceeded its time budget.
+    Timeout,
+    /// An upstream service failed.
+    UpstreamError,
+    /// No implementation can serve the call.
+    NoRoute,
+    /// The pinned provider is not available.
+    PinnedProviderUnavailable,
+    /// A fault inside the host or the body (a bug, a panic, a schema that cannot compile).
+    Internal,
+    /// The body returned a value that does not match the output schema; the value was
+    /// withheld from the caller. An agent-io boundary code (AIP-14 lists input codes only).
+    OutputInvalid,
+    /// The per-call context does not match the contract's `contextSchema`.
+    ContextInvalid,
+    /// A host approver refused a call that the contract's approval class gates.
+    ApprovalDenied,
+    /// Any other code, typically domain-prefixed (`stripe:card_declined`).
+    Other(Cow<'static, str>),
+}
+
+impl ErrorCode {
+    /// The code as it appears on the wire.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::InputInvalid => "input_invalid",
+            ErrorCode::InputUnsupported => "input_unsupported",
+            ErrorCode::Unauthorised => "unauthorised",
+            ErrorCode::AuthRequired => "auth_required",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::UpstreamError => "upstream_error",
+            ErrorCode::NoRoute => "no_route",
+            ErrorCode::PinnedProviderUnavailable => "pinned_provider_unavailable",
+            ErrorCode::Internal => "internal",
+            ErrorCode::OutputInvalid => "output_invalid",
+            ErrorCode::ContextInvalid => "context_invalid",
+            ErrorCode::ApprovalDenied => "approval_denied",
+            ErrorCode::Other(code) => code,
+        }
+    }
+
+    /// Whether a caller may retry a call that failed with this code, absent other knowledge:
+    /// `timeout`, `rate_limited` and `upstream_error` are transient; everything else is not.
+    pub fn retryable_by_default(&self) -> bool {
+        matches!(
+            self,
+            ErrorCode::Timeout | ErrorCode::RateLimited | ErrorCode::UpstreamError
+        )
+    }
+}
+
+impl From<&str> for ErrorCode {
+    fn from(code: &str) -> Self {
+        match code {
+            "input_invalid" => ErrorCode::InputInvalid,
+            "input_unsupported" => ErrorCode::InputUnsupported,
+            "unauthorised" => ErrorCode::Unauthorised,
+            "auth_required" => ErrorCode::AuthRequired,
+            "not_found" => ErrorCode::NotFound,
+            "rate_limited" => ErrorCode::RateLimited,
+            "timeout" => ErrorCode::Timeout,
+            "upstream_error" => ErrorCode::UpstreamError,
+            "no_route" => ErrorCode::NoRoute,
+            "pinned_provider_unavailable" => ErrorCode::PinnedProviderUnavailable,
+            "internal" => ErrorCode::Internal,
+            "output_invalid" => ErrorCode::OutputInvalid,
+            "context_invalid" => ErrorCode::ContextInvalid,
+            "approval_denied" => ErrorCode::ApprovalDenied,
+            other => ErrorCode::Other(Cow::Owned(other.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = Cow::<'de, str>::deserialize(deserializer)?;
+        if code.is_empty() {
+            return Err(de::Error::invalid_value(
+                de::Unexpected::Str(""),
+                &"a non-empty error code",
+            ));
+        }
+        Ok(ErrorCode::from(code.as_ref()))
+    }
+}
+
+/// One place where a JSON value breaks its schema.
+///
+/// `pointer` is an RFC 6901 JSON pointer into the checked value (`""` is the whole value). For
+/// a missing required property it points at the property that should be there, and for a
+/// property the schema does not allow it points at that property, not at the enclosing object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// Where in the value, as a JSON pointer.
+    pub pointer: String,
+    /// The JSON Schema keyword that failed (`type`, `required`, `minimum`, ...), or `decode`
+    /// when the schema accepted the value but the Rust type could not decode it.
+    pub keyword: String,
+    /// What was expected there, in words.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() {
+            "(root)"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{pointer}: {}", self.message)
+    }
+}
+
+/// The error of every agent-io boundary: an agent turn, a tool call, a file contract.
+///
+/// It carries a standard [`ErrorCode`], a message that is safe to show a model, whether a
+/// retry may help, the schema [`Violation`]s that caused it (if any), and an optional
+/// operator detail that is kept out of the envelope a model sees.
+///
+/// It serializes to the `error` object of the AIP-14 envelope; [`AgentError::to_envelope`] gives
+/// the whole `{ "ok": false, "error": { ... } }` value:
+///
+/// ```
+/// use io_core::{AgentError, ErrorCode};
+/// let err = AgentError::new(ErrorCode::NotFound, "no such ticket")
+///     .with_operator_detail("ticket 42 was deleted by a migration");
+/// assert_eq!(
+///     err.to_envelope(),
+///     serde_json::json!({ "ok": false, "error": {
+///         "code": "not_found", "message": "no such ticket", "retryable": false } })
+/// );
+/// assert_eq!(err.operator_detail(), Some("ticket 42 was deleted by a migration"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentError {
+    code: ErrorCode,
+    message: String,
+    retryable: bool,
+    violations: Vec<Violation>,
+    operator_detail: Option<String>,
+}
+
+impl AgentError {
+    /// An error with `code` and a message safe to show a model; `retryable` follows
+    /// [`ErrorCode::retryable_by_default`].
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        AgentError {
+            retryable: code.retryable_by_default(),
+            code,
+            message: message.into(),
+            violations: Vec::new(),
+            operator_detail: None,
+        }
+    }
+
+    /// An `internal` error: a fault of the host or the body, not of the caller.
+    pub fn internal(message: impl Into<String>) -> Self {
+        AgentError::new(ErrorCode::Internal, message)
+    }
+
+    /// An `input_invalid` error listing the schema violations of the input.
+    pub fn input_invalid(message: impl Into<String>, violations: Vec<Violation>) -> Self {
+        AgentError::new(ErrorCode::InputInvalid, message).with_violations(violations)
+    }
+
+    /// An `output_invalid` error listing the schema violations of the output.
+    pub fn output_invalid(message: impl Into<String>, violations: Vec<Violation>) -> Self {
+        AgentError::new(ErrorCode::OutputInvalid, message).with_violations(violations)
+    }
+
+    /// Overrides whether the caller may retry.
+    #[must_use]
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// Attaches the schema violations behind this error.
+    #[must_use]
+    pub fn with_violations(mut self, violations: Vec<Violation>) -> Self {
+        self.violations = violations;
+        self
+    }
+
+    /// Attaches detail for operators (stack context, upstream bodies, paths) that must not be
+    /// shown to a model. It is never serialized into the envelope.
+    #[must_use]
+    pub fn with_operator_detail(mut self, detail: impl Into<String>) -> Self {
+        self.operator_detail = Some(detail.into());
+        self
+    }
+
+    /// The error code.
+    pub fn code(&self) -> &ErrorCode {
+        &self.code
+    }
+
+    /// The message, safe to show a model.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether a retry may succeed.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// The schema violations behind the error; empty for errors that are not about a schema.
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    /// Detail meant for operators only.
+    pub fn operator_detail(&self) -> Option<&str> {
+        self.operator_detail.as_deref()
+    }
+
+    /// The whole AIP-14 failure envelope: `{ "ok": false, "error": { code, message, retryable } }`,
+    /// with `error.cause.violations` when there are violations.
+    pub fn to_envelope(&self) -> Value {
+        json!({ "ok": false, "error": self })
+    }
+}
+
+/// The AIP-14 success envelope `{ "ok": true, "value": value }`.
+///
+/// ```
+/// assert_eq!(io_core::ok_envelope(serde_json::json!(3)), serde_json::json!({ "ok": true, "value": 3 }));
+/// ```
+pub fn ok_envelope(value: Value) -> Value {
+    json!({ "ok": true, "value": value })
+}
+
+impl Serialize for AgentError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = if self.violations.is_empty() { 3 } else { 4 };
+        let mut map = serializer.serialize_map(Some(fields))?;
+        map.serialize_entry("code", &self.code)?;
+        map.serialize_entry("message", &self.message)?;
+        map.serialize_entry("retryable", &self.retryable)?;
+        if !self.violations.is_empty() {
+            map.serialize_entry(
+                "cause",
+                &Cause {
+                    violations: &self.violations,
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct Cause<'a> {
+    violations: &'a [Violation],
+}
+
+/// Reads the `error` object of an envelope back (the operator detail is not on the wire and
+/// comes back empty). A missing `retryable` takes the code's default.
+impl<'de> Deserialize<'de> for AgentError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            code: ErrorCode,
+            message: String,
+            retryable: Option<bool>,
+            #[serde(default)]
+            cause: Option<WireCause>,
+        }
+        #[derive(Deserialize)]
+        struct WireCause {
+            #[serde(default)]
+            violations: Vec<Violation>,
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        let mut error = AgentError::new(wire.code, wire.message);
+        if let Some(retryable) = wire.retryable {
+            error.retryable = retryable;
+        }
+        if let Some(cause) = wire.cause {
+            error.violations = cause.violations;
+        }
+        Ok(error)
+    }
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+/// Lets a core body use `?` on JSON (de)serialization of its own data; such a failure is a
+/// fault of the body, so it becomes `internal`.
+impl From<serde_json::Error> for AgentError {
+    fn from(err: serde_json::Error) -> Self {
+        AgentError::internal("a JSON value could not be processed")
+            .with_operator_detail(err.to_string())
+    }
+}

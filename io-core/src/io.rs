@@ -1,0 +1,146 @@
+//! `AgentInput` and `AgentOutput`: types with a schema, checked at the runtime boundary.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use crate::bounds::{IsDeserialize, IsJsonSchema, IsSerialize};
+use crate::error::AgentError;
+use crate::schema::{BoundarySchema, Direction};
+
+/// A type that can be the input of an agent core or a tool.
+///
+/// Derive it: `#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]`. The derive checks at
+/// compile time that the type is a JSON object (a struct with named fields, or an internally
+/// or adjacently tagged enum) and that the reserved `_workflowFsRoot` field, if present, is an
+/// optional string or path.
+///
+/// The schema is generated once (Draft 2020-12, schemars' deserialize contract) and its
+/// validator compiled once; [`AgentInput::input_schema`] returns the same `&'static` reference
+/// every time.
+///
+/// ```
+/// use io_core::AgentInput;
+/// use serde_json::json;
+///
+/// /// Where to look.
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+/// #[serde(deny_unknown_fields)]
+/// struct Lookup {
+///     /// The key to find.
+///     key: String,
+/// }
+///
+/// assert_eq!(Lookup::input_schema()["properties"]["key"]["description"], "The key to find.");
+/// let err = Lookup::validate_input(&json!({ "key": "a", "extra": 1 })).unwrap_err();
+/// assert_eq!(err.code().as_str(), "input_invalid");
+/// assert_eq!(err.violations()[0].pointer, "/extra");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an agent input",
+    label = "`{Self}` does not implement `AgentInput`",
+    note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]`"
+)]
+pub trait AgentInput: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static {
+    /// The compiled input schema of this type, built on first use.
+    fn input_boundary() -> &'static BoundarySchema {
+        BoundarySchema::cached::<Self>(Direction::Input, None)
+    }
+
+    /// The input JSON Schema (Draft 2020-12).
+    fn input_schema() -> &'static Value {
+        Self::input_boundary().schema()
+    }
+
+    /// Checks a candidate input; every violation is reported with its JSON pointer.
+    fn validate_input(value: &Value) -> Result<(), AgentError> {
+        Self::input_boundary().validate(value)
+    }
+}
+
+/// A type that can be the output of an agent core or a tool.
+///
+/// Derive it: `#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]`. Add
+/// `#[agent(strict)]` to get [`AgentOutput::structured_output_format`] for OpenAI strict
+/// structured outputs; the derive then refuses fields strict mode cannot express.
+///
+/// ```
+/// use io_core::AgentOutput;
+///
+/// /// A weather report.
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+/// #[agent(strict)]
+/// struct Report {
+///     summary: String,
+///     gust_kmh: Option<f64>,
+/// }
+///
+/// let format = Report::structured_output_format().unwrap();
+/// assert_eq!(format["json_schema"]["name"], "Report");
+/// assert_eq!(format["json_schema"]["schema"]["required"], serde_json::json!(["summary", "gust_kmh"]));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an agent output",
+    label = "`{Self}` does not implement `AgentOutput`",
+    note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]`"
+)]
+pub trait AgentOutput: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static {
+    /// The compiled output schema of this type, built on first use.
+    fn output_boundary() -> &'static BoundarySchema {
+        BoundarySchema::cached::<Self>(Direction::Output, None)
+    }
+
+    /// The output JSON Schema (Draft 2020-12).
+    fn output_schema() -> &'static Value {
+        Self::output_boundary().schema()
+    }
+
+    /// Checks a candidate output; every violation is reported with its JSON pointer.
+    fn validate_output(value: &Value) -> Result<(), AgentError> {
+        Self::output_boundary().validate(value)
+    }
+
+    /// The provider structured-output description for types marked `#[agent(strict)]`:
+    /// `{"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}`.
+    /// `None` for other types.
+    fn structured_output_format() -> Option<&'static Value> {
+        Self::output_boundary().structured_output_format()
+    }
+}
+
+// Inputs are JSON objects: only object-shaped std types are inputs. `Value` is accepted as
+// the escape hatch for cores that take anything.
+impl AgentInput for Value {}
+impl AgentInput for serde_json::Map<String, Value> {}
+impl<T> AgentInput for BTreeMap<String, T> where
+    T: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static
+{
+}
+impl<T, S> AgentInput for HashMap<String, T, S>
+where
+    T: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static,
+    S: std::hash::BuildHasher + Default + Send + Sync + 'static,
+{
+}
+
+macro_rules! outputs {
+    ($($ty:ty),* $(,)?) => { $(impl AgentOutput for $ty {})* };
+}
+
+outputs!(
+    (), bool, String, char, Value, serde_json::Map<String, Value>,
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64,
+    std::path::PathBuf,
+);
+
+impl<T: AgentOutput> AgentOutput for Vec<T> {}
+impl<T: AgentOutput> AgentOutput for Option<T> {}
+impl<T: AgentOutput> AgentOutput for Box<T> {}
+impl<T: AgentOutput + Ord> AgentOutput for std::collections::BTreeSet<T> {}
+impl<T: AgentOutput> AgentOutput for BTreeMap<String, T> {}
+impl<T: AgentOutput, S> AgentOutput for HashMap<String, T, S> where
+    S: std::hash::BuildHasher + Default + Send + Sync + 'static
+{
+}
+impl<A: AgentOutput, B: AgentOutput> AgentOutput for (A, B) {}
+impl<T: AgentOutput, E: AgentOutput> AgentOutput for Result<T, E> {}

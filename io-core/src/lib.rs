@@ -1,0 +1,63 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # Decisions where the specifications are silent or disagree
+//!
+//! - **Associated-type defaults** are unstable, so `AgentCore` has plain associated types and
+//!   [`agent_core`] fills in `TurnInput` / `TurnOutput` when an impl leaves them out.
+//! - **Input and output schemas** use schemars' deserialize and serialize contracts: an input
+//!   field with `#[serde(default)]` is optional, and an output field is required unless
+//!   `skip_serializing_if` may drop it. Schemas are Draft 2020-12.
+//! - **Inputs are JSON objects** (AIP-14 and AIP-16 both describe `inputs` as an object). The
+//!   derive accepts structs with named fields and internally *or adjacently* tagged enums (both
+//!   always serialize to objects); tuple and unit structs, externally tagged, untagged and
+//!   `transparent` types are compile errors.
+//! - **`format` is validated** (`date-time`, `uuid`, `email`, ...): serde would refuse such a
+//!   value anyway, and refusing it at the boundary names the place.
+//! - **Violations point at the field**: a missing required property is reported at the pointer
+//!   of that property, and an unknown property at its own pointer, not at the parent object.
+//! - **Error codes** are AIP-14's standard codes plus `output_invalid`, `context_invalid` and
+//!   `approval_denied` for boundaries AIP-14 does not name; violations travel in
+//!   `error.cause.violations`, the envelope's free-form `cause`.
+//! - **Strict outputs** follow OpenAI strict structured outputs; see [`StrictModeError`] and
+//!   the `strict` module notes on [`AgentOutput::structured_output_format`].
+//! - **Property order is declaration order** (schemars `preserve_order`): providers generate
+//!   strict structured outputs in schema order, so a `reasoning` field declared before
+//!   `answer` is written first.
+//! - **A panic in a core** is contained and reported as `internal`; the core stays in the
+//!   runtime and its next turn runs normally.
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod bounds;
+mod context;
+mod core;
+mod error;
+mod io;
+mod runtime;
+mod schema;
+mod strict;
+mod turn;
+
+pub use crate::context::{AgentContext, AgentEvent, EventLog, EventSink, ToolCall, ToolInvoker};
+pub use crate::core::{AgentCore, BoxFuture, ErasedAgentCore};
+pub use crate::error::{AgentError, ErrorCode, Violation, ok_envelope};
+pub use crate::io::{AgentInput, AgentOutput};
+pub use crate::runtime::{AgentRuntime, contain_panics, new_run_id};
+pub use crate::schema::{BoundarySchema, Direction, MAX_VIOLATIONS};
+pub use crate::strict::StrictModeError;
+pub use crate::turn::{ChatMessage, Role, ToolCallRecord, TurnInput, TurnOutput};
+
+/// Derives [`AgentInput`]; see the trait for what it checks.
+pub use io_derive::AgentInput;
+/// Derives [`AgentOutput`]; `#[agent(strict)]` adds the structured-output format.
+pub use io_derive::AgentOutput;
+/// Fills in `type Input = TurnInput;` / `type Output = TurnOutput;` on an `AgentCore` impl.
+pub use io_derive::agent_core;
+
+/// What the macros' expansions name. Not public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+    pub use std::sync::OnceLock;
+}

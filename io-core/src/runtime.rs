@@ -1,0 +1,216 @@
+//! `AgentRuntime`: one erased core behind a boundary that validates both ways.
+
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::context::{AgentContext, EventSink, ToolInvoker};
+use crate::core::{AgentCore, BoxFuture, ErasedAgentCore};
+use crate::error::AgentError;
+
+/// Runs a core's turns with `serde_json::Value` in and out.
+///
+/// Around every turn it validates the input against the core's input schema (the body never
+/// sees a bad input), contains a panic in the body as an `internal` error, and validates the
+/// output against the output schema: an output that breaks it is an `output_invalid` error and
+/// is not returned. `AgentRuntime` has no generic parameter: the core is erased once, in
+/// [`AgentRuntime::new`].
+///
+/// ```
+/// use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+/// use serde_json::json;
+///
+/// struct Shout;
+///
+/// #[agent_core]
+/// impl AgentCore for Shout {
+///     fn core_type(&self) -> &str { "shout" }
+///     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+///         Ok(TurnOutput::new(input.message.to_uppercase()))
+///     }
+/// }
+///
+/// let mut runtime = AgentRuntime::new(Shout);
+/// let out = pollster::block_on(runtime.run_turn(json!({ "message": "hey" }))).unwrap();
+/// assert_eq!(out, json!({ "response": "HEY" }));
+///
+/// let err = pollster::block_on(runtime.run_turn(json!({ "message": 7 }))).unwrap_err();
+/// assert_eq!(err.code().as_str(), "input_invalid");
+/// assert_eq!(err.violations()[0].pointer, "/message");
+/// ```
+pub struct AgentRuntime {
+    core: Box<dyn ErasedAgentCore>,
+    tools: Option<Arc<dyn ToolInvoker>>,
+    allowed_tools: Option<BTreeSet<String>>,
+    events: Option<Arc<dyn EventSink>>,
+}
+
+impl AgentRuntime {
+    /// Erases `core` and puts it behind the boundary.
+    pub fn new<C: AgentCore>(core: C) -> Self {
+        Self::from_erased(Box::new(core))
+    }
+
+    /// Puts an already erased core behind the boundary.
+    pub fn from_erased(core: Box<dyn ErasedAgentCore>) -> Self {
+        AgentRuntime {
+            core,
+            tools: None,
+            allowed_tools: None,
+            events: None,
+        }
+    }
+
+    /// Offers the host's tools to the core.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Arc<dyn ToolInvoker>) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// Limits the core to these tool ids.
+    #[must_use]
+    pub fn with_allowed_tools<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_tools = Some(ids.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sends turn events (and the core's own) to `sink`.
+    #[must_use]
+    pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.events = Some(sink);
+        self
+    }
+
+    /// The core's kind.
+    pub fn core_type(&self) -> &str {
+        self.core.core_type()
+    }
+
+    /// The core's input JSON Schema.
+    pub fn input_schema(&self) -> &'static Value {
+        self.core.input_schema()
+    }
+
+    /// The core's output JSON Schema.
+    pub fn output_schema(&self) -> &'static Value {
+        self.core.output_schema()
+    }
+
+    /// Checks an input without running anything.
+    pub fn validate_input(&self, input: &Value) -> Result<(), AgentError> {
+        self.core.input_boundary().validate(input)
+    }
+
+    /// Runs one turn under a fresh run id, with a context built from this runtime's tools and
+    /// event sink.
+    pub async fn run_turn(&mut self, input: Value) -> Result<Value, AgentError> {
+        let mut ctx = self.context(new_run_id());
+        self.run_turn_in(input, &mut ctx).await
+    }
+
+    /// A context for `run_id` carrying this runtime's tools, allowed set and event sink.
+    pub fn context(&self, run_id: impl Into<String>) -> AgentContext {
+        let mut ctx = AgentContext::new(run_id);
+        if let Some(tools) = &self.tools {
+            ctx = ctx.with_tools(tools.clone());
+        }
+        if let Some(allowed) = &self.allowed_tools {
+            ctx = ctx.with_allowed_tools(allowed.iter().cloned());
+        }
+        if let Some(events) = &self.events {
+            ctx = ctx.with_event_sink(events.clone());
+        }
+        ctx
+    }
+
+    /// Runs one turn in a context the host built.
+    pub async fn run_turn_in(
+        &mut self,
+        input: Value,
+        ctx: &mut AgentContext,
+    ) -> Result<Value, AgentError> {
+        let core_type = self.core.core_type().to_owned();
+        ctx.emit("turn.started", json!({ "core_type": core_type }));
+        let result = self.checked_turn(input, ctx).await;
+        match &result {
+            Ok(_) => ctx.emit("turn.completed", json!({ "core_type": core_type })),
+            Err(err) => ctx.emit(
+                "turn.failed",
+                json!({ "core_type": core_type, "error": err }),
+            ),
+        }
+        result
+    }
+
+    async fn checked_turn(
+        &mut self,
+        input: Value,
+        ctx: &mut AgentContext,
+    ) -> Result<Value, AgentError> {
+        let input_boundary = self.core.input_boundary();
+        let output_boundary = self.core.output_boundary();
+        input_boundary.validate(&input)?;
+        let output = contain_panics(self.core.run_turn_erased(input, ctx)).await?;
+        output_boundary.validate(&output)?;
+        Ok(output)
+    }
+}
+
+impl fmt::Debug for AgentRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentRuntime")
+            .field("core_type", &self.core.core_type())
+            .field("tools", &self.tools.is_some())
+            .field("allowed_tools", &self.allowed_tools)
+            .field("events", &self.events.is_some())
+            .finish()
+    }
+}
+
+/// Runs a boxed future, turning a panic inside it into an `internal` error.
+///
+/// The message a model sees says only that the body failed; the panic message goes to the
+/// operator detail. Used by the runtime around every core turn and by the tool registry
+/// around every tool body.
+pub async fn contain_panics<T>(
+    mut future: BoxFuture<'_, Result<T, AgentError>>,
+) -> Result<T, AgentError> {
+    std::future::poll_fn(move |cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(poll) => poll,
+            Err(payload) => Poll::Ready(Err(AgentError::internal("the body failed unexpectedly")
+                .with_operator_detail(format!("panicked: {}", panic_message(&*payload))))),
+        }
+    })
+    .await
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a non-string panic payload)")
+}
+
+/// A run id unique within this host: `run-<unix ms>-<process id>-<sequence>`, all hex.
+pub fn new_run_id() -> String {
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    format!("run-{millis:x}-{:x}-{sequence:x}", std::process::id())
+}

@@ -1,0 +1,360 @@
+//! Schemas generated once per type, compiled once, and checked at every boundary.
+
+use std::any::{TypeId, type_name};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{OnceLock, RwLock};
+
+use jsonschema::error::ValidationErrorKind;
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::Value;
+
+use crate::error::{AgentError, ErrorCode, Violation};
+use crate::strict::{self, StrictModeError};
+
+/// Which side of a boundary a schema describes.
+///
+/// Inputs are described by schemars' *deserialize* contract (what the type accepts: fields
+/// with `#[serde(default)]` are optional), outputs by its *serialize* contract (what the type
+/// produces: a field is always present unless `skip_serializing_if` may drop it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// What flows into a core or tool.
+    Input,
+    /// What a core or tool returns.
+    Output,
+}
+
+impl Direction {
+    fn error_code(self) -> ErrorCode {
+        match self {
+            Direction::Input => ErrorCode::InputInvalid,
+            Direction::Output => ErrorCode::OutputInvalid,
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Direction::Input => "input",
+            Direction::Output => "output",
+        }
+    }
+}
+
+/// How many violations one error lists; a value broken in more places says how many were left
+/// out, so a hostile input cannot make the error itself huge.
+pub const MAX_VIOLATIONS: usize = 32;
+const MAX_MESSAGE_CHARS: usize = 240;
+
+/// The JSON Schema (Draft 2020-12) of one Rust type at one boundary, with its compiled
+/// validator and, for strict outputs, the provider structured-output format.
+///
+/// A `BoundarySchema` is built once per type and direction and then shared: the derives keep
+/// it in a `static` (generic types: in a process-wide map keyed by `TypeId`), so every access
+/// after the first is a pointer read that allocates nothing.
+///
+/// ```
+/// use io_core::{AgentInput, BoundarySchema, Direction};
+/// use serde_json::json;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+/// struct Ping { count: u8 }
+///
+/// let schema: &'static BoundarySchema = Ping::input_boundary();
+/// assert!(std::ptr::eq(schema, Ping::input_boundary()));
+/// assert!(schema.validate(&json!({ "count": 3 })).is_ok());
+/// let err = schema.validate(&json!({ "count": 300 })).unwrap_err();
+/// assert_eq!(err.violations()[0].pointer, "/count");
+/// ```
+pub struct BoundarySchema {
+    direction: Direction,
+    type_name: &'static str,
+    schema: Value,
+    validator: Result<jsonschema::Validator, String>,
+    strict: Option<Result<Value, StrictModeError>>,
+}
+
+impl BoundarySchema {
+    /// Generates and compiles the schema of `T` for `direction`.
+    ///
+    /// `strict_name` is `Some(name)` for types marked `#[agent(strict)]`: the strict
+    /// structured-output format is then derived too, under that name. Never panics: a schema
+    /// that cannot compile is kept as an error and reported as `internal` by [`Self::validate`].
+    pub fn build<T: JsonSchema + ?Sized>(direction: Direction, strict_name: Option<&str>) -> Self {
+        let settings = match direction {
+            Direction::Input => SchemaSettings::draft2020_12().for_deserialize(),
+            Direction::Output => SchemaSettings::draft2020_12().for_serialize(),
+        };
+        let schema = settings
+            .into_generator()
+            .into_root_schema_for::<T>()
+            .to_value();
+        Self::from_schema(
+            type_name::<T>(),
+            direction,
+            schema,
+            strict_name.map(|name| {
+                // A provider fills the strict format and the runtime *deserializes* what it wrote,
+                // so the strict form starts from the deserialize contract whatever the direction.
+                let accepted = SchemaSettings::draft2020_12()
+                    .for_deserialize()
+                    .into_generator()
+                    .into_root_schema_for::<T>()
+                    .to_value();
+                strict::structured_output_format(name, accepted)
+            }),
+        )
+    }
+
+    /// Wraps a schema that was not generated from a Rust type (a hand-written or loaded
+    /// schema). `type_name` names it in error messages.
+    pub fn from_value(type_name: &'static str, direction: Direction, schema: Value) -> Self {
+        Self::from_schema(type_name, direction, schema, None)
+    }
+
+    fn from_schema(
+        type_name: &'static str,
+        direction: Direction,
+        schema: Value,
+        strict: Option<Result<Value, StrictModeError>>,
+    ) -> Self {
+        let validator = jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .map_err(|err| err.to_string());
+        BoundarySchema {
+            direction,
+            type_name,
+            schema,
+            validator,
+            strict,
+        }
+    }
+
+    /// The process-wide schema of `T` for `direction`, built on first use.
+    ///
+    /// Keyed by `TypeId`, so each instantiation of a generic type has its own. Later calls take
+    /// a read lock and a hash lookup, and allocate nothing.
+    pub fn cached<T: JsonSchema + ?Sized + 'static>(
+        direction: Direction,
+        strict_name: Option<&str>,
+    ) -> &'static BoundarySchema {
+        type Cache = RwLock<HashMap<(TypeId, Direction), &'static BoundarySchema>>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        let key = (TypeId::of::<T>(), direction);
+        // A poisoned lock only means another thread panicked while holding it; the map is
+        // still consistent (entries are inserted whole), so keep using it.
+        if let Some(found) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return found;
+        }
+        // Build outside the lock: generation may be slow, and it must not block readers.
+        let built = Self::build::<T>(direction, strict_name);
+        let mut map = cache.write().unwrap_or_else(|e| e.into_inner());
+        map.entry(key).or_insert_with(|| Box::leak(Box::new(built)))
+    }
+
+    /// The JSON Schema, as generated.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// The Rust type the schema describes.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// The side of the boundary the schema describes.
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    /// Every place where `value` breaks the schema (at most [`MAX_VIOLATIONS`]); empty when it
+    /// conforms.
+    pub fn violations(&self, value: &Value) -> Result<Vec<Violation>, AgentError> {
+        let validator = self.validator()?;
+        let mut violations = Vec::new();
+        let mut omitted = 0usize;
+        for error in validator.iter_errors(value) {
+            push_violations(&error, &mut violations, &mut omitted);
+        }
+        if omitted > 0 {
+            violations.push(Violation {
+                pointer: String::new(),
+                keyword: "limit".into(),
+                message: format!("{omitted} more violation(s) not listed"),
+            });
+        }
+        Ok(violations)
+    }
+
+    /// Checks `value`; on failure the error is `input_invalid` or `output_invalid` (by the
+    /// schema's [`Direction`]) and lists every violation with its JSON pointer.
+    pub fn validate(&self, value: &Value) -> Result<(), AgentError> {
+        let validator = self.validator()?;
+        if validator.is_valid(value) {
+            return Ok(());
+        }
+        let violations = self.violations(value)?;
+        Err(self.violation_error(violations))
+    }
+
+    /// The error [`Self::validate`] reports for these violations.
+    pub fn violation_error(&self, violations: Vec<Violation>) -> AgentError {
+        let noun = self.direction.noun();
+        let short_name = short_type_name(self.type_name);
+        let listed = violations
+            .iter()
+            .map(Violation::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        AgentError::new(
+            self.direction.error_code(),
+            format!("{noun} does not match the schema of `{short_name}`: {listed}"),
+        )
+        .with_violations(violations)
+    }
+
+    /// The provider structured-output description (`{"type": "json_schema", ...}`) for
+    /// types marked strict whose schema strict mode can express; `None` otherwise.
+    pub fn structured_output_format(&self) -> Option<&Value> {
+        self.strict.as_ref().and_then(|s| s.as_ref().ok())
+    }
+
+    /// For strict types: the structured-output format, or why strict mode cannot express the
+    /// schema (a nested type holding a map, say). `None` for types not marked strict.
+    pub fn strict_format(&self) -> Option<Result<&Value, &StrictModeError>> {
+        self.strict.as_ref().map(Result::as_ref)
+    }
+
+    fn validator(&self) -> Result<&jsonschema::Validator, AgentError> {
+        self.validator.as_ref().map_err(|reason| {
+            AgentError::internal(format!(
+                "the {} schema of `{}` cannot be compiled",
+                self.direction.noun(),
+                short_type_name(self.type_name)
+            ))
+            .with_operator_detail(reason.clone())
+        })
+    }
+}
+
+impl fmt::Debug for BoundarySchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoundarySchema")
+            .field("type_name", &self.type_name)
+            .field("direction", &self.direction)
+            .field("compiles", &self.validator.is_ok())
+            .field("strict", &self.strict.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn short_type_name(full: &str) -> String {
+    // `alloc::vec::Vec<my_crate::Reading>` -> `Vec<Reading>`: module paths add noise, not meaning.
+    let mut out = String::with_capacity(full.len());
+    let mut segment = String::new();
+    for ch in full.chars() {
+        if ch.is_alphanumeric() || ch == '_' || ch == ':' {
+            segment.push(ch);
+        } else {
+            out.push_str(segment.rsplit("::").next().unwrap_or(&segment));
+            segment.clear();
+            out.push(ch);
+        }
+    }
+    out.push_str(segment.rsplit("::").next().unwrap_or(&segment));
+    out
+}
+
+/// Escapes one reference token of a JSON pointer (RFC 6901: `~` -> `~0`, `/` -> `~1`).
+pub(crate) fn escape_pointer_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn truncate(mut message: String) -> String {
+    if message.chars().count() > MAX_MESSAGE_CHARS {
+        let cut = message
+            .char_indices()
+            .nth(MAX_MESSAGE_CHARS)
+            .map_or(message.len(), |(i, _)| i);
+        message.truncate(cut);
+        message.push('…');
+    }
+    message
+}
+
+fn push_violations(
+    error: &jsonschema::ValidationError<'_>,
+    out: &mut Vec<Violation>,
+    omitted: &mut usize,
+) {
+    let at = error.instance_path().as_str();
+    let mut push = |pointer: String, keyword: &str, message: String| {
+        if out.len() < MAX_VIOLATIONS {
+            out.push(Violation {
+                pointer,
+                keyword: keyword.to_owned(),
+                message: truncate(message),
+            });
+        } else {
+            *omitted += 1;
+        }
+    };
+    match error.kind() {
+        // Point at the property that is missing, not at the object that lacks it.
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            push(
+                format!("{at}/{}", escape_pointer_token(&name)),
+                "required",
+                format!("required property `{name}` is missing"),
+            );
+        }
+        // One violation per unexpected property, each pointing at that property.
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            for name in unexpected {
+                push(
+                    format!("{at}/{}", escape_pointer_token(name)),
+                    error.kind().keyword(),
+                    format!("property `{name}` is not allowed here"),
+                );
+            }
+        }
+        kind => push(at.to_owned(), kind.keyword(), error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_type_names_drop_module_paths() {
+        assert_eq!(
+            short_type_name("alloc::vec::Vec<my::Reading>"),
+            "Vec<Reading>"
+        );
+        assert_eq!(short_type_name("u8"), "u8");
+        assert_eq!(
+            short_type_name("std::collections::HashMap<alloc::string::String, a::b::C>"),
+            "HashMap<String, C>"
+        );
+    }
+
+    #[test]
+    fn pointer_tokens_are_escaped() {
+        assert_eq!(escape_pointer_token("a/b~c"), "a~1b~0c");
+    }
+
+    #[test]
+    fn long_messages_are_cut_on_a_char_boundary() {
+        let cut = truncate("é".repeat(500));
+        assert_eq!(cut.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+}

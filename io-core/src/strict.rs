@@ -1,0 +1,273 @@
+//! The strict structured-output form of a schema (OpenAI "strict" structured outputs).
+//!
+//! Strict mode accepts a subset of JSON Schema: the root is an object, every object lists its
+//! properties with `additionalProperties: false`, every property is required (an optional
+//! field is required *and* nullable), `anyOf` replaces `oneOf`, and a fixed list of keywords
+//! and formats is not understood. The transform below rewrites a generated schema into that
+//! subset. It never weakens the runtime check: the output is still validated against the full
+//! schema after it is decoded; the strict form is only what the provider is told.
+//!
+//! Decisions, for what the spec leaves open:
+//! - A field with `#[serde(default)]` that is not an `Option` becomes required but not
+//!   nullable: the model must supply a value, and a `null` could not decode into the field.
+//! - Keywords strict mode does not support (`minLength`, `default`, `uniqueItems`, ...) are
+//!   dropped rather than refused; formats outside the supported list are dropped too.
+//! - What strict mode cannot say at all (maps, `serde_json::Value`, `allOf`, a non-object
+//!   root) is a [`StrictModeError`] naming where in the schema it sits.
+
+use std::fmt;
+
+use serde_json::{Map, Value, json};
+
+/// Why a schema has no strict structured-output form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StrictModeError {
+    /// A JSON pointer into the generated schema, at the part strict mode cannot express.
+    pub schema_pointer: String,
+    /// What that part is and why strict mode cannot express it.
+    pub reason: String,
+}
+
+impl fmt::Display for StrictModeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.schema_pointer.is_empty() {
+            "(root)"
+        } else {
+            &self.schema_pointer
+        };
+        write!(
+            f,
+            "strict mode cannot express the schema at {at}: {}",
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for StrictModeError {}
+
+const UNSUPPORTED_KEYWORDS: &[&str] = &[
+    "$schema",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "minLength",
+    "maxLength",
+    "patternProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "dependentRequired",
+    "dependentSchemas",
+    "if",
+    "then",
+    "else",
+    "not",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+const SUPPORTED_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Builds `{"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}` (the
+/// Chat Completions `response_format` shape) from a generated schema.
+pub(crate) fn structured_output_format(
+    name: &str,
+    mut schema: Value,
+) -> Result<Value, StrictModeError> {
+    let description = schema.get("description").cloned();
+    let is_object_root = schema.get("type").and_then(Value::as_str) == Some("object")
+        && schema.get("properties").is_some();
+    if !is_object_root {
+        return Err(StrictModeError {
+            schema_pointer: String::new(),
+            reason: "the root must be an object with named properties".into(),
+        });
+    }
+    rewrite(&mut schema, &mut String::new())?;
+    let mut format = Map::new();
+    format.insert("name".into(), json!(name));
+    if let Some(description) = description {
+        format.insert("description".into(), description);
+    }
+    format.insert("strict".into(), json!(true));
+    format.insert("schema".into(), schema);
+    Ok(json!({ "type": "json_schema", "json_schema": format }))
+}
+
+fn refuse(at: &str, reason: impl Into<String>) -> StrictModeError {
+    StrictModeError {
+        schema_pointer: at.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn rewrite(schema: &mut Value, at: &mut String) -> Result<(), StrictModeError> {
+    let node = match schema {
+        Value::Bool(true) => {
+            return Err(refuse(
+                at,
+                "it accepts any JSON value (a `serde_json::Value`?)",
+            ));
+        }
+        Value::Object(node) => node,
+        _ => return Ok(()),
+    };
+    for keyword in UNSUPPORTED_KEYWORDS {
+        node.remove(*keyword);
+    }
+    if node
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| !SUPPORTED_FORMATS.contains(&f))
+    {
+        node.remove("format");
+    }
+    if node.contains_key("allOf") {
+        return Err(refuse(
+            at,
+            "`allOf` is not supported (a `#[serde(flatten)]` field?)",
+        ));
+    }
+    if let Some(one_of) = node.remove("oneOf") {
+        if node.contains_key("anyOf") {
+            return Err(refuse(
+                at,
+                "`oneOf` and `anyOf` on one schema cannot be merged",
+            ));
+        }
+        node.insert("anyOf".into(), one_of);
+    }
+    let typed_object = match node.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        _ => false,
+    };
+    if typed_object || node.contains_key("properties") {
+        match node.get("additionalProperties") {
+            None | Some(Value::Bool(false)) => {}
+            Some(_) => return Err(refuse(at, "a map has no fixed property names")),
+        }
+        let Some(Value::Object(properties)) = node.get("properties") else {
+            return Err(refuse(at, "an object without declared properties (a map?)"));
+        };
+        let required: Vec<Value> = properties.keys().map(|k| json!(k)).collect();
+        node.insert("required".into(), Value::Array(required));
+        node.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for (keyword, child) in node.iter_mut() {
+        let mark = at.len();
+        at.push('/');
+        at.push_str(&crate::schema::escape_pointer_token(keyword));
+        match keyword.as_str() {
+            "properties" | "$defs" | "definitions" => {
+                if let Value::Object(children) = child {
+                    for (name, sub) in children.iter_mut() {
+                        let inner = at.len();
+                        at.push('/');
+                        at.push_str(&crate::schema::escape_pointer_token(name));
+                        rewrite(sub, at)?;
+                        at.truncate(inner);
+                    }
+                }
+            }
+            "items" | "additionalItems" => rewrite(child, at)?,
+            "anyOf" | "prefixItems" => {
+                if let Value::Array(children) = child {
+                    for (i, sub) in children.iter_mut().enumerate() {
+                        let inner = at.len();
+                        at.push('/');
+                        at.push_str(&i.to_string());
+                        rewrite(sub, at)?;
+                        at.truncate(inner);
+                    }
+                }
+            }
+            _ => {}
+        }
+        at.truncate(mark);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strict(schema: Value) -> Result<Value, StrictModeError> {
+        structured_output_format("t", schema).map(|f| f["json_schema"]["schema"].clone())
+    }
+
+    #[test]
+    fn every_property_becomes_required_and_objects_close() {
+        let out = strict(json!({
+            "type": "object",
+            "properties": { "a": { "type": "string" }, "b": { "type": ["integer", "null"], "format": "uint8", "minimum": 0 } },
+            "required": ["a"]
+        }))
+        .unwrap();
+        assert_eq!(out["required"], json!(["a", "b"]));
+        assert_eq!(out["additionalProperties"], json!(false));
+        assert_eq!(
+            out["properties"]["b"],
+            json!({ "type": ["integer", "null"], "minimum": 0 })
+        );
+    }
+
+    #[test]
+    fn nested_definitions_are_rewritten_and_one_of_becomes_any_of() {
+        let out = strict(json!({
+            "type": "object",
+            "properties": { "k": { "$ref": "#/$defs/K" } },
+            "$defs": { "K": { "oneOf": [
+                { "type": "object", "properties": { "x": { "type": "string", "minLength": 2 } } },
+                { "type": "string", "const": "none" }
+            ] } }
+        }))
+        .unwrap();
+        let k = &out["$defs"]["K"];
+        assert!(k.get("oneOf").is_none());
+        assert_eq!(k["anyOf"][0]["required"], json!(["x"]));
+        assert_eq!(
+            k["anyOf"][0]["properties"]["x"],
+            json!({ "type": "string" })
+        );
+    }
+
+    #[test]
+    fn maps_any_values_and_all_of_are_refused_with_a_pointer() {
+        let map = strict(json!({ "type": "object", "properties": {
+            "m": { "type": "object", "additionalProperties": { "type": "integer" } } } }));
+        assert_eq!(map.unwrap_err().schema_pointer, "/properties/m");
+        let any = strict(json!({ "type": "object", "properties": { "v": true } }));
+        assert_eq!(any.unwrap_err().schema_pointer, "/properties/v");
+        let all_of = strict(
+            json!({ "type": "object", "properties": {}, "$defs": { "F": { "allOf": [] } } }),
+        );
+        assert_eq!(all_of.unwrap_err().schema_pointer, "/$defs/F");
+    }
+
+    #[test]
+    fn a_non_object_root_is_refused() {
+        let err = strict(json!({ "type": "string" })).unwrap_err();
+        assert_eq!(err.schema_pointer, "");
+    }
+}

@@ -1,0 +1,39 @@
+//! The `#[agent(...)]` attribute, parsed with darling. The receivers are the reference.
+
+use darling::util::{Flag, SpannedValue};
+use darling::{FromDeriveInput, FromField, FromMeta, FromVariant, ast};
+
+/// `#[agent(...)]` on a type deriving `AgentInput` and/or `AgentOutput`. Both derives read the
+/// same attribute, so it holds the options of both; each derive uses those that concern it.
+#[derive(FromDeriveInput)]
+#[darling(attributes(agent), supports(struct_any, enum_any))]
+pub(crate) struct ContainerAttrs {
+    /// Parsed only so that a misplaced `#[agent(...)]` on a field or variant is reported.
+    #[allow(dead_code)]
+    pub(crate) data: ast::Data<VariantAttrs, FieldAttrs>,
+    /// `crate = "path"`: the path of `io_core`, for crates that rename or re-export it.
+    #[darling(rename = "crate")]
+    pub(crate) krate: Option<syn::Path>,
+    /// `strict`: give the output an OpenAI strict structured-output format.
+    pub(crate) strict: Flag,
+    /// `name = "..."`: the structured-output name of a strict output (default: the type name).
+    pub(crate) name: Option<SpannedValue<String>>,
+}
+
+/// `#[agent(...)]` on a field: no options yet; any key is reported as unknown.
+#[derive(FromField)]
+#[darling(attributes(agent))]
+pub(crate) struct FieldAttrs {}
+
+/// `#[agent(...)]` on a variant: no options yet; any key is reported as unknown.
+#[derive(FromVariant)]
+#[darling(attributes(agent))]
+pub(crate) struct VariantAttrs {}
+
+/// The arguments of `#[agent_core(...)]`.
+#[derive(FromMeta, Default)]
+pub(crate) struct AgentCoreArgs {
+    /// `crate = "path"`: the path of `io_core`.
+    #[darling(rename = "crate")]
+    pub(crate) krate: Option<syn::Path>,
+}

@@ -1,0 +1,216 @@
+//! The compile-time rules of `AgentInput` and `AgentOutput`, one function per rule.
+//!
+//! The rules read serde's own view of the type (`serde_derive_internals`), so a rename,
+//! `rename_all`, `tag` or `flatten` means here exactly what it means to serde.
+
+use darling::error::Accumulator;
+use proc_macro2::Span;
+use serde_derive_internals::{ast, attr::TagType};
+use syn::spanned::Spanned;
+
+use crate::attr::ContainerAttrs;
+use crate::expand::Side;
+use crate::ty::{self, Unexpressible};
+
+/// The one reserved input property of AIP-16.
+pub(crate) const FS_ROOT: &str = "_workflowFsRoot";
+
+fn error(span: Span, message: impl std::fmt::Display) -> darling::Error {
+    darling::Error::custom(message).with_span(&span)
+}
+
+/// Every field of the container, with the variant it belongs to (if any).
+fn fields<'c, 'a>(cont: &'c ast::Container<'a>) -> Vec<&'c ast::Field<'a>> {
+    match &cont.data {
+        ast::Data::Struct(_, fields) => fields.iter().collect(),
+        ast::Data::Enum(variants) => variants.iter().flat_map(|v| v.fields.iter()).collect(),
+    }
+}
+
+/// The span of `#[serde(<word>)]` on the container, for errors about that word.
+fn serde_word_span(input: &syn::DeriveInput, word: &str) -> Option<Span> {
+    let mut found = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(word) {
+                found = Some(meta.path.span());
+            }
+            // Skip the value of `key = value` entries; only the key matters here.
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let _: proc_macro2::TokenStream = meta.input.parse()?;
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+/// Rule: an input is a JSON object. AIP-14 and AIP-16 describe `inputs` as an object schema,
+/// and `_workflowFsRoot` can only be injected into an object. Structs with named fields and
+/// internally or adjacently tagged enums always serialize to objects; nothing else does.
+pub(crate) fn input_is_object(
+    input: &syn::DeriveInput,
+    cont: &ast::Container<'_>,
+    errors: &mut Accumulator,
+) {
+    let at_ident = cont.ident.span();
+    if cont.attrs.transparent() {
+        let span = serde_word_span(input, "transparent").unwrap_or(at_ident);
+        errors.push(error(
+            span,
+            "an agent input must be a JSON object, and a `#[serde(transparent)]` type is whatever its field is; use a struct with named fields",
+        ));
+        return;
+    }
+    match &cont.data {
+        ast::Data::Struct(ast::Style::Struct, _) => {}
+        ast::Data::Struct(ast::Style::Tuple, _) => errors.push(error(
+            at_ident,
+            "an agent input must be a JSON object, but a tuple struct serializes as an array; give the fields names",
+        )),
+        ast::Data::Struct(ast::Style::Newtype, _) => errors.push(error(
+            at_ident,
+            "an agent input must be a JSON object, but a newtype struct serializes as its inner value; give the field a name",
+        )),
+        ast::Data::Struct(ast::Style::Unit, _) => errors.push(error(
+            at_ident,
+            "an agent input must be a JSON object, but a unit struct serializes as `null`; use `struct Name {}` for an input without arguments",
+        )),
+        ast::Data::Enum(_) => match cont.attrs.tag() {
+            TagType::Internal { .. } | TagType::Adjacent { .. } => {}
+            TagType::External => errors.push(error(
+                at_ident,
+                "an agent input must be a JSON object, but an externally tagged enum can serialize as a string; add `#[serde(tag = \"type\")]`",
+            )),
+            TagType::None => errors.push(error(
+                serde_word_span(input, "untagged").unwrap_or(at_ident),
+                "an agent input must be a JSON object, but an untagged enum is whatever its variant is; use `#[serde(tag = \"type\")]` instead",
+            )),
+        },
+    }
+}
+
+/// Rule: `_workflowFsRoot` is host-injected into inputs only (AIP-16 "Reserved input field").
+/// In an input it must be optional (the host injects it only when the unit declares files)
+/// and string-like; it must be deserialized (the host writes it for the body to read); a field
+/// that nearly has the name would silently never be filled; an output must not carry it.
+pub(crate) fn fs_root_field(side: Side, cont: &ast::Container<'_>, errors: &mut Accumulator) {
+    for field in fields(cont) {
+        let name = match side {
+            Side::Input => &field.attrs.name().deserialize_name().value,
+            Side::Output => &field.attrs.name().serialize_name().value,
+        };
+        let at_field = field.original.span();
+        if name == FS_ROOT {
+            match side {
+                Side::Output => errors.push(error(
+                    at_field,
+                    "`_workflowFsRoot` is reserved for inputs: the host injects it into a unit's input, and an output must not carry it",
+                )),
+                Side::Input if field.attrs.skip_deserializing() => errors.push(error(
+                    at_field,
+                    "the reserved `_workflowFsRoot` field is skipped when deserializing, so the host-injected root would never reach it; remove `skip_deserializing`",
+                )),
+                Side::Input if !ty::is_optional_path_or_string(field.ty) => errors.push(error(
+                    field.ty.span(),
+                    "the reserved `_workflowFsRoot` field must be `Option<String>` or `Option<PathBuf>`: the host injects it only when the unit declares files",
+                )),
+                Side::Input => {}
+            }
+        } else if side == Side::Input && looks_like_fs_root(name) {
+            errors.push(error(
+                at_field,
+                format_args!(
+                    "`{name}` looks like the reserved `_workflowFsRoot` field but is not spelled like it, so the host would never fill it; add `#[serde(rename = \"_workflowFsRoot\")]`"
+                ),
+            ));
+        }
+    }
+}
+
+fn looks_like_fs_root(name: &str) -> bool {
+    let folded: String = name.chars().filter(|c| *c != '_' && *c != '-').collect();
+    folded.eq_ignore_ascii_case("workflowfsroot")
+}
+
+/// Rule: a strict output's root is an object (OpenAI strict mode requires it), so it is a
+/// struct with named fields; and no field may be something strict mode cannot describe: a map
+/// (no fixed property names), `serde_json::Value` (any JSON) or a flattened field (which
+/// schemars expresses with constructs strict mode rejects).
+pub(crate) fn strict_output(
+    attrs: &ContainerAttrs,
+    cont: &ast::Container<'_>,
+    errors: &mut Accumulator,
+) {
+    let Some(strict_span) = attrs.strict.is_present().then(|| attrs.strict.span()) else {
+        return;
+    };
+    let is_named_struct = matches!(cont.data, ast::Data::Struct(ast::Style::Struct, _));
+    if !is_named_struct || cont.attrs.transparent() {
+        errors.push(error(
+            strict_span,
+            "a `strict` output must be a struct with named fields: strict structured outputs need an object at the root",
+        ));
+        return;
+    }
+    for field in fields(cont) {
+        if field.attrs.flatten() {
+            errors.push(error(
+                field.original.span(),
+                "a `strict` output cannot have a `#[serde(flatten)]` field: strict mode needs every property listed on its own object; nest the struct as a named field instead",
+            ));
+            continue;
+        }
+        match ty::unexpressible(field.ty) {
+            Some(Unexpressible::Map(ident)) => errors.push(error(
+                ident.span(),
+                format_args!(
+                    "a `strict` output cannot contain a map (`{ident}`): strict mode needs fixed property names; use a struct, or a `Vec` of key-value structs"
+                ),
+            )),
+            Some(Unexpressible::AnyValue(ident)) => errors.push(error(
+                ident.span(),
+                "a `strict` output cannot contain `serde_json::Value`: strict mode needs a fixed shape for every property; use a concrete type",
+            )),
+            None => {}
+        }
+    }
+}
+
+/// Rule: `name` names the strict structured-output format, so it needs `strict`, and it must
+/// match what providers accept (`^[a-zA-Z0-9_-]{1,64}$`).
+pub(crate) fn strict_name(attrs: &ContainerAttrs, errors: &mut Accumulator) {
+    let Some(name) = &attrs.name else { return };
+    if !attrs.strict.is_present() {
+        errors.push(error(
+            name.span(),
+            "`name` is the structured-output name of a `strict` output; add `strict` or remove `name`",
+        ));
+    }
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        errors.push(error(
+            name.span(),
+            "a structured-output name must be 1 to 64 characters of letters, digits, `_` and `-`",
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_of_the_reserved_name_are_caught() {
+        assert!(looks_like_fs_root("workflow_fs_root"));
+        assert!(looks_like_fs_root("workflowFsRoot"));
+        assert!(looks_like_fs_root("_workflowfsroot"));
+        assert!(!looks_like_fs_root("fs_root"));
+    }
+}

@@ -1,0 +1,136 @@
+//! The code the derives generate.
+
+use darling::FromDeriveInput;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use serde_derive_internals::{Ctxt, Derive, ast};
+
+use crate::attr::ContainerAttrs;
+use crate::check;
+
+/// Which derive is expanding.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Input,
+    Output,
+}
+
+/// Parses, checks and expands one derive. The impl is emitted even when a check fails, so
+/// the user sees the mistake and not a cascade of "trait not implemented" errors after it.
+pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
+    let mut errors = darling::Error::accumulator();
+    let attrs = errors.handle(ContainerAttrs::from_derive_input(input));
+
+    // serde's own reading of the type. Its errors are serde_derive's to report; a type serde
+    // cannot read is left to it, and the checks below that need serde's view are skipped.
+    let cx = Ctxt::new();
+    let private = syn::Ident::new("__private", Span::call_site());
+    let serde_side = match side {
+        Side::Input => Derive::Deserialize,
+        Side::Output => Derive::Serialize,
+    };
+    let cont = ast::Container::from_ast(&cx, input, serde_side, &private);
+    let serde_ok = cx.check().is_ok();
+
+    if let Some(cont) = cont.as_ref().filter(|_| serde_ok) {
+        check::fs_root_field(side, cont, &mut errors);
+        match side {
+            Side::Input => check::input_is_object(input, cont, &mut errors),
+            Side::Output => {
+                if let Some(attrs) = &attrs {
+                    check::strict_output(attrs, cont, &mut errors);
+                }
+            }
+        }
+    }
+    if let (Side::Output, Some(attrs)) = (side, &attrs) {
+        check::strict_name(attrs, &mut errors);
+    }
+
+    let krate = attrs
+        .as_ref()
+        .and_then(|a| a.krate.clone())
+        .unwrap_or_else(|| syn::parse_quote!(::io_core));
+    let strict_name = attrs
+        .as_ref()
+        .filter(|a| side == Side::Output && a.strict.is_present())
+        .map(|a| {
+            a.name
+                .as_ref()
+                .map_or_else(|| input.ident.to_string(), |n| n.as_str().to_owned())
+        });
+    let implementation = impl_block(input, side, &krate, strict_name.as_deref());
+    let errors = errors.finish().err().map(darling::Error::write_errors);
+    quote! {
+        #errors
+        const _: () = { #implementation };
+    }
+}
+
+fn impl_block(
+    input: &syn::DeriveInput,
+    side: Side,
+    krate: &syn::Path,
+    strict: Option<&str>,
+) -> TokenStream {
+    let ident = &input.ident;
+    let (trait_name, method, direction) = match side {
+        Side::Input => (quote!(AgentInput), quote!(input_boundary), quote!(Input)),
+        Side::Output => (quote!(AgentOutput), quote!(output_boundary), quote!(Output)),
+    };
+    let strict = match strict {
+        Some(name) => quote!(::core::option::Option::Some(#name)),
+        None => quote!(::core::option::Option::None),
+    };
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let generic = input.generics.type_params().next().is_some()
+        || input.generics.lifetimes().next().is_some()
+        || input.generics.const_params().next().is_some();
+
+    let body = if generic {
+        // One static per generic *item* would be shared by every instantiation, so generic
+        // types use the process-wide cache keyed by `TypeId`.
+        quote! {
+            #krate::BoundarySchema::cached::<Self>(#krate::Direction::#direction, #strict)
+        }
+    } else {
+        quote! {
+            static __IO_SCHEMA: #krate::__private::OnceLock<#krate::BoundarySchema> =
+                #krate::__private::OnceLock::new();
+            __IO_SCHEMA.get_or_init(|| {
+                #krate::BoundarySchema::build::<Self>(#krate::Direction::#direction, #strict)
+            })
+        }
+    };
+
+    // Generic types get the supertrait bounds as a where-clause on `Self`, which holds exactly
+    // when the serde and schemars impls do; non-generic types are checked by the supertraits
+    // themselves, whose `on_unimplemented` notes name the missing derive.
+    let mut predicates = where_clause
+        .map(|w| w.predicates.clone())
+        .unwrap_or_default();
+    if generic {
+        predicates.push(syn::parse_quote! {
+            Self: #krate::__private::serde::Serialize
+                + #krate::__private::serde::de::DeserializeOwned
+                + #krate::__private::schemars::JsonSchema
+                + ::core::marker::Send
+                + ::core::marker::Sync
+                + 'static
+        });
+    }
+    let where_clause = (!predicates.is_empty()).then(|| quote!(where #predicates));
+
+    // Spanned at the type's name, so a missing supertrait underlines the type.
+    let header = quote_spanned! {ident.span()=>
+        impl #impl_generics #krate::#trait_name for #ident #ty_generics
+    };
+    quote! {
+        #[automatically_derived]
+        #header #where_clause {
+            fn #method() -> &'static #krate::BoundarySchema {
+                #body
+            }
+        }
+    }
+}

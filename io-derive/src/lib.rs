@@ -1,0 +1,52 @@
+//! The macros of agent-io. Use them through `io_core`, which re-exports them; the generated
+//! code names `::io_core` (override with `#[agent(crate = "...")]`).
+//!
+//! - `#[derive(AgentInput)]` and `#[derive(AgentOutput)]`: schema-carrying boundary types.
+//! - `#[agent_core]`: fills in the default turn types on an `impl AgentCore` block.
+//!
+//! Each entry point parses and hands over to its module; the rules live in `check`, the
+//! generated code in `expand`.
+
+mod agent_core;
+mod attr;
+mod check;
+mod expand;
+mod ty;
+
+use proc_macro::TokenStream;
+
+/// Implements `io_core::AgentInput` for a type that also derives `Serialize`, `Deserialize`
+/// and `JsonSchema`.
+///
+/// Compile-time checks: the type is a JSON object (a struct with named fields, or an
+/// internally or adjacently tagged enum); a field serialized as `_workflowFsRoot` is an
+/// `Option<String>` or `Option<PathBuf>`; a field that looks like that reserved name but is not
+/// spelled like it is refused.
+///
+/// Options, in `#[agent(...)]`: `crate = "path"` (where `io_core` is).
+#[proc_macro_derive(AgentInput, attributes(agent))]
+pub fn derive_agent_input(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::derive(&input, expand::Side::Input).into()
+}
+
+/// Implements `io_core::AgentOutput` for a type that also derives `Serialize`, `Deserialize`
+/// and `JsonSchema`.
+///
+/// Options, in `#[agent(...)]`: `crate = "path"`; `strict` (OpenAI strict structured outputs:
+/// the type must be a struct with named fields and no field may be a map, a
+/// `serde_json::Value` or `#[serde(flatten)]`); `name = "..."` (the structured-output name,
+/// by default the type's name).
+#[proc_macro_derive(AgentOutput, attributes(agent))]
+pub fn derive_agent_output(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::derive(&input, expand::Side::Output).into()
+}
+
+/// On an `impl AgentCore for T` block: adds `type Input = io_core::TurnInput;` and
+/// `type Output = io_core::TurnOutput;` when the block leaves them out (associated-type
+/// defaults are not stable Rust). Takes an optional `crate = "path"`.
+#[proc_macro_attribute]
+pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
+    agent_core::expand(args.into(), item.into()).into()
+}

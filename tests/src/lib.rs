@@ -1,0 +1,1 @@
+//! Shared fixtures of the agent-io test suite (the tests themselves are under `tests/`).
