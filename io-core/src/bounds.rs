@@ -1,44 +1,29 @@
-//! The supertraits of [`AgentInput`](crate::AgentInput) and [`AgentOutput`](crate::AgentOutput).
+//! `IsJsonSchema`: `schemars::JsonSchema` under a name that reports its absence clearly.
 //!
-//! Each is exactly one serde or schemars trait under another name, implemented for every type
-//! that has it. They exist for the compiler's messages: when a type derives `AgentInput` but
-//! lacks, say, `JsonSchema`, the error names the missing derive and where to add it, instead of
-//! a bare "trait bound not satisfied". Code bounded by `T: AgentInput` still sees `Serialize`,
-//! `DeserializeOwned` and `JsonSchema` through them.
+//! `AgentInput` and `AgentOutput` require `Serialize` and `DeserializeOwned` directly (serde's
+//! own diagnostics already name the missing derive) and `JsonSchema` through this trait, whose
+//! `on_unimplemented` note says which derive to add. It is implemented for every `JsonSchema`
+//! type; nothing else can or should implement it.
 
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-/// `Serialize`, under a name that reports its absence clearly.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not implement `Serialize`, so it cannot cross an agent boundary as JSON",
-    label = "`Serialize` is not implemented for `{Self}`",
-    note = "add `#[derive(serde::Serialize)]` to `{Self}`"
-)]
-pub trait IsSerialize: Serialize {}
+use crate::schema::{BoundarySchema, Direction};
 
-#[diagnostic::do_not_recommend]
-impl<T: Serialize + ?Sized> IsSerialize for T {}
-
-/// `DeserializeOwned`, under a name that reports its absence clearly.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not implement `Deserialize`, so it cannot be decoded from JSON at an agent boundary",
-    label = "`Deserialize` is not implemented for `{Self}`",
-    note = "add `#[derive(serde::Deserialize)]` to `{Self}`; the type must own its data (no borrowed `&str` fields)"
-)]
-pub trait IsDeserialize: DeserializeOwned {}
-
-#[diagnostic::do_not_recommend]
-impl<T: DeserializeOwned> IsDeserialize for T {}
-
-/// `JsonSchema`, under a name that reports its absence clearly.
+/// Implemented for every `schemars::JsonSchema` type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not implement `JsonSchema`, so agent-io cannot generate its schema",
     label = "`JsonSchema` is not implemented for `{Self}`",
     note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`"
 )]
-pub trait IsJsonSchema: JsonSchema {}
+pub trait IsJsonSchema {
+    /// Builds the boundary schema of `Self`; see [`BoundarySchema::build`].
+    #[doc(hidden)]
+    fn __build_boundary(direction: Direction, strict_name: Option<&str>) -> BoundarySchema;
+}
 
 #[diagnostic::do_not_recommend]
-impl<T: JsonSchema + ?Sized> IsJsonSchema for T {}
+impl<T: JsonSchema + ?Sized> IsJsonSchema for T {
+    fn __build_boundary(direction: Direction, strict_name: Option<&str>) -> BoundarySchema {
+        BoundarySchema::build::<T>(direction, strict_name)
+    }
+}

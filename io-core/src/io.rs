@@ -4,7 +4,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use crate::bounds::{IsDeserialize, IsJsonSchema, IsSerialize};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use schemars::JsonSchema;
+
+use crate::bounds::IsJsonSchema;
 use crate::error::AgentError;
 use crate::schema::{BoundarySchema, Direction};
 
@@ -41,7 +46,7 @@ use crate::schema::{BoundarySchema, Direction};
     label = "`{Self}` does not implement `AgentInput`",
     note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]`"
 )]
-pub trait AgentInput: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static {
+pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync + 'static {
     /// The compiled input schema of this type, built on first use.
     fn input_boundary() -> &'static BoundarySchema {
         BoundarySchema::cached::<Self>(Direction::Input, None)
@@ -84,7 +89,7 @@ pub trait AgentInput: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync +
     label = "`{Self}` does not implement `AgentOutput`",
     note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]`"
 )]
-pub trait AgentOutput: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static {
+pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync + 'static {
     /// The compiled output schema of this type, built on first use.
     fn output_boundary() -> &'static BoundarySchema {
         BoundarySchema::cached::<Self>(Direction::Output, None)
@@ -113,12 +118,12 @@ pub trait AgentOutput: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync 
 impl AgentInput for Value {}
 impl AgentInput for serde_json::Map<String, Value> {}
 impl<T> AgentInput for BTreeMap<String, T> where
-    T: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static
+    T: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static
 {
 }
 impl<T, S> AgentInput for HashMap<String, T, S>
 where
-    T: IsSerialize + IsDeserialize + IsJsonSchema + Send + Sync + 'static,
+    T: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static,
     S: std::hash::BuildHasher + Default + Send + Sync + 'static,
 {
 }
@@ -133,14 +138,14 @@ outputs!(
     std::path::PathBuf,
 );
 
-impl<T: AgentOutput> AgentOutput for Vec<T> {}
-impl<T: AgentOutput> AgentOutput for Option<T> {}
-impl<T: AgentOutput> AgentOutput for Box<T> {}
-impl<T: AgentOutput + Ord> AgentOutput for std::collections::BTreeSet<T> {}
-impl<T: AgentOutput> AgentOutput for BTreeMap<String, T> {}
-impl<T: AgentOutput, S> AgentOutput for HashMap<String, T, S> where
+impl<T: AgentOutput + JsonSchema> AgentOutput for Vec<T> {}
+impl<T: AgentOutput + JsonSchema> AgentOutput for Option<T> {}
+impl<T: AgentOutput + JsonSchema> AgentOutput for Box<T> {}
+impl<T: AgentOutput + JsonSchema + Ord> AgentOutput for std::collections::BTreeSet<T> {}
+impl<T: AgentOutput + JsonSchema> AgentOutput for BTreeMap<String, T> {}
+impl<T: AgentOutput + JsonSchema, S> AgentOutput for HashMap<String, T, S> where
     S: std::hash::BuildHasher + Default + Send + Sync + 'static
 {
 }
-impl<A: AgentOutput, B: AgentOutput> AgentOutput for (A, B) {}
-impl<T: AgentOutput, E: AgentOutput> AgentOutput for Result<T, E> {}
+impl<A: AgentOutput + JsonSchema, B: AgentOutput + JsonSchema> AgentOutput for (A, B) {}
+impl<T: AgentOutput + JsonSchema, E: AgentOutput + JsonSchema> AgentOutput for Result<T, E> {}

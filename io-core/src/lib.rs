@@ -60,4 +60,25 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;
+
+    use crate::{AgentInput, AgentOutput, BoundarySchema, Direction};
+
+    // The derives build through these, bounded by the trait being implemented, so a type
+    // missing `JsonSchema` gets one error (at the impl) and not a second one in the body.
+
+    pub fn build_input<T: AgentInput>(strict_name: Option<&str>) -> BoundarySchema {
+        T::__build_boundary(Direction::Input, strict_name)
+    }
+
+    pub fn build_output<T: AgentOutput>(strict_name: Option<&str>) -> BoundarySchema {
+        T::__build_boundary(Direction::Output, strict_name)
+    }
+
+    pub fn cached_input<T: AgentInput>(strict_name: Option<&str>) -> &'static BoundarySchema {
+        BoundarySchema::cached::<T>(Direction::Input, strict_name)
+    }
+
+    pub fn cached_output<T: AgentOutput>(strict_name: Option<&str>) -> &'static BoundarySchema {
+        BoundarySchema::cached::<T>(Direction::Output, strict_name)
+    }
 }

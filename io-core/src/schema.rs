@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
+use crate::bounds::IsJsonSchema;
 use crate::error::{AgentError, ErrorCode, Violation};
 use crate::strict::{self, StrictModeError};
 
@@ -136,7 +137,7 @@ impl BoundarySchema {
     ///
     /// Keyed by `TypeId`, so each instantiation of a generic type has its own. Later calls take
     /// a read lock and a hash lookup, and allocate nothing.
-    pub fn cached<T: JsonSchema + ?Sized + 'static>(
+    pub fn cached<T: IsJsonSchema + ?Sized + 'static>(
         direction: Direction,
         strict_name: Option<&str>,
     ) -> &'static BoundarySchema {
@@ -150,7 +151,7 @@ impl BoundarySchema {
             return found;
         }
         // Build outside the lock: generation may be slow, and it must not block readers.
-        let built = Self::build::<T>(direction, strict_name);
+        let built = T::__build_boundary(direction, strict_name);
         let mut map = cache.write().unwrap_or_else(|e| e.into_inner());
         map.entry(key).or_insert_with(|| Box::leak(Box::new(built)))
     }

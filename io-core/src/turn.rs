@@ -5,14 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{AgentInput, AgentOutput};
 
+// Doc comments on these types become schema descriptions that a model reads, so they hold
+// prose only; examples live on the methods.
+
 /// The default input of a core: one user message and, optionally, the conversation so far.
-///
-/// ```
-/// use io_core::{AgentInput, TurnInput};
-/// let turn: TurnInput = serde_json::from_value(serde_json::json!({ "message": "hi" })).unwrap();
-/// assert_eq!(turn, TurnInput::new("hi"));
-/// assert!(TurnInput::validate_input(&serde_json::json!({ "message": 3 })).is_err());
-/// ```
 #[derive(
     Clone,
     Debug,
@@ -37,6 +33,13 @@ pub struct TurnInput {
 
 impl TurnInput {
     /// A turn with `message` and no history.
+    ///
+    /// ```
+    /// use io_core::{AgentInput, TurnInput};
+    /// let turn: TurnInput = serde_json::from_value(serde_json::json!({ "message": "hi" })).unwrap();
+    /// assert_eq!(turn, TurnInput::new("hi"));
+    /// assert!(TurnInput::validate_input(&serde_json::json!({ "message": 3 })).is_err());
+    /// ```
     pub fn new(message: impl Into<String>) -> Self {
         TurnInput {
             message: message.into(),
@@ -55,7 +58,7 @@ pub struct ChatMessage {
     pub content: String,
 }
 
-/// The author of a [`ChatMessage`].
+/// Who wrote a chat message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

@@ -25,12 +25,11 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let args = NestedMeta::parse_meta_list(args)
         .map_err(darling::Error::from)
         .and_then(|list| AgentCoreArgs::from_list(&list));
-    let args = match args {
-        Ok(args) => args,
-        Err(err) => {
-            let err = err.write_errors();
-            return quote!(#err #item_impl);
-        }
+    // A bad argument is reported, and the types are still filled in with the default path,
+    // so the impl does not also fail for missing associated types.
+    let (args, args_error) = match args {
+        Ok(args) => (args, None),
+        Err(err) => (AgentCoreArgs::default(), Some(err.write_errors())),
     };
 
     // Rule: the attribute fills in `AgentCore`'s associated types, so it belongs on an
@@ -69,5 +68,6 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     added.append(&mut item_impl.items);
     item_impl.items = added;
-    item_impl.into_token_stream()
+    let item_impl = item_impl.into_token_stream();
+    quote!(#args_error #item_impl)
 }

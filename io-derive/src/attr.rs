@@ -12,7 +12,7 @@ pub(crate) struct ContainerAttrs {
     #[allow(dead_code)]
     pub(crate) data: ast::Data<VariantAttrs, FieldAttrs>,
     /// `crate = "path"`: the path of `io_core`, for crates that rename or re-export it.
-    #[darling(rename = "crate")]
+    #[darling(rename = "crate", default, with = crate_path)]
     pub(crate) krate: Option<syn::Path>,
     /// `strict`: give the output an OpenAI strict structured-output format.
     pub(crate) strict: Flag,
@@ -34,6 +34,24 @@ pub(crate) struct VariantAttrs {}
 #[derive(FromMeta, Default)]
 pub(crate) struct AgentCoreArgs {
     /// `crate = "path"`: the path of `io_core`.
-    #[darling(rename = "crate")]
+    #[darling(rename = "crate", default, with = crate_path)]
     pub(crate) krate: Option<syn::Path>,
+}
+
+/// `crate = "some::path"`, with an error that shows the expected form.
+fn crate_path(meta: &syn::Meta) -> darling::Result<Option<syn::Path>> {
+    let expected = "`crate` takes a path in quotes, like `crate = \"my_crate::io_core\"`";
+    let syn::Meta::NameValue(pair) = meta else {
+        return Err(darling::Error::custom(expected).with_span(meta));
+    };
+    match &pair.value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(text),
+            ..
+        }) => text
+            .parse::<syn::Path>()
+            .map(Some)
+            .map_err(|_| darling::Error::custom(expected).with_span(text)),
+        other => Err(darling::Error::custom(expected).with_span(other)),
+    }
 }

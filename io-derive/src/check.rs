@@ -15,6 +15,15 @@ use crate::ty::{self, Unexpressible};
 /// The one reserved input property of AIP-16.
 pub(crate) const FS_ROOT: &str = "_workflowFsRoot";
 
+/// Where to point for a mistake about a whole field: its name (or type, for tuple fields).
+fn field_span(field: &ast::Field<'_>) -> Span {
+    field
+        .original
+        .ident
+        .as_ref()
+        .map_or_else(|| field.ty.span(), syn::Ident::span)
+}
+
 fn error(span: Span, message: impl std::fmt::Display) -> darling::Error {
     darling::Error::custom(message).with_span(&span)
 }
@@ -102,7 +111,7 @@ pub(crate) fn fs_root_field(side: Side, cont: &ast::Container<'_>, errors: &mut 
             Side::Input => &field.attrs.name().deserialize_name().value,
             Side::Output => &field.attrs.name().serialize_name().value,
         };
-        let at_field = field.original.span();
+        let at_field = field_span(field);
         if name == FS_ROOT {
             match side {
                 Side::Output => errors.push(error(
@@ -140,13 +149,10 @@ fn looks_like_fs_root(name: &str) -> bool {
 /// (no fixed property names), `serde_json::Value` (any JSON) or a flattened field (which
 /// schemars expresses with constructs strict mode rejects).
 pub(crate) fn strict_output(
-    attrs: &ContainerAttrs,
+    strict_span: Span,
     cont: &ast::Container<'_>,
     errors: &mut Accumulator,
 ) {
-    let Some(strict_span) = attrs.strict.is_present().then(|| attrs.strict.span()) else {
-        return;
-    };
     let is_named_struct = matches!(cont.data, ast::Data::Struct(ast::Style::Struct, _));
     if !is_named_struct || cont.attrs.transparent() {
         errors.push(error(
@@ -158,7 +164,7 @@ pub(crate) fn strict_output(
     for field in fields(cont) {
         if field.attrs.flatten() {
             errors.push(error(
-                field.original.span(),
+                field_span(field),
                 "a `strict` output cannot have a `#[serde(flatten)]` field: strict mode needs every property listed on its own object; nest the struct as a named field instead",
             ));
             continue;
@@ -177,6 +183,24 @@ pub(crate) fn strict_output(
             None => {}
         }
     }
+}
+
+/// The span of `strict` in `#[agent(...)]`, read without darling: used when the attribute
+/// has another mistake, so that one compile still reports the strict-mode problems too.
+pub(crate) fn strict_word_span(input: &syn::DeriveInput) -> Option<Span> {
+    let mut found = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("agent")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("strict") {
+                found = Some(meta.path.span());
+            }
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    found
 }
 
 /// Rule: `name` names the strict structured-output format, so it needs `strict`, and it must

@@ -37,8 +37,12 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
         match side {
             Side::Input => check::input_is_object(input, cont, &mut errors),
             Side::Output => {
-                if let Some(attrs) = &attrs {
-                    check::strict_output(attrs, cont, &mut errors);
+                let strict = match &attrs {
+                    Some(attrs) => attrs.strict.is_present().then(|| attrs.strict.span()),
+                    None => check::strict_word_span(input),
+                };
+                if let Some(strict) = strict {
+                    check::strict_output(strict, cont, &mut errors);
                 }
             }
         }
@@ -74,9 +78,19 @@ fn impl_block(
     strict: Option<&str>,
 ) -> TokenStream {
     let ident = &input.ident;
-    let (trait_name, method, direction) = match side {
-        Side::Input => (quote!(AgentInput), quote!(input_boundary), quote!(Input)),
-        Side::Output => (quote!(AgentOutput), quote!(output_boundary), quote!(Output)),
+    let (trait_name, method, build, cached) = match side {
+        Side::Input => (
+            quote!(AgentInput),
+            quote!(input_boundary),
+            quote!(build_input),
+            quote!(cached_input),
+        ),
+        Side::Output => (
+            quote!(AgentOutput),
+            quote!(output_boundary),
+            quote!(build_output),
+            quote!(cached_output),
+        ),
     };
     let strict = match strict {
         Some(name) => quote!(::core::option::Option::Some(#name)),
@@ -91,14 +105,14 @@ fn impl_block(
         // One static per generic *item* would be shared by every instantiation, so generic
         // types use the process-wide cache keyed by `TypeId`.
         quote! {
-            #krate::BoundarySchema::cached::<Self>(#krate::Direction::#direction, #strict)
+            #krate::__private::#cached::<Self>(#strict)
         }
     } else {
         quote! {
             static __IO_SCHEMA: #krate::__private::OnceLock<#krate::BoundarySchema> =
                 #krate::__private::OnceLock::new();
             __IO_SCHEMA.get_or_init(|| {
-                #krate::BoundarySchema::build::<Self>(#krate::Direction::#direction, #strict)
+                #krate::__private::#build::<Self>(#strict)
             })
         }
     };

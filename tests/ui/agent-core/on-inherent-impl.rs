@@ -1,0 +1,14 @@
+use io_core::agent_core;
+
+struct Core;
+
+#[agent_core]
+impl Core {
+    fn new() -> Self {
+        Core
+    }
+}
+
+fn main() {
+    let _ = Core::new();
+}

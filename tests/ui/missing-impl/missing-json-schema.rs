@@ -1,0 +1,9 @@
+use io_core::AgentInput;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, AgentInput)]
+struct Query {
+    text: String,
+}
+
+fn main() {}

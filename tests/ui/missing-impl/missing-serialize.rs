@@ -1,0 +1,10 @@
+use io_core::AgentInput;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, AgentInput)]
+struct Query {
+    text: String,
+}
+
+fn main() {}
