@@ -225,6 +225,11 @@ impl AgentContext {
         })
     }
 
+    /// Whether events go anywhere; lets a caller skip building payloads nobody reads.
+    pub fn has_event_sink(&self) -> bool {
+        self.events.is_some()
+    }
+
     /// Reports an event to the host's sink (a no-op without one).
     pub fn emit(&self, kind: impl Into<Cow<'static, str>>, payload: Value) {
         if let Some(sink) = &self.events {

@@ -67,7 +67,7 @@ pub trait AgentCore: Send + Sync + 'static {
 ///
 /// Every `AgentCore` is an `ErasedAgentCore` through a blanket impl; it is dyn-compatible, so
 /// `Box<dyn ErasedAgentCore>` holds any core and no generic parameter leaks into the runtime.
-/// `run_turn_erased` decodes the input (moving out of the `Value`, never cloning it), runs the
+/// `run_turn_erased` decodes the input (reading the `Value` in place, never cloning it), runs the
 /// typed turn and encodes the output. It does not validate: [`AgentRuntime`](crate::AgentRuntime)
 /// does, around it.
 pub trait ErasedAgentCore: Send + Sync {
@@ -118,7 +118,10 @@ impl<T: AgentCore> ErasedAgentCore for T {
         ctx: &'a mut AgentContext,
     ) -> BoxFuture<'a, Result<Value, AgentError>> {
         Box::pin(async move {
-            let input: T::Input = T::Input::input_boundary().decode(input)?;
+            let decoded: T::Input = T::Input::input_boundary().decode(&input)?;
+            // The JSON form is not needed once decoded; free it before the body runs.
+            drop(input);
+            let input = decoded;
             let output = self.run_turn(input, ctx).await?;
             T::Output::output_boundary().encode(&output)
         })
@@ -126,21 +129,31 @@ impl<T: AgentCore> ErasedAgentCore for T {
 }
 
 impl BoundarySchema {
-    /// Decodes a value into `T`, consuming it (strings and arrays are moved, not copied).
+    /// Decodes a value into `T`, reading it in place (the `Value` is never cloned).
     ///
     /// A decode failure is `input_invalid` / `output_invalid` (by direction) with the JSON
     /// pointer serde stopped at; it only happens for values the schema accepted but the type
     /// refuses (custom `Deserialize` impls, say), or when decoding without validating first.
-    pub fn decode<T: DeserializeOwned>(&self, value: Value) -> Result<T, AgentError> {
-        serde_path_to_error::deserialize(value).map_err(|err| {
-            let pointer = pointer_of(err.path());
-            let message = err.inner().to_string();
-            self.violation_error(vec![Violation {
-                pointer,
-                keyword: "decode".into(),
-                message,
-            }])
-        })
+    pub fn decode<T: DeserializeOwned>(&self, value: &Value) -> Result<T, AgentError> {
+        // Fast path: plain serde from the borrowed value. Path tracking costs an allocation
+        // per map key even when nothing is wrong, so it only runs again to locate a failure.
+        match T::deserialize(value) {
+            Ok(decoded) => Ok(decoded),
+            Err(_) => Err(self.decode_error::<T>(value)),
+        }
+    }
+
+    fn decode_error<T: DeserializeOwned>(&self, value: &Value) -> AgentError {
+        let (pointer, message) = match serde_path_to_error::deserialize::<_, T>(value) {
+            Err(err) => (pointer_of(err.path()), err.inner().to_string()),
+            // The second pass cannot succeed where the first failed; keep a message anyway.
+            Ok(_) => (String::new(), "the value cannot be decoded".to_owned()),
+        };
+        self.violation_error(vec![Violation {
+            pointer,
+            keyword: "decode".into(),
+            message,
+        }])
     }
 
     /// Encodes a value of the type this schema describes.

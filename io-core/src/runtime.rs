@@ -141,6 +141,9 @@ impl AgentRuntime {
         input: Value,
         ctx: &mut AgentContext,
     ) -> Result<Value, AgentError> {
+        if !ctx.has_event_sink() {
+            return self.checked_turn(input, ctx).await;
+        }
         let core_type = self.core.core_type().to_owned();
         ctx.emit("turn.started", json!({ "core_type": core_type }));
         let result = self.checked_turn(input, ctx).await;
