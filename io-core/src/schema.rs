@@ -114,6 +114,39 @@ impl BoundarySchema {
         Self::from_schema(type_name, direction, schema, None)
     }
 
+    /// Like [`Self::from_value`], with documents that `$ref`s in `schema` may name, each under
+    /// its address. Nothing is ever fetched: a `$ref` to any other address fails to compile.
+    pub fn from_value_with_resources(
+        type_name: &'static str,
+        direction: Direction,
+        schema: Value,
+        resources: Vec<(String, Value)>,
+    ) -> Self {
+        let registry = jsonschema::Registry::new()
+            .extend(resources)
+            .and_then(jsonschema::RegistryBuilder::prepare)
+            .map_err(|err| err.to_string());
+        let validator = registry.and_then(|registry| {
+            jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .with_registry(&registry)
+                .build(&schema)
+                .map_err(|err| err.to_string())
+        });
+        BoundarySchema {
+            direction,
+            type_name,
+            schema,
+            validator,
+            strict: None,
+        }
+    }
+
+    /// Whether the schema compiled; when it did not, the reason.
+    pub fn compile_error(&self) -> Option<&str> {
+        self.validator.as_ref().err().map(String::as_str)
+    }
+
     fn from_schema(
         type_name: &'static str,
         direction: Direction,

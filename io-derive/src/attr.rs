@@ -39,7 +39,7 @@ pub(crate) struct AgentCoreArgs {
 }
 
 /// `crate = "some::path"`, with an error that shows the expected form.
-fn crate_path(meta: &syn::Meta) -> darling::Result<Option<syn::Path>> {
+pub(crate) fn crate_path(meta: &syn::Meta) -> darling::Result<Option<syn::Path>> {
     let expected = "`crate` takes a path in quotes, like `crate = \"my_crate::io_core\"`";
     let syn::Meta::NameValue(pair) = meta else {
         return Err(darling::Error::custom(expected).with_span(meta));

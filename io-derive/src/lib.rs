@@ -11,6 +11,7 @@ mod agent_core;
 mod attr;
 mod check;
 mod expand;
+mod tool;
 mod ty;
 
 use proc_macro::TokenStream;
@@ -49,4 +50,20 @@ pub fn derive_agent_output(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
     agent_core::expand(args.into(), item.into()).into()
+}
+
+/// A tool contract (AIP-14), checked at compile time, on an `impl TypedTool for T` block or on
+/// an `async fn` with one input (optionally followed by `&ToolContext`).
+///
+/// On an impl block it writes `TypedTool::ID` and `TypedTool::contract()`. On a function it
+/// also generates `NameTool`, a unit struct whose `execute_typed` calls the function. The
+/// description is the doc comment unless `description = "..."` is given. Each field of the
+/// contract is an argument (`id`, `version`, `name`, `description`, `idempotent`, `mutates`,
+/// `requires(...)`, `approval`, `risk_level`, `cost_class`, `timeout_ms`, `retry(...)`,
+/// `default_implementation`, `driver_constraints(...)`, `implements`, `tags`, `context`,
+/// `examples`, `metadata`, `crate`), checked against the rules of TOOL.schema.json with an
+/// error at the offending value.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(args.into(), item.into()).into()
 }

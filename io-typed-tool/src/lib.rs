@@ -1,7 +1,171 @@
 //! Typed tools and their AIP-14 contracts.
 //!
-//! This crate is where `TypedTool`, the tool contract, the enforcing registry and TOOL.md
-//! rendering live; it is being built (see the project's tool-contract issue). Today it only
-//! re-exports the boundary error that every tool failure uses.
+//! - [`TypedTool`]: a native Rust tool with typed input and output; [`tool`] writes its
+//!   contract and checks it at compile time. `#[tool]` also turns an `async fn` into a tool.
+//! - [`ToolPlugin`]: the JSON-in, JSON-out form every typed tool has, and what non-Rust tools
+//!   implement.
+//! - [`ToolRegistry`]: calls tools by id and enforces their contracts at the boundary.
+//! - [`ToolManifest`]: TOOL.md files, rendered and parsed; [`check_manifest`] ties a Rust tool
+//!   to its checked-in TOOL.md; [`assert_examples`] runs a contract's examples.
+//!
+//! # Decisions where the specifications are silent or disagree
+//!
+//! - **`TypedTool` and `ToolPlugin`** are not supertrait and subtrait (that would be circular):
+//!   every `TypedTool` is a `ToolPlugin` through a blanket impl, erased once at registration.
+//! - **Approval without an approver** is a denial: an `always` tool never runs without a yes.
+//!   A contract that names no approval class gets `on-mutate` when it declares `mutates`
+//!   (as the reference `defineTool` does); TOOL.schema.json refuses `auto` with `mutates`, so
+//!   rendered files always spell `approval` out.
+//! - **Retries** apply only to idempotent tools with a `retry` policy, and only to errors marked
+//!   retryable (`timeout`, `rate_limited`, `upstream_error` by default). `max_attempts` counts
+//!   the first attempt. `timeout_ms` bounds each attempt. The macro refuses `retry` without
+//!   `idempotent`, since it could never apply.
+//! - **A context that breaks `contextSchema`** is `context_invalid`, not `input_invalid`: the
+//!   host supplies the context, and a model told its input is invalid would change the input.
+//! - **Fields TOOL.schema.json lacks** (`contextSchema`, `implements`) are written under
+//!   `metadata.agent-io` so rendered files validate against the published schema, and read back
+//!   from there. IO.schema.json is registered under both of its addresses; nothing is fetched.
+//! - **Undeclared mutations**: a body that writes through [`ToolContext::authorize_mutation`]
+//!   is refused (`unauthorised`) for any resource outside `mutates`. In-process Rust cannot be
+//!   observed from outside, so this is the enforcement point; every audit record carries the
+//!   contract's `mutates` for the rest.
+//!
+//! # AIP-14 clauses and the tests that hold them
+//!
+//! See `tests/tests/integration/tools.rs` in the repository; each clause below names its test.
+//!
+#![doc = include_str!("../CLAUSES.md")]
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
-pub use io_core::{AgentError as ToolError, ErrorCode};
+mod check;
+mod contract;
+mod drift;
+mod examples;
+mod frontmatter;
+mod manifest;
+mod registry;
+mod typed;
+
+pub use crate::check::{ContractProblem, RegistrationError};
+pub use crate::contract::{
+    Approval, Backoff, CostClass, DEFAULT_TIMEOUT_MS, DriverConstraints, DriverKind,
+    MUTATION_CLASSES, Requires, RetryPolicy, ToolContract, ToolExample,
+};
+pub use crate::drift::{BLESS_VAR, Difference, DriftError, check_manifest};
+pub use crate::examples::{
+    ExampleFailure, assert_examples, assert_examples_with_context, check_examples,
+};
+pub use crate::frontmatter::{METADATA_KEY, REMOVED_FIELDS, frontmatter_violations, tool_schema};
+pub use crate::manifest::{ManifestError, ManifestProblem, ToolManifest};
+pub use crate::registry::{
+    ApprovalDecision, ApprovalOutcome, ApprovalRequest, Approver, AuditLog, AuditRecord, AuditSink,
+    CallOptions, ToolRegistry,
+};
+pub use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
+pub use io_core::ErrorCode;
+/// Writes and checks a tool contract; see [`TypedTool`].
+pub use io_derive::tool;
+
+/// Builds a [`ToolRegistry`] from tool types, refusing at compile time two tools with the same
+/// id. Each entry is a type (built with `Default`) or `Type => value`:
+///
+/// ```
+/// # use io_typed_tool::{ToolContext, ToolError, TypedTool, tool, tool_registry};
+/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// # struct Nothing {}
+/// /// Says nothing.
+/// #[tool(id = "quiet")]
+/// async fn quiet(input: Nothing) -> Result<Nothing, ToolError> { Ok(input) }
+///
+/// let registry = tool_registry![QuietTool].unwrap();
+/// assert!(registry.contract("quiet").is_some());
+/// ```
+#[macro_export]
+macro_rules! tool_registry {
+    ($($tool:ty $(=> $value:expr)?),* $(,)?) => {{
+        const _: () = $crate::__private::assert_unique_ids(&[$(<$tool as $crate::TypedTool>::ID),*]);
+        (|| -> ::core::result::Result<$crate::ToolRegistry, $crate::RegistrationError> {
+            let mut registry = $crate::ToolRegistry::new();
+            $( registry.register::<$tool>($crate::__tool_value!($tool $(, $value)?))?; )*
+            ::core::result::Result::Ok(registry)
+        })()
+    }};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tool_value {
+    ($tool:ty) => {
+        <$tool as ::core::default::Default>::default()
+    };
+    ($tool:ty, $value:expr) => {
+        $value
+    };
+}
+
+/// What the macros' expansions name. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde_json;
+
+    use io_core::{AgentInput, AgentOutput};
+    use schemars::JsonSchema;
+    use schemars::generate::SchemaSettings;
+
+    use crate::ToolContract;
+
+    pub fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// A contract with the schemas of `I` and `O`; the macro fills in the rest.
+    pub fn base_contract<I: AgentInput, O: AgentOutput>(id: &str) -> ToolContract {
+        ToolContract::new(
+            id,
+            "1.0.0",
+            "",
+            I::input_schema().clone(),
+            O::output_schema().clone(),
+        )
+    }
+
+    pub fn context_schema<C: JsonSchema>() -> serde_json::Value {
+        SchemaSettings::draft2020_12()
+            .for_deserialize()
+            .into_generator()
+            .into_root_schema_for::<C>()
+            .to_value()
+    }
+
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Fails const evaluation when two ids are equal.
+    pub const fn assert_unique_ids(ids: &[&str]) {
+        let mut i = 0;
+        while i < ids.len() {
+            let mut j = i + 1;
+            while j < ids.len() {
+                if same(ids[i], ids[j]) {
+                    panic!(
+                        "two tools in this `tool_registry!` have the same id; tool ids must be unique in a registry"
+                    );
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! The code `#[tool]` generates.
+
+use darling::error::Accumulator;
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote};
+use syn::spanned::Spanned;
+
+use super::attr::ToolArgs;
+use super::check::{self, Approval, ToolSpec};
+use super::doc_comment;
+
+fn error(span: Span, message: &str) -> darling::Error {
+    darling::Error::custom(message).with_span(&span)
+}
+
+fn krate(args: &ToolArgs) -> syn::Path {
+    args.krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::io_typed_tool))
+}
+
+/// `#[tool]` on `impl TypedTool for T { ... }`: adds `ID` and `contract()`.
+pub(super) fn impl_block(
+    mut item: syn::ItemImpl,
+    args: &ToolArgs,
+    at_attr: Span,
+    errors: &mut Accumulator,
+) -> TokenStream {
+    // Rule: the attribute writes `TypedTool`'s `ID` and `contract`, so it belongs on an
+    // `impl TypedTool for T` block, and that block must not write them itself.
+    let is_typed_tool = item
+        .trait_
+        .as_ref()
+        .and_then(|(path, _)| path.segments.last())
+        .is_some_and(|s| s.ident == "TypedTool");
+    if !is_typed_tool {
+        let span = item
+            .trait_
+            .as_ref()
+            .map_or_else(|| item.self_ty.span(), |(path, _)| path.span());
+        errors.push(error(span, "`#[tool]` goes on an `impl TypedTool for ...` block, not on an inherent impl or another trait's impl"));
+        return item.into_token_stream();
+    }
+    for existing in &item.items {
+        let clash = match existing {
+            syn::ImplItem::Const(c) if c.ident == "ID" => Some(c.ident.span()),
+            syn::ImplItem::Fn(f) if f.sig.ident == "contract" => Some(f.sig.ident.span()),
+            _ => None,
+        };
+        if let Some(span) = clash {
+            errors.push(error(
+                span,
+                "`#[tool]` writes `ID` and `contract()` from its arguments; remove this one",
+            ));
+        }
+    }
+    let spec = check::contract(args, doc_comment(&item.attrs), at_attr, errors);
+    let krate = krate(args);
+    item.items.extend(contract_items(&spec, args, &krate));
+    item.into_token_stream()
+}
+
+/// `#[tool]` on `async fn name(input: I [, ctx: &ToolContext]) -> Result<O, E>`: keeps the
+/// function and adds `NameTool`, a unit struct implementing `TypedTool` by calling it.
+pub(super) fn function(
+    item: syn::ItemFn,
+    args: &ToolArgs,
+    at_attr: Span,
+    errors: &mut Accumulator,
+) -> TokenStream {
+    let spec = check::contract(args, doc_comment(&item.attrs), at_attr, errors);
+    let sig = &item.sig;
+    // Rule: a tool body is awaited by the registry (timeouts, retries), so it is `async`.
+    if sig.asyncness.is_none() {
+        errors.push(error(
+            sig.fn_token.span(),
+            "a tool function must be `async`: the registry awaits it under a timeout",
+        ));
+    }
+    // Rule: generics cannot be named by the generated unit struct.
+    if !sig.generics.params.is_empty() {
+        errors.push(error(
+            sig.generics.span(),
+            "a tool function cannot be generic; write a `TypedTool` impl for a generic tool",
+        ));
+    }
+    // Rule: one input (the tool's arguments object), optionally followed by `&ToolContext`.
+    let mut inputs = sig.inputs.iter();
+    let input_ty = match inputs.next() {
+        Some(syn::FnArg::Typed(arg)) => Some((*arg.ty).clone()),
+        Some(syn::FnArg::Receiver(receiver)) => {
+            errors.push(error(
+                receiver.span(),
+                "a tool function takes no `self`; write a `TypedTool` impl for a tool with state",
+            ));
+            None
+        }
+        None => {
+            errors.push(error(
+                sig.paren_token.span.join(),
+                "a tool function takes its input as one argument, like `input: SearchInput`",
+            ));
+            None
+        }
+    };
+    let takes_context = match inputs.next() {
+        None => false,
+        Some(syn::FnArg::Typed(arg)) if is_tool_context_ref(&arg.ty) => true,
+        Some(other) => {
+            errors.push(error(
+                other.span(),
+                "a tool function takes one input; a second argument can only be `&ToolContext` (put every argument in the input struct)",
+            ));
+            false
+        }
+    };
+    if let Some(extra) = inputs.next() {
+        errors.push(error(
+            extra.span(),
+            "a tool function takes one input, optionally followed by `&ToolContext`",
+        ));
+    }
+    // Rule: the function returns `Result<Output, E>`: the output type is the contract's
+    // `outputs`, the error goes into the standard envelope.
+    let output_ty = match &sig.output {
+        syn::ReturnType::Type(_, ty) => result_ok_type(ty),
+        syn::ReturnType::Default => None,
+    };
+    if output_ty.is_none() {
+        let span = match &sig.output {
+            syn::ReturnType::Type(_, ty) => ty.span(),
+            syn::ReturnType::Default => sig.paren_token.span.join(),
+        };
+        errors.push(error(
+            span,
+            "a tool function returns `Result<Output, ToolError>`",
+        ));
+    }
+
+    let krate = krate(args);
+    let vis = &item.vis;
+    let fn_name = &sig.ident;
+    let struct_name = format_ident!(
+        "{}Tool",
+        pascal_case(&fn_name.to_string()),
+        span = fn_name.span()
+    );
+    let struct_doc = format!(
+        "The `{}` tool: calls [`{fn_name}`] under its contract.",
+        spec.id
+    );
+    let (Some(input_ty), Some(output_ty)) = (input_ty, output_ty) else {
+        return item.into_token_stream();
+    };
+    let call = if takes_context {
+        quote!(#fn_name(input, ctx))
+    } else {
+        quote!(#fn_name(input))
+    };
+    let ctx_name = if takes_context {
+        quote!(ctx)
+    } else {
+        quote!(_ctx)
+    };
+    let contract = contract_items(&spec, args, &krate);
+    quote! {
+        #item
+
+        #[doc = #struct_doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #struct_name;
+
+        impl #krate::TypedTool for #struct_name {
+            type Input = #input_ty;
+            type Output = #output_ty;
+            #(#contract)*
+
+            async fn execute_typed(
+                &self,
+                input: #input_ty,
+                #ctx_name: &#krate::ToolContext,
+            ) -> ::core::result::Result<#output_ty, #krate::ToolError> {
+                #call.await.map_err(::core::convert::Into::into)
+            }
+        }
+    }
+}
+
+fn is_tool_context_ref(ty: &syn::Type) -> bool {
+    let syn::Type::Reference(reference) = ty else {
+        return false;
+    };
+    let syn::Type::Path(path) = &*reference.elem else {
+        return false;
+    };
+    path.path
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "ToolContext")
+}
+
+fn result_ok_type(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(ok) => Some(ok.clone()),
+        _ => None,
+    }
+}
+
+fn pascal_case(snake: &str) -> String {
+    snake
+        .trim_start_matches("r#")
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// `const ID` and `fn contract()` for a checked spec.
+fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<syn::ImplItem> {
+    let ToolSpec {
+        id,
+        version,
+        name,
+        description,
+        idempotent,
+        risk_level,
+        timeout_ms,
+        ..
+    } = spec;
+    let strings = |items: &[String]| quote!(#krate::__private::strings(&[#(#items),*]));
+    let mutates = strings(&spec.mutates);
+    let tags = strings(&spec.tags);
+    let [network, secrets, tools] = &spec.requires;
+    let (network, secrets, tools) = (strings(network), strings(secrets), strings(tools));
+    let approval = match &spec.approval {
+        Approval::Auto => quote!(#krate::Approval::Auto),
+        Approval::Always => quote!(#krate::Approval::Always),
+        Approval::OnMutate => quote!(#krate::Approval::OnMutate),
+        Approval::Policy(reference) => {
+            quote!(#krate::Approval::Policy(::std::string::String::from(#reference)))
+        }
+    };
+    let cost = format_ident!("{}", spec.cost_class);
+    let option_string = |value: &Option<String>| match value {
+        Some(text) => quote!(::core::option::Option::Some(::std::string::String::from(#text))),
+        None => quote!(::core::option::Option::None),
+    };
+    let default_implementation = option_string(&spec.default_implementation);
+    let implements = match &spec.implements {
+        Some(text) => {
+            quote!(::core::option::Option::Some(#krate::__private::serde_json::Value::String(::std::string::String::from(#text))))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let retry = match spec.retry {
+        Some((max_attempts, backoff, initial_ms)) => {
+            let backoff = format_ident!("{backoff}");
+            quote!(::core::option::Option::Some(#krate::RetryPolicy {
+                max_attempts: #max_attempts,
+                backoff: #krate::Backoff::#backoff,
+                initial_ms: #initial_ms,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let kinds = |kinds: &[&str]| {
+        let kinds = kinds.iter().map(|k| format_ident!("{k}"));
+        quote!(::std::vec![#(#krate::DriverKind::#kinds),*])
+    };
+    let (forbid, require_kind) = (kinds(&spec.forbid), kinds(&spec.require_kind));
+    let context_schema = match &args.context {
+        Some(ty) => {
+            quote!(::core::option::Option::Some(#krate::__private::context_schema::<#ty>()))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let examples = match &args.examples {
+        Some(path) => quote!(#path()),
+        None => quote!(::std::vec::Vec::new()),
+    };
+    let metadata = match &args.metadata {
+        Some(path) => quote!(#path()),
+        None => quote!(#krate::__private::serde_json::Map::new()),
+    };
+    vec![
+        syn::parse_quote!(const ID: &'static str = #id;),
+        syn::parse_quote! {
+            fn contract() -> #krate::ToolContract {
+                #krate::ToolContract {
+                    name: ::std::string::String::from(#name),
+                    description: ::std::string::String::from(#description),
+                    version: ::std::string::String::from(#version),
+                    context_schema: #context_schema,
+                    idempotent: #idempotent,
+                    mutates: #mutates,
+                    requires: #krate::Requires { network: #network, secrets: #secrets, tools: #tools },
+                    approval: #approval,
+                    risk_level: #risk_level,
+                    cost_class: #krate::CostClass::#cost,
+                    timeout_ms: #timeout_ms,
+                    retry: #retry,
+                    default_implementation: #default_implementation,
+                    driver_constraints: #krate::DriverConstraints { forbid: #forbid, require_kind: #require_kind },
+                    implements: #implements,
+                    tags: #tags,
+                    examples: #examples,
+                    metadata: #metadata,
+                    ..#krate::__private::base_contract::<
+                        <Self as #krate::TypedTool>::Input,
+                        <Self as #krate::TypedTool>::Output,
+                    >(<Self as #krate::TypedTool>::ID)
+                }
+            }
+        },
+    ]
+}

@@ -1,0 +1,69 @@
+//! `#[tool(...)]`: a tool contract, checked at compile time, on an `impl TypedTool` block or
+//! on an `async fn` with one input.
+
+mod attr;
+mod check;
+mod expand;
+
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote};
+
+use attr::ToolArgs;
+
+/// Parses the arguments and the item, checks the contract, expands. The item is always
+/// re-emitted, so a contract mistake does not also break every use of the tool.
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = darling::Error::accumulator();
+    let parsed = NestedMeta::parse_meta_list(args)
+        .map_err(darling::Error::from)
+        .and_then(|list| ToolArgs::from_list(&list));
+    let args = errors.handle(parsed).unwrap_or_default();
+    let at_attr = Span::call_site();
+    let expanded = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Impl(item_impl)) => {
+            expand::impl_block(item_impl, &args, at_attr, &mut errors)
+        }
+        Ok(syn::Item::Fn(item_fn)) => expand::function(item_fn, &args, at_attr, &mut errors),
+        Ok(other) => {
+            errors.push(
+                darling::Error::custom(
+                    "`#[tool]` goes on an `impl TypedTool for ...` block or on an `async fn` that takes the tool's input",
+                )
+                .with_span(&at_attr),
+            );
+            other.into_token_stream()
+        }
+        Err(_) => item,
+    };
+    let errors = errors.finish().err().map(darling::Error::write_errors);
+    quote!(#errors #expanded)
+}
+
+/// The doc comment of an item, as the description a model reads.
+fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(text),
+                        ..
+                    }),
+                ..
+            }) => Some(text.value()),
+            _ => None,
+        })
+        .map(|line| {
+            line.strip_prefix(' ')
+                .unwrap_or(&line)
+                .trim_end()
+                .to_owned()
+        })
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}

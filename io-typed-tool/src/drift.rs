@@ -1,0 +1,188 @@
+//! Drift: a Rust tool and its checked-in TOOL.md must say the same thing.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::contract::ToolContract;
+use crate::manifest::{ManifestError, ToolManifest};
+
+/// The environment variable that, set to `1`, makes [`check_manifest`] write the manifest from
+/// the Rust contract instead of comparing (review the diff before committing it).
+pub const BLESS_VAR: &str = "AGENT_IO_BLESS";
+
+/// One place where the Rust contract and the manifest differ.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    /// A JSON pointer into the frontmatter (`/inputs/properties/path/type`).
+    pub pointer: String,
+    /// What the Rust contract says there (`None`: nothing).
+    pub rust: Option<Value>,
+    /// What the manifest says there (`None`: nothing).
+    pub manifest: Option<Value>,
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |v: &Option<Value>| {
+            v.as_ref()
+                .map_or_else(|| "nothing".to_owned(), |v| format!("`{v}`"))
+        };
+        write!(
+            f,
+            "{}: Rust has {}, TOOL.md has {}",
+            self.pointer,
+            show(&self.rust),
+            show(&self.manifest)
+        )
+    }
+}
+
+/// Why a tool and its manifest do not agree.
+#[derive(Debug)]
+pub enum DriftError {
+    /// The manifest could not be read.
+    Io {
+        /// The manifest's path.
+        path: PathBuf,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+    /// The manifest is not a valid TOOL.md.
+    Invalid {
+        /// The manifest's path.
+        path: PathBuf,
+        /// What is wrong with it.
+        error: ManifestError,
+    },
+    /// The manifest and the Rust contract differ.
+    Drift {
+        /// The manifest's path.
+        path: PathBuf,
+        /// Every difference, by pointer.
+        differences: Vec<Difference>,
+    },
+}
+
+impl fmt::Display for DriftError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DriftError::Io { path, error } => {
+                write!(f, "{}: cannot be read: {error}", path.display())
+            }
+            DriftError::Invalid { path, error } => write!(f, "{}: {error}", path.display()),
+            DriftError::Drift { path, differences } => {
+                write!(
+                    f,
+                    "{} has drifted from the Rust tool (set {BLESS_VAR}=1 to rewrite it from Rust):",
+                    path.display()
+                )?;
+                for difference in differences {
+                    write!(f, "\n  - {difference}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for DriftError {}
+
+/// Compares `contract` (from Rust) with the TOOL.md at `path`, field by field and schema
+/// property by schema property. With `AGENT_IO_BLESS=1` it writes the file instead, keeping an
+/// existing body.
+///
+/// Put it in a test, one line per tool, to make the suite fail when the Rust types and the
+/// checked-in manifest disagree:
+///
+/// ```no_run
+/// # use io_typed_tool::{ToolContract, check_manifest};
+/// # fn contract() -> ToolContract { unimplemented!() }
+/// check_manifest(&contract(), "tools/word-count/TOOL.md").unwrap();
+/// ```
+pub fn check_manifest(contract: &ToolContract, path: impl AsRef<Path>) -> Result<(), DriftError> {
+    let path = path.as_ref();
+    let existing = std::fs::read_to_string(path);
+    if std::env::var(BLESS_VAR).is_ok_and(|v| v == "1") {
+        let body = existing
+            .ok()
+            .and_then(|text| ToolManifest::parse(&text).ok())
+            .map(|m| m.body);
+        let mut manifest = ToolManifest::from_contract(contract.clone());
+        if let Some(body) = body {
+            manifest.body = body;
+        }
+        return std::fs::write(path, manifest.render()).map_err(|error| DriftError::Io {
+            path: path.to_owned(),
+            error,
+        });
+    }
+    let text = existing.map_err(|error| DriftError::Io {
+        path: path.to_owned(),
+        error,
+    })?;
+    let manifest = ToolManifest::parse(&text).map_err(|error| DriftError::Invalid {
+        path: path.to_owned(),
+        error,
+    })?;
+    let mut differences = Vec::new();
+    diff(
+        &contract.to_frontmatter(),
+        &manifest.contract.to_frontmatter(),
+        &mut String::new(),
+        &mut differences,
+    );
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(DriftError::Drift {
+            path: path.to_owned(),
+            differences,
+        })
+    }
+}
+
+/// Every pointer where `rust` and `manifest` differ, objects compared key by key (order does
+/// not matter) and everything else by value.
+pub(crate) fn diff(rust: &Value, manifest: &Value, at: &mut String, out: &mut Vec<Difference>) {
+    match (rust, manifest) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a
+                .keys()
+                .chain(b.keys().filter(|k| !a.contains_key(*k)))
+                .collect();
+            keys.sort();
+            for key in keys {
+                let mark = at.len();
+                at.push('/');
+                at.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                match (a.get(key), b.get(key)) {
+                    (Some(x), Some(y)) => diff(x, y, at, out),
+                    (x, y) => out.push(Difference {
+                        pointer: at.clone(),
+                        rust: x.cloned(),
+                        manifest: y.cloned(),
+                    }),
+                }
+                at.truncate(mark);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                let mark = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                diff(x, y, at, out);
+                at.truncate(mark);
+            }
+        }
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => {}
+        (a, b) if a == b => {}
+        (a, b) => out.push(Difference {
+            pointer: at.clone(),
+            rust: Some(a.clone()),
+            manifest: Some(b.clone()),
+        }),
+    }
+}

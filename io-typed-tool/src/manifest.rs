@@ -1,0 +1,220 @@
+//! TOOL.md files: a contract as YAML frontmatter plus a markdown body, and back.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::contract::ToolContract;
+use crate::frontmatter::{REMOVED_FIELDS, frontmatter_violations};
+
+/// A TOOL.md file: its contract (the frontmatter) and its informational markdown body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolManifest {
+    /// The frontmatter, as a contract.
+    pub contract: ToolContract,
+    /// The markdown after the frontmatter.
+    pub body: String,
+}
+
+/// One problem in a TOOL.md file: which field, which line, what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestProblem {
+    /// A JSON pointer to the field (`/version`, `/retry/backoff`); empty for the file itself.
+    pub field: String,
+    /// The 1-based line in the file, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ManifestProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, "`{}`: ", self.field)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Why a TOOL.md could not be read: every problem found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestError {
+    /// The problems, in file order where lines are known.
+    pub problems: Vec<ManifestProblem>,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid TOOL.md:")?;
+        for problem in &self.problems {
+            write!(f, "\n  - {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+fn one(field: &str, line: Option<usize>, message: impl Into<String>) -> ManifestError {
+    ManifestError {
+        problems: vec![ManifestProblem {
+            field: field.to_owned(),
+            line,
+            message: message.into(),
+        }],
+    }
+}
+
+impl ToolManifest {
+    /// A manifest for `contract` with a body generated from it (a description section and the
+    /// standard error codes).
+    pub fn from_contract(contract: ToolContract) -> Self {
+        let body = format!(
+            "## Description\n\n{}\n\n## Errors\n\n| Code | Meaning |\n|---|---|\n\
+             | `input_invalid` | The arguments do not match `inputs`; `cause.violations` lists each place. |\n\
+             | `timeout` | The call took longer than {} ms. |\n\
+             | `internal` | The tool failed unexpectedly. |\n",
+            contract.description, contract.timeout_ms
+        );
+        ToolManifest { contract, body }
+    }
+
+    /// Renders the file: `---`, the YAML frontmatter, `---`, the body.
+    pub fn render(&self) -> String {
+        let yaml = serde_norway::to_string(&self.contract.to_frontmatter())
+            .unwrap_or_else(|err| format!("# the contract could not be rendered: {err}\n"));
+        let mut text = String::with_capacity(yaml.len() + self.body.len() + 16);
+        text.push_str("---\n");
+        text.push_str(&yaml);
+        if !yaml.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("---\n");
+        if !self.body.is_empty() {
+            text.push('\n');
+            text.push_str(&self.body);
+        }
+        text
+    }
+
+    /// Parses a TOOL.md file. Every problem names its field and line: a missing or unclosed
+    /// frontmatter, YAML syntax, a removed field (with where it moved), a violation of the
+    /// published TOOL.schema.json, and the contract checks of [`ToolContract::check`].
+    pub fn parse(text: &str) -> Result<ToolManifest, ManifestError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut lines = text.split_inclusive('\n');
+        if lines.next().map(str::trim_end) != Some("---") {
+            return Err(one(
+                "",
+                Some(1),
+                "a TOOL.md starts with a `---` line opening the YAML frontmatter",
+            ));
+        }
+        let mut yaml_len = 0;
+        let mut closed = None;
+        for line in lines {
+            if line.trim_end() == "---" {
+                closed = Some(4 + yaml_len + line.len());
+                break;
+            }
+            yaml_len += line.len();
+        }
+        let Some(body_start) = closed else {
+            return Err(one(
+                "",
+                None,
+                "the frontmatter is not closed: add a `---` line after it",
+            ));
+        };
+        let yaml = &text[4..4 + yaml_len];
+        let body = text[body_start..]
+            .strip_prefix('\n')
+            .unwrap_or(&text[body_start..])
+            .to_owned();
+
+        let frontmatter: Value = serde_norway::from_str(yaml).map_err(|err| {
+            // The YAML starts on line 2 of the file.
+            let line = err.location().map(|l| l.line() + 1);
+            one(
+                "",
+                line,
+                format!("the frontmatter is not valid YAML: {err}"),
+            )
+        })?;
+        let Some(fields) = frontmatter.as_object() else {
+            return Err(one(
+                "",
+                Some(2),
+                "the frontmatter must be a mapping of fields",
+            ));
+        };
+        let line_of = |pointer: &str| key_line(yaml, pointer);
+
+        let mut problems: Vec<ManifestProblem> = REMOVED_FIELDS
+            .iter()
+            .filter(|field| fields.contains_key(**field))
+            .map(|field| ManifestProblem {
+                field: format!("/{field}"),
+                line: line_of(&format!("/{field}")),
+                message: format!(
+                    "`{field}` is no longer a TOOL.md field: it belongs to the driver layer (AIP-30); move it to a DRIVER.md that implements this tool"
+                ),
+            })
+            .collect();
+        let removed = |pointer: &str| REMOVED_FIELDS.iter().any(|f| pointer == format!("/{f}"));
+        problems.extend(
+            frontmatter_violations(&frontmatter)
+                .into_iter()
+                .filter(|v| !removed(&v.pointer))
+                .map(|v| ManifestProblem {
+                    line: line_of(&v.pointer),
+                    field: v.pointer,
+                    message: v.message,
+                }),
+        );
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| p.line.unwrap_or(usize::MAX));
+            return Err(ManifestError { problems });
+        }
+        let contract = ToolContract::from_frontmatter(frontmatter).map_err(|err| {
+            one(
+                "",
+                None,
+                format!("the frontmatter does not describe a contract: {err}"),
+            )
+        })?;
+        contract.check().map_err(|err| ManifestError {
+            problems: err
+                .problems
+                .into_iter()
+                .map(|p| ManifestProblem {
+                    line: line_of(&p.pointer),
+                    field: p.pointer,
+                    message: p.message,
+                })
+                .collect(),
+        })?;
+        Ok(ToolManifest { contract, body })
+    }
+}
+
+/// The file line of the top-level key a pointer starts with (YAML starts on file line 2).
+fn key_line(yaml: &str, pointer: &str) -> Option<usize> {
+    let key = pointer
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .filter(|k| !k.is_empty())?;
+    yaml.lines()
+        .position(|line| {
+            let line = line.trim_end();
+            line.strip_prefix(key)
+                .or_else(|| line.strip_prefix(&format!("\"{key}\"")))
+                .or_else(|| line.strip_prefix(&format!("'{key}'")))
+                .is_some_and(|rest| rest.starts_with(':'))
+        })
+        .map(|index| index + 2)
+}

@@ -1,0 +1,501 @@
+//! The registry: tools by id, called with JSON, under their contracts.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use io_core::{
+    AgentError, BoundarySchema, BoxFuture, ErrorCode, ToolCall, ToolInvoker, contain_panics,
+    new_run_id,
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::check::{ContractProblem, RegistrationError};
+use crate::contract::{Approval, ToolContract};
+use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
+
+/// What the host's approver is asked before a gated call runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ApprovalRequest {
+    /// The run that makes the call.
+    pub run_id: String,
+    /// The tool's id.
+    pub tool_id: String,
+    /// `id@major`.
+    pub identity: String,
+    /// The contract's approval class (for `policy:<ref>`, the policy to apply).
+    pub approval: Approval,
+    /// What the tool may modify.
+    pub mutates: Vec<String>,
+    /// The contract's risk level.
+    pub risk_level: u8,
+    /// The validated arguments.
+    pub input: Value,
+}
+
+/// An approver's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Run the call.
+    Approve,
+    /// Do not run it; the reason is shown to the caller.
+    Deny {
+        /// Why, safe to show a model.
+        reason: String,
+    },
+}
+
+/// The host's approval gate (AIP-7): asked before every call whose approval class requires it.
+/// Without an approver, such calls are denied.
+pub trait Approver: Send + Sync {
+    /// Decides one call.
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision>;
+}
+
+/// Any `Fn(&ApprovalRequest) -> ApprovalDecision` is an approver.
+impl<F> Approver for F
+where
+    F: Fn(&ApprovalRequest) -> ApprovalDecision + Send + Sync,
+{
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        let decision = self(request);
+        Box::pin(async move { decision })
+    }
+}
+
+/// How a gated call's approval went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOutcome {
+    /// The contract did not require approval.
+    NotRequired,
+    /// The approver said yes.
+    Approved,
+    /// The approver said no, or there was no approver.
+    Denied,
+}
+
+/// One row of the audit trail: one per call, whatever its outcome (AIP-14 "Audit log shape").
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AuditRecord {
+    /// Always `tool.invoked`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The run that made the call.
+    pub run_id: String,
+    /// The tool's id (as called).
+    pub tool_id: String,
+    /// The contract's version (empty when the tool is unknown).
+    pub tool_version: String,
+    /// The contract's declared mutations: what an auditor joins against observed effects.
+    pub tool_mutates: Vec<String>,
+    /// The argument keys (never the values: they may hold personal data).
+    pub input_keys: Vec<String>,
+    /// How approval went.
+    pub approval: ApprovalOutcome,
+    /// Attempts made (0 when the call was refused before the body ran).
+    pub attempts: u32,
+    /// Wall time of the whole call.
+    pub duration_ms: u64,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The error code when it failed.
+    pub error_code: Option<String>,
+    /// When the call ended, in milliseconds since the Unix epoch.
+    pub ts_unix_ms: u64,
+}
+
+/// Receives audit records.
+pub trait AuditSink: Send + Sync {
+    /// Records one call.
+    fn record(&self, record: AuditRecord);
+}
+
+/// An in-memory [`AuditSink`].
+#[derive(Default)]
+pub struct AuditLog {
+    records: Mutex<Vec<AuditRecord>>,
+}
+
+impl AuditLog {
+    /// A copy of every record so far, in order.
+    pub fn records(&self) -> Vec<AuditRecord> {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl AuditSink for AuditLog {
+    fn record(&self, record: AuditRecord) {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(record);
+    }
+}
+
+impl fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.records.lock().map_or(0, |r| r.len());
+        f.debug_struct("AuditLog").field("records", &count).finish()
+    }
+}
+
+/// Per-call options: the run, and the host context the contract's `contextSchema` describes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CallOptions {
+    /// The run making the call; a fresh id when `None`.
+    pub run_id: Option<String>,
+    /// The host-supplied context (`null` when the tool needs none).
+    pub context: Value,
+}
+
+struct RegisteredTool {
+    plugin: Arc<dyn ToolPlugin>,
+    contract: ToolContract,
+    inputs: Schema,
+    outputs: Schema,
+    context: Option<BoundarySchema>,
+}
+
+enum Schema {
+    Shared(&'static BoundarySchema),
+    Owned(BoundarySchema),
+}
+
+impl Schema {
+    fn get(&self) -> &BoundarySchema {
+        match self {
+            Schema::Shared(schema) => schema,
+            Schema::Owned(schema) => schema,
+        }
+    }
+}
+
+/// Tools by id, called with JSON under their contracts.
+///
+/// [`ToolRegistry::call`] enforces each tool's contract at the boundary, in this order: the
+/// tool exists (`not_found`); a `null` input counts as `{}` and the input matches the schema
+/// (`input_invalid`); the host context matches `contextSchema` (`context_invalid`); the
+/// approval class is honoured through the host's [`Approver`] (`approval_denied`); the body
+/// runs with `timeout_ms` per attempt (`timeout`), a panic contained (`internal`), and
+/// retryable failures of idempotent tools retried per `retry`; the output matches the schema
+/// (`output_invalid`, the value withheld). Every call leaves one [`AuditRecord`].
+///
+/// Timeouts and retry waits use Tokio's timer: call from a Tokio runtime with time enabled.
+/// Outside one, a call fails with `internal` instead of panicking.
+pub struct ToolRegistry {
+    tools: BTreeMap<String, RegisteredTool>,
+    approver: Option<Arc<dyn Approver>>,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry with no approver (gated calls are denied) and no audit sink.
+    pub fn new() -> Self {
+        ToolRegistry {
+            tools: BTreeMap::new(),
+            approver: None,
+            audit: None,
+        }
+    }
+
+    /// Sets the host's approver.
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Sets where audit records go.
+    #[must_use]
+    pub fn with_audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    /// Registers a typed tool, erasing it once. Fails (never panics) on a contract problem or
+    /// an id already registered.
+    pub fn register<T: TypedTool>(&mut self, tool: T) -> Result<(), RegistrationError> {
+        self.register_plugin(Arc::new(tool))
+    }
+
+    /// Registers a tool with JSON in and out.
+    pub fn register_plugin(
+        &mut self,
+        plugin: Arc<dyn ToolPlugin>,
+    ) -> Result<(), RegistrationError> {
+        let contract = plugin.contract();
+        if self.tools.contains_key(&contract.id) {
+            return Err(RegistrationError {
+                tool_id: contract.id.clone(),
+                problems: vec![ContractProblem {
+                    pointer: "/id".into(),
+                    message: format!("a tool with id `{}` is already registered", contract.id),
+                }],
+            });
+        }
+        let typed_inputs = plugin.input_boundary();
+        let typed_outputs = plugin.output_boundary();
+        let compiled = contract.compile(typed_inputs, typed_outputs)?;
+        let pick = |typed: Option<&'static BoundarySchema>, own: Option<BoundarySchema>| match (
+            typed, own,
+        ) {
+            (Some(shared), _) => Some(Schema::Shared(shared)),
+            (None, Some(owned)) => Some(Schema::Owned(owned)),
+            (None, None) => None,
+        };
+        let (Some(inputs), Some(outputs)) = (
+            pick(typed_inputs, compiled.inputs),
+            pick(typed_outputs, compiled.outputs),
+        ) else {
+            return Err(RegistrationError {
+                tool_id: contract.id.clone(),
+                problems: Vec::new(),
+            });
+        };
+        let registered = RegisteredTool {
+            plugin,
+            inputs,
+            outputs,
+            context: compiled.context,
+            contract,
+        };
+        self.tools
+            .insert(registered.contract.id.clone(), registered);
+        Ok(())
+    }
+
+    /// The contract of a registered tool.
+    pub fn contract(&self, tool_id: &str) -> Option<&ToolContract> {
+        self.tools.get(tool_id).map(|t| &t.contract)
+    }
+
+    /// The registered contracts, by id.
+    pub fn contracts(&self) -> impl Iterator<Item = &ToolContract> {
+        self.tools.values().map(|t| &t.contract)
+    }
+
+    /// Calls a tool with a fresh run id and no host context.
+    pub async fn call(&self, tool_id: &str, input: Value) -> Result<Value, ToolError> {
+        self.call_with(tool_id, input, CallOptions::default()).await
+    }
+
+    /// [`Self::call_with`], answered as the AIP-14 envelope `{ ok, value }` / `{ ok, error }`.
+    pub async fn call_envelope(&self, tool_id: &str, input: Value, options: CallOptions) -> Value {
+        match self.call_with(tool_id, input, options).await {
+            Ok(value) => io_core::ok_envelope(value),
+            Err(err) => err.to_envelope(),
+        }
+    }
+
+    /// Calls a tool under its contract; see the type's documentation for the order of checks.
+    pub async fn call_with(
+        &self,
+        tool_id: &str,
+        input: Value,
+        options: CallOptions,
+    ) -> Result<Value, ToolError> {
+        let started = Instant::now();
+        let run_id = options.run_id.unwrap_or_else(new_run_id);
+        let input = if input.is_null() { json!({}) } else { input };
+        let mut audit = AuditRecord {
+            kind: "tool.invoked",
+            run_id: run_id.clone(),
+            tool_id: tool_id.to_owned(),
+            tool_version: String::new(),
+            tool_mutates: Vec::new(),
+            input_keys: input
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default(),
+            approval: ApprovalOutcome::NotRequired,
+            attempts: 0,
+            duration_ms: 0,
+            ok: false,
+            error_code: None,
+            ts_unix_ms: 0,
+        };
+        let result = self
+            .dispatch(tool_id, input, options.context, &run_id, &mut audit)
+            .await;
+        if let Some(sink) = &self.audit {
+            audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            audit.ok = result.is_ok();
+            audit.error_code = result.as_ref().err().map(|e| e.code().to_string());
+            audit.ts_unix_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            sink.record(audit);
+        }
+        result
+    }
+
+    async fn dispatch(
+        &self,
+        tool_id: &str,
+        input: Value,
+        context: Value,
+        run_id: &str,
+        audit: &mut AuditRecord,
+    ) -> Result<Value, ToolError> {
+        let Some(tool) = self.tools.get(tool_id) else {
+            return Err(AgentError::new(
+                ErrorCode::NotFound,
+                format!("there is no tool `{tool_id}`"),
+            ));
+        };
+        let contract = &tool.contract;
+        audit.tool_version = contract.version.clone();
+        audit.tool_mutates = contract.mutates.clone();
+
+        tool.inputs.get().validate(&input)?;
+        if let Some(schema) = &tool.context {
+            schema.validate(&context).map_err(|err| {
+                let violations = err.violations().to_vec();
+                AgentError::new(
+                    ErrorCode::ContextInvalid,
+                    "the host did not supply the context this tool requires",
+                )
+                .with_violations(violations)
+                .with_operator_detail(err.message().to_owned())
+            })?;
+        }
+
+        if contract.needs_approval() {
+            let request = ApprovalRequest {
+                run_id: run_id.to_owned(),
+                tool_id: contract.id.clone(),
+                identity: contract.identity(),
+                approval: contract.approval.clone(),
+                mutates: contract.mutates.clone(),
+                risk_level: contract.risk_level,
+                input: input.clone(),
+            };
+            let decision = match &self.approver {
+                Some(approver) => approver.approve(&request).await,
+                None => ApprovalDecision::Deny {
+                    reason: "no approver is configured".into(),
+                },
+            };
+            match decision {
+                ApprovalDecision::Approve => audit.approval = ApprovalOutcome::Approved,
+                ApprovalDecision::Deny { reason } => {
+                    audit.approval = ApprovalOutcome::Denied;
+                    return Err(AgentError::new(
+                        ErrorCode::ApprovalDenied,
+                        format!("the call to `{tool_id}` was not approved: {reason}"),
+                    ));
+                }
+            }
+        }
+
+        let base = ToolContext::new(run_id, &contract.id)
+            .with_context(context)
+            .with_mutates(&contract.mutates);
+        let max_attempts = match (&contract.retry, contract.idempotent) {
+            (Some(policy), true) => policy.max_attempts.max(1),
+            _ => 1,
+        };
+        let timeout = Duration::from_millis(contract.timeout_ms);
+        let mut attempt = 1;
+        let output = loop {
+            audit.attempts = attempt;
+            let ctx = base.clone().with_attempt(attempt);
+            let result =
+                run_attempt(tool.plugin.as_ref(), input.clone(), &ctx, timeout, tool_id).await;
+            match result {
+                Err(err) if err.is_retryable() && attempt < max_attempts => {
+                    if let Some(policy) = &contract.retry {
+                        sleep(policy.delay_before(attempt + 1)).await?;
+                    }
+                    attempt += 1;
+                }
+                other => break other?,
+            }
+        };
+        tool.outputs.get().validate(&output)?;
+        Ok(output)
+    }
+}
+
+async fn run_attempt(
+    plugin: &dyn ToolPlugin,
+    input: Value,
+    ctx: &ToolContext,
+    timeout: Duration,
+    tool_id: &str,
+) -> Result<Value, ToolError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(no_runtime());
+    }
+    // The timer itself panics in a runtime built without time; contain that as well.
+    let timed = contain_panics(Box::pin(async move {
+        match tokio::time::timeout(timeout, contain_panics(plugin.execute(input, ctx))).await {
+            Ok(result) => Ok(result),
+            Err(_) => Ok(Err(AgentError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "tool `{tool_id}` did not finish within {} ms",
+                    timeout.as_millis()
+                ),
+            ))),
+        }
+    }))
+    .await;
+    timed?
+}
+
+async fn sleep(duration: Duration) -> Result<(), ToolError> {
+    if duration.is_zero() {
+        return Ok(());
+    }
+    contain_panics(Box::pin(async move {
+        tokio::time::sleep(duration).await;
+        Ok(())
+    }))
+    .await
+}
+
+fn no_runtime() -> ToolError {
+    AgentError::internal("the tool host is misconfigured").with_operator_detail(
+        "ToolRegistry::call needs a Tokio runtime with time enabled for timeouts and retries",
+    )
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("approver", &self.approver.is_some())
+            .field("audit", &self.audit.is_some())
+            .finish()
+    }
+}
+
+/// Cores reach the registry's tools through their `AgentContext`.
+impl ToolInvoker for ToolRegistry {
+    fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+        Box::pin(async move {
+            let options = CallOptions {
+                run_id: Some(call.run_id),
+                context: Value::Null,
+            };
+            self.call_with(&call.tool_id, call.input, options).await
+        })
+    }
+
+    fn tool_ids(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+}

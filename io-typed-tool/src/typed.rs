@@ -1,0 +1,283 @@
+//! `TypedTool`, what tool authors implement, and `ToolPlugin`, what the registry holds.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use io_core::{AgentError, AgentInput, AgentOutput, BoundarySchema, BoxFuture, ErrorCode};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::contract::{MUTATION_CLASSES, ToolContract};
+
+/// The error every tool returns: the boundary error of io-core, with its standard codes and
+/// its `{ ok: false, error: { code, message, retryable } }` envelope.
+pub type ToolError = AgentError;
+
+/// A native Rust tool with typed input and output.
+///
+/// Write the contract with the [`tool`](crate::tool) attribute on the impl block: it fills in
+/// [`TypedTool::ID`] and [`TypedTool::contract`] and checks every contract field at compile
+/// time. The spec's `TypedTool: ToolPlugin` plus a blanket impl is circular, so the relation
+/// runs one way here: every `TypedTool` *is* a [`ToolPlugin`] through a blanket impl, and the
+/// registry erases it once, when it is registered.
+///
+/// ```
+/// use io_typed_tool::{ToolContext, ToolError, TypedTool, tool};
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput)]
+/// struct Text { text: String }
+///
+/// #[derive(Serialize, Deserialize, JsonSchema, io_core::AgentOutput)]
+/// struct Count { words: usize }
+///
+/// struct WordCount;
+///
+/// /// Counts the words of a text.
+/// #[tool(id = "text.word-count", version = "1.0.0", idempotent)]
+/// impl TypedTool for WordCount {
+///     type Input = Text;
+///     type Output = Count;
+///
+///     async fn execute_typed(&self, input: Text, _ctx: &ToolContext) -> Result<Count, ToolError> {
+///         Ok(Count { words: input.text.split_whitespace().count() })
+///     }
+/// }
+///
+/// assert_eq!(WordCount::ID, "text.word-count");
+/// assert_eq!(WordCount::contract().identity(), "text.word-count@1");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a typed tool",
+    label = "`{Self}` does not implement `TypedTool`",
+    note = "implement `TypedTool` for `{Self}` and put `#[tool(id = \"...\", version = \"...\")]` on the impl block, or put `#[tool(...)]` on an `async fn`"
+)]
+pub trait TypedTool: Send + Sync + 'static {
+    /// The arguments.
+    type Input: AgentInput;
+    /// The success value.
+    type Output: AgentOutput;
+
+    /// The contract's id, as a constant so that registries can refuse duplicates at compile time.
+    const ID: &'static str;
+
+    /// The contract, with the schemas of `Input` and `Output`.
+    fn contract() -> ToolContract;
+
+    /// Runs the tool on validated input. The context, when the contract declares one, has
+    /// been validated too; the output is validated after this returns.
+    fn execute_typed(
+        &self,
+        input: Self::Input,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+}
+
+/// A tool with JSON in and out: what the registry stores and calls.
+///
+/// Every [`TypedTool`] is one; tools whose body is not Rust (WASM, JavaScript, a remote MCP
+/// server) implement it directly. It is dyn-compatible.
+pub trait ToolPlugin: Send + Sync {
+    /// The contract. Called once, at registration.
+    fn contract(&self) -> ToolContract;
+
+    /// A compiled input schema to reuse, if the plugin has one (typed tools do); otherwise the
+    /// registry compiles `contract().inputs` once.
+    fn input_boundary(&self) -> Option<&'static BoundarySchema> {
+        None
+    }
+
+    /// A compiled output schema to reuse, if the plugin has one.
+    fn output_boundary(&self) -> Option<&'static BoundarySchema> {
+        None
+    }
+
+    /// Runs the tool on a validated input.
+    fn execute<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: TypedTool> ToolPlugin for T {
+    fn contract(&self) -> ToolContract {
+        T::contract()
+    }
+
+    fn input_boundary(&self) -> Option<&'static BoundarySchema> {
+        Some(T::Input::input_boundary())
+    }
+
+    fn output_boundary(&self) -> Option<&'static BoundarySchema> {
+        Some(T::Output::output_boundary())
+    }
+
+    fn execute<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let decoded: T::Input = T::Input::input_boundary().decode(&input)?;
+            drop(input);
+            let output = self.execute_typed(decoded, ctx).await?;
+            T::Output::output_boundary().encode(&output)
+        })
+    }
+}
+
+/// What a tool body receives from the host with each call.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    run_id: String,
+    tool_id: String,
+    attempt: u32,
+    context: Value,
+    mutates: Arc<[String]>,
+}
+
+impl ToolContext {
+    /// A context for calling `tool_id` in the run `run_id`, first attempt, no host context and
+    /// no declared mutations. The registry builds these; tests of a tool body can too.
+    pub fn new(run_id: impl Into<String>, tool_id: impl Into<String>) -> Self {
+        ToolContext {
+            run_id: run_id.into(),
+            tool_id: tool_id.into(),
+            attempt: 1,
+            context: Value::Null,
+            mutates: Arc::from(Vec::new()),
+        }
+    }
+
+    /// Sets the host context (already validated against `contextSchema` by the registry).
+    #[must_use]
+    pub fn with_context(mut self, context: Value) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Sets the contract's declared mutations, which [`Self::authorize_mutation`] checks.
+    #[must_use]
+    pub fn with_mutates(mut self, mutates: &[String]) -> Self {
+        self.mutates = Arc::from(mutates.to_vec());
+        self
+    }
+
+    #[must_use]
+    pub(crate) fn with_attempt(mut self, attempt: u32) -> Self {
+        self.attempt = attempt;
+        self
+    }
+
+    /// The run that makes the call.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The tool being called.
+    pub fn tool_id(&self) -> &str {
+        &self.tool_id
+    }
+
+    /// Which attempt this is: 1 for the first, 2 for the first retry, ...
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The host context as JSON (`null` when the contract declares none).
+    pub fn raw_context(&self) -> &Value {
+        &self.context
+    }
+
+    /// The host context decoded into `C` (the type the contract's `context` names).
+    pub fn context<C: DeserializeOwned>(&self) -> Result<C, ToolError> {
+        C::deserialize(&self.context).map_err(|err| {
+            AgentError::new(
+                ErrorCode::ContextInvalid,
+                "the call context has an unexpected shape",
+            )
+            .with_operator_detail(err.to_string())
+        })
+    }
+
+    /// Checks that writing `resource` (`<class>:<scope>`, e.g. `workspace:/notes/a.md`) is
+    /// covered by the contract's `mutates`; a body calls it before each write it makes.
+    ///
+    /// A declared entry covers a resource of the same class whose scope equals it, lies under
+    /// it (`workspace:/notes` covers `workspace:/notes/a.md`), or when the entry's scope is `*`.
+    /// AIP-14: a write outside the declared set "MUST be refused at runtime".
+    ///
+    /// ```
+    /// # use io_typed_tool::ToolContext;
+    /// let ctx = ToolContext::new("r", "notes.append").with_mutates(&["workspace:/notes".into()]);
+    /// assert!(ctx.authorize_mutation("workspace:/notes/today.md").is_ok());
+    /// assert!(ctx.authorize_mutation("workspace:/secrets.txt").is_err());
+    /// assert!(ctx.authorize_mutation("network:example.com").is_err());
+    /// ```
+    pub fn authorize_mutation(&self, resource: &str) -> Result<(), ToolError> {
+        let covered = self
+            .mutates
+            .iter()
+            .any(|declared| mutation_covers(declared, resource));
+        if covered {
+            Ok(())
+        } else {
+            Err(AgentError::new(
+                ErrorCode::Unauthorised,
+                format!(
+                    "tool `{}` did not declare that it modifies `{resource}`",
+                    self.tool_id
+                ),
+            ))
+        }
+    }
+}
+
+pub(crate) fn mutation_covers(declared: &str, resource: &str) -> bool {
+    let (Some((class, scope)), Some((wanted_class, wanted))) =
+        (declared.split_once(':'), resource.split_once(':'))
+    else {
+        return false;
+    };
+    if class != wanted_class || !MUTATION_CLASSES.contains(&class) {
+        return false;
+    }
+    if scope == "*" || scope == wanted {
+        return true;
+    }
+    // Path-aware prefix: `/notes` covers `/notes/a.md`, not `/notes-old`; `..` never escapes.
+    let scope = scope.trim_end_matches('/');
+    wanted
+        .strip_prefix(scope)
+        .is_some_and(|rest| rest.starts_with('/'))
+        && !wanted.split('/').any(|segment| segment == "..")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mutation_covers;
+
+    #[test]
+    fn mutation_scopes_cover_paths_below_them_only() {
+        assert!(mutation_covers("workspace:/notes", "workspace:/notes/a.md"));
+        assert!(mutation_covers(
+            "workspace:/notes/",
+            "workspace:/notes/a.md"
+        ));
+        assert!(mutation_covers("network:*", "network:example.com"));
+        assert!(mutation_covers("database:invoices", "database:invoices"));
+        assert!(!mutation_covers(
+            "workspace:/notes",
+            "workspace:/notes-old/a.md"
+        ));
+        assert!(!mutation_covers(
+            "workspace:/notes",
+            "workspace:/notes/../etc/passwd"
+        ));
+        assert!(!mutation_covers("workspace:/notes", "network:/notes/a"));
+        assert!(!mutation_covers("bogus:*", "bogus:x"));
+    }
+}
