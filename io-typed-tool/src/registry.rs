@@ -235,7 +235,7 @@ impl ToolRegistry {
         &mut self,
         plugin: Arc<dyn ToolPlugin>,
     ) -> Result<(), RegistrationError> {
-        let contract = plugin.contract();
+        let contract = plugin.tool_contract();
         if self.tools.contains_key(&contract.id) {
             return Err(RegistrationError {
                 tool_id: contract.id.clone(),

@@ -80,7 +80,7 @@ pub trait TypedTool: Send + Sync + 'static {
 /// server) implement it directly. It is dyn-compatible.
 pub trait ToolPlugin: Send + Sync {
     /// The contract. Called once, at registration.
-    fn contract(&self) -> ToolContract;
+    fn tool_contract(&self) -> ToolContract;
 
     /// A compiled input schema to reuse, if the plugin has one (typed tools do); otherwise the
     /// registry compiles `contract().inputs` once.
@@ -103,7 +103,7 @@ pub trait ToolPlugin: Send + Sync {
 
 #[diagnostic::do_not_recommend]
 impl<T: TypedTool> ToolPlugin for T {
-    fn contract(&self) -> ToolContract {
+    fn tool_contract(&self) -> ToolContract {
         T::contract()
     }
 

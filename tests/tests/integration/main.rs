@@ -3,3 +3,4 @@
 mod erased;
 mod hygiene;
 mod soundness;
+mod tools;

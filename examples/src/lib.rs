@@ -1,0 +1,4 @@
+//! Tools and cores shared by the examples (and by the test suite, which checks their TOOL.md
+//! manifests). `cargo run --example NAME` runs the examples themselves.
+
+pub mod tools;
