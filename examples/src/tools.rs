@@ -120,7 +120,7 @@ impl TypedTool for KbSearch {
                 })
             })
             .collect();
-        hits.sort_by(|a, b| b.score.cmp(&a.score));
+        hits.sort_by_key(|hit| std::cmp::Reverse(hit.score));
         hits.truncate(usize::from(input.limit));
         Ok(SearchOutput { hits })
     }

@@ -32,7 +32,8 @@
 //!
 //! # AIP-14 clauses and the tests that hold them
 //!
-//! See `tests/tests/integration/tools.rs` in the repository; each clause below names its test.
+//! Tests named below live in the repository's `tests/tests/integration/tools.rs`; UI tests
+//! under `tests/ui/contract/`.
 //!
 #![doc = include_str!("../CLAUSES.md")]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -65,6 +66,23 @@ pub use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
 pub use io_core::ErrorCode;
 /// Writes and checks a tool contract; see [`TypedTool`].
 pub use io_derive::tool;
+
+/// AIP-14's `defineTool`, in Rust's naming: checks a hand-built contract (as registration
+/// would) and hands it back. The contract type has no `execute` field, and deserializing one
+/// that carries it fails, so a body can never ride on a contract.
+///
+/// ```
+/// use io_typed_tool::{ToolContract, define_tool};
+/// use serde_json::json;
+/// let ok = define_tool(ToolContract::new("echo", "1.0.0", "Echoes.", json!({"type": "object"}), json!({})));
+/// assert!(ok.is_ok());
+/// let bad = define_tool(ToolContract::new("Echo!", "1", "", json!({"type": "string"}), json!({})));
+/// assert!(bad.unwrap_err().problems.len() >= 3);
+/// ```
+pub fn define_tool(contract: ToolContract) -> Result<ToolContract, RegistrationError> {
+    contract.check()?;
+    Ok(contract)
+}
 
 /// Builds a [`ToolRegistry`] from tool types, refusing at compile time two tools with the same
 /// id. Each entry is a type (built with `Default`) or `Type => value`:

@@ -111,15 +111,31 @@ pub struct AuditRecord {
 pub trait AuditSink: Send + Sync {
     /// Records one call.
     fn record(&self, record: AuditRecord);
+
+    /// Records a registration, with the contract in its canonical JSON Schema form (AIP-14:
+    /// the audit log records the canonical schema, not a framework-specific one). Calls carry
+    /// the contract's `tool_id` and `tool_version`, which key back to this entry.
+    fn tool_registered(&self, contract: &ToolContract) {
+        let _ = contract;
+    }
 }
 
 /// An in-memory [`AuditSink`].
 #[derive(Default)]
 pub struct AuditLog {
     records: Mutex<Vec<AuditRecord>>,
+    registered: Mutex<Vec<ToolContract>>,
 }
 
 impl AuditLog {
+    /// The contracts registered so far, canonical JSON Schema included.
+    pub fn registered(&self) -> Vec<ToolContract> {
+        self.registered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// A copy of every record so far, in order.
     pub fn records(&self) -> Vec<AuditRecord> {
         self.records
@@ -135,6 +151,13 @@ impl AuditSink for AuditLog {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(record);
+    }
+
+    fn tool_registered(&self, contract: &ToolContract) {
+        self.registered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(contract.clone());
     }
 }
 
@@ -236,12 +259,14 @@ impl ToolRegistry {
         plugin: Arc<dyn ToolPlugin>,
     ) -> Result<(), RegistrationError> {
         let contract = plugin.tool_contract();
-        if self.tools.contains_key(&contract.id) {
+        // Identity is `id@major` (AIP-14 "Stable identity"): two majors of one id are two tools.
+        let identity = contract.identity();
+        if self.tools.contains_key(&identity) {
             return Err(RegistrationError {
                 tool_id: contract.id.clone(),
                 problems: vec![ContractProblem {
                     pointer: "/id".into(),
-                    message: format!("a tool with id `{}` is already registered", contract.id),
+                    message: format!("a tool with identity `{identity}` is already registered"),
                 }],
             });
         }
@@ -271,17 +296,52 @@ impl ToolRegistry {
             context: compiled.context,
             contract,
         };
-        self.tools
-            .insert(registered.contract.id.clone(), registered);
+        if let Some(sink) = &self.audit {
+            sink.tool_registered(&registered.contract);
+        }
+        self.tools.insert(identity, registered);
         Ok(())
     }
 
-    /// The contract of a registered tool.
-    pub fn contract(&self, tool_id: &str) -> Option<&ToolContract> {
-        self.tools.get(tool_id).map(|t| &t.contract)
+    /// The registered tool a caller means: `id@major` names one exactly; a bare `id` names the
+    /// only registered major of that id, and is ambiguous when there are several.
+    fn resolve(&self, tool_id: &str) -> Result<&RegisteredTool, ToolError> {
+        if tool_id.contains('@') {
+            return self.tools.get(tool_id).ok_or_else(|| {
+                AgentError::new(ErrorCode::NotFound, format!("there is no tool `{tool_id}`"))
+            });
+        }
+        let mut majors = self.tools.values().filter(|t| t.contract.id == tool_id);
+        match (majors.next(), majors.next()) {
+            (Some(only), None) => Ok(only),
+            (None, _) => Err(AgentError::new(
+                ErrorCode::NotFound,
+                format!("there is no tool `{tool_id}`"),
+            )),
+            (Some(_), Some(_)) => {
+                let identities: Vec<String> = self
+                    .tools
+                    .values()
+                    .filter(|t| t.contract.id == tool_id)
+                    .map(|t| t.contract.identity())
+                    .collect();
+                Err(AgentError::new(
+                    ErrorCode::NoRoute,
+                    format!(
+                        "several versions of `{tool_id}` are registered; call one of {}",
+                        identities.join(", ")
+                    ),
+                ))
+            }
+        }
     }
 
-    /// The registered contracts, by id.
+    /// The contract of a registered tool, by `id` or `id@major` (see [`Self::call_with`]).
+    pub fn contract(&self, tool_id: &str) -> Option<&ToolContract> {
+        self.resolve(tool_id).ok().map(|t| &t.contract)
+    }
+
+    /// The registered contracts, ordered by identity.
     pub fn contracts(&self) -> impl Iterator<Item = &ToolContract> {
         self.tools.values().map(|t| &t.contract)
     }
@@ -300,6 +360,7 @@ impl ToolRegistry {
     }
 
     /// Calls a tool under its contract; see the type's documentation for the order of checks.
+    /// `tool_id` is an id, or `id@major` when several majors of one id are registered.
     pub async fn call_with(
         &self,
         tool_id: &str,
@@ -349,12 +410,7 @@ impl ToolRegistry {
         run_id: &str,
         audit: &mut AuditRecord,
     ) -> Result<Value, ToolError> {
-        let Some(tool) = self.tools.get(tool_id) else {
-            return Err(AgentError::new(
-                ErrorCode::NotFound,
-                format!("there is no tool `{tool_id}`"),
-            ));
-        };
+        let tool = self.resolve(tool_id)?;
         let contract = &tool.contract;
         audit.tool_version = contract.version.clone();
         audit.tool_mutates = contract.mutates.clone();
@@ -496,6 +552,9 @@ impl ToolInvoker for ToolRegistry {
     }
 
     fn tool_ids(&self) -> Vec<String> {
-        self.tools.keys().cloned().collect()
+        let mut ids: Vec<String> = self.tools.values().map(|t| t.contract.id.clone()).collect();
+        ids.dedup();
+        ids.extend(self.tools.keys().cloned());
+        ids
     }
 }

@@ -41,6 +41,7 @@ pub(super) fn impl_block(
         errors.push(error(span, "`#[tool]` goes on an `impl TypedTool for ...` block, not on an inherent impl or another trait's impl"));
         return item.into_token_stream();
     }
+    let mut written = Vec::new();
     for existing in &item.items {
         let clash = match existing {
             syn::ImplItem::Const(c) if c.ident == "ID" => Some(c.ident.span()),
@@ -48,6 +49,10 @@ pub(super) fn impl_block(
             _ => None,
         };
         if let Some(span) = clash {
+            written.push(match existing {
+                syn::ImplItem::Const(_) => "ID",
+                _ => "contract",
+            });
             errors.push(error(
                 span,
                 "`#[tool]` writes `ID` and `contract()` from its arguments; remove this one",
@@ -56,7 +61,18 @@ pub(super) fn impl_block(
     }
     let spec = check::contract(args, doc_comment(&item.attrs), at_attr, errors);
     let krate = krate(args);
-    item.items.extend(contract_items(&spec, args, &krate));
+    // Add only what the block does not write itself: a second `ID` would only add a
+    // "duplicate definition" error, a missing one a "not all items implemented" error.
+    let generated = contract_items(&spec, args, &krate)
+        .into_iter()
+        .filter(|generated| {
+            let name = match generated {
+                syn::ImplItem::Const(_) => "ID",
+                _ => "contract",
+            };
+            !written.contains(&name)
+        });
+    item.items.extend(generated);
     item.into_token_stream()
 }
 
@@ -103,10 +119,12 @@ pub(super) fn function(
             None
         }
     };
+    let mut signature_ok = sig.asyncness.is_some() && input_ty.is_some();
     let takes_context = match inputs.next() {
         None => false,
         Some(syn::FnArg::Typed(arg)) if is_tool_context_ref(&arg.ty) => true,
         Some(other) => {
+            signature_ok = false;
             errors.push(error(
                 other.span(),
                 "a tool function takes one input; a second argument can only be `&ToolContext` (put every argument in the input struct)",
@@ -115,6 +133,7 @@ pub(super) fn function(
         }
     };
     if let Some(extra) = inputs.next() {
+        signature_ok = false;
         errors.push(error(
             extra.span(),
             "a tool function takes one input, optionally followed by `&ToolContext`",
@@ -152,10 +171,14 @@ pub(super) fn function(
     let (Some(input_ty), Some(output_ty)) = (input_ty, output_ty) else {
         return item.into_token_stream();
     };
-    let call = if takes_context {
-        quote!(#fn_name(input, ctx))
-    } else {
-        quote!(#fn_name(input))
+    // With a signature error already reported, the body must not add errors of its own (a
+    // missing argument, a non-future awaited); it never runs, since the crate cannot compile.
+    let call = match (signature_ok, takes_context) {
+        (false, _) => quote!(::core::unreachable!(
+            "`#[tool]` reported an error on this function"
+        )),
+        (true, true) => quote!(#fn_name(input, ctx).await.map_err(::core::convert::Into::into)),
+        (true, false) => quote!(#fn_name(input).await.map_err(::core::convert::Into::into)),
     };
     let ctx_name = if takes_context {
         quote!(ctx)
@@ -180,7 +203,7 @@ pub(super) fn function(
                 input: #input_ty,
                 #ctx_name: &#krate::ToolContext,
             ) -> ::core::result::Result<#output_ty, #krate::ToolError> {
-                #call.await.map_err(::core::convert::Into::into)
+                #call
             }
         }
     }

@@ -19,15 +19,19 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let parsed = NestedMeta::parse_meta_list(args)
         .map_err(darling::Error::from)
         .and_then(|list| ToolArgs::from_list(&list));
-    let args = errors.handle(parsed).unwrap_or_default();
+    // When the arguments themselves do not parse, their rules are not checked (a missing `id`
+    // would only repeat the parse error); the item still expands, with placeholder values.
+    let mut discarded = darling::Error::accumulator();
+    let (args, rules) = match errors.handle(parsed) {
+        Some(args) => (args, &mut errors),
+        None => (ToolArgs::default(), &mut discarded),
+    };
     let at_attr = Span::call_site();
     let expanded = match syn::parse2::<syn::Item>(item.clone()) {
-        Ok(syn::Item::Impl(item_impl)) => {
-            expand::impl_block(item_impl, &args, at_attr, &mut errors)
-        }
-        Ok(syn::Item::Fn(item_fn)) => expand::function(item_fn, &args, at_attr, &mut errors),
+        Ok(syn::Item::Impl(item_impl)) => expand::impl_block(item_impl, &args, at_attr, rules),
+        Ok(syn::Item::Fn(item_fn)) => expand::function(item_fn, &args, at_attr, rules),
         Ok(other) => {
-            errors.push(
+            rules.push(
                 darling::Error::custom(
                     "`#[tool]` goes on an `impl TypedTool for ...` block or on an `async fn` that takes the tool's input",
                 )
@@ -37,6 +41,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         Err(_) => item,
     };
+    drop(discarded.finish());
     let errors = errors.finish().err().map(darling::Error::write_errors);
     quote!(#errors #expanded)
 }

@@ -832,3 +832,96 @@ mod example_tools {
         let _ = std::fs::remove_dir_all(workspace);
     }
 }
+
+#[test]
+fn two_majors_of_one_id_are_distinct_tools() {
+    let mut registry = ToolRegistry::new();
+    let inputs = json!({ "type": "object" });
+    let mut v2 = plugin_contract("js.echo", inputs.clone());
+    v2.version = "2.0.0".into();
+    registry
+        .register_plugin(Arc::new(Plugin {
+            contract: plugin_contract("js.echo", inputs.clone()),
+        }))
+        .unwrap();
+    registry
+        .register_plugin(Arc::new(Plugin { contract: v2 }))
+        .unwrap();
+    // Both majors are addressable; the bare id is ambiguous and says how to choose.
+    assert_eq!(registry.contract("js.echo@1").unwrap().version, "1.0.0");
+    assert_eq!(registry.contract("js.echo@2").unwrap().version, "2.0.0");
+    let err = block_on(registry.call("js.echo", json!({}))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::NoRoute);
+    assert_eq!(
+        err.message(),
+        "several versions of `js.echo` are registered; call one of js.echo@1, js.echo@2"
+    );
+    assert!(block_on(registry.call("js.echo@2", json!({}))).is_ok());
+    // The same identity twice is a duplicate.
+    let err = registry
+        .register_plugin(Arc::new(Plugin {
+            contract: plugin_contract("js.echo", inputs),
+        }))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`js.echo@1` is already registered"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_contract_never_carries_an_execute_field() {
+    let mut frontmatter = plugin_contract("js.echo", json!({ "type": "object" })).to_frontmatter();
+    frontmatter["execute"] = json!("./index.ts#run");
+    let err = ToolContract::from_frontmatter(frontmatter).unwrap_err();
+    assert!(err.to_string().contains("unknown field `execute`"), "{err}");
+}
+
+#[test]
+fn unknown_metadata_keys_are_tolerated_and_kept() {
+    let mut contract = plugin_contract("js.meta", json!({ "type": "object" }));
+    contract.metadata.insert(
+        "mastra".into(),
+        json!({ "hint": 1, "nested": { "x": [1, 2] } }),
+    );
+    contract.context_schema = Some(json!({ "type": "object", "required": ["tenant"] }));
+    let text = ToolManifest::from_contract(contract.clone()).render();
+    let parsed = ToolManifest::parse(&text).unwrap();
+    assert_eq!(parsed.contract, contract);
+    assert_eq!(
+        io_typed_tool::frontmatter_violations(&contract.to_frontmatter()),
+        []
+    );
+    ToolRegistry::new()
+        .register_plugin(Arc::new(Plugin { contract }))
+        .unwrap();
+}
+
+#[test]
+fn registration_is_audited_with_the_canonical_json_schema() {
+    let audit = Arc::new(AuditLog::default());
+    let mut registry = ToolRegistry::new().with_audit_sink(audit.clone());
+    registry.register(EchoTool).unwrap();
+    let registered = audit.registered();
+    assert_eq!(registered.len(), 1);
+    assert_eq!(registered[0].inputs, *Ask::input_schema());
+    assert_eq!(
+        registered[0].inputs["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+}
+
+#[test]
+fn define_tool_checks_a_hand_built_contract() {
+    let mut contract = plugin_contract("js.define", json!({ "type": "object" }));
+    contract.mutates = vec!["workspace:/out".into()];
+    contract.approval = Approval::Auto;
+    let err = io_typed_tool::define_tool(contract.clone()).unwrap_err();
+    assert_eq!(err.problems[0].pointer, "/mutates");
+    contract.approval = Approval::default_for(&contract.mutates);
+    assert_eq!(
+        io_typed_tool::define_tool(contract).unwrap().approval,
+        Approval::OnMutate
+    );
+}

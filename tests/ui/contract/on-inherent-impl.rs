@@ -1,0 +1,22 @@
+use io_typed_tool::tool;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Query {
+    text: String,
+}
+
+struct Finder;
+
+/// Finds things.
+#[tool(id = "files.find")]
+impl Finder {
+    fn new() -> Self {
+        Finder
+    }
+}
+
+fn main() {
+    let _ = Finder::new();
+}
