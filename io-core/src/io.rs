@@ -47,6 +47,11 @@ use crate::schema::{BoundarySchema, Direction};
     note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]`"
 )]
 pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync + 'static {
+    /// Whether a value of this type can carry the host-injected `_workflowFsRoot` (AIP-16):
+    /// false for a `deny_unknown_fields` type without that field, which would refuse it. The
+    /// derive computes it; `#[define_io]` refuses files for an input type where it is false.
+    const ACCEPTS_FS_ROOT: bool = true;
+
     /// The compiled input schema of this type, built on first use.
     fn input_boundary() -> &'static BoundarySchema {
         BoundarySchema::cached::<Self>(Direction::Input, None)

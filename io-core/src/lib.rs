@@ -31,6 +31,7 @@ pub mod bounds;
 mod context;
 mod core;
 mod error;
+pub mod files;
 mod io;
 mod runtime;
 mod schema;
@@ -52,6 +53,8 @@ pub use io_derive::AgentInput;
 pub use io_derive::AgentOutput;
 /// Fills in `type Input = TurnInput;` / `type Output = TurnOutput;` on an `AgentCore` impl.
 pub use io_derive::agent_core;
+/// Declares AIP-16 IO blocks (schemas and file contracts); see [`files`].
+pub use io_derive::define_io;
 
 /// What the macros' expansions name. Not public API: it may change in any release.
 #[doc(hidden)]
@@ -80,5 +83,43 @@ pub mod __private {
 
     pub fn cached_output<T: AgentOutput>(strict_name: Option<&str>) -> &'static BoundarySchema {
         BoundarySchema::cached::<T>(Direction::Output, strict_name)
+    }
+
+    type FileArg = (
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+
+    /// The handle `#[define_io]` builds. Keys, paths and modes were checked at compile time;
+    /// a schema that does not compile is reported when it is used, as for any boundary.
+    pub fn io_handle<I: AgentInput, O: AgentOutput>(
+        inputs_files: &[FileArg],
+        outputs_files: &[FileArg],
+    ) -> crate::files::IoHandle {
+        use crate::files::{FileEntry, FileMode, IoDefinition};
+        let entry = |(key, path, mode, content_type): &FileArg| {
+            let mode = match *mode {
+                Some("ro") => Some(FileMode::Ro),
+                Some(_) => Some(FileMode::Rw),
+                None => None,
+            };
+            let content_type = content_type.map(str::to_owned);
+            (
+                (*key).to_owned(),
+                FileEntry {
+                    path: (*path).to_owned(),
+                    mode,
+                    content_type,
+                },
+            )
+        };
+        let definition = IoDefinition {
+            inputs_files: inputs_files.iter().map(entry).collect(),
+            outputs_files: outputs_files.iter().map(entry).collect(),
+            ..IoDefinition::typed::<I, O>()
+        };
+        crate::files::build_io(definition).0
     }
 }

@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 use crate::context::{AgentContext, EventSink, ToolInvoker};
 use crate::core::{AgentCore, BoxFuture, ErasedAgentCore};
 use crate::error::AgentError;
+use crate::files::{
+    FileHost, FileObserver, FileRunRecord, IoHandle, RunVars, Workspace, run_with_files,
+};
 
 /// Runs a core's turns with `serde_json::Value` in and out.
 ///
@@ -50,6 +53,14 @@ pub struct AgentRuntime {
     tools: Option<Arc<dyn ToolInvoker>>,
     allowed_tools: Option<BTreeSet<String>>,
     events: Option<Arc<dyn EventSink>>,
+    files: Option<CoreFiles>,
+}
+
+struct CoreFiles {
+    io: &'static IoHandle,
+    workspace: Workspace,
+    observer: Option<Arc<dyn FileObserver>>,
+    last_record: Option<FileRunRecord>,
 }
 
 impl AgentRuntime {
@@ -65,6 +76,7 @@ impl AgentRuntime {
             tools: None,
             allowed_tools: None,
             events: None,
+            files: None,
         }
     }
 
@@ -91,6 +103,30 @@ impl AgentRuntime {
     pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.events = Some(sink);
         self
+    }
+
+    /// Runs every turn under a file contract (AIP-16): declared input files are staged from
+    /// `workspace` into a private scratch root, `_workflowFsRoot` is injected, and declared
+    /// outputs are synced back after the turn; see [`crate::files::run_with_files`].
+    #[must_use]
+    pub fn with_file_contract(
+        mut self,
+        io: &'static IoHandle,
+        workspace: Workspace,
+        observer: Option<Arc<dyn FileObserver>>,
+    ) -> Self {
+        self.files = Some(CoreFiles {
+            io,
+            workspace,
+            observer,
+            last_record: None,
+        });
+        self
+    }
+
+    /// What the last turn did with files (staged and synced, with sizes and SHA-256).
+    pub fn last_file_record(&self) -> Option<&FileRunRecord> {
+        self.files.as_ref().and_then(|f| f.last_record.as_ref())
     }
 
     /// The core's kind.
@@ -162,10 +198,39 @@ impl AgentRuntime {
         input: Value,
         ctx: &mut AgentContext,
     ) -> Result<Value, AgentError> {
-        let input_boundary = self.core.input_boundary();
-        let output_boundary = self.core.output_boundary();
+        // Cloned, not taken: a turn dropped half-way must not lose the runtime's configuration.
+        let Some((io, workspace, observer)) = self
+            .files
+            .as_ref()
+            .map(|f| (f.io, f.workspace.clone(), f.observer.clone()))
+        else {
+            return Self::validated_turn(self.core.as_mut(), input, ctx).await;
+        };
+        let host = FileHost {
+            workspace: &workspace,
+            observer: observer.as_deref(),
+        };
+        let vars = RunVars::new(ctx.run_id(), self.core.core_type());
+        let core = self.core.as_mut();
+        let (result, record) = run_with_files(io, host, &vars, input, |input| {
+            Self::validated_turn(core, input, ctx)
+        })
+        .await;
+        if let Some(files) = &mut self.files {
+            files.last_record = Some(record);
+        }
+        result
+    }
+
+    async fn validated_turn(
+        core: &mut dyn ErasedAgentCore,
+        input: Value,
+        ctx: &mut AgentContext,
+    ) -> Result<Value, AgentError> {
+        let input_boundary = core.input_boundary();
+        let output_boundary = core.output_boundary();
         input_boundary.validate(&input)?;
-        let output = contain_panics(self.core.run_turn_erased(input, ctx)).await?;
+        let output = contain_panics(core.run_turn_erased(input, ctx)).await?;
         output_boundary.validate(&output)?;
         Ok(output)
     }

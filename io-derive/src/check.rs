@@ -124,7 +124,7 @@ pub(crate) fn fs_root_field(side: Side, cont: &ast::Container<'_>, errors: &mut 
                 )),
                 Side::Input if !ty::is_optional_path_or_string(field.ty) => errors.push(error(
                     field.ty.span(),
-                    "the reserved `_workflowFsRoot` field must be `Option<String>` or `Option<PathBuf>`: the host injects it only when the unit declares files",
+                    "the reserved `_workflowFsRoot` field must be `Option<String>`, `Option<PathBuf>` or `Option<FsRoot>`: the host injects it only when the unit declares files",
                 )),
                 Side::Input => {}
             }
@@ -137,6 +137,15 @@ pub(crate) fn fs_root_field(side: Side, cont: &ast::Container<'_>, errors: &mut 
             ));
         }
     }
+}
+
+/// Whether the input type can receive `_workflowFsRoot`: a `deny_unknown_fields` type must
+/// declare it; any other type ignores unknown fields.
+pub(crate) fn accepts_fs_root(cont: &ast::Container<'_>) -> bool {
+    !cont.attrs.deny_unknown_fields()
+        || fields(cont)
+            .iter()
+            .any(|f| f.attrs.name().deserialize_name().value == FS_ROOT)
 }
 
 fn looks_like_fs_root(name: &str) -> bool {

@@ -63,7 +63,11 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
                 .as_ref()
                 .map_or_else(|| input.ident.to_string(), |n| n.as_str().to_owned())
         });
-    let implementation = impl_block(input, side, &krate, strict_name.as_deref());
+    let accepts_fs_root = cont
+        .as_ref()
+        .filter(|_| serde_ok)
+        .is_none_or(check::accepts_fs_root);
+    let implementation = impl_block(input, side, &krate, strict_name.as_deref(), accepts_fs_root);
     let errors = errors.finish().err().map(darling::Error::write_errors);
     quote! {
         #errors
@@ -76,6 +80,7 @@ fn impl_block(
     side: Side,
     krate: &syn::Path,
     strict: Option<&str>,
+    accepts_fs_root: bool,
 ) -> TokenStream {
     let ident = &input.ident;
     let (trait_name, method, build, cached) = match side {
@@ -139,9 +144,15 @@ fn impl_block(
     let header = quote_spanned! {ident.span()=>
         impl #impl_generics #krate::#trait_name for #ident #ty_generics
     };
+    let fs_root = (side == Side::Input && !accepts_fs_root).then(|| {
+        quote!(
+            const ACCEPTS_FS_ROOT: bool = false;
+        )
+    });
     quote! {
         #[automatically_derived]
         #header #where_clause {
+            #fs_root
             fn #method() -> &'static #krate::BoundarySchema {
                 #body
             }

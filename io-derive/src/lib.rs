@@ -10,6 +10,7 @@
 mod agent_core;
 mod attr;
 mod check;
+mod define_io;
 mod expand;
 mod tool;
 mod ty;
@@ -66,4 +67,25 @@ pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(args.into(), item.into()).into()
+}
+
+/// AIP-16 IO blocks for a struct or enum, an `impl` block (of a tool or a core) or a function:
+///
+/// ```text
+/// #[define_io(
+///     inputs = ReportInput,
+///     outputs = ReportOutput,
+///     inputs_files = { sales => { path = "data/sales.csv", mode = "ro", content_type = "text/csv" } },
+///     outputs_files = { report => { path = "reports/<isoDate>/<runId>.md", mode = "rw" } },
+/// )]
+/// ```
+///
+/// Implements `io_core::files::DefinesIo` (on a function, for a generated `NameIo` struct; a
+/// `#[tool]` on the same function is pointed at it; on an `impl TypedTool` block, the tool's
+/// `file_contract()` returns it). Checked at compile time: keys are plain file names, paths
+/// are workspace-relative without `..` and with only the AIP-16 tokens, modes are `ro`/`rw`,
+/// and an input type that declares files can receive `_workflowFsRoot`.
+#[proc_macro_attribute]
+pub fn define_io(args: TokenStream, item: TokenStream) -> TokenStream {
+    define_io::expand(args.into(), item.into()).into()
 }

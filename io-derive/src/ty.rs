@@ -47,7 +47,8 @@ pub(crate) fn unexpressible(ty: &Type) -> Option<Unexpressible<'_>> {
     }
 }
 
-/// Whether `ty` is `Option<String>` or `Option<PathBuf>` (by last path segments).
+/// Whether `ty` is `Option<String>`, `Option<PathBuf>` or `Option<FsRoot>` (by last path
+/// segments).
 pub(crate) fn is_optional_path_or_string(ty: &Type) -> bool {
     let Some(inner) = option_inner(ty) else {
         return false;
@@ -55,10 +56,10 @@ pub(crate) fn is_optional_path_or_string(ty: &Type) -> bool {
     let Type::Path(path) = inner else {
         return false;
     };
-    path.path
-        .segments
-        .last()
-        .is_some_and(|s| s.arguments.is_none() && (s.ident == "String" || s.ident == "PathBuf"))
+    path.path.segments.last().is_some_and(|s| {
+        s.arguments.is_none()
+            && (s.ident == "String" || s.ident == "PathBuf" || s.ident == "FsRoot")
+    })
 }
 
 fn option_inner(ty: &Type) -> Option<&Type> {

@@ -124,6 +124,7 @@ macro_rules! __tool_value {
 /// What the macros' expansions name. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use io_core;
     pub use serde_json;
 
     use io_core::{AgentInput, AgentOutput};

@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use io_core::files::{FileHost, FileObserver, FileRunRecord, RunVars, Workspace, run_with_files};
 use io_core::{
     AgentError, BoundarySchema, BoxFuture, ErrorCode, ToolCall, ToolInvoker, contain_panics,
     new_run_id,
@@ -105,6 +106,8 @@ pub struct AuditRecord {
     pub error_code: Option<String>,
     /// When the call ended, in milliseconds since the Unix epoch.
     pub ts_unix_ms: u64,
+    /// For a tool with a file contract: every file staged and synced, with size and SHA-256.
+    pub files: Option<FileRunRecord>,
 }
 
 /// Receives audit records.
@@ -215,6 +218,8 @@ pub struct ToolRegistry {
     tools: BTreeMap<String, RegisteredTool>,
     approver: Option<Arc<dyn Approver>>,
     audit: Option<Arc<dyn AuditSink>>,
+    workspace: Option<Workspace>,
+    file_observer: Option<Arc<dyn FileObserver>>,
 }
 
 impl Default for ToolRegistry {
@@ -230,7 +235,23 @@ impl ToolRegistry {
             tools: BTreeMap::new(),
             approver: None,
             audit: None,
+            workspace: None,
+            file_observer: None,
         }
+    }
+
+    /// The workspace tools with a file contract read from and write to.
+    #[must_use]
+    pub fn with_workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
+    /// Who hears about every staged read and synced write (the audit channel for files).
+    #[must_use]
+    pub fn with_file_observer(mut self, observer: Arc<dyn FileObserver>) -> Self {
+        self.file_observer = Some(observer);
+        self
     }
 
     /// Sets the host's approver.
@@ -386,6 +407,7 @@ impl ToolRegistry {
             ok: false,
             error_code: None,
             ts_unix_ms: 0,
+            files: None,
         };
         let result = self
             .dispatch(tool_id, input, options.context, &run_id, &mut audit)
@@ -459,30 +481,63 @@ impl ToolRegistry {
         let base = ToolContext::new(run_id, &contract.id)
             .with_context(context)
             .with_mutates(&contract.mutates);
-        let max_attempts = match (&contract.retry, contract.idempotent) {
-            (Some(policy), true) => policy.max_attempts.max(1),
-            _ => 1,
+        let Some(io) = tool.plugin.file_contract() else {
+            return run_attempts(tool, input, &base, tool_id, &mut audit.attempts).await;
         };
-        let timeout = Duration::from_millis(contract.timeout_ms);
-        let mut attempt = 1;
-        let output = loop {
-            audit.attempts = attempt;
-            let ctx = base.clone().with_attempt(attempt);
-            let result =
-                run_attempt(tool.plugin.as_ref(), input.clone(), &ctx, timeout, tool_id).await;
-            match result {
-                Err(err) if err.is_retryable() && attempt < max_attempts => {
-                    if let Some(policy) = &contract.retry {
-                        sleep(policy.delay_before(attempt + 1)).await?;
-                    }
-                    attempt += 1;
-                }
-                other => break other?,
-            }
+        // AIP-16 file contract: stage, inject `_workflowFsRoot`, validate, run, sync, clean up.
+        let Some(workspace) = &self.workspace else {
+            return Err(AgentError::internal("the tool host is misconfigured").with_operator_detail(format!(
+                "tool `{tool_id}` declares files, but the registry has no workspace (ToolRegistry::with_workspace)"
+            )));
         };
-        tool.outputs.get().validate(&output)?;
-        Ok(output)
+        let host = FileHost {
+            workspace,
+            observer: self.file_observer.as_deref(),
+        };
+        let vars = RunVars::new(run_id, &contract.id);
+        let mut attempts = 0;
+        let (result, record) = run_with_files(io, host, &vars, input, |input| {
+            run_attempts(tool, input, &base, tool_id, &mut attempts)
+        })
+        .await;
+        audit.attempts = attempts;
+        audit.files = Some(record);
+        result
     }
+}
+
+/// The attempts of one call: each under the timeout, retried per the contract, then the
+/// output validated.
+async fn run_attempts(
+    tool: &RegisteredTool,
+    input: Value,
+    base: &ToolContext,
+    tool_id: &str,
+    attempts: &mut u32,
+) -> Result<Value, ToolError> {
+    let contract = &tool.contract;
+    let max_attempts = match (&contract.retry, contract.idempotent) {
+        (Some(policy), true) => policy.max_attempts.max(1),
+        _ => 1,
+    };
+    let timeout = Duration::from_millis(contract.timeout_ms);
+    let mut attempt = 1;
+    let output = loop {
+        *attempts = attempt;
+        let ctx = base.clone().with_attempt(attempt);
+        let result = run_attempt(tool.plugin.as_ref(), input.clone(), &ctx, timeout, tool_id).await;
+        match result {
+            Err(err) if err.is_retryable() && attempt < max_attempts => {
+                if let Some(policy) = &contract.retry {
+                    sleep(policy.delay_before(attempt + 1)).await?;
+                }
+                attempt += 1;
+            }
+            other => break other?,
+        }
+    };
+    tool.outputs.get().validate(&output)?;
+    Ok(output)
 }
 
 async fn run_attempt(

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use io_core::files::IoHandle;
 use io_core::{AgentError, AgentInput, AgentOutput, BoundarySchema, BoxFuture, ErrorCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -65,6 +66,12 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The contract, with the schemas of `Input` and `Output`.
     fn contract() -> ToolContract;
 
+    /// The tool's file contract (AIP-16 `inputsFiles` / `outputsFiles`), when it declares one
+    /// with `#[define_io]`; the registry then stages and syncs its files around each call.
+    fn file_contract() -> Option<&'static IoHandle> {
+        None
+    }
+
     /// Runs the tool on validated input. The context, when the contract declares one, has
     /// been validated too; the output is validated after this returns.
     fn execute_typed(
@@ -93,6 +100,11 @@ pub trait ToolPlugin: Send + Sync {
         None
     }
 
+    /// The tool's file contract, if it declares files.
+    fn file_contract(&self) -> Option<&'static IoHandle> {
+        None
+    }
+
     /// Runs the tool on a validated input.
     fn execute<'a>(
         &'a self,
@@ -113,6 +125,10 @@ impl<T: TypedTool> ToolPlugin for T {
 
     fn output_boundary(&self) -> Option<&'static BoundarySchema> {
         Some(T::Output::output_boundary())
+    }
+
+    fn file_contract(&self) -> Option<&'static IoHandle> {
+        T::file_contract()
     }
 
     fn execute<'a>(

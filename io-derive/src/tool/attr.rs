@@ -45,6 +45,10 @@ pub(crate) struct ToolArgs {
     /// The type of the per-call host context (`contextSchema`).
     #[darling(default, with = type_arg)]
     pub(crate) context: Option<syn::Type>,
+    /// A type with `#[define_io]` whose file contract the tool uses (`#[define_io]` on the
+    /// same function sets this itself).
+    #[darling(default, with = type_arg)]
+    pub(crate) io: Option<syn::Type>,
     /// A function `fn() -> Vec<ToolExample>`.
     pub(crate) examples: Option<syn::Path>,
     /// A function `fn() -> serde_json::Map<String, Value>`.

@@ -321,7 +321,19 @@ fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<sy
         Some(path) => quote!(#path()),
         None => quote!(#krate::__private::serde_json::Map::new()),
     };
-    vec![
+    let mut items: Vec<syn::ImplItem> = Vec::new();
+    if let Some(io) = &args.io {
+        // The IO type's input is what the host injects the root into and validates: it must be
+        // the tool's own input type, or the two schemas would disagree.
+        items.push(syn::parse_quote! {
+            fn file_contract() -> ::core::option::Option<&'static #krate::__private::io_core::files::IoHandle> {
+                fn __io_same_input<T: #krate::__private::io_core::files::DefinesIo<Input = I>, I>(_: ::core::marker::PhantomData<I>) {}
+                __io_same_input::<#io, <Self as #krate::TypedTool>::Input>(::core::marker::PhantomData);
+                ::core::option::Option::Some(<#io as #krate::__private::io_core::files::DefinesIo>::io_handle())
+            }
+        });
+    }
+    items.extend([
         syn::parse_quote!(const ID: &'static str = #id;),
         syn::parse_quote! {
             fn contract() -> #krate::ToolContract {
@@ -351,5 +363,6 @@ fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<sy
                 }
             }
         },
-    ]
+    ]);
+    items
 }

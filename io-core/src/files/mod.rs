@@ -1,0 +1,35 @@
+//! File contracts (AIP-16): declared files staged into a private scratch root before a run and
+//! synced back after it, with every path kept inside the workspace.
+//!
+//! - [`define_io`] / [`IoHandle`]: the four IO blocks in canonical form (`#[define_io]`
+//!   builds one from Rust types at compile time).
+//! - [`Workspace`]: path resolution that refuses `..`, absolute paths, NUL bytes, symlinks that
+//!   lead out, and interpolated values that would.
+//! - [`run_with_files`]: the host lifecycle, with attestation ([`FileRunRecord`]) and events
+//!   ([`FileObserver`]).
+
+mod handle;
+mod lifecycle;
+mod path;
+
+pub(crate) use handle::build_io;
+pub use handle::{
+    FS_ROOT_FIELD, FileEntry, FileMode, FsRoot, IoDefinition, IoDefinitionError, IoHandle,
+    define_io,
+};
+pub use lifecycle::{FileEvent, FileHost, FileObserver, FileRecord, FileRunRecord, run_with_files};
+pub use path::{
+    MAX_COMPONENT_BYTES, MAX_KEY_BYTES, MAX_PATH_BYTES, PathError, RunVars, TOKENS, Workspace,
+    check_key, check_relative, check_template, interpolate, today_utc,
+};
+
+/// A type that declares IO blocks with `#[define_io(...)]`.
+pub trait DefinesIo {
+    /// The structured input type.
+    type Input: crate::AgentInput;
+    /// The structured output type.
+    type Output: crate::AgentOutput;
+
+    /// The handle, built once.
+    fn io_handle() -> &'static IoHandle;
+}

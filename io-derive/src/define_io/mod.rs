@@ -1,0 +1,201 @@
+//! `#[define_io(...)]`: AIP-16 IO blocks for a type, a tool, a core or a function.
+
+mod check;
+mod parse;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use parse::{FileArg, IoArgs};
+
+/// Parses, checks, expands. The item is always re-emitted.
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let args = match syn::parse2::<IoArgs>(args) {
+        Ok(args) => args,
+        Err(err) => {
+            let err = err.into_compile_error();
+            return quote!(#err #item);
+        }
+    };
+    let mut errors = args.errors.clone();
+    check::keys(&args.inputs_files, &mut errors);
+    check::keys(&args.outputs_files, &mut errors);
+    check::paths(&args.inputs_files, &mut errors);
+    check::paths(&args.outputs_files, &mut errors);
+    check::modes(&args.inputs_files, &mut errors);
+    check::modes(&args.outputs_files, &mut errors);
+    let errors: TokenStream = errors
+        .into_iter()
+        .map(syn::Error::into_compile_error)
+        .collect();
+
+    let krate = args
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::io_core));
+    let (target, item) = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Struct(s)) => (Target::Type(s.ident.clone()), s.into_token_stream()),
+        Ok(syn::Item::Enum(e)) => (Target::Type(e.ident.clone()), e.into_token_stream()),
+        Ok(syn::Item::Impl(item_impl)) => impl_target(item_impl, &krate),
+        Ok(syn::Item::Fn(item_fn)) => fn_target(item_fn),
+        Ok(other) => {
+            let err = syn::Error::new(
+                other.span(),
+                "`#[define_io]` goes on a struct or enum, an `impl` block (of a tool or a core), or a function",
+            )
+            .into_compile_error();
+            return quote!(#errors #err #other);
+        }
+        Err(_) => return quote!(#errors #item),
+    };
+    let implementation = defines_io(&target, &args, &krate);
+    quote!(#errors #item #implementation)
+}
+
+enum Target {
+    /// Implement `DefinesIo` for this type.
+    Type(syn::Ident),
+    /// Implement it for an impl block's self type.
+    SelfType(Box<syn::Type>),
+    /// Generate this unit struct and implement it for it.
+    NewStruct(syn::Visibility, syn::Ident, String),
+}
+
+/// On `impl TypedTool for T`: the tool's `file_contract()` returns this handle, so the
+/// registry stages and syncs its files.
+fn impl_target(mut item_impl: syn::ItemImpl, krate: &syn::Path) -> (Target, TokenStream) {
+    let is_typed_tool = item_impl
+        .trait_
+        .as_ref()
+        .and_then(|(path, _)| path.segments.last())
+        .is_some_and(|s| s.ident == "TypedTool");
+    if is_typed_tool {
+        item_impl.items.push(syn::parse_quote! {
+            fn file_contract() -> ::core::option::Option<&'static #krate::files::IoHandle> {
+                ::core::option::Option::Some(<Self as #krate::files::DefinesIo>::io_handle())
+            }
+        });
+    }
+    (
+        Target::SelfType(item_impl.self_ty.clone()),
+        item_impl.into_token_stream(),
+    )
+}
+
+/// On a function: a `NameIo` unit struct carries the blocks; a `#[tool(...)]` on the same
+/// function gets `io = NameIo`, so the generated tool uses them.
+fn fn_target(mut item_fn: syn::ItemFn) -> (Target, TokenStream) {
+    let name = pascal_case(&item_fn.sig.ident.to_string());
+    let struct_name = format_ident!("{name}Io", span = item_fn.sig.ident.span());
+    for attr in &mut item_fn.attrs {
+        if attr
+            .path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "tool")
+            && let syn::Meta::List(list) = &mut attr.meta
+        {
+            let existing = std::mem::take(&mut list.tokens);
+            list.tokens = if existing.is_empty() {
+                quote!(io = #struct_name)
+            } else {
+                quote!(#existing, io = #struct_name)
+            };
+        }
+    }
+    let doc = format!("The IO blocks of [`{}`].", item_fn.sig.ident);
+    let target = Target::NewStruct(item_fn.vis.clone(), struct_name, doc);
+    (target, item_fn.into_token_stream())
+}
+
+fn pascal_case(snake: &str) -> String {
+    snake
+        .trim_start_matches("r#")
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn file_entries(files: &[FileArg]) -> TokenStream {
+    let entries = files.iter().map(|file| {
+        let key = &file.key;
+        let path = file
+            .path
+            .as_ref()
+            .map_or_else(String::new, syn::LitStr::value);
+        let option = |value: &Option<syn::LitStr>| match value {
+            Some(text) => quote!(::core::option::Option::Some(#text)),
+            None => quote!(::core::option::Option::None),
+        };
+        let mode = option(&file.mode);
+        let content_type = option(&file.content_type);
+        quote!((#key, #path, #mode, #content_type))
+    });
+    quote!(&[#(#entries),*])
+}
+
+fn defines_io(target: &Target, args: &IoArgs, krate: &syn::Path) -> TokenStream {
+    let value = quote!(#krate::__private::serde_json::Value);
+    let inputs = args
+        .inputs
+        .as_ref()
+        .map_or_else(|| value.clone(), ToTokens::to_token_stream);
+    let outputs = args
+        .outputs
+        .as_ref()
+        .map_or_else(|| value.clone(), ToTokens::to_token_stream);
+    let inputs_files = file_entries(&args.inputs_files);
+    let outputs_files = file_entries(&args.outputs_files);
+    let (self_ty, new_struct) = match target {
+        Target::Type(ident) => (ident.to_token_stream(), None),
+        Target::SelfType(ty) => (ty.to_token_stream(), None),
+        Target::NewStruct(vis, ident, doc) => (
+            ident.to_token_stream(),
+            Some(quote! {
+                #[doc = #doc]
+                #[derive(Clone, Copy, Debug, Default)]
+                #vis struct #ident;
+            }),
+        ),
+    };
+    // Rule: a unit that declares files gets `_workflowFsRoot` injected, so its input type must
+    // be able to receive it (checked through the derive's `ACCEPTS_FS_ROOT`, at the type).
+    let has_files = !args.inputs_files.is_empty() || !args.outputs_files.is_empty();
+    let fs_root_check = has_files.then(|| {
+        let span = args.inputs.as_ref().map_or_else(Span::call_site, Spanned::span);
+        quote_spanned! {span=>
+            const _: () = ::core::assert!(
+                <#inputs as #krate::AgentInput>::ACCEPTS_FS_ROOT,
+                "files are declared, so the host injects `_workflowFsRoot` into the input, but the input type denies unknown fields and has no such field; add `#[serde(rename = \"_workflowFsRoot\")] root: Option<FsRoot>` to it"
+            );
+        }
+    });
+    quote! {
+        #new_struct
+        const _: () = {
+            #fs_root_check
+
+            #[automatically_derived]
+            impl #krate::files::DefinesIo for #self_ty {
+                type Input = #inputs;
+                type Output = #outputs;
+
+                fn io_handle() -> &'static #krate::files::IoHandle {
+                    static __IO_HANDLE: #krate::__private::OnceLock<#krate::files::IoHandle> =
+                        #krate::__private::OnceLock::new();
+                    __IO_HANDLE.get_or_init(|| {
+                        #krate::__private::io_handle::<#inputs, #outputs>(#inputs_files, #outputs_files)
+                    })
+                }
+            }
+        };
+    }
+}

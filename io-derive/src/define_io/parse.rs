@@ -1,0 +1,220 @@
+//! The arguments of `#[define_io(...)]`:
+//!
+//! ```text
+//! inputs = Type, outputs = Type,
+//! inputs_files = { key => { path = "...", mode = "ro", content_type = "..." }, ... },
+//! outputs_files = { ... }, crate = "path"
+//! ```
+//!
+//! Not darling-shaped (`key => { ... }`), so parsed with syn; unknown names still get a
+//! "did you mean".
+
+use proc_macro2::Span;
+use syn::parse::{Parse, ParseStream};
+use syn::{Ident, LitStr, Token, braced};
+
+pub(crate) struct IoArgs {
+    pub(crate) inputs: Option<syn::Type>,
+    pub(crate) outputs: Option<syn::Type>,
+    pub(crate) inputs_files: Vec<FileArg>,
+    pub(crate) outputs_files: Vec<FileArg>,
+    pub(crate) krate: Option<syn::Path>,
+    /// Problems that do not stop parsing (unknown or repeated names), reported with the rules.
+    pub(crate) errors: Vec<syn::Error>,
+}
+
+pub(crate) struct FileArg {
+    /// The key as written, with its span.
+    pub(crate) key: String,
+    pub(crate) key_span: Span,
+    pub(crate) path: Option<LitStr>,
+    pub(crate) mode: Option<LitStr>,
+    pub(crate) content_type: Option<LitStr>,
+    pub(crate) span: Span,
+}
+
+const ARGUMENTS: &[&str] = &[
+    "inputs",
+    "outputs",
+    "inputs_files",
+    "outputs_files",
+    "crate",
+];
+const FILE_FIELDS: &[&str] = &["path", "mode", "content_type"];
+
+/// The closest known name, for "did you mean".
+fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (distance(word, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = (previous + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(current + 1);
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+fn unknown(what: &str, name: &Ident, known: &[&str]) -> syn::Error {
+    let hint = closest(&name.to_string(), known).map_or_else(
+        || {
+            format!(
+                "; expected one of {}",
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        |k| format!("; did you mean `{k}`?"),
+    );
+    syn::Error::new(name.span(), format!("unknown {what} `{name}`{hint}"))
+}
+
+impl Parse for IoArgs {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut args = IoArgs {
+            inputs: None,
+            outputs: None,
+            inputs_files: Vec::new(),
+            outputs_files: Vec::new(),
+            krate: None,
+            errors: Vec::new(),
+        };
+        while !input.is_empty() {
+            let name: Ident = if input.peek(Token![crate]) {
+                let token: Token![crate] = input.parse()?;
+                Ident::new("crate", token.span)
+            } else {
+                input.parse()?
+            };
+            input.parse::<Token![=]>()?;
+            match name.to_string().as_str() {
+                "inputs" => args.inputs = Some(input.parse()?),
+                "outputs" => args.outputs = Some(input.parse()?),
+                "inputs_files" => args.inputs_files = parse_files(input, &mut args.errors)?,
+                "outputs_files" => args.outputs_files = parse_files(input, &mut args.errors)?,
+                "crate" => {
+                    let text: LitStr = input.parse()?;
+                    args.krate = Some(text.parse().map_err(|_| {
+                        syn::Error::new(
+                            text.span(),
+                            "`crate` takes a path in quotes, like `crate = \"my_crate::io_core\"`",
+                        )
+                    })?);
+                }
+                _ => {
+                    args.errors
+                        .push(unknown("`define_io` argument", &name, ARGUMENTS));
+                    // Skip the value so the rest still parses.
+                    let _: syn::Expr = input.parse()?;
+                }
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(args)
+    }
+}
+
+fn parse_files(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Vec<FileArg>> {
+    let content;
+    braced!(content in input);
+    let mut files = Vec::new();
+    while !content.is_empty() {
+        let (key, key_span) = if content.peek(LitStr) {
+            let text: LitStr = content.parse()?;
+            (text.value(), text.span())
+        } else {
+            let ident: Ident = content.call(syn::ext::IdentExt::parse_any)?;
+            (ident.to_string(), ident.span())
+        };
+        content.parse::<Token![=>]>()?;
+        let fields;
+        let brace = braced!(fields in content);
+        let mut file = FileArg {
+            key,
+            key_span,
+            path: None,
+            mode: None,
+            content_type: None,
+            span: brace.span.join(),
+        };
+        while !fields.is_empty() {
+            let name: Ident = fields.parse()?;
+            fields.parse::<Token![=]>()?;
+            let value: LitStr = fields.parse()?;
+            let slot = match name.to_string().as_str() {
+                "path" => &mut file.path,
+                "mode" => &mut file.mode,
+                "content_type" | "contentType" => &mut file.content_type,
+                _ => {
+                    errors.push(unknown("file field", &name, FILE_FIELDS));
+                    if fields.is_empty() {
+                        break;
+                    }
+                    fields.parse::<Token![,]>()?;
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{name}` is given twice"),
+                ));
+            }
+            *slot = Some(value);
+            if fields.is_empty() {
+                break;
+            }
+            fields.parse::<Token![,]>()?;
+        }
+        files.push(file);
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_misspellings_are_suggested() {
+        assert_eq!(closest("input_files", ARGUMENTS), Some("inputs_files"));
+        assert_eq!(closest("ouputs", ARGUMENTS), Some("outputs"));
+        assert_eq!(closest("zzz", ARGUMENTS), None);
+    }
+
+    #[test]
+    fn the_grammar_parses_keys_entries_and_trailing_commas() {
+        let args: IoArgs = syn::parse_str(
+            r#"inputs = A, outputs_files = { "report.md" => { path = "out/<runId>.md", mode = "rw", }, log => { path = "l" } },"#,
+        )
+        .unwrap();
+        assert!(args.inputs.is_some());
+        assert_eq!(args.outputs_files.len(), 2);
+        assert_eq!(args.outputs_files[0].key, "report.md");
+        assert!(args.errors.is_empty());
+    }
+}
