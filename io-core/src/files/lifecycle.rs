@@ -175,8 +175,13 @@ where
         return (result, record);
     }
 
-    let scratch = match tempfile::Builder::new()
-        .prefix(&scratch_prefix(&vars.run_id))
+    let prefix = scratch_prefix(&vars.run_id);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    // Private from the moment it exists: tempfile's default follows the umask (0755 here).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let scratch = match builder
         .tempdir()
     {
         Ok(dir) => dir,

@@ -1,0 +1,605 @@
+//! File contracts (AIP-16): the lifecycle clause by clause, hostile paths, and concurrent runs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use io_core::files::{
+    FS_ROOT_FIELD, FileEntry, FileEvent, FileHost, FileObserver, FileRunRecord, IoDefinition, IoHandle, PathError,
+    RunVars, Workspace, define_io, interpolate, run_with_files,
+};
+use io_core::{AgentError, ErrorCode};
+use pollster::block_on;
+use serde_json::{Value, json};
+
+/// A workspace and, beside it, a directory that must never change.
+struct Sandbox {
+    base: PathBuf,
+    workspace: Workspace,
+}
+
+impl Sandbox {
+    fn new(name: &str) -> Self {
+        let base = std::env::temp_dir().join(format!("agent-io-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("workspace")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(base.join("outside/secret.txt"), "top secret").unwrap();
+        let workspace = Workspace::open(base.join("workspace")).unwrap();
+        Sandbox { base, workspace }
+    }
+
+    fn ws(&self, relative: &str) -> PathBuf {
+        self.workspace.root().join(relative)
+    }
+
+    fn outside(&self) -> PathBuf {
+        std::fs::canonicalize(self.base.join("outside")).unwrap()
+    }
+
+    fn write(&self, relative: &str, content: &str) {
+        let path = self.ws(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    /// Every file under `outside/`, with its content: must not change in any test.
+    fn outside_snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        let mut stack = vec![self.outside()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    files.insert(path.clone(), std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        files
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+#[derive(Default)]
+struct Events(Mutex<Vec<FileEvent>>);
+
+impl FileObserver for Events {
+    fn observe(&self, event: &FileEvent) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+impl Events {
+    fn all(&self) -> Vec<FileEvent> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+fn io(inputs: &[(&str, &str)], outputs: &[(&str, &str)]) -> IoHandle {
+    let mut definition = IoDefinition::default();
+    for (key, path) in inputs {
+        definition = definition.input_file(*key, FileEntry::new(*path));
+    }
+    for (key, path) in outputs {
+        definition = definition.output_file(*key, FileEntry::new(*path));
+    }
+    define_io(definition).unwrap()
+}
+
+/// A handle built without definition-time checks, to show the run-time checks hold on their own.
+fn unchecked(inputs: &[(&'static str, &'static str)], outputs: &[(&'static str, &'static str)]) -> IoHandle {
+    let entries = |files: &[(&'static str, &'static str)]| {
+        files.iter().map(|(k, p)| (*k, *p, None, None)).collect::<Vec<_>>()
+    };
+    io_core::__private::io_handle::<Value, Value>(&entries(inputs), &entries(outputs))
+}
+
+fn vars(run_id: &str) -> RunVars {
+    RunVars { run_id: run_id.into(), unit_id: "report".into(), iso_date: "2026-11-22".into() }
+}
+
+/// Runs `body` under `io` in `sandbox`; the body gets the scratch root and the input.
+fn run<B>(io: &IoHandle, sandbox: &Sandbox, run_id: &str, input: Value, events: &Events, body: B) -> (Result<Value, AgentError>, FileRunRecord)
+where
+    B: FnOnce(&Path, Value) -> Result<Value, AgentError>,
+{
+    let host = FileHost { workspace: &sandbox.workspace, observer: Some(events) };
+    block_on(run_with_files(io, host, &vars(run_id), input, |input: Value| {
+        let root = PathBuf::from(input[FS_ROOT_FIELD].as_str().unwrap_or_default());
+        let result = body(&root, input);
+        async move { result }
+    }))
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ---- The lifecycle, clause by clause ------------------------------------------------------
+
+#[test]
+fn define_io_returns_the_four_blocks_with_file_maps_never_absent() {
+    let handle = define_io(IoDefinition::default()).unwrap();
+    assert_eq!(handle.inputs(), &json!({ "type": "object", "properties": {} }));
+    assert_eq!(handle.outputs(), &json!({ "type": "object", "properties": {} }));
+    assert!(handle.inputs_files().is_empty() && handle.outputs_files().is_empty());
+    assert!(!handle.has_files());
+    // No files: no `_workflowFsRoot` is added.
+    assert!(handle.inputs()["properties"].get(FS_ROOT_FIELD).is_none());
+    let blocks = handle.to_blocks();
+    assert_eq!(blocks["inputsFiles"], json!({}));
+    assert_eq!(blocks["outputsFiles"], json!({}));
+}
+
+#[test]
+fn either_file_map_alone_adds_the_reserved_field_and_injection() {
+    for (inputs, outputs) in [(vec![("data", "in.csv")], vec![]), (vec![], vec![("report", "out.md")])] {
+        let handle = io(&inputs, &outputs);
+        assert_eq!(handle.inputs()["properties"][FS_ROOT_FIELD]["type"], "string");
+    }
+    let sandbox = Sandbox::new("outputs-only");
+    let events = Events::default();
+    let handle = io(&[], &[("report", "out.md")]);
+    let (result, _) = run(&handle, &sandbox, "r1", json!({}), &events, |root, input| {
+        assert!(root.is_dir(), "the body gets a real scratch root");
+        Ok(json!({ "root": input[FS_ROOT_FIELD] }))
+    });
+    assert!(result.unwrap()["root"].is_string());
+}
+
+#[test]
+fn a_declared_fs_root_is_left_in_place_and_must_accept_a_string() {
+    let declared = json!({ "type": "object", "properties": {
+        FS_ROOT_FIELD: { "type": "string", "description": "mine" } } });
+    let handle = define_io(IoDefinition { inputs: Some(declared), ..IoDefinition::default() }
+        .input_file("a", FileEntry::new("a.txt")))
+    .unwrap();
+    assert_eq!(handle.inputs()["properties"][FS_ROOT_FIELD]["description"], "mine");
+
+    let wrong = json!({ "type": "object", "properties": { FS_ROOT_FIELD: { "type": "integer" } } });
+    let err = define_io(IoDefinition { inputs: Some(wrong), ..IoDefinition::default() }
+        .input_file("a", FileEntry::new("a.txt")))
+    .unwrap_err();
+    assert_eq!(err.problems[0].0, "/inputs/properties/_workflowFsRoot");
+}
+
+#[test]
+fn the_lifecycle_runs_in_the_spec_order_and_attests_every_file() {
+    let sandbox = Sandbox::new("lifecycle");
+    sandbox.write("data/sales.csv", "region,total\nnorth,10\n");
+    let events = Events::default();
+    let handle = io(&[("sales", "data/sales.csv")], &[("report", "reports/<workflowId>/<isoDate>/<runId>.md")]);
+    let seen_root = Arc::new(Mutex::new(PathBuf::new()));
+    let seen = seen_root.clone();
+    let (result, record) = run(&handle, &sandbox, "run-7", json!({ "title": "Q3" }), &events, move |root, input| {
+        *seen.lock().unwrap() = root.to_owned();
+        // Staged before the body, at <root>/<key>.
+        let csv = std::fs::read_to_string(root.join("sales")).unwrap();
+        std::fs::write(root.join("report"), format!("# {}\n{}", input["title"].as_str().unwrap(), csv.lines().count())).unwrap();
+        // Undeclared scratch files are allowed, and discarded.
+        std::fs::write(root.join("scratch.tmp"), "x").unwrap();
+        Ok(json!({ "ok": true }))
+    });
+    assert_eq!(result.unwrap(), json!({ "ok": true }));
+    let root = seen_root.lock().unwrap().clone();
+    assert!(!root.exists(), "the scratch root is removed after the run");
+    assert_eq!(std::fs::read_to_string(sandbox.ws("reports/report/2026-11-22/run-7.md")).unwrap(), "# Q3\n2");
+    assert!(!sandbox.ws("scratch.tmp").exists());
+
+    // Attestation: sizes and SHA-256 of what was staged and synced.
+    let csv = "region,total\nnorth,10\n";
+    assert_eq!(record.staged.len(), 1);
+    assert_eq!((record.staged[0].bytes, record.staged[0].sha256.clone()), (csv.len() as u64, sha256_hex(csv.as_bytes())));
+    assert_eq!(record.synced[0].workspace_path, "reports/report/2026-11-22/run-7.md");
+    assert_eq!(record.synced[0].sha256, sha256_hex(b"# Q3\n2"));
+    // Events: one per staged read and synced write, with the run id.
+    let kinds: Vec<String> = events.all().iter().map(|e| serde_json::to_value(e).unwrap()["event"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(kinds, ["staged", "synced"]);
+    assert!(events.all().iter().all(|e| serde_json::to_value(e).unwrap()["run_id"] == "run-7"));
+}
+
+#[test]
+fn a_caller_supplied_fs_root_is_overwritten() {
+    let sandbox = Sandbox::new("overwrite");
+    let events = Events::default();
+    let handle = io(&[], &[("out", "out.txt")]);
+    let (result, _) = run(&handle, &sandbox, "r", json!({ FS_ROOT_FIELD: "/etc" }), &events, |root, _| {
+        Ok(json!({ "root": root.to_string_lossy() }))
+    });
+    let root = result.unwrap()["root"].as_str().unwrap().to_owned();
+    assert_ne!(root, "/etc");
+    assert!(root.contains("agent-io-r-"), "{root}");
+}
+
+#[test]
+fn a_missing_input_file_fails_before_the_body_starts() {
+    let sandbox = Sandbox::new("missing-input");
+    let events = Events::default();
+    let handle = io(&[("data", "data/absent.csv")], &[]);
+    let ran = Arc::new(Mutex::new(false));
+    let flag = ran.clone();
+    let (result, record) = run(&handle, &sandbox, "r", json!({}), &events, move |_, _| {
+        *flag.lock().unwrap() = true;
+        Ok(json!({}))
+    });
+    let err = result.unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::NotFound);
+    assert_eq!(err.message(), "input file `data` (`data/absent.csv`) does not exist in the workspace");
+    assert!(!*ran.lock().unwrap(), "the body ran although an input was missing");
+    assert!(record.staged.is_empty());
+    assert!(matches!(&events.all()[0], FileEvent::StageFailed { key, .. } if key == "data"));
+}
+
+#[test]
+fn an_output_not_produced_is_a_warning_and_the_run_succeeds() {
+    let sandbox = Sandbox::new("not-produced");
+    let events = Events::default();
+    let handle = io(&[], &[("report", "report.md")]);
+    let (result, record) = run(&handle, &sandbox, "r", json!({}), &events, |_, _| Ok(json!({ "done": true })));
+    assert_eq!(result.unwrap(), json!({ "done": true }));
+    assert_eq!(record.warnings, ["output `report` was declared but not produced"]);
+    assert!(matches!(&events.all()[0], FileEvent::OutputMissing { key, .. } if key == "report"));
+}
+
+#[test]
+fn a_sync_failure_is_logged_and_does_not_fail_the_run() {
+    let sandbox = Sandbox::new("sync-failure");
+    // The target's parent is a file, so the write cannot happen.
+    sandbox.write("reports", "I am a file, not a folder");
+    let events = Events::default();
+    let handle = io(&[], &[("report", "reports/q3.md")]);
+    let (result, record) = run(&handle, &sandbox, "r", json!({}), &events, |root, _| {
+        std::fs::write(root.join("report"), "content").unwrap();
+        Ok(json!({ "done": true }))
+    });
+    assert_eq!(result.unwrap(), json!({ "done": true }));
+    assert!(record.synced.is_empty());
+    assert_eq!(record.warnings.len(), 1, "{:?}", record.warnings);
+    assert!(matches!(&events.all()[0], FileEvent::SyncFailed { key, .. } if key == "report"));
+}
+
+#[test]
+fn outputs_are_synced_even_when_the_body_fails() {
+    let sandbox = Sandbox::new("body-fails");
+    let events = Events::default();
+    let handle = io(&[], &[("log", "logs/<runId>.log")]);
+    let (result, record) = run(&handle, &sandbox, "r9", json!({}), &events, |root, _| {
+        std::fs::write(root.join("log"), "step 1 ok\nstep 2 failed\n").unwrap();
+        Err(AgentError::new(ErrorCode::UpstreamError, "step 2 failed"))
+    });
+    assert_eq!(result.unwrap_err().code(), &ErrorCode::UpstreamError);
+    assert_eq!(record.synced.len(), 1);
+    assert!(sandbox.ws("logs/r9.log").is_file());
+}
+
+#[test]
+fn the_input_is_validated_after_injection_and_before_the_body() {
+    let sandbox = Sandbox::new("validation");
+    sandbox.write("in.txt", "x");
+    let events = Events::default();
+    let inputs = json!({ "type": "object", "properties": { "n": { "type": "integer" } }, "required": ["n"],
+        "additionalProperties": false });
+    let handle = define_io(IoDefinition { inputs: Some(inputs), ..IoDefinition::default() }
+        .input_file("in", FileEntry::new("in.txt")))
+    .unwrap();
+    // `additionalProperties: false` and yet the injected root passes: the schema was augmented.
+    let (ok, _) = run(&handle, &sandbox, "r", json!({ "n": 1 }), &events, |_, input| Ok(input));
+    assert!(ok.is_ok());
+    let (bad, _) = run(&handle, &sandbox, "r", json!({ "n": "one" }), &events, |_, _| panic!("the body must not run"));
+    let err = bad.unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::InputInvalid);
+    assert_eq!(err.violations()[0].pointer, "/n");
+}
+
+#[test]
+fn empty_and_absent_file_maps_are_equivalent() {
+    let absent = define_io(IoDefinition::default()).unwrap();
+    let empty = define_io(IoDefinition { inputs_files: BTreeMap::new(), outputs_files: BTreeMap::new(), ..IoDefinition::default() }).unwrap();
+    assert_eq!(absent.to_blocks(), empty.to_blocks());
+}
+
+#[test]
+fn interpolation_is_one_pass_in_the_lifecycle_too() {
+    let sandbox = Sandbox::new("one-pass");
+    let events = Events::default();
+    let handle = io(&[], &[("out", "out/<runId>.txt")]);
+    // A run id that looks like a token is written as it is, not expanded again.
+    let (result, record) = run(&handle, &sandbox, "<isoDate>", json!({}), &events, |root, _| {
+        std::fs::write(root.join("out"), "x").unwrap();
+        Ok(json!({}))
+    });
+    result.unwrap();
+    assert_eq!(record.synced[0].workspace_path, "out/<isoDate>.txt");
+    assert!(sandbox.ws("out/<isoDate>.txt").is_file());
+}
+
+#[test]
+fn the_blocks_validate_against_the_published_io_schema() {
+    let handle = io(&[("source", "uploads/scan.png")], &[("image", "images/<isoDate>-<toolId>.png")]);
+    let schema: Value = serde_json::from_str(include_str!("../../../io-typed-tool/schemas/IO.schema.json")).unwrap();
+    let entry = json!({ "$ref": "#/$defs/inputsFiles", "$defs": schema["$defs"] });
+    let boundary = io_core::BoundarySchema::from_value("inputsFiles", io_core::Direction::Input, entry);
+    assert!(boundary.validate(&handle.to_blocks()["inputsFiles"]).is_ok());
+    assert!(boundary.validate(&handle.to_blocks()["outputsFiles"]).is_ok());
+}
+
+// ---- Hostile paths ------------------------------------------------------------------------
+
+/// One hostile case: what it does, and what must come out.
+enum Expect {
+    /// Refused when the handle is defined (lexically), naming this problem.
+    Definition(&'static str),
+    /// The run fails before the body, with this code and a message containing this text.
+    RunFails(ErrorCode, &'static str),
+    /// The run succeeds, but the output is not synced: a warning containing this text.
+    NotSynced(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    inputs: Vec<(&'static str, &'static str)>,
+    outputs: Vec<(&'static str, &'static str)>,
+    run_id: &'static str,
+    setup: fn(&Sandbox),
+    body: fn(&Path),
+    expect: Expect,
+}
+
+fn nothing(_: &Sandbox) {}
+
+fn writes_out(root: &Path) {
+    std::fs::write(root.join("out"), "payload").unwrap();
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) {
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+fn long_name() -> &'static str {
+    Box::leak(format!("{}.txt", "n".repeat(300)).into_boxed_str())
+}
+
+fn long_path() -> &'static str {
+    Box::leak(vec!["segment"; 200].join("/").into_boxed_str())
+}
+
+#[cfg(unix)]
+fn hostile_cases() -> Vec<Case> {
+    let case = |name, inputs, outputs, expect| Case {
+        name,
+        inputs,
+        outputs,
+        run_id: "r",
+        setup: nothing,
+        body: writes_out,
+        expect,
+    };
+    vec![
+        case("input traversal", vec![("in", "../outside/secret.txt")], vec![], Expect::Definition("`..`")),
+        case("input nested traversal", vec![("in", "a/../../outside/secret.txt")], vec![], Expect::Definition("`..`")),
+        case("input absolute", vec![("in", "/etc/passwd")], vec![], Expect::Definition("absolute")),
+        case("input backslash traversal", vec![("in", "..\\outside\\secret.txt")], vec![], Expect::Definition("`..`")),
+        case("input NUL", vec![("in", "in\0.txt")], vec![], Expect::Definition("NUL")),
+        case("input unknown token", vec![("in", "in/<home>.txt")], vec![], Expect::Definition("<home>")),
+        case("input empty path", vec![("in", "")], vec![], Expect::Definition("empty")),
+        case("input very long name", vec![("in", long_name())], vec![], Expect::Definition("too long")),
+        case("input very long path", vec![("in", long_path())], vec![], Expect::Definition("too long")),
+        case("key with a slash", vec![("../in", "in.txt")], vec![], Expect::Definition("plain file name")),
+        case("key starting with a dot", vec![], vec![(".bashrc", "out.txt")], Expect::Definition("plain file name")),
+        case("output traversal", vec![], vec![("out", "../outside/pwned.txt")], Expect::Definition("`..`")),
+        case("output absolute", vec![], vec![("out", "/tmp/pwned.txt")], Expect::Definition("absolute")),
+        Case {
+            run_id: "../../outside",
+            ..case("output token expanding to ..", vec![], vec![("out", "reports/<runId>/pwned.txt")], Expect::NotSynced("`..`"))
+        },
+        Case {
+            run_id: "/etc",
+            ..case("output token expanding to an absolute path", vec![], vec![("out", "<runId>/pwned")], Expect::NotSynced("absolute"))
+        },
+        Case {
+            run_id: "../..",
+            ..case("input token expanding to ..", vec![("in", "in/<runId>/secret.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "`..`"))
+        },
+        Case {
+            run_id: "a\0b",
+            ..case("output token carrying a NUL", vec![], vec![("out", "out/<runId>.txt")], Expect::NotSynced("NUL"))
+        },
+        Case {
+            setup: |s| symlink(&s.outside().join("secret.txt"), &s.ws("link.txt")),
+            ..case("input symlink to a file outside", vec![("in", "link.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"))
+        },
+        Case {
+            setup: |s| symlink(&s.outside(), &s.ws("linkdir")),
+            ..case("input through a symlinked folder", vec![("in", "linkdir/secret.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"))
+        },
+        Case {
+            setup: |s| symlink(&s.base.join("nowhere"), &s.ws("dangling.txt")),
+            ..case("input dangling symlink", vec![("in", "dangling.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"))
+        },
+        Case {
+            setup: |s| std::fs::create_dir_all(s.ws("adir")).unwrap(),
+            ..case("input that is a folder", vec![("in", "adir")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "not a regular file"))
+        },
+        Case {
+            setup: |s| symlink(&s.outside(), &s.ws("exports")),
+            ..case("output through a symlinked folder", vec![], vec![("out", "exports/pwned.txt")], Expect::NotSynced("outside the workspace"))
+        },
+        Case {
+            setup: |s| symlink(&s.outside(), &s.ws("deep/exports")),
+            ..case("output through a nested symlinked folder", vec![], vec![("out", "deep/exports/new/pwned.txt")], Expect::NotSynced("outside the workspace"))
+        },
+        Case {
+            setup: |s| symlink(&s.outside().join("secret.txt"), &s.ws("report.txt")),
+            ..case("output target is a symlink to a file outside", vec![], vec![("out", "report.txt")], Expect::NotSynced("outside the workspace"))
+        },
+        Case {
+            body: |root| std::os::unix::fs::symlink("/etc/passwd", root.join("out")).unwrap(),
+            ..case("scratch output is a symlink to a file outside", vec![], vec![("out", "copied.txt")], Expect::NotSynced("not a regular file"))
+        },
+        Case {
+            body: |root| std::fs::create_dir(root.join("out")).unwrap(),
+            ..case("scratch output is a folder", vec![], vec![("out", "copied.txt")], Expect::NotSynced("not a regular file"))
+        },
+        Case {
+            body: |root| std::os::unix::fs::symlink(root.join("../../.."), root.join("out")).unwrap(),
+            ..case("scratch output is a symlink to a folder outside", vec![], vec![("out", "copied")], Expect::NotSynced("not a regular file"))
+        },
+    ]
+}
+
+#[cfg(unix)]
+#[test]
+fn hostile_paths_are_refused_clearly_and_nothing_is_written_outside_the_workspace() {
+    let cases = hostile_cases();
+    assert!(cases.len() >= 20, "{} cases", cases.len());
+    for case in cases {
+        let sandbox = Sandbox::new(&case.name.replace(' ', "-"));
+        (case.setup)(&sandbox);
+        let before = sandbox.outside_snapshot();
+        let workspace_before: Vec<PathBuf> = walk(sandbox.workspace.root());
+
+        let mut definition = IoDefinition::default();
+        for (key, path) in &case.inputs {
+            definition = definition.input_file(*key, FileEntry::new(*path));
+        }
+        for (key, path) in &case.outputs {
+            definition = definition.output_file(*key, FileEntry::new(*path));
+        }
+        let defined = define_io(definition);
+        match case.expect {
+            Expect::Definition(text) => {
+                let err = defined.err().unwrap_or_else(|| panic!("{}: the definition was accepted", case.name));
+                assert!(err.to_string().contains(text), "{}: {err}", case.name);
+                // The run-time checks hold on their own, too: a handle that skipped the
+                // definition checks still stages and syncs nothing outside the workspace.
+                let handle = unchecked(&case.inputs, &case.outputs);
+                let events = Events::default();
+                let (result, record) = run(&handle, &sandbox, case.run_id, json!({}), &events, |root, _| {
+                    writes_out(root);
+                    Ok(json!({}))
+                });
+                assert!(result.is_err() || record.synced.is_empty(), "{}: {record:?}", case.name);
+            }
+            Expect::RunFails(code, text) => {
+                let handle = defined.unwrap_or_else(|e| panic!("{}: {e}", case.name));
+                let events = Events::default();
+                let (result, _) = run(&handle, &sandbox, case.run_id, json!({}), &events, |_, _| panic!("the body must not run"));
+                let err = result.unwrap_err();
+                assert_eq!(err.code(), &code, "{}: {err}", case.name);
+                assert!(err.message().contains(text), "{}: {}", case.name, err.message());
+            }
+            Expect::NotSynced(text) => {
+                let handle = defined.unwrap_or_else(|e| panic!("{}: {e}", case.name));
+                let events = Events::default();
+                let body = case.body;
+                let (result, record) = run(&handle, &sandbox, case.run_id, json!({}), &events, move |root, _| {
+                    body(root);
+                    Ok(json!({ "done": true }))
+                });
+                assert_eq!(result.unwrap(), json!({ "done": true }), "{}", case.name);
+                assert!(record.synced.is_empty(), "{}: {record:?}", case.name);
+                assert!(record.warnings.iter().any(|w| w.contains(text)), "{}: {:?}", case.name, record.warnings);
+            }
+        }
+        assert_eq!(sandbox.outside_snapshot(), before, "{}: something outside the workspace changed", case.name);
+        let workspace_after = walk(sandbox.workspace.root());
+        let new: Vec<&PathBuf> = workspace_after.iter().filter(|p| !workspace_before.contains(p) && p.is_file()).collect();
+        assert!(new.is_empty(), "{}: unexpected files written: {new:?}", case.name);
+    }
+}
+
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                stack.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn interpolated_values_are_checked_again() {
+    let mut v = vars("../..");
+    assert_eq!(interpolate("in/<runId>/x", &v), Err(PathError::ParentComponent));
+    v.run_id = "ok".into();
+    assert_eq!(interpolate("in/<runId>/x", &v).unwrap(), "in/ok/x");
+}
+
+// ---- Concurrency ------------------------------------------------------------------------
+
+#[test]
+fn a_hundred_concurrent_runs_each_see_only_their_own_files() {
+    let sandbox = Sandbox::new("concurrent");
+    for i in 0..100 {
+        sandbox.write(&format!("inbox/run-{i}.txt"), &format!("payload of run {i}"));
+    }
+    let handle = io(&[("data", "inbox/<runId>.txt")], &[("report", "reports/<runId>.md")]);
+    let events = Events::default();
+    let roots = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for i in 0..100 {
+            let (handle, sandbox, events, roots) = (&handle, &sandbox, &events, &roots);
+            scope.spawn(move || {
+                let run_id = format!("run-{i}");
+                let (result, record) = run(handle, sandbox, &run_id, json!({ "n": i }), events, |root, input| {
+                    // This run's root holds exactly its own staged file, nothing of another run.
+                    let mut names: Vec<String> = std::fs::read_dir(root)
+                        .unwrap()
+                        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                        .collect();
+                    names.sort();
+                    assert_eq!(names, ["data"]);
+                    let data = std::fs::read_to_string(root.join("data")).unwrap();
+                    assert_eq!(data, format!("payload of run {}", input["n"]));
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    std::fs::write(root.join("report"), format!("report for {data}")).unwrap();
+                    roots.lock().unwrap().push(root.to_owned());
+                    Ok(json!({}))
+                });
+                result.unwrap();
+                assert_eq!(record.synced.len(), 1);
+            });
+        }
+    });
+    let roots = roots.into_inner().unwrap();
+    let distinct: std::collections::BTreeSet<&PathBuf> = roots.iter().collect();
+    assert_eq!(distinct.len(), 100, "every run had its own scratch root");
+    assert!(roots.iter().all(|r| !r.exists()), "every scratch root was removed");
+    for i in 0..100 {
+        let report = std::fs::read_to_string(sandbox.ws(&format!("reports/run-{i}.md"))).unwrap();
+        assert_eq!(report, format!("report for payload of run {i}"));
+    }
+    let staged = events.all().iter().filter(|e| matches!(e, FileEvent::Staged { .. })).count();
+    assert_eq!(staged, 100);
+}
+
+#[cfg(unix)]
+#[test]
+fn scratch_roots_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new("private");
+    let handle = io(&[], &[("out", "out.txt")]);
+    let events = Events::default();
+    let (result, _) = run(&handle, &sandbox, "r", json!({}), &events, |root, _| {
+        Ok(json!({ "mode": std::fs::metadata(root).unwrap().permissions().mode() & 0o777 }))
+    });
+    assert_eq!(result.unwrap()["mode"], 0o700);
+}
