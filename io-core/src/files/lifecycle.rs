@@ -181,9 +181,7 @@ where
     // Private from the moment it exists: tempfile's default follows the umask (0755 here).
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
-    let scratch = match builder
-        .tempdir()
-    {
+    let scratch = match builder.tempdir() {
         Ok(dir) => dir,
         Err(err) => {
             let error = AgentError::internal("the run's scratch space could not be created")

@@ -7,6 +7,16 @@
 //!   lead out, and interpolated values that would.
 //! - [`run_with_files`]: the host lifecycle, with attestation ([`FileRunRecord`]) and events
 //!   ([`FileObserver`]).
+//!
+//! Decisions: outputs are synced whether the body succeeds or fails (the adapter guide); a key
+//! is a plain file name; workspace paths refuse `\\` as well as `/`-separated `..`, so a manifest
+//! means the same on every host; synced outputs must be regular files inside the scratch root
+//! (a body cannot export `/etc/passwd` by linking to it); writes go through a temporary file and
+//! a rename, which never follows a symlink at the target.
+//!
+//! # AIP-16 clauses and the tests that hold them
+//!
+#![doc = include_str!("../../FILE_CLAUSES.md")]
 
 mod handle;
 mod lifecycle;

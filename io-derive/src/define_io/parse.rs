@@ -121,8 +121,10 @@ impl Parse for IoArgs {
                 _ => {
                     args.errors
                         .push(unknown("`define_io` argument", &name, ARGUMENTS));
-                    // Skip the value so the rest still parses.
-                    let _: syn::Expr = input.parse()?;
+                    // Skip the value, whatever its shape, so the rest still parses.
+                    while !input.is_empty() && !input.peek(Token![,]) {
+                        input.parse::<proc_macro2::TokenTree>()?;
+                    }
                 }
             }
             if input.is_empty() {

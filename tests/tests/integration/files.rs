@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use io_core::files::{
-    FS_ROOT_FIELD, FileEntry, FileEvent, FileHost, FileObserver, FileRunRecord, IoDefinition, IoHandle, PathError,
-    RunVars, Workspace, define_io, interpolate, run_with_files,
+    FS_ROOT_FIELD, FileEntry, FileEvent, FileHost, FileObserver, FileRunRecord, IoDefinition,
+    IoHandle, PathError, RunVars, Workspace, define_io, interpolate, run_with_files,
 };
 use io_core::{AgentError, ErrorCode};
 use pollster::block_on;
@@ -20,7 +20,8 @@ struct Sandbox {
 
 impl Sandbox {
     fn new(name: &str) -> Self {
-        let base = std::env::temp_dir().join(format!("agent-io-files-{name}-{}", std::process::id()));
+        let base =
+            std::env::temp_dir().join(format!("agent-io-files-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(base.join("workspace")).unwrap();
         std::fs::create_dir_all(base.join("outside")).unwrap();
@@ -94,33 +95,62 @@ fn io(inputs: &[(&str, &str)], outputs: &[(&str, &str)]) -> IoHandle {
 }
 
 /// A handle built without definition-time checks, to show the run-time checks hold on their own.
-fn unchecked(inputs: &[(&'static str, &'static str)], outputs: &[(&'static str, &'static str)]) -> IoHandle {
+fn unchecked(
+    inputs: &[(&'static str, &'static str)],
+    outputs: &[(&'static str, &'static str)],
+) -> IoHandle {
     let entries = |files: &[(&'static str, &'static str)]| {
-        files.iter().map(|(k, p)| (*k, *p, None, None)).collect::<Vec<_>>()
+        files
+            .iter()
+            .map(|(k, p)| (*k, *p, None, None))
+            .collect::<Vec<_>>()
     };
     io_core::__private::io_handle::<Value, Value>(&entries(inputs), &entries(outputs))
 }
 
 fn vars(run_id: &str) -> RunVars {
-    RunVars { run_id: run_id.into(), unit_id: "report".into(), iso_date: "2026-11-22".into() }
+    RunVars {
+        run_id: run_id.into(),
+        unit_id: "report".into(),
+        iso_date: "2026-11-22".into(),
+    }
 }
 
 /// Runs `body` under `io` in `sandbox`; the body gets the scratch root and the input.
-fn run<B>(io: &IoHandle, sandbox: &Sandbox, run_id: &str, input: Value, events: &Events, body: B) -> (Result<Value, AgentError>, FileRunRecord)
+fn run<B>(
+    io: &IoHandle,
+    sandbox: &Sandbox,
+    run_id: &str,
+    input: Value,
+    events: &Events,
+    body: B,
+) -> (Result<Value, AgentError>, FileRunRecord)
 where
     B: FnOnce(&Path, Value) -> Result<Value, AgentError>,
 {
-    let host = FileHost { workspace: &sandbox.workspace, observer: Some(events) };
-    block_on(run_with_files(io, host, &vars(run_id), input, |input: Value| {
-        let root = PathBuf::from(input[FS_ROOT_FIELD].as_str().unwrap_or_default());
-        let result = body(&root, input);
-        async move { result }
-    }))
+    let host = FileHost {
+        workspace: &sandbox.workspace,
+        observer: Some(events),
+    };
+    block_on(run_with_files(
+        io,
+        host,
+        &vars(run_id),
+        input,
+        |input: Value| {
+            let root = PathBuf::from(input[FS_ROOT_FIELD].as_str().unwrap_or_default());
+            let result = body(&root, input);
+            async move { result }
+        },
+    ))
 }
 
 fn sha256_hex(data: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 // ---- The lifecycle, clause by clause ------------------------------------------------------
@@ -128,8 +158,14 @@ fn sha256_hex(data: &[u8]) -> String {
 #[test]
 fn define_io_returns_the_four_blocks_with_file_maps_never_absent() {
     let handle = define_io(IoDefinition::default()).unwrap();
-    assert_eq!(handle.inputs(), &json!({ "type": "object", "properties": {} }));
-    assert_eq!(handle.outputs(), &json!({ "type": "object", "properties": {} }));
+    assert_eq!(
+        handle.inputs(),
+        &json!({ "type": "object", "properties": {} })
+    );
+    assert_eq!(
+        handle.outputs(),
+        &json!({ "type": "object", "properties": {} })
+    );
     assert!(handle.inputs_files().is_empty() && handle.outputs_files().is_empty());
     assert!(!handle.has_files());
     // No files: no `_workflowFsRoot` is added.
@@ -141,17 +177,30 @@ fn define_io_returns_the_four_blocks_with_file_maps_never_absent() {
 
 #[test]
 fn either_file_map_alone_adds_the_reserved_field_and_injection() {
-    for (inputs, outputs) in [(vec![("data", "in.csv")], vec![]), (vec![], vec![("report", "out.md")])] {
+    for (inputs, outputs) in [
+        (vec![("data", "in.csv")], vec![]),
+        (vec![], vec![("report", "out.md")]),
+    ] {
         let handle = io(&inputs, &outputs);
-        assert_eq!(handle.inputs()["properties"][FS_ROOT_FIELD]["type"], "string");
+        assert_eq!(
+            handle.inputs()["properties"][FS_ROOT_FIELD]["type"],
+            "string"
+        );
     }
     let sandbox = Sandbox::new("outputs-only");
     let events = Events::default();
     let handle = io(&[], &[("report", "out.md")]);
-    let (result, _) = run(&handle, &sandbox, "r1", json!({}), &events, |root, input| {
-        assert!(root.is_dir(), "the body gets a real scratch root");
-        Ok(json!({ "root": input[FS_ROOT_FIELD] }))
-    });
+    let (result, _) = run(
+        &handle,
+        &sandbox,
+        "r1",
+        json!({}),
+        &events,
+        |root, input| {
+            assert!(root.is_dir(), "the body gets a real scratch root");
+            Ok(json!({ "root": input[FS_ROOT_FIELD] }))
+        },
+    );
     assert!(result.unwrap()["root"].is_string());
 }
 
@@ -159,14 +208,27 @@ fn either_file_map_alone_adds_the_reserved_field_and_injection() {
 fn a_declared_fs_root_is_left_in_place_and_must_accept_a_string() {
     let declared = json!({ "type": "object", "properties": {
         FS_ROOT_FIELD: { "type": "string", "description": "mine" } } });
-    let handle = define_io(IoDefinition { inputs: Some(declared), ..IoDefinition::default() }
-        .input_file("a", FileEntry::new("a.txt")))
+    let handle = define_io(
+        IoDefinition {
+            inputs: Some(declared),
+            ..IoDefinition::default()
+        }
+        .input_file("a", FileEntry::new("a.txt")),
+    )
     .unwrap();
-    assert_eq!(handle.inputs()["properties"][FS_ROOT_FIELD]["description"], "mine");
+    assert_eq!(
+        handle.inputs()["properties"][FS_ROOT_FIELD]["description"],
+        "mine"
+    );
 
     let wrong = json!({ "type": "object", "properties": { FS_ROOT_FIELD: { "type": "integer" } } });
-    let err = define_io(IoDefinition { inputs: Some(wrong), ..IoDefinition::default() }
-        .input_file("a", FileEntry::new("a.txt")))
+    let err = define_io(
+        IoDefinition {
+            inputs: Some(wrong),
+            ..IoDefinition::default()
+        }
+        .input_file("a", FileEntry::new("a.txt")),
+    )
     .unwrap_err();
     assert_eq!(err.problems[0].0, "/inputs/properties/_workflowFsRoot");
 }
@@ -176,34 +238,75 @@ fn the_lifecycle_runs_in_the_spec_order_and_attests_every_file() {
     let sandbox = Sandbox::new("lifecycle");
     sandbox.write("data/sales.csv", "region,total\nnorth,10\n");
     let events = Events::default();
-    let handle = io(&[("sales", "data/sales.csv")], &[("report", "reports/<workflowId>/<isoDate>/<runId>.md")]);
+    let handle = io(
+        &[("sales", "data/sales.csv")],
+        &[("report", "reports/<workflowId>/<isoDate>/<runId>.md")],
+    );
     let seen_root = Arc::new(Mutex::new(PathBuf::new()));
     let seen = seen_root.clone();
-    let (result, record) = run(&handle, &sandbox, "run-7", json!({ "title": "Q3" }), &events, move |root, input| {
-        *seen.lock().unwrap() = root.to_owned();
-        // Staged before the body, at <root>/<key>.
-        let csv = std::fs::read_to_string(root.join("sales")).unwrap();
-        std::fs::write(root.join("report"), format!("# {}\n{}", input["title"].as_str().unwrap(), csv.lines().count())).unwrap();
-        // Undeclared scratch files are allowed, and discarded.
-        std::fs::write(root.join("scratch.tmp"), "x").unwrap();
-        Ok(json!({ "ok": true }))
-    });
+    let (result, record) = run(
+        &handle,
+        &sandbox,
+        "run-7",
+        json!({ "title": "Q3" }),
+        &events,
+        move |root, input| {
+            *seen.lock().unwrap() = root.to_owned();
+            // Staged before the body, at <root>/<key>.
+            let csv = std::fs::read_to_string(root.join("sales")).unwrap();
+            std::fs::write(
+                root.join("report"),
+                format!(
+                    "# {}\n{}",
+                    input["title"].as_str().unwrap(),
+                    csv.lines().count()
+                ),
+            )
+            .unwrap();
+            // Undeclared scratch files are allowed, and discarded.
+            std::fs::write(root.join("scratch.tmp"), "x").unwrap();
+            Ok(json!({ "ok": true }))
+        },
+    );
     assert_eq!(result.unwrap(), json!({ "ok": true }));
     let root = seen_root.lock().unwrap().clone();
     assert!(!root.exists(), "the scratch root is removed after the run");
-    assert_eq!(std::fs::read_to_string(sandbox.ws("reports/report/2026-11-22/run-7.md")).unwrap(), "# Q3\n2");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.ws("reports/report/2026-11-22/run-7.md")).unwrap(),
+        "# Q3\n2"
+    );
     assert!(!sandbox.ws("scratch.tmp").exists());
 
     // Attestation: sizes and SHA-256 of what was staged and synced.
     let csv = "region,total\nnorth,10\n";
     assert_eq!(record.staged.len(), 1);
-    assert_eq!((record.staged[0].bytes, record.staged[0].sha256.clone()), (csv.len() as u64, sha256_hex(csv.as_bytes())));
-    assert_eq!(record.synced[0].workspace_path, "reports/report/2026-11-22/run-7.md");
+    assert_eq!(
+        (record.staged[0].bytes, record.staged[0].sha256.clone()),
+        (csv.len() as u64, sha256_hex(csv.as_bytes()))
+    );
+    assert_eq!(
+        record.synced[0].workspace_path,
+        "reports/report/2026-11-22/run-7.md"
+    );
     assert_eq!(record.synced[0].sha256, sha256_hex(b"# Q3\n2"));
     // Events: one per staged read and synced write, with the run id.
-    let kinds: Vec<String> = events.all().iter().map(|e| serde_json::to_value(e).unwrap()["event"].as_str().unwrap().to_owned()).collect();
+    let kinds: Vec<String> = events
+        .all()
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
     assert_eq!(kinds, ["staged", "synced"]);
-    assert!(events.all().iter().all(|e| serde_json::to_value(e).unwrap()["run_id"] == "run-7"));
+    assert!(
+        events
+            .all()
+            .iter()
+            .all(|e| serde_json::to_value(e).unwrap()["run_id"] == "run-7")
+    );
 }
 
 #[test]
@@ -211,9 +314,14 @@ fn a_caller_supplied_fs_root_is_overwritten() {
     let sandbox = Sandbox::new("overwrite");
     let events = Events::default();
     let handle = io(&[], &[("out", "out.txt")]);
-    let (result, _) = run(&handle, &sandbox, "r", json!({ FS_ROOT_FIELD: "/etc" }), &events, |root, _| {
-        Ok(json!({ "root": root.to_string_lossy() }))
-    });
+    let (result, _) = run(
+        &handle,
+        &sandbox,
+        "r",
+        json!({ FS_ROOT_FIELD: "/etc" }),
+        &events,
+        |root, _| Ok(json!({ "root": root.to_string_lossy() })),
+    );
     let root = result.unwrap()["root"].as_str().unwrap().to_owned();
     assert_ne!(root, "/etc");
     assert!(root.contains("agent-io-r-"), "{root}");
@@ -232,8 +340,14 @@ fn a_missing_input_file_fails_before_the_body_starts() {
     });
     let err = result.unwrap_err();
     assert_eq!(err.code(), &ErrorCode::NotFound);
-    assert_eq!(err.message(), "input file `data` (`data/absent.csv`) does not exist in the workspace");
-    assert!(!*ran.lock().unwrap(), "the body ran although an input was missing");
+    assert_eq!(
+        err.message(),
+        "input file `data` (`data/absent.csv`) does not exist in the workspace"
+    );
+    assert!(
+        !*ran.lock().unwrap(),
+        "the body ran although an input was missing"
+    );
     assert!(record.staged.is_empty());
     assert!(matches!(&events.all()[0], FileEvent::StageFailed { key, .. } if key == "data"));
 }
@@ -243,9 +357,14 @@ fn an_output_not_produced_is_a_warning_and_the_run_succeeds() {
     let sandbox = Sandbox::new("not-produced");
     let events = Events::default();
     let handle = io(&[], &[("report", "report.md")]);
-    let (result, record) = run(&handle, &sandbox, "r", json!({}), &events, |_, _| Ok(json!({ "done": true })));
+    let (result, record) = run(&handle, &sandbox, "r", json!({}), &events, |_, _| {
+        Ok(json!({ "done": true }))
+    });
     assert_eq!(result.unwrap(), json!({ "done": true }));
-    assert_eq!(record.warnings, ["output `report` was declared but not produced"]);
+    assert_eq!(
+        record.warnings,
+        ["output `report` was declared but not produced"]
+    );
     assert!(matches!(&events.all()[0], FileEvent::OutputMissing { key, .. } if key == "report"));
 }
 
@@ -287,13 +406,32 @@ fn the_input_is_validated_after_injection_and_before_the_body() {
     let events = Events::default();
     let inputs = json!({ "type": "object", "properties": { "n": { "type": "integer" } }, "required": ["n"],
         "additionalProperties": false });
-    let handle = define_io(IoDefinition { inputs: Some(inputs), ..IoDefinition::default() }
-        .input_file("in", FileEntry::new("in.txt")))
+    let handle = define_io(
+        IoDefinition {
+            inputs: Some(inputs),
+            ..IoDefinition::default()
+        }
+        .input_file("in", FileEntry::new("in.txt")),
+    )
     .unwrap();
     // `additionalProperties: false` and yet the injected root passes: the schema was augmented.
-    let (ok, _) = run(&handle, &sandbox, "r", json!({ "n": 1 }), &events, |_, input| Ok(input));
+    let (ok, _) = run(
+        &handle,
+        &sandbox,
+        "r",
+        json!({ "n": 1 }),
+        &events,
+        |_, input| Ok(input),
+    );
     assert!(ok.is_ok());
-    let (bad, _) = run(&handle, &sandbox, "r", json!({ "n": "one" }), &events, |_, _| panic!("the body must not run"));
+    let (bad, _) = run(
+        &handle,
+        &sandbox,
+        "r",
+        json!({ "n": "one" }),
+        &events,
+        |_, _| panic!("the body must not run"),
+    );
     let err = bad.unwrap_err();
     assert_eq!(err.code(), &ErrorCode::InputInvalid);
     assert_eq!(err.violations()[0].pointer, "/n");
@@ -302,7 +440,12 @@ fn the_input_is_validated_after_injection_and_before_the_body() {
 #[test]
 fn empty_and_absent_file_maps_are_equivalent() {
     let absent = define_io(IoDefinition::default()).unwrap();
-    let empty = define_io(IoDefinition { inputs_files: BTreeMap::new(), outputs_files: BTreeMap::new(), ..IoDefinition::default() }).unwrap();
+    let empty = define_io(IoDefinition {
+        inputs_files: BTreeMap::new(),
+        outputs_files: BTreeMap::new(),
+        ..IoDefinition::default()
+    })
+    .unwrap();
     assert_eq!(absent.to_blocks(), empty.to_blocks());
 }
 
@@ -312,10 +455,17 @@ fn interpolation_is_one_pass_in_the_lifecycle_too() {
     let events = Events::default();
     let handle = io(&[], &[("out", "out/<runId>.txt")]);
     // A run id that looks like a token is written as it is, not expanded again.
-    let (result, record) = run(&handle, &sandbox, "<isoDate>", json!({}), &events, |root, _| {
-        std::fs::write(root.join("out"), "x").unwrap();
-        Ok(json!({}))
-    });
+    let (result, record) = run(
+        &handle,
+        &sandbox,
+        "<isoDate>",
+        json!({}),
+        &events,
+        |root, _| {
+            std::fs::write(root.join("out"), "x").unwrap();
+            Ok(json!({}))
+        },
+    );
     result.unwrap();
     assert_eq!(record.synced[0].workspace_path, "out/<isoDate>.txt");
     assert!(sandbox.ws("out/<isoDate>.txt").is_file());
@@ -323,12 +473,27 @@ fn interpolation_is_one_pass_in_the_lifecycle_too() {
 
 #[test]
 fn the_blocks_validate_against_the_published_io_schema() {
-    let handle = io(&[("source", "uploads/scan.png")], &[("image", "images/<isoDate>-<toolId>.png")]);
-    let schema: Value = serde_json::from_str(include_str!("../../../io-typed-tool/schemas/IO.schema.json")).unwrap();
+    let handle = io(
+        &[("source", "uploads/scan.png")],
+        &[("image", "images/<isoDate>-<toolId>.png")],
+    );
+    let schema: Value = serde_json::from_str(include_str!(
+        "../../../io-typed-tool/schemas/IO.schema.json"
+    ))
+    .unwrap();
     let entry = json!({ "$ref": "#/$defs/inputsFiles", "$defs": schema["$defs"] });
-    let boundary = io_core::BoundarySchema::from_value("inputsFiles", io_core::Direction::Input, entry);
-    assert!(boundary.validate(&handle.to_blocks()["inputsFiles"]).is_ok());
-    assert!(boundary.validate(&handle.to_blocks()["outputsFiles"]).is_ok());
+    let boundary =
+        io_core::BoundarySchema::from_value("inputsFiles", io_core::Direction::Input, entry);
+    assert!(
+        boundary
+            .validate(&handle.to_blocks()["inputsFiles"])
+            .is_ok()
+    );
+    assert!(
+        boundary
+            .validate(&handle.to_blocks()["outputsFiles"])
+            .is_ok()
+    );
 }
 
 // ---- Hostile paths ------------------------------------------------------------------------
@@ -385,74 +550,211 @@ fn hostile_cases() -> Vec<Case> {
         expect,
     };
     vec![
-        case("input traversal", vec![("in", "../outside/secret.txt")], vec![], Expect::Definition("`..`")),
-        case("input nested traversal", vec![("in", "a/../../outside/secret.txt")], vec![], Expect::Definition("`..`")),
-        case("input absolute", vec![("in", "/etc/passwd")], vec![], Expect::Definition("absolute")),
-        case("input backslash traversal", vec![("in", "..\\outside\\secret.txt")], vec![], Expect::Definition("`..`")),
-        case("input NUL", vec![("in", "in\0.txt")], vec![], Expect::Definition("NUL")),
-        case("input unknown token", vec![("in", "in/<home>.txt")], vec![], Expect::Definition("<home>")),
-        case("input empty path", vec![("in", "")], vec![], Expect::Definition("empty")),
-        case("input very long name", vec![("in", long_name())], vec![], Expect::Definition("too long")),
-        case("input very long path", vec![("in", long_path())], vec![], Expect::Definition("too long")),
-        case("key with a slash", vec![("../in", "in.txt")], vec![], Expect::Definition("plain file name")),
-        case("key starting with a dot", vec![], vec![(".bashrc", "out.txt")], Expect::Definition("plain file name")),
-        case("output traversal", vec![], vec![("out", "../outside/pwned.txt")], Expect::Definition("`..`")),
-        case("output absolute", vec![], vec![("out", "/tmp/pwned.txt")], Expect::Definition("absolute")),
+        case(
+            "input traversal",
+            vec![("in", "../outside/secret.txt")],
+            vec![],
+            Expect::Definition("`..`"),
+        ),
+        case(
+            "input nested traversal",
+            vec![("in", "a/../../outside/secret.txt")],
+            vec![],
+            Expect::Definition("`..`"),
+        ),
+        case(
+            "input absolute",
+            vec![("in", "/etc/passwd")],
+            vec![],
+            Expect::Definition("absolute"),
+        ),
+        case(
+            "input backslash traversal",
+            vec![("in", "..\\outside\\secret.txt")],
+            vec![],
+            Expect::Definition("`..`"),
+        ),
+        case(
+            "input NUL",
+            vec![("in", "in\0.txt")],
+            vec![],
+            Expect::Definition("NUL"),
+        ),
+        case(
+            "input unknown token",
+            vec![("in", "in/<home>.txt")],
+            vec![],
+            Expect::Definition("<home>"),
+        ),
+        case(
+            "input empty path",
+            vec![("in", "")],
+            vec![],
+            Expect::Definition("empty"),
+        ),
+        case(
+            "input very long name",
+            vec![("in", long_name())],
+            vec![],
+            Expect::Definition("too long"),
+        ),
+        case(
+            "input very long path",
+            vec![("in", long_path())],
+            vec![],
+            Expect::Definition("too long"),
+        ),
+        case(
+            "key with a slash",
+            vec![("../in", "in.txt")],
+            vec![],
+            Expect::Definition("plain file name"),
+        ),
+        case(
+            "key starting with a dot",
+            vec![],
+            vec![(".bashrc", "out.txt")],
+            Expect::Definition("plain file name"),
+        ),
+        case(
+            "output traversal",
+            vec![],
+            vec![("out", "../outside/pwned.txt")],
+            Expect::Definition("`..`"),
+        ),
+        case(
+            "output absolute",
+            vec![],
+            vec![("out", "/tmp/pwned.txt")],
+            Expect::Definition("absolute"),
+        ),
         Case {
             run_id: "../../outside",
-            ..case("output token expanding to ..", vec![], vec![("out", "reports/<runId>/pwned.txt")], Expect::NotSynced("`..`"))
+            ..case(
+                "output token expanding to ..",
+                vec![],
+                vec![("out", "reports/<runId>/pwned.txt")],
+                Expect::NotSynced("`..`"),
+            )
         },
         Case {
             run_id: "/etc",
-            ..case("output token expanding to an absolute path", vec![], vec![("out", "<runId>/pwned")], Expect::NotSynced("absolute"))
+            ..case(
+                "output token expanding to an absolute path",
+                vec![],
+                vec![("out", "<runId>/pwned")],
+                Expect::NotSynced("absolute"),
+            )
         },
         Case {
             run_id: "../..",
-            ..case("input token expanding to ..", vec![("in", "in/<runId>/secret.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "`..`"))
+            ..case(
+                "input token expanding to ..",
+                vec![("in", "in/<runId>/secret.txt")],
+                vec![],
+                Expect::RunFails(ErrorCode::InputInvalid, "`..`"),
+            )
         },
         Case {
             run_id: "a\0b",
-            ..case("output token carrying a NUL", vec![], vec![("out", "out/<runId>.txt")], Expect::NotSynced("NUL"))
+            ..case(
+                "output token carrying a NUL",
+                vec![],
+                vec![("out", "out/<runId>.txt")],
+                Expect::NotSynced("NUL"),
+            )
         },
         Case {
             setup: |s| symlink(&s.outside().join("secret.txt"), &s.ws("link.txt")),
-            ..case("input symlink to a file outside", vec![("in", "link.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"))
+            ..case(
+                "input symlink to a file outside",
+                vec![("in", "link.txt")],
+                vec![],
+                Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"),
+            )
         },
         Case {
             setup: |s| symlink(&s.outside(), &s.ws("linkdir")),
-            ..case("input through a symlinked folder", vec![("in", "linkdir/secret.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"))
+            ..case(
+                "input through a symlinked folder",
+                vec![("in", "linkdir/secret.txt")],
+                vec![],
+                Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"),
+            )
         },
         Case {
             setup: |s| symlink(&s.base.join("nowhere"), &s.ws("dangling.txt")),
-            ..case("input dangling symlink", vec![("in", "dangling.txt")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"))
+            ..case(
+                "input dangling symlink",
+                vec![("in", "dangling.txt")],
+                vec![],
+                Expect::RunFails(ErrorCode::InputInvalid, "outside the workspace"),
+            )
         },
         Case {
             setup: |s| std::fs::create_dir_all(s.ws("adir")).unwrap(),
-            ..case("input that is a folder", vec![("in", "adir")], vec![], Expect::RunFails(ErrorCode::InputInvalid, "not a regular file"))
+            ..case(
+                "input that is a folder",
+                vec![("in", "adir")],
+                vec![],
+                Expect::RunFails(ErrorCode::InputInvalid, "not a regular file"),
+            )
         },
         Case {
             setup: |s| symlink(&s.outside(), &s.ws("exports")),
-            ..case("output through a symlinked folder", vec![], vec![("out", "exports/pwned.txt")], Expect::NotSynced("outside the workspace"))
+            ..case(
+                "output through a symlinked folder",
+                vec![],
+                vec![("out", "exports/pwned.txt")],
+                Expect::NotSynced("outside the workspace"),
+            )
         },
         Case {
             setup: |s| symlink(&s.outside(), &s.ws("deep/exports")),
-            ..case("output through a nested symlinked folder", vec![], vec![("out", "deep/exports/new/pwned.txt")], Expect::NotSynced("outside the workspace"))
+            ..case(
+                "output through a nested symlinked folder",
+                vec![],
+                vec![("out", "deep/exports/new/pwned.txt")],
+                Expect::NotSynced("outside the workspace"),
+            )
         },
         Case {
             setup: |s| symlink(&s.outside().join("secret.txt"), &s.ws("report.txt")),
-            ..case("output target is a symlink to a file outside", vec![], vec![("out", "report.txt")], Expect::NotSynced("outside the workspace"))
+            ..case(
+                "output target is a symlink to a file outside",
+                vec![],
+                vec![("out", "report.txt")],
+                Expect::NotSynced("outside the workspace"),
+            )
         },
         Case {
             body: |root| std::os::unix::fs::symlink("/etc/passwd", root.join("out")).unwrap(),
-            ..case("scratch output is a symlink to a file outside", vec![], vec![("out", "copied.txt")], Expect::NotSynced("not a regular file"))
+            ..case(
+                "scratch output is a symlink to a file outside",
+                vec![],
+                vec![("out", "copied.txt")],
+                Expect::NotSynced("not a regular file"),
+            )
         },
         Case {
             body: |root| std::fs::create_dir(root.join("out")).unwrap(),
-            ..case("scratch output is a folder", vec![], vec![("out", "copied.txt")], Expect::NotSynced("not a regular file"))
+            ..case(
+                "scratch output is a folder",
+                vec![],
+                vec![("out", "copied.txt")],
+                Expect::NotSynced("not a regular file"),
+            )
         },
         Case {
-            body: |root| std::os::unix::fs::symlink(root.join("../../.."), root.join("out")).unwrap(),
-            ..case("scratch output is a symlink to a folder outside", vec![], vec![("out", "copied")], Expect::NotSynced("not a regular file"))
+            body: |root| {
+                std::os::unix::fs::symlink(root.join("../../.."), root.join("out")).unwrap()
+            },
+            ..case(
+                "scratch output is a symlink to a folder outside",
+                vec![],
+                vec![("out", "copied")],
+                Expect::NotSynced("not a regular file"),
+            )
         },
     ]
 }
@@ -478,43 +780,92 @@ fn hostile_paths_are_refused_clearly_and_nothing_is_written_outside_the_workspac
         let defined = define_io(definition);
         match case.expect {
             Expect::Definition(text) => {
-                let err = defined.err().unwrap_or_else(|| panic!("{}: the definition was accepted", case.name));
+                let err = defined
+                    .err()
+                    .unwrap_or_else(|| panic!("{}: the definition was accepted", case.name));
                 assert!(err.to_string().contains(text), "{}: {err}", case.name);
                 // The run-time checks hold on their own, too: a handle that skipped the
                 // definition checks still stages and syncs nothing outside the workspace.
                 let handle = unchecked(&case.inputs, &case.outputs);
                 let events = Events::default();
-                let (result, record) = run(&handle, &sandbox, case.run_id, json!({}), &events, |root, _| {
-                    writes_out(root);
-                    Ok(json!({}))
-                });
-                assert!(result.is_err() || record.synced.is_empty(), "{}: {record:?}", case.name);
+                let (result, record) = run(
+                    &handle,
+                    &sandbox,
+                    case.run_id,
+                    json!({}),
+                    &events,
+                    |root, _| {
+                        writes_out(root);
+                        Ok(json!({}))
+                    },
+                );
+                assert!(
+                    result.is_err() || record.synced.is_empty(),
+                    "{}: {record:?}",
+                    case.name
+                );
             }
             Expect::RunFails(code, text) => {
                 let handle = defined.unwrap_or_else(|e| panic!("{}: {e}", case.name));
                 let events = Events::default();
-                let (result, _) = run(&handle, &sandbox, case.run_id, json!({}), &events, |_, _| panic!("the body must not run"));
+                let (result, _) = run(
+                    &handle,
+                    &sandbox,
+                    case.run_id,
+                    json!({}),
+                    &events,
+                    |_, _| panic!("the body must not run"),
+                );
                 let err = result.unwrap_err();
                 assert_eq!(err.code(), &code, "{}: {err}", case.name);
-                assert!(err.message().contains(text), "{}: {}", case.name, err.message());
+                assert!(
+                    err.message().contains(text),
+                    "{}: {}",
+                    case.name,
+                    err.message()
+                );
             }
             Expect::NotSynced(text) => {
                 let handle = defined.unwrap_or_else(|e| panic!("{}: {e}", case.name));
                 let events = Events::default();
                 let body = case.body;
-                let (result, record) = run(&handle, &sandbox, case.run_id, json!({}), &events, move |root, _| {
-                    body(root);
-                    Ok(json!({ "done": true }))
-                });
+                let (result, record) = run(
+                    &handle,
+                    &sandbox,
+                    case.run_id,
+                    json!({}),
+                    &events,
+                    move |root, _| {
+                        body(root);
+                        Ok(json!({ "done": true }))
+                    },
+                );
                 assert_eq!(result.unwrap(), json!({ "done": true }), "{}", case.name);
                 assert!(record.synced.is_empty(), "{}: {record:?}", case.name);
-                assert!(record.warnings.iter().any(|w| w.contains(text)), "{}: {:?}", case.name, record.warnings);
+                assert!(
+                    record.warnings.iter().any(|w| w.contains(text)),
+                    "{}: {:?}",
+                    case.name,
+                    record.warnings
+                );
             }
         }
-        assert_eq!(sandbox.outside_snapshot(), before, "{}: something outside the workspace changed", case.name);
+        assert_eq!(
+            sandbox.outside_snapshot(),
+            before,
+            "{}: something outside the workspace changed",
+            case.name
+        );
         let workspace_after = walk(sandbox.workspace.root());
-        let new: Vec<&PathBuf> = workspace_after.iter().filter(|p| !workspace_before.contains(p) && p.is_file()).collect();
-        assert!(new.is_empty(), "{}: unexpected files written: {new:?}", case.name);
+        let new: Vec<&PathBuf> = workspace_after
+            .iter()
+            .filter(|p| !workspace_before.contains(p) && p.is_file())
+            .collect();
+        assert!(
+            new.is_empty(),
+            "{}: unexpected files written: {new:?}",
+            case.name
+        );
     }
 }
 
@@ -522,7 +873,9 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
@@ -538,7 +891,10 @@ fn walk(root: &Path) -> Vec<PathBuf> {
 #[test]
 fn interpolated_values_are_checked_again() {
     let mut v = vars("../..");
-    assert_eq!(interpolate("in/<runId>/x", &v), Err(PathError::ParentComponent));
+    assert_eq!(
+        interpolate("in/<runId>/x", &v),
+        Err(PathError::ParentComponent)
+    );
     v.run_id = "ok".into();
     assert_eq!(interpolate("in/<runId>/x", &v).unwrap(), "in/ok/x");
 }
@@ -549,9 +905,15 @@ fn interpolated_values_are_checked_again() {
 fn a_hundred_concurrent_runs_each_see_only_their_own_files() {
     let sandbox = Sandbox::new("concurrent");
     for i in 0..100 {
-        sandbox.write(&format!("inbox/run-{i}.txt"), &format!("payload of run {i}"));
+        sandbox.write(
+            &format!("inbox/run-{i}.txt"),
+            &format!("payload of run {i}"),
+        );
     }
-    let handle = io(&[("data", "inbox/<runId>.txt")], &[("report", "reports/<runId>.md")]);
+    let handle = io(
+        &[("data", "inbox/<runId>.txt")],
+        &[("report", "reports/<runId>.md")],
+    );
     let events = Events::default();
     let roots = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -559,21 +921,28 @@ fn a_hundred_concurrent_runs_each_see_only_their_own_files() {
             let (handle, sandbox, events, roots) = (&handle, &sandbox, &events, &roots);
             scope.spawn(move || {
                 let run_id = format!("run-{i}");
-                let (result, record) = run(handle, sandbox, &run_id, json!({ "n": i }), events, |root, input| {
-                    // This run's root holds exactly its own staged file, nothing of another run.
-                    let mut names: Vec<String> = std::fs::read_dir(root)
-                        .unwrap()
-                        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                        .collect();
-                    names.sort();
-                    assert_eq!(names, ["data"]);
-                    let data = std::fs::read_to_string(root.join("data")).unwrap();
-                    assert_eq!(data, format!("payload of run {}", input["n"]));
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                    std::fs::write(root.join("report"), format!("report for {data}")).unwrap();
-                    roots.lock().unwrap().push(root.to_owned());
-                    Ok(json!({}))
-                });
+                let (result, record) = run(
+                    handle,
+                    sandbox,
+                    &run_id,
+                    json!({ "n": i }),
+                    events,
+                    |root, input| {
+                        // This run's root holds exactly its own staged file, nothing of another run.
+                        let mut names: Vec<String> = std::fs::read_dir(root)
+                            .unwrap()
+                            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                            .collect();
+                        names.sort();
+                        assert_eq!(names, ["data"]);
+                        let data = std::fs::read_to_string(root.join("data")).unwrap();
+                        assert_eq!(data, format!("payload of run {}", input["n"]));
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        std::fs::write(root.join("report"), format!("report for {data}")).unwrap();
+                        roots.lock().unwrap().push(root.to_owned());
+                        Ok(json!({}))
+                    },
+                );
                 result.unwrap();
                 assert_eq!(record.synced.len(), 1);
             });
@@ -582,12 +951,19 @@ fn a_hundred_concurrent_runs_each_see_only_their_own_files() {
     let roots = roots.into_inner().unwrap();
     let distinct: std::collections::BTreeSet<&PathBuf> = roots.iter().collect();
     assert_eq!(distinct.len(), 100, "every run had its own scratch root");
-    assert!(roots.iter().all(|r| !r.exists()), "every scratch root was removed");
+    assert!(
+        roots.iter().all(|r| !r.exists()),
+        "every scratch root was removed"
+    );
     for i in 0..100 {
         let report = std::fs::read_to_string(sandbox.ws(&format!("reports/run-{i}.md"))).unwrap();
         assert_eq!(report, format!("report for payload of run {i}"));
     }
-    let staged = events.all().iter().filter(|e| matches!(e, FileEvent::Staged { .. })).count();
+    let staged = events
+        .all()
+        .iter()
+        .filter(|e| matches!(e, FileEvent::Staged { .. }))
+        .count();
     assert_eq!(staged, 100);
 }
 
@@ -602,4 +978,200 @@ fn scratch_roots_are_private() {
         Ok(json!({ "mode": std::fs::metadata(root).unwrap().permissions().mode() & 0o777 }))
     });
     assert_eq!(result.unwrap()["mode"], 0o700);
+}
+
+// ---- Tools and cores with file contracts ------------------------------------------------
+
+mod with_tools_and_cores {
+    use super::*;
+    use agent_io_examples::files::SalesReportTool;
+    use io_core::files::{DefinesIo, FsRoot};
+    use io_core::{AgentContext, AgentCore, AgentInput, AgentOutput, AgentRuntime, define_io};
+    use io_typed_tool::{
+        ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, ToolContext, ToolError,
+        ToolRegistry, TypedTool, tool,
+    };
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    fn sales_registry(sandbox: &Sandbox, audit: Arc<AuditLog>) -> ToolRegistry {
+        let approve = |_: &ApprovalRequest| ApprovalDecision::Approve;
+        let mut registry = ToolRegistry::new()
+            .with_workspace(sandbox.workspace.clone())
+            .with_approver(Arc::new(approve))
+            .with_audit_sink(audit);
+        registry.register(SalesReportTool).unwrap();
+        registry
+    }
+
+    #[test]
+    fn a_tool_with_a_file_contract_is_staged_and_synced_by_the_registry() {
+        let sandbox = Sandbox::new("tool-files");
+        sandbox.write("data/sales.csv", "region,amount\nnorth,10\nsouth,5.5\n");
+        let audit = Arc::new(AuditLog::default());
+        let registry = sales_registry(&sandbox, audit.clone());
+        let options = CallOptions {
+            run_id: Some("t1".into()),
+            ..CallOptions::default()
+        };
+        let input = json!({ "title": "Q3", "_workflowFsRoot": "/etc" });
+        let out = runtime()
+            .block_on(registry.call_with("sales.report", input, options))
+            .unwrap();
+        assert_eq!(out, json!({ "rows": 2, "total": 15.5 }));
+        let report_path = format!("reports/{}/t1.md", io_core::files::today_utc());
+        let report = std::fs::read_to_string(sandbox.ws(&report_path)).unwrap();
+        assert!(report.starts_with("# Q3\n"), "{report}");
+        let files = audit.records()[0].files.clone().unwrap();
+        assert_eq!(files.staged[0].workspace_path, "data/sales.csv");
+        assert_eq!(files.synced[0].workspace_path, report_path);
+        assert_eq!(files.synced[0].sha256, sha256_hex(report.as_bytes()));
+    }
+
+    #[test]
+    fn a_missing_input_file_stops_a_tool_call_before_its_body() {
+        let sandbox = Sandbox::new("tool-missing");
+        let registry = sales_registry(&sandbox, Arc::new(AuditLog::default()));
+        let err = runtime()
+            .block_on(registry.call("sales.report", json!({ "title": "Q3" })))
+            .unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::NotFound);
+        assert_eq!(
+            err.message(),
+            "input file `sales` (`data/sales.csv`) does not exist in the workspace"
+        );
+    }
+
+    #[test]
+    fn a_tool_with_files_needs_a_workspace() {
+        let approve = |_: &ApprovalRequest| ApprovalDecision::Approve;
+        let mut registry = ToolRegistry::new().with_approver(Arc::new(approve));
+        registry.register(SalesReportTool).unwrap();
+        let err = runtime()
+            .block_on(registry.call("sales.report", json!({ "title": "x" })))
+            .unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::Internal);
+        assert!(err.operator_detail().unwrap().contains("with_workspace"));
+    }
+
+    #[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+    struct Text {
+        text: String,
+    }
+
+    #[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+    #[serde(deny_unknown_fields)]
+    struct Echo {
+        text: String,
+        #[serde(
+            rename = "_workflowFsRoot",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        root: Option<FsRoot>,
+    }
+
+    struct Copier;
+
+    /// Copies its staged input to its output.
+    #[define_io(inputs = Echo, outputs = Text, inputs_files = { src => { path = "in.txt" } }, outputs_files = { dst => { path = "out/<toolId>.txt" } })]
+    #[tool(id = "files.copy")]
+    impl TypedTool for Copier {
+        type Input = Echo;
+        type Output = Text;
+
+        async fn execute_typed(&self, input: Echo, _ctx: &ToolContext) -> Result<Text, ToolError> {
+            let root = input.root.ok_or_else(|| ToolError::internal("no root"))?;
+            std::fs::copy(root.file("src"), root.file("dst"))
+                .map_err(|e| ToolError::internal(e.to_string()))?;
+            Ok(Text { text: input.text })
+        }
+    }
+
+    #[test]
+    fn define_io_on_an_impl_typed_tool_block_gives_the_tool_its_file_contract() {
+        assert!(Copier::file_contract().is_some());
+        assert!(std::ptr::eq(
+            Copier::file_contract().unwrap(),
+            <Copier as DefinesIo>::io_handle()
+        ));
+        let sandbox = Sandbox::new("impl-files");
+        sandbox.write("in.txt", "hello");
+        let mut registry = ToolRegistry::new().with_workspace(sandbox.workspace.clone());
+        registry.register(Copier).unwrap();
+        let out = runtime()
+            .block_on(registry.call("files.copy", json!({ "text": "t" })))
+            .unwrap();
+        assert_eq!(out, json!({ "text": "t" }));
+        assert_eq!(
+            std::fs::read_to_string(sandbox.ws("out/files.copy.txt")).unwrap(),
+            "hello"
+        );
+    }
+
+    struct Archivist;
+
+    #[define_io(inputs = Echo, outputs = Text, outputs_files = { archive => { path = "archive/<workflowId>-<runId>.txt" } })]
+    impl AgentCore for Archivist {
+        type Input = Echo;
+        type Output = Text;
+
+        fn core_type(&self) -> &str {
+            "archivist"
+        }
+
+        async fn run_turn(
+            &mut self,
+            input: Echo,
+            _ctx: &mut AgentContext,
+        ) -> Result<Text, io_core::AgentError> {
+            let root = input
+                .root
+                .ok_or_else(|| io_core::AgentError::internal("no root"))?;
+            std::fs::write(root.file("archive"), &input.text)
+                .map_err(|e| io_core::AgentError::internal(e.to_string()))?;
+            Ok(Text {
+                text: input.text.to_uppercase(),
+            })
+        }
+    }
+
+    #[test]
+    fn a_core_with_a_file_contract_runs_under_it_in_the_agent_runtime() {
+        let sandbox = Sandbox::new("core-files");
+        let mut runtime_ = AgentRuntime::new(Archivist).with_file_contract(
+            <Archivist as DefinesIo>::io_handle(),
+            sandbox.workspace.clone(),
+            None,
+        );
+        let mut ctx = runtime_.context("turn-1");
+        let out = block_on(runtime_.run_turn_in(json!({ "text": "keep me" }), &mut ctx)).unwrap();
+        assert_eq!(out, json!({ "text": "KEEP ME" }));
+        assert_eq!(
+            std::fs::read_to_string(sandbox.ws("archive/archivist-turn-1.txt")).unwrap(),
+            "keep me"
+        );
+        let record = runtime_.last_file_record().unwrap();
+        assert_eq!(record.synced[0].bytes, 7);
+    }
+
+    #[test]
+    fn an_input_type_that_denies_unknown_fields_without_the_root_cannot_take_files() {
+        #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+        #[serde(deny_unknown_fields)]
+        struct Closed {
+            text: String,
+        }
+        // Checked at compile time: a wrong value fails the build of the test suite.
+        const { assert!(!Closed::ACCEPTS_FS_ROOT) };
+        const { assert!(Echo::ACCEPTS_FS_ROOT) };
+        const { assert!(<Value as AgentInput>::ACCEPTS_FS_ROOT) };
+    }
 }

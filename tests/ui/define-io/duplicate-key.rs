@@ -1,0 +1,13 @@
+use io_core::define_io;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Report {
+    title: String,
+}
+
+#[define_io(inputs = Report, outputs = Report, outputs_files = { report => { path = "a.md" }, report => { path = "b.md" } })]
+struct SalesReport;
+
+fn main() {}

@@ -1,0 +1,13 @@
+use io_core::define_io;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Report {
+    title: String,
+}
+
+#[define_io(inputs = Report, outputs = Report, inputs_files = { "data/sales" => { path = "data/sales.csv" } })]
+struct SalesReport;
+
+fn main() {}
