@@ -12,6 +12,7 @@ mod attr;
 mod check;
 mod define_io;
 mod expand;
+mod naming;
 mod tool;
 mod ty;
 

@@ -3,6 +3,7 @@
 mod check;
 mod parse;
 
+use crate::naming::pascal_case;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -107,21 +108,6 @@ fn fn_target(mut item_fn: syn::ItemFn) -> (Target, TokenStream) {
     let doc = format!("The IO blocks of [`{}`].", item_fn.sig.ident);
     let target = Target::NewStruct(item_fn.vis.clone(), struct_name, doc);
     (target, item_fn.into_token_stream())
-}
-
-fn pascal_case(snake: &str) -> String {
-    snake
-        .trim_start_matches("r#")
-        .split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 fn file_entries(files: &[FileArg]) -> TokenStream {

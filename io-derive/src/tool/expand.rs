@@ -1,5 +1,6 @@
 //! The code `#[tool]` generates.
 
+use crate::naming::pascal_case;
 use darling::error::Accumulator;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
@@ -237,21 +238,6 @@ fn result_ok_type(ty: &syn::Type) -> Option<syn::Type> {
         syn::GenericArgument::Type(ok) => Some(ok.clone()),
         _ => None,
     }
-}
-
-fn pascal_case(snake: &str) -> String {
-    snake
-        .trim_start_matches("r#")
-        .split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 /// `const ID` and `fn contract()` for a checked spec.
