@@ -1,0 +1,248 @@
+//! The named errors of RFC-0024 (and the RFC-0026 patch), serialized as the RFC's event
+//! payloads: `{ "error": "<Name>", <fields>, "message": "..." }`.
+//!
+//! Runtime errors carry exactly the RFC's fields. Load-time errors add `line` and `column`
+//! (where in the document), which the RFC leaves open and a reader needs.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A problem found when a workflow document is loaded and validated, before anything runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "error")]
+pub enum ValidationError {
+    /// RFC-0024 §4.4 / §8: an `inputs` mapping is structurally invalid.
+    InputWiringError {
+        /// The phase with the invalid `inputs`.
+        phase_name: String,
+        /// The invalid mapping expressions.
+        invalid_refs: Vec<String>,
+        /// How to fix it.
+        suggestion: String,
+        /// What is wrong.
+        message: String,
+        /// Line of the first invalid mapping.
+        line: usize,
+        /// Column of the first invalid mapping.
+        column: usize,
+    },
+    /// A `depends_on` entry names no phase.
+    UnknownDependencyError {
+        /// The phase whose `depends_on` is wrong.
+        phase_name: String,
+        /// The unknown name.
+        dependency: String,
+        /// How to fix it.
+        suggestion: String,
+        /// What is wrong.
+        message: String,
+        /// Line.
+        line: usize,
+        /// Column.
+        column: usize,
+    },
+    /// `depends_on` forms a cycle: no phase of it could ever start.
+    DependencyCycleError {
+        /// The phases of the cycle, in order, the first repeated at the end.
+        cycle: Vec<String>,
+        /// What is wrong.
+        message: String,
+        /// Line of the first phase of the cycle.
+        line: usize,
+        /// Column.
+        column: usize,
+    },
+    /// A type in `types` or an output declaration is unknown or malformed.
+    TypeDeclarationError {
+        /// Where: `types.<Name>.<field>` or `workflow.<phase>.outputs.<key>`.
+        location: String,
+        /// The type as written.
+        declared: String,
+        /// How to fix it.
+        suggestion: String,
+        /// What is wrong.
+        message: String,
+        /// Line.
+        line: usize,
+        /// Column.
+        column: usize,
+    },
+    /// A wired value cannot fit the bound typed core or tool (found at load time).
+    TypedWiringError {
+        /// The phase.
+        phase_name: String,
+        /// The input or output key.
+        key: String,
+        /// What the typed unit needs there.
+        expected: String,
+        /// What the workflow provides there.
+        actual: String,
+        /// How to fix it.
+        suggestion: String,
+        /// What is wrong.
+        message: String,
+        /// Line.
+        line: usize,
+        /// Column.
+        column: usize,
+    },
+    /// The document is not a workflow (syntax, or a section of the wrong shape).
+    DocumentError {
+        /// What is wrong.
+        message: String,
+        /// Line.
+        line: usize,
+        /// Column.
+        column: usize,
+    },
+}
+
+impl ValidationError {
+    /// The payload as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Line and column.
+    pub fn position(&self) -> (usize, usize) {
+        match self {
+            ValidationError::InputWiringError { line, column, .. }
+            | ValidationError::UnknownDependencyError { line, column, .. }
+            | ValidationError::DependencyCycleError { line, column, .. }
+            | ValidationError::TypeDeclarationError { line, column, .. }
+            | ValidationError::TypedWiringError { line, column, .. }
+            | ValidationError::DocumentError { line, column, .. } => (*line, *column),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            ValidationError::InputWiringError { message, .. }
+            | ValidationError::UnknownDependencyError { message, .. }
+            | ValidationError::DependencyCycleError { message, .. }
+            | ValidationError::TypeDeclarationError { message, .. }
+            | ValidationError::TypedWiringError { message, .. }
+            | ValidationError::DocumentError { message, .. } => message,
+        }
+    }
+}
+
+impl std::fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (line, column) = self.position();
+        write!(f, "{line}:{column}: {}", self.message())
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// An error of a running workflow, as the RFC names it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "error")]
+pub enum RunError {
+    /// §4.1: required output keys are absent from the returned output.
+    MissingOutputError {
+        /// The task.
+        task_id: String,
+        /// Its phase.
+        phase_name: String,
+        /// Every declared required key that was not returned.
+        missing_keys: Vec<String>,
+        /// What happened.
+        message: String,
+    },
+    /// §4.2: a returned value does not have its declared type (no coercion).
+    OutputTypeMismatchError {
+        /// The task.
+        task_id: String,
+        /// Its phase.
+        phase_name: String,
+        /// The output key.
+        key: String,
+        /// The declared type.
+        expected_type: String,
+        /// The JSON type returned (`string`, `integer`, `number`, `boolean`, `object`, `array`, `null`).
+        actual_type: String,
+        /// What happened (with the place inside the value, for nested types).
+        message: String,
+    },
+    /// §4.3: declared inputs cannot be resolved at claim time.
+    UnresolvableInputError {
+        /// The task.
+        task_id: String,
+        /// Its phase.
+        phase_name: String,
+        /// The expressions that could not be resolved.
+        unresolvable_refs: Vec<String>,
+        /// What happened.
+        message: String,
+    },
+    /// RFC-0026 patch: an upstream phase the inputs refer to is suspended awaiting input.
+    UpstreamIntentSuspendedError {
+        /// The task.
+        task_id: String,
+        /// Its phase.
+        phase_name: String,
+        /// The suspended upstream intent.
+        suspended_intent_id: String,
+        /// When it is expected to resume (ISO-8601), if known.
+        expected_resume_at: Option<String>,
+        /// What happened.
+        message: String,
+    },
+    /// The phase's agent failed (its error envelope), or no agent is bound to it.
+    PhaseFailedError {
+        /// The task.
+        task_id: String,
+        /// Its phase.
+        phase_name: String,
+        /// The agent's error, as the AIP-14 `error` object.
+        cause: Value,
+        /// What happened.
+        message: String,
+    },
+}
+
+impl RunError {
+    /// The payload as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The error's name (`MissingOutputError`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunError::MissingOutputError { .. } => "MissingOutputError",
+            RunError::OutputTypeMismatchError { .. } => "OutputTypeMismatchError",
+            RunError::UnresolvableInputError { .. } => "UnresolvableInputError",
+            RunError::UpstreamIntentSuspendedError { .. } => "UpstreamIntentSuspendedError",
+            RunError::PhaseFailedError { .. } => "PhaseFailedError",
+        }
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let message = match self {
+            RunError::MissingOutputError { message, .. }
+            | RunError::OutputTypeMismatchError { message, .. }
+            | RunError::UnresolvableInputError { message, .. }
+            | RunError::UpstreamIntentSuspendedError { message, .. }
+            | RunError::PhaseFailedError { message, .. } => message,
+        };
+        write!(f, "{}: {message}", self.name())
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
+pub(crate) fn quoted_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("'{i}'")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}

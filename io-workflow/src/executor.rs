@@ -1,0 +1,483 @@
+//! The executor: binds each `assign` name to an agent (an erased core, a registry tool or a
+//! function), checks the typed wiring before anything runs, runs phases in dependency order
+//! with independent phases concurrently, and records the named errors as events.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+
+use io_core::{AgentCore, AgentError, AgentRuntime, BoxFuture};
+use io_typed_tool::{CallOptions, ToolRegistry};
+use serde_json::{Map, Value};
+
+use crate::errors::{RunError, ValidationError};
+use crate::model::{InputSource, Phase, Workflow};
+use crate::run::{Progress, TaskContext, WorkflowRun};
+use crate::types::resolve;
+
+/// What runs a phase: given its context (with the resolved inputs), returns its output.
+pub trait PhaseAgent: Send + Sync {
+    /// Runs the phase once.
+    fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>>;
+
+    /// The agent's input and output JSON Schemas when it is typed (a core or a tool), for the
+    /// load-time wiring check; `None` for untyped agents.
+    fn schemas(&self) -> Option<(&Value, &Value)> {
+        None
+    }
+}
+
+/// A typed core as a phase agent: each run is one turn of its `AgentRuntime` (validated both
+/// ways). Turns of one core run one at a time.
+struct CoreAgent {
+    runtime: tokio::sync::Mutex<AgentRuntime>,
+    input_schema: &'static Value,
+    output_schema: &'static Value,
+}
+
+impl PhaseAgent for CoreAgent {
+    fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
+        Box::pin(async move {
+            let mut runtime = self.runtime.lock().await;
+            let mut agent_ctx = runtime.context(ctx.task_id.clone());
+            runtime
+                .run_turn_in(Value::Object(ctx.input.clone()), &mut agent_ctx)
+                .await
+        })
+    }
+
+    fn schemas(&self) -> Option<(&Value, &Value)> {
+        Some((self.input_schema, self.output_schema))
+    }
+}
+
+/// A registry tool as a phase agent: each run is one call under the tool's contract.
+struct ToolAgent {
+    registry: Arc<ToolRegistry>,
+    tool_id: String,
+    schemas: Option<(Value, Value)>,
+}
+
+impl PhaseAgent for ToolAgent {
+    fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
+        Box::pin(async move {
+            let options = CallOptions {
+                run_id: Some(ctx.task_id.clone()),
+                context: Value::Null,
+            };
+            self.registry
+                .call_with(&self.tool_id, Value::Object(ctx.input.clone()), options)
+                .await
+        })
+    }
+
+    fn schemas(&self) -> Option<(&Value, &Value)> {
+        self.schemas.as_ref().map(|(i, o)| (i, o))
+    }
+}
+
+/// A function as a phase agent.
+struct FnAgent<F>(F);
+
+impl<F, Fut> PhaseAgent for FnAgent<F>
+where
+    F: Fn(TaskContext) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Value, AgentError>> + Send + 'static,
+{
+    fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
+        Box::pin((self.0)(ctx.clone()))
+    }
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The recorded output of every completed phase.
+    pub outputs: BTreeMap<String, Map<String, Value>>,
+    /// The named errors emitted, as the RFC's JSON payloads, in order.
+    pub events: Vec<Value>,
+    /// Where the run ended.
+    pub progress: Progress,
+}
+
+impl RunOutcome {
+    /// Whether every phase completed.
+    pub fn succeeded(&self) -> bool {
+        self.progress.failed.is_empty()
+            && self.progress.pending.is_empty()
+            && self.progress.ready.is_empty()
+            && self.progress.running.is_empty()
+            && self.progress.suspended_phases.is_empty()
+    }
+}
+
+/// Runs a workflow with bound agents.
+///
+/// ```
+/// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+/// use serde_json::json;
+///
+/// let workflow = Workflow::new("demo")
+///     .with_phase(Phase::new("fetch", "Fetch").assign("fetcher").input("q", "$trigger.q").output("n", TypeRef::Number))
+///     .with_phase(Phase::new("double", "Double").assign("doubler").depends_on(["fetch"]).input("n", "fetch.n").output("n", TypeRef::Number));
+/// let executor = Executor::new(workflow)
+///     .bind_fn("fetcher", |ctx| async move { Ok(json!({ "n": ctx.input["q"].as_str().map_or(0, str::len) })) })
+///     .bind_fn("doubler", |ctx| async move { Ok(json!({ "n": ctx.input["n"].as_i64().unwrap_or(0) * 2 })) });
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// let outcome = runtime.block_on(executor.run("r1", json!({ "q": "abc" }), json!({}))).unwrap();
+/// assert_eq!(outcome.outputs["double"]["n"], 6);
+/// ```
+pub struct Executor {
+    workflow: Arc<Workflow>,
+    by_assign: BTreeMap<String, Arc<dyn PhaseAgent>>,
+    by_phase: BTreeMap<String, Arc<dyn PhaseAgent>>,
+    max_completion_attempts: u32,
+}
+
+impl Executor {
+    /// An executor for `workflow`, with no agents bound. A rejected completion is retried once
+    /// (two attempts in all) by default.
+    pub fn new(workflow: Workflow) -> Self {
+        Executor {
+            workflow: Arc::new(workflow),
+            by_assign: BTreeMap::new(),
+            by_phase: BTreeMap::new(),
+            max_completion_attempts: 2,
+        }
+    }
+
+    /// The workflow.
+    pub fn workflow(&self) -> &Workflow {
+        &self.workflow
+    }
+
+    /// How many times a phase's agent may answer before a rejected completion fails the phase.
+    #[must_use]
+    pub fn with_max_completion_attempts(mut self, attempts: u32) -> Self {
+        self.max_completion_attempts = attempts.max(1);
+        self
+    }
+
+    /// Binds an agent to an `assign` name.
+    #[must_use]
+    pub fn bind(mut self, assign: impl Into<String>, agent: impl PhaseAgent + 'static) -> Self {
+        self.by_assign.insert(assign.into(), Arc::new(agent));
+        self
+    }
+
+    /// Binds an agent to one phase, whatever its `assign` (it takes precedence).
+    #[must_use]
+    pub fn bind_phase(
+        mut self,
+        phase: impl Into<String>,
+        agent: impl PhaseAgent + 'static,
+    ) -> Self {
+        self.by_phase.insert(phase.into(), Arc::new(agent));
+        self
+    }
+
+    /// Binds a typed core: each phase run is one validated turn.
+    #[must_use]
+    pub fn bind_core<C: AgentCore>(self, assign: impl Into<String>, core: C) -> Self {
+        self.bind(assign, core_agent(core))
+    }
+
+    /// Binds a typed core to one phase.
+    #[must_use]
+    pub fn bind_phase_core<C: AgentCore>(self, phase: impl Into<String>, core: C) -> Self {
+        self.bind_phase(phase, core_agent(core))
+    }
+
+    /// Binds a registry tool: each phase run is one call under its contract.
+    #[must_use]
+    pub fn bind_tool(
+        self,
+        assign: impl Into<String>,
+        registry: Arc<ToolRegistry>,
+        tool_id: impl Into<String>,
+    ) -> Self {
+        let tool_id = tool_id.into();
+        let schemas = registry
+            .contract(&tool_id)
+            .map(|c| (c.inputs.clone(), c.outputs.clone()));
+        self.bind(
+            assign,
+            ToolAgent {
+                registry,
+                tool_id,
+                schemas,
+            },
+        )
+    }
+
+    /// Binds a function `Fn(TaskContext) -> impl Future<Output = Result<Value, AgentError>>`.
+    #[must_use]
+    pub fn bind_fn<F, Fut>(self, assign: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(TaskContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, AgentError>> + Send + 'static,
+    {
+        self.bind(assign, FnAgent(f))
+    }
+
+    fn agent_for(&self, phase: &Phase) -> Option<&Arc<dyn PhaseAgent>> {
+        self.by_phase
+            .get(&phase.name)
+            .or_else(|| phase.assign.as_ref().and_then(|a| self.by_assign.get(a)))
+    }
+
+    /// Everything that can be found before a run: the document's problems, phases with no
+    /// agent, and typed wiring — each wired input must fit the consuming core's or tool's input
+    /// field, each required input field must be wired, and each declared output must exist in
+    /// the producing type's output schema with a matching type.
+    pub fn check(&self) -> Vec<ValidationError> {
+        let mut problems = self.workflow.validate();
+        for phase in &self.workflow.phases {
+            match self.agent_for(phase) {
+                None => problems.push(ValidationError::DocumentError {
+                    message: match &phase.assign {
+                        Some(assign) => format!("phase '{}' is assigned to '{assign}', and no agent is bound to that name", phase.name),
+                        None => format!("phase '{}' has no `assign` and no agent bound to it", phase.name),
+                    },
+                    line: phase.at.line,
+                    column: phase.at.column,
+                }),
+                Some(agent) => {
+                    if let Some((input_schema, output_schema)) = agent.schemas() {
+                        self.check_typed(phase, input_schema, output_schema, &mut problems);
+                    }
+                }
+            }
+        }
+        problems.sort_by_key(ValidationError::position);
+        problems
+    }
+
+    fn check_typed(
+        &self,
+        phase: &Phase,
+        input_schema: &Value,
+        output_schema: &Value,
+        problems: &mut Vec<ValidationError>,
+    ) {
+        let workflow = &self.workflow;
+        let wiring = |key: &str,
+                      expected: String,
+                      actual: String,
+                      suggestion: String,
+                      at: crate::Position| {
+            ValidationError::TypedWiringError {
+                phase_name: phase.name.clone(),
+                key: key.to_owned(),
+                message: format!(
+                    "phase '{}', `{key}`: the bound agent needs {expected}, the workflow provides {actual}",
+                    phase.name
+                ),
+                expected,
+                actual,
+                suggestion,
+                line: at.line,
+                column: at.column,
+            }
+        };
+        let inputs = resolve(input_schema, input_schema);
+        let properties = inputs.get("properties").and_then(Value::as_object);
+        let closed = inputs.get("additionalProperties") == Some(&Value::Bool(false));
+        for decl in &phase.inputs {
+            match properties.and_then(|p| p.get(&decl.key)) {
+                None if closed => problems.push(wiring(
+                    &decl.key,
+                    "no such field".into(),
+                    format!("`{}`", decl.expression),
+                    "remove this input, or rename it to a field of the agent's input type".into(),
+                    decl.at,
+                )),
+                None => {}
+                Some(field) => {
+                    if let InputSource::Phase {
+                        phase: upstream,
+                        key,
+                    } = &decl.source
+                        && let Some(declared) = workflow
+                            .phase(upstream)
+                            .and_then(|p| p.output_decl_for(key))
+                        && let Some(reason) =
+                            workflow.fits_schema(&declared.ty, field, input_schema)
+                    {
+                        problems.push(wiring(
+                            &decl.key,
+                            format!("a value its input field accepts ({reason})"),
+                            format!("`{}` of type `{}`", decl.expression, declared.ty),
+                            format!(
+                                "change the type of `{upstream}.{key}` or of the field `{}`",
+                                decl.key
+                            ),
+                            decl.at,
+                        ));
+                    }
+                }
+            }
+        }
+        let wired: BTreeSet<&str> = phase.inputs.iter().map(|d| d.key.as_str()).collect();
+        for required in inputs
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !wired.contains(required) && !required.starts_with('_') {
+                problems.push(wiring(
+                    required,
+                    format!("its required input field `{required}`"),
+                    "nothing wired to it".into(),
+                    format!("add `{required}: <phase>.<key>` (or `$trigger.{required}`) under the phase's inputs"),
+                    phase.at,
+                ));
+            }
+        }
+        let outputs = resolve(output_schema, output_schema);
+        let produced = outputs.get("properties").and_then(Value::as_object);
+        for decl in phase.outputs.iter().flatten() {
+            match produced.and_then(|p| p.get(&decl.key)) {
+                None => problems.push(wiring(
+                    &decl.key,
+                    format!("the declared output `{}`", decl.key),
+                    "an output type without that field".into(),
+                    "add the field to the agent's output type, or remove the declaration".into(),
+                    decl.at,
+                )),
+                Some(field) => {
+                    if let Some(reason) = workflow.schema_satisfies(field, output_schema, &decl.ty)
+                    {
+                        problems.push(wiring(
+                            &decl.key,
+                            format!("outputs of type `{}`", decl.ty),
+                            format!("an output field that may not be one ({reason})"),
+                            format!(
+                                "make the Rust field always a `{}`, or change the declared type",
+                                decl.ty
+                            ),
+                            decl.at,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the workflow: [`Self::check`] first (its problems are returned, nothing runs), then
+    /// every phase in dependency order, independent phases concurrently (one Tokio task each),
+    /// downstream phases unblocked as upstreams complete, and a rejected completion handed back
+    /// to its agent (with `ctx.rejections`) until the attempt limit.
+    pub async fn run(
+        &self,
+        run_id: &str,
+        trigger: Value,
+        initial_state: Value,
+    ) -> Result<RunOutcome, Vec<ValidationError>> {
+        let problems = self.check();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let mut run = WorkflowRun::new(self.workflow.clone(), run_id, trigger, initial_state);
+        let mut running: tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>)> =
+            tokio::task::JoinSet::new();
+        let mut attempts: BTreeMap<String, u32> = BTreeMap::new();
+        let mut blocked: BTreeSet<String> = BTreeSet::new();
+        loop {
+            for phase_name in run.ready_phases() {
+                if blocked.contains(&phase_name) {
+                    continue;
+                }
+                match run.claim(&phase_name) {
+                    Ok(ctx) => self.spawn(&mut running, &phase_name, ctx),
+                    // The task stays ready (§3.1); nothing will change for it in this run.
+                    Err(_) => {
+                        blocked.insert(phase_name);
+                    }
+                }
+            }
+            let Some(joined) = running.join_next().await else {
+                break;
+            };
+            let Ok((phase_name, mut ctx, result)) = joined else {
+                continue;
+            };
+            let tries = attempts.entry(phase_name.clone()).or_insert(0);
+            *tries += 1;
+            match result {
+                Ok(output) => match run.complete(&phase_name, output) {
+                    Ok(()) => {}
+                    Err(rejections) if *tries < self.max_completion_attempts => {
+                        ctx.rejections = rejections;
+                        self.spawn(&mut running, &phase_name, ctx);
+                    }
+                    Err(_) => {
+                        let error = RunError::PhaseFailedError {
+                            task_id: ctx.task_id.clone(),
+                            phase_name: phase_name.clone(),
+                            cause: Value::Null,
+                            message: format!(
+                                "phase '{phase_name}' failed: its output was rejected {tries} time(s)"
+                            ),
+                        };
+                        run.fail(&phase_name, error);
+                    }
+                },
+                Err(err) => {
+                    let error = RunError::PhaseFailedError {
+                        task_id: ctx.task_id.clone(),
+                        phase_name: phase_name.clone(),
+                        cause: serde_json::to_value(&err).unwrap_or(Value::Null),
+                        message: format!("phase '{phase_name}' failed: {err}"),
+                    };
+                    run.fail(&phase_name, error);
+                }
+            }
+        }
+        let outputs = self
+            .workflow
+            .phases
+            .iter()
+            .filter_map(|p| run.output(&p.name).map(|o| (p.name.clone(), o.clone())))
+            .collect();
+        Ok(RunOutcome {
+            outputs,
+            events: run.events().to_vec(),
+            progress: run.progress(),
+        })
+    }
+
+    fn spawn(
+        &self,
+        running: &mut tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>)>,
+        phase_name: &str,
+        ctx: TaskContext,
+    ) {
+        let agent = self
+            .workflow
+            .phase(phase_name)
+            .and_then(|p| self.agent_for(p))
+            .cloned();
+        let phase_name = phase_name.to_owned();
+        running.spawn(async move {
+            let result = match &agent {
+                Some(agent) => io_core::contain_panics(agent.run(&ctx)).await,
+                None => Err(AgentError::internal(format!(
+                    "no agent is bound to phase '{phase_name}'"
+                ))),
+            };
+            (phase_name, ctx, result)
+        });
+    }
+}
+
+fn core_agent<C: AgentCore>(core: C) -> CoreAgent {
+    let runtime = AgentRuntime::new(core);
+    CoreAgent {
+        input_schema: runtime.input_schema(),
+        output_schema: runtime.output_schema(),
+        runtime: tokio::sync::Mutex::new(runtime),
+    }
+}

@@ -1,0 +1,378 @@
+//! The workflow document (RFC-0024): types, phases, input mappings and output declarations.
+//! Loaded from YAML ([`Workflow::from_yaml`]) or built in Rust with the same types.
+
+use std::fmt;
+
+use crate::yaml::Position;
+
+/// A workflow: its `types` and its phases, in document order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Workflow {
+    /// The `openintent` version line (`"1.0"`).
+    pub openintent: String,
+    /// `info.name`.
+    pub name: String,
+    /// `info.version`.
+    pub version: String,
+    /// Named object shapes, in document order.
+    pub types: Vec<TypeDef>,
+    /// The phases, in document order.
+    pub phases: Vec<Phase>,
+}
+
+/// A named object shape from `types`: each field with its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeDef {
+    /// The type's name.
+    pub name: String,
+    /// Its fields, in order.
+    pub fields: Vec<(String, TypeRef)>,
+    /// Where it is declared.
+    pub at: Position,
+}
+
+/// A type in an output declaration or a type's field.
+///
+/// The RFC's primitives (`string`, `number`, `boolean`, `object`, `array`), names from
+/// `types`, and two answers to its open questions: `integer` (a number with no fraction, so a
+/// Rust `u32` input can be wired safely) and `array<T>` (element typing).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TypeRef {
+    /// `string`.
+    String,
+    /// `number`: any JSON number (an integer passes).
+    Number,
+    /// `integer`: a JSON number with no fractional part.
+    Integer,
+    /// `boolean`.
+    Boolean,
+    /// `object`: any JSON object.
+    Object,
+    /// `array`, or `array<T>` with every element of type `T`.
+    Array(Option<Box<TypeRef>>),
+    /// A name from `types`.
+    Named(String),
+}
+
+impl TypeRef {
+    /// Parses `string`, `number`, `integer`, `boolean`, `object`, `array`, `array<T>` or a
+    /// type name (an identifier). Whether a name is declared is checked by validation.
+    pub fn parse(text: &str) -> Option<TypeRef> {
+        let text = text.trim();
+        Some(match text {
+            "string" => TypeRef::String,
+            "number" => TypeRef::Number,
+            "integer" => TypeRef::Integer,
+            "boolean" => TypeRef::Boolean,
+            "object" => TypeRef::Object,
+            "array" => TypeRef::Array(None),
+            _ => {
+                if let Some(inner) = text
+                    .strip_prefix("array<")
+                    .and_then(|rest| rest.strip_suffix('>'))
+                {
+                    return TypeRef::parse(inner).map(|t| TypeRef::Array(Some(Box::new(t))));
+                }
+                let valid = text
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && text
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if !valid {
+                    return None;
+                }
+                TypeRef::Named(text.to_owned())
+            }
+        })
+    }
+
+    /// Every type name this reference uses (for `array<Finding>`, `Finding`).
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            TypeRef::Named(name) => vec![name.as_str()],
+            TypeRef::Array(Some(inner)) => inner.names(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for TypeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TypeRef::String => f.write_str("string"),
+            TypeRef::Number => f.write_str("number"),
+            TypeRef::Integer => f.write_str("integer"),
+            TypeRef::Boolean => f.write_str("boolean"),
+            TypeRef::Object => f.write_str("object"),
+            TypeRef::Array(None) => f.write_str("array"),
+            TypeRef::Array(Some(inner)) => write!(f, "array<{inner}>"),
+            TypeRef::Named(name) => f.write_str(name),
+        }
+    }
+}
+
+/// One declared output: its type, and whether it must be returned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputDecl {
+    /// The output key.
+    pub key: String,
+    /// The declared type.
+    pub ty: TypeRef,
+    /// `required` (default true).
+    pub required: bool,
+    /// Where it is declared.
+    pub at: Position,
+}
+
+/// Where an input value comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum InputSource {
+    /// `{phase}.{key}`: an output of an upstream phase.
+    Phase {
+        /// The upstream phase.
+        phase: String,
+        /// Its output key.
+        key: String,
+    },
+    /// `$trigger.{key}`.
+    Trigger(String),
+    /// `$initial_state.{key}`.
+    InitialState(String),
+    /// Anything else; validation reports it.
+    Malformed,
+}
+
+impl InputSource {
+    /// Parses a mapping expression (RFC-0024 §8.4).
+    pub fn parse(expression: &str) -> InputSource {
+        let key_ok =
+            |key: &str| !key.is_empty() && !key.contains(char::is_whitespace) && !key.contains('.');
+        let name_ok = |name: &str| {
+            name.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        if let Some(key) = expression.strip_prefix("$trigger.") {
+            return if key_ok(key) {
+                InputSource::Trigger(key.to_owned())
+            } else {
+                InputSource::Malformed
+            };
+        }
+        if let Some(key) = expression.strip_prefix("$initial_state.") {
+            return if key_ok(key) {
+                InputSource::InitialState(key.to_owned())
+            } else {
+                InputSource::Malformed
+            };
+        }
+        match expression.split_once('.') {
+            Some((phase, key)) if name_ok(phase) && key_ok(key) => InputSource::Phase {
+                phase: phase.to_owned(),
+                key: key.to_owned(),
+            },
+            _ => InputSource::Malformed,
+        }
+    }
+}
+
+/// One declared input: the `ctx.input` key and the expression that fills it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputDecl {
+    /// The key in `ctx.input`.
+    pub key: String,
+    /// The expression as written (`research.findings`, `$trigger.quarter`).
+    pub expression: String,
+    /// What the expression refers to.
+    pub source: InputSource,
+    /// Where it is declared.
+    pub at: Position,
+}
+
+/// One phase of the workflow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    /// The phase name (its key under `workflow`).
+    pub name: String,
+    /// `title`.
+    pub title: String,
+    /// `assign`: the agent (core or tool binding) that runs it.
+    pub assign: Option<String>,
+    /// `depends_on`, each with its position.
+    pub depends_on: Vec<(String, Position)>,
+    /// `inputs`, in order.
+    pub inputs: Vec<InputDecl>,
+    /// `outputs`; `None` when the phase declares none (validation is skipped).
+    pub outputs: Option<Vec<OutputDecl>>,
+    /// Where the phase is declared.
+    pub at: Position,
+}
+
+impl Phase {
+    /// A phase with a name and a title, and nothing else.
+    pub fn new(name: impl Into<String>, title: impl Into<String>) -> Self {
+        Phase {
+            name: name.into(),
+            title: title.into(),
+            assign: None,
+            depends_on: Vec::new(),
+            inputs: Vec::new(),
+            outputs: None,
+            at: Position::default(),
+        }
+    }
+
+    /// Sets `assign`.
+    #[must_use]
+    pub fn assign(mut self, agent: impl Into<String>) -> Self {
+        self.assign = Some(agent.into());
+        self
+    }
+
+    /// Adds `depends_on` entries.
+    #[must_use]
+    pub fn depends_on<I: IntoIterator<Item = S>, S: Into<String>>(mut self, phases: I) -> Self {
+        self.depends_on
+            .extend(phases.into_iter().map(|p| (p.into(), Position::default())));
+        self
+    }
+
+    /// Adds an input mapping (`key: expression`).
+    #[must_use]
+    pub fn input(mut self, key: impl Into<String>, expression: impl Into<String>) -> Self {
+        let expression = expression.into();
+        let source = InputSource::parse(&expression);
+        self.inputs.push(InputDecl {
+            key: key.into(),
+            expression,
+            source,
+            at: Position::default(),
+        });
+        self
+    }
+
+    /// Adds a required output.
+    #[must_use]
+    pub fn output(self, key: impl Into<String>, ty: TypeRef) -> Self {
+        self.output_decl(key, ty, true)
+    }
+
+    /// Adds an optional output (`required: false`).
+    #[must_use]
+    pub fn optional_output(self, key: impl Into<String>, ty: TypeRef) -> Self {
+        self.output_decl(key, ty, false)
+    }
+
+    fn output_decl(mut self, key: impl Into<String>, ty: TypeRef, required: bool) -> Self {
+        self.outputs.get_or_insert_with(Vec::new).push(OutputDecl {
+            key: key.into(),
+            ty,
+            required,
+            at: Position::default(),
+        });
+        self
+    }
+
+    /// The declared output `key`, if the phase declares outputs and that one.
+    pub fn output_decl_for(&self, key: &str) -> Option<&OutputDecl> {
+        self.outputs.as_ref()?.iter().find(|o| o.key == key)
+    }
+}
+
+impl Workflow {
+    /// An empty workflow called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Workflow {
+            openintent: "1.0".into(),
+            name: name.into(),
+            version: "1.0.0".into(),
+            ..Workflow::default()
+        }
+    }
+
+    /// Adds a named type.
+    #[must_use]
+    pub fn with_type(mut self, name: impl Into<String>, fields: Vec<(&str, TypeRef)>) -> Self {
+        let fields = fields.into_iter().map(|(k, t)| (k.to_owned(), t)).collect();
+        self.types.push(TypeDef {
+            name: name.into(),
+            fields,
+            at: Position::default(),
+        });
+        self
+    }
+
+    /// Adds a phase.
+    #[must_use]
+    pub fn with_phase(mut self, phase: Phase) -> Self {
+        self.phases.push(phase);
+        self
+    }
+
+    /// The phase called `name`.
+    pub fn phase(&self, name: &str) -> Option<&Phase> {
+        self.phases.iter().find(|p| p.name == name)
+    }
+
+    /// The type called `name`.
+    pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
+        self.types.iter().find(|t| t.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_references_parse_including_array_element_types() {
+        assert_eq!(TypeRef::parse("number"), Some(TypeRef::Number));
+        assert_eq!(
+            TypeRef::parse("array<Finding>"),
+            Some(TypeRef::Array(Some(Box::new(TypeRef::Named(
+                "Finding".into()
+            )))))
+        );
+        assert_eq!(
+            TypeRef::parse("array<array<string>>").unwrap().to_string(),
+            "array<array<string>>"
+        );
+        assert_eq!(TypeRef::parse("list of things"), None);
+    }
+
+    #[test]
+    fn input_expressions_parse_per_section_8() {
+        assert_eq!(
+            InputSource::parse("research.findings"),
+            InputSource::Phase {
+                phase: "research".into(),
+                key: "findings".into()
+            }
+        );
+        assert_eq!(
+            InputSource::parse("$trigger.quarter"),
+            InputSource::Trigger("quarter".into())
+        );
+        assert_eq!(
+            InputSource::parse("$initial_state.source"),
+            InputSource::InitialState("source".into())
+        );
+        for bad in [
+            "research",
+            "research.",
+            ".findings",
+            "$env.HOME",
+            "$trigger.",
+            "a.b.c",
+            "re search.x",
+            "$trigger.a.b",
+        ] {
+            assert_eq!(InputSource::parse(bad), InputSource::Malformed, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Structural type checks: a returned value against its declared type, and a declared type
+//! against a typed unit's JSON Schema.
+
+use serde_json::Value;
+
+use crate::model::{TypeRef, Workflow};
+
+/// The JSON type of a value, as reported in `OutputTypeMismatchError.actual_type`.
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Where and how a value differs from its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// A JSON pointer inside the value (`""` for the value itself).
+    pub path: String,
+    /// The type expected there.
+    pub expected: String,
+    /// The JSON type found there.
+    pub actual: String,
+}
+
+impl Workflow {
+    /// Checks `value` against `ty`: structural, never coercing. An integer passes `number`;
+    /// `true` does not; a named type's value is an object whose declared fields are all present
+    /// with their types (recursively; extra fields are allowed); `array<T>` checks every element.
+    pub fn check_value(&self, value: &Value, ty: &TypeRef) -> Result<(), Mismatch> {
+        self.check_at(value, ty, &mut String::new())
+    }
+
+    fn check_at(&self, value: &Value, ty: &TypeRef, at: &mut String) -> Result<(), Mismatch> {
+        let mismatch = |at: &String| Mismatch {
+            path: at.clone(),
+            expected: ty.to_string(),
+            actual: json_type(value).to_owned(),
+        };
+        let ok = match (ty, value) {
+            (TypeRef::String, Value::String(_))
+            | (TypeRef::Number, Value::Number(_))
+            | (TypeRef::Boolean, Value::Bool(_))
+            | (TypeRef::Object, Value::Object(_))
+            | (TypeRef::Array(None), Value::Array(_)) => true,
+            (TypeRef::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            (TypeRef::Array(Some(inner)), Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    let mark = at.len();
+                    at.push_str(&format!("/{i}"));
+                    self.check_at(item, inner, at)?;
+                    at.truncate(mark);
+                }
+                true
+            }
+            (TypeRef::Named(name), Value::Object(fields)) => {
+                let Some(def) = self.type_def(name) else {
+                    return Err(mismatch(at));
+                };
+                for (field, field_ty) in &def.fields {
+                    let mark = at.len();
+                    at.push('/');
+                    at.push_str(&field.replace('~', "~0").replace('/', "~1"));
+                    match fields.get(field) {
+                        Some(v) => self.check_at(v, field_ty, at)?,
+                        None => {
+                            return Err(Mismatch {
+                                path: at.clone(),
+                                expected: field_ty.to_string(),
+                                actual: "missing".into(),
+                            });
+                        }
+                    }
+                    at.truncate(mark);
+                }
+                true
+            }
+            _ => false,
+        };
+        if ok { Ok(()) } else { Err(mismatch(at)) }
+    }
+
+    /// Whether a value of type `ty` always fits the JSON Schema `schema` (whose `$ref`s point
+    /// into `root`'s `$defs`): `None` when it does, the reason when it may not.
+    pub fn fits_schema(&self, ty: &TypeRef, schema: &Value, root: &Value) -> Option<String> {
+        self.fits(ty, schema, root, 0)
+    }
+
+    fn fits(&self, ty: &TypeRef, schema: &Value, root: &Value, depth: usize) -> Option<String> {
+        if depth > 32 {
+            return None;
+        }
+        let schema = resolve(schema, root);
+        let Some(object) = schema.as_object() else {
+            // `true` accepts anything; `false` nothing.
+            return (schema == &Value::Bool(false)).then(|| "the schema accepts no value".into());
+        };
+        for union in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = object.get(union) {
+                let reasons: Vec<String> = branches
+                    .iter()
+                    .filter_map(|b| self.fits(ty, b, root, depth + 1))
+                    .collect();
+                return (reasons.len() == branches.len()).then(|| reasons.join("; "));
+            }
+        }
+        let types: Vec<&str> = match object.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let allows = |t: &str| types.is_empty() || types.contains(&t);
+        let needs = |t: &str| {
+            format!(
+                "it needs `{}` where the workflow provides `{t}`",
+                types.join(" or ")
+            )
+        };
+        match ty {
+            TypeRef::String => (!allows("string")).then(|| needs("string")),
+            TypeRef::Boolean => (!allows("boolean")).then(|| needs("boolean")),
+            TypeRef::Integer => {
+                (!(allows("integer") || allows("number"))).then(|| needs("integer"))
+            }
+            TypeRef::Number => {
+                if allows("number") {
+                    None
+                } else if allows("integer") {
+                    Some("it needs an integer, and a `number` may have a fraction; declare the output as `integer`".into())
+                } else {
+                    Some(needs("number"))
+                }
+            }
+            TypeRef::Object => (!allows("object")).then(|| needs("object")),
+            TypeRef::Array(inner) => {
+                if !allows("array") {
+                    return Some(needs("array"));
+                }
+                match (inner, object.get("items")) {
+                    (Some(inner), Some(items)) => self
+                        .fits(inner, items, root, depth + 1)
+                        .map(|r| format!("its elements: {r}")),
+                    _ => None,
+                }
+            }
+            TypeRef::Named(name) => {
+                if !allows("object") {
+                    return Some(needs(name));
+                }
+                let def = self.type_def(name)?;
+                let properties = object.get("properties").and_then(Value::as_object);
+                for required in object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    if !def.fields.iter().any(|(f, _)| f == required) {
+                        return Some(format!(
+                            "it requires field `{required}`, which type `{name}` does not have"
+                        ));
+                    }
+                }
+                for (field, field_ty) in &def.fields {
+                    if let Some(property) = properties.and_then(|p| p.get(field))
+                        && let Some(reason) = self.fits(field_ty, property, root, depth + 1)
+                    {
+                        return Some(format!("field `{field}`: {reason}"));
+                    }
+                }
+                None
+            }
+        }
+    }
+}
+
+impl Workflow {
+    /// Whether every value the JSON Schema `schema` describes (a producer's output) is a `ty`:
+    /// `None` when so, the reason when not (a nullable field, an integer declared where the
+    /// producer may emit fractions, a missing field of a named type).
+    pub fn schema_satisfies(&self, schema: &Value, root: &Value, ty: &TypeRef) -> Option<String> {
+        self.satisfies(schema, root, ty, 0)
+    }
+
+    fn satisfies(
+        &self,
+        schema: &Value,
+        root: &Value,
+        ty: &TypeRef,
+        depth: usize,
+    ) -> Option<String> {
+        if depth > 32 {
+            return None;
+        }
+        let schema = resolve(schema, root);
+        let Some(object) = schema.as_object() else {
+            return (schema == &Value::Bool(true))
+                .then(|| format!("it may produce any value, not only `{ty}`"));
+        };
+        for union in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = object.get(union) {
+                return branches
+                    .iter()
+                    .find_map(|b| self.satisfies(b, root, ty, depth + 1));
+            }
+        }
+        let produced: Vec<&str> = match object.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            None if object.contains_key("enum") || object.contains_key("const") => return None,
+            None => {
+                return Some(format!(
+                    "its type is not fixed, so it may produce something other than `{ty}`"
+                ));
+            }
+            _ => Vec::new(),
+        };
+        let allowed: &[&str] = match ty {
+            TypeRef::String => &["string"],
+            TypeRef::Number => &["number", "integer"],
+            TypeRef::Integer => &["integer"],
+            TypeRef::Boolean => &["boolean"],
+            TypeRef::Object | TypeRef::Named(_) => &["object"],
+            TypeRef::Array(_) => &["array"],
+        };
+        if let Some(extra) = produced.iter().find(|t| !allowed.contains(t)) {
+            return Some(format!("it may produce `{extra}` where `{ty}` is declared"));
+        }
+        match ty {
+            TypeRef::Array(Some(inner)) => object
+                .get("items")
+                .and_then(|items| self.satisfies(items, root, inner, depth + 1))
+                .map(|r| format!("its elements: {r}")),
+            TypeRef::Named(name) => {
+                let def = self.type_def(name)?;
+                let properties = object.get("properties").and_then(Value::as_object);
+                let required: Vec<&str> = object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                def.fields.iter().find_map(|(field, field_ty)| {
+                    match properties.and_then(|p| p.get(field)) {
+                        None => Some(format!(
+                            "it has no field `{field}`, which type `{name}` requires"
+                        )),
+                        Some(_) if !required.contains(&field.as_str()) => Some(format!(
+                            "its field `{field}` may be left out, and type `{name}` requires it"
+                        )),
+                        Some(property) => self
+                            .satisfies(property, root, field_ty, depth + 1)
+                            .map(|r| format!("field `{field}`: {r}")),
+                    }
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Follows a local `$ref` (`#/$defs/Name`).
+pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..16 {
+        match current.get("$ref").and_then(Value::as_str) {
+            Some(reference) => match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+                Some(target) => current = target,
+                None => return current,
+            },
+            None => return current,
+        }
+    }
+    current
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn workflow() -> Workflow {
+        Workflow::new("t").with_type(
+            "Finding",
+            vec![("source", TypeRef::String), ("confidence", TypeRef::Number)],
+        )
+    }
+
+    #[test]
+    fn checks_are_structural_and_never_coerce() {
+        let w = workflow();
+        assert!(w.check_value(&json!(3), &TypeRef::Number).is_ok());
+        assert!(w.check_value(&json!(3.5), &TypeRef::Number).is_ok());
+        assert_eq!(
+            w.check_value(&json!(true), &TypeRef::Number)
+                .unwrap_err()
+                .actual,
+            "boolean"
+        );
+        assert_eq!(
+            w.check_value(&json!("3"), &TypeRef::Number)
+                .unwrap_err()
+                .actual,
+            "string"
+        );
+        assert_eq!(
+            w.check_value(&json!(3.5), &TypeRef::Integer)
+                .unwrap_err()
+                .actual,
+            "number"
+        );
+        assert!(w.check_value(&json!(null), &TypeRef::String).is_err());
+    }
+
+    #[test]
+    fn named_types_and_array_elements_are_checked_recursively() {
+        let w = workflow();
+        let findings = TypeRef::parse("array<Finding>").unwrap();
+        assert!(
+            w.check_value(
+                &json!([{ "source": "a", "confidence": 1, "extra": true }]),
+                &findings
+            )
+            .is_ok()
+        );
+        let err = w.check_value(&json!([{ "source": "a", "confidence": 1 }, { "source": "b", "confidence": "high" }]), &findings).unwrap_err();
+        assert_eq!(
+            err,
+            Mismatch {
+                path: "/1/confidence".into(),
+                expected: "number".into(),
+                actual: "string".into()
+            }
+        );
+        let err = w
+            .check_value(&json!({ "source": "a" }), &TypeRef::Named("Finding".into()))
+            .unwrap_err();
+        assert_eq!(
+            (err.path.as_str(), err.actual.as_str()),
+            ("/confidence", "missing")
+        );
+    }
+
+    #[test]
+    fn declared_types_are_matched_against_json_schemas() {
+        let w = workflow();
+        let root = json!({});
+        assert!(
+            w.fits_schema(&TypeRef::Integer, &json!({ "type": "integer" }), &root)
+                .is_none()
+        );
+        assert!(
+            w.fits_schema(&TypeRef::Number, &json!({ "type": "integer" }), &root)
+                .unwrap()
+                .contains("declare the output as `integer`")
+        );
+        assert!(
+            w.fits_schema(
+                &TypeRef::String,
+                &json!({ "type": ["string", "null"] }),
+                &root
+            )
+            .is_none()
+        );
+        assert!(
+            w.fits_schema(&TypeRef::String, &json!({ "type": "number" }), &root)
+                .is_some()
+        );
+        let schema = json!({ "$ref": "#/$defs/F" });
+        let root = json!({ "$defs": { "F": { "type": "object", "properties": { "source": { "type": "string" } }, "required": ["source", "weight"] } } });
+        let reason = w
+            .fits_schema(&TypeRef::Named("Finding".into()), &schema, &root)
+            .unwrap();
+        assert!(reason.contains("`weight`"), "{reason}");
+    }
+}
