@@ -33,6 +33,7 @@
 #![doc = include_str!("../CLAUSES.md")]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod cli;
 mod errors;
 mod executor;
 mod load;

@@ -120,11 +120,15 @@ fn load_types(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<TypeDef> 
             continue;
         };
         let mut declared = Vec::new();
+        let mut positions = Vec::new();
         for (field, ty) in fields {
             let field_name = text(field).unwrap_or_default();
             let written = text(ty).unwrap_or_default();
             match TypeRef::parse(&written) {
-                Some(parsed) => declared.push((field_name, parsed)),
+                Some(parsed) => {
+                    declared.push((field_name, parsed));
+                    positions.push(ty.at);
+                }
                 None => problems.push(ValidationError::TypeDeclarationError {
                     location: format!("types.{name_text}.{field_name}"),
                     declared: written.clone(),
@@ -138,6 +142,7 @@ fn load_types(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<TypeDef> 
         types.push(TypeDef {
             name: name_text,
             fields: declared,
+            field_positions: positions,
             at: name.at,
         });
     }

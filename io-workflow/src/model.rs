@@ -27,6 +27,9 @@ pub struct TypeDef {
     pub name: String,
     /// Its fields, in order.
     pub fields: Vec<(String, TypeRef)>,
+    /// Where each field's type is written (parallel to `fields`; default positions when built
+    /// in Rust).
+    pub field_positions: Vec<Position>,
     /// Where it is declared.
     pub at: Position,
 }
@@ -298,10 +301,13 @@ impl Workflow {
     /// Adds a named type.
     #[must_use]
     pub fn with_type(mut self, name: impl Into<String>, fields: Vec<(&str, TypeRef)>) -> Self {
-        let fields = fields.into_iter().map(|(k, t)| (k.to_owned(), t)).collect();
+        let fields: Vec<(String, TypeRef)> =
+            fields.into_iter().map(|(k, t)| (k.to_owned(), t)).collect();
+        let field_positions = vec![Position::default(); fields.len()];
         self.types.push(TypeDef {
             name: name.into(),
             fields,
+            field_positions,
             at: Position::default(),
         });
         self

@@ -188,6 +188,10 @@ impl WorkflowRun {
     /// `ready`, when an upstream the inputs read is suspended (`UpstreamIntentSuspendedError`),
     /// or when a dependency is not complete, an upstream did not record a referenced key, or a
     /// static input is absent or `null` (`UnresolvableInputError`, listing every such input).
+    #[expect(
+        clippy::result_large_err,
+        reason = "claims are rare next to the work they start; the named error is returned unboxed so callers can match on it"
+    )]
     pub fn claim(&mut self, phase_name: &str) -> Result<TaskContext, RunError> {
         let Some(phase) = self.workflow.phase(phase_name).cloned() else {
             let error = RunError::UnresolvableInputError {

@@ -11,7 +11,7 @@ pub(crate) fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) 
     names
         .into_iter()
         .map(|n| (distance(word, n), n))
-        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
+        .filter(|(d, n)| *d <= 1.max(n.len() / 3) && *d < word.len())
         .min()
         .map(|(_, n)| n)
 }
@@ -51,7 +51,11 @@ impl Workflow {
         let mut unknown = |location: String, ty: &crate::model::TypeRef, at: Position| {
             for name in ty.names() {
                 if !declared.contains(name) {
-                    let suggestion = closest(name, declared.iter().copied()).map_or_else(
+                    let candidates = declared
+                        .iter()
+                        .copied()
+                        .chain(["string", "number", "integer", "boolean", "object", "array"]);
+                    let suggestion = closest(name, candidates).map_or_else(
                         || "declare it under `types`, or use a primitive type".to_owned(),
                         |close| format!("did you mean `{close}`?"),
                     );
@@ -67,8 +71,9 @@ impl Workflow {
             }
         };
         for def in &self.types {
-            for (field, ty) in &def.fields {
-                unknown(format!("types.{}.{field}", def.name), ty, def.at);
+            for (i, (field, ty)) in def.fields.iter().enumerate() {
+                let at = def.field_positions.get(i).copied().unwrap_or(def.at);
+                unknown(format!("types.{}.{field}", def.name), ty, at);
             }
         }
         for phase in &self.phases {

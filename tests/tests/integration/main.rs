@@ -5,3 +5,4 @@ mod files;
 mod hygiene;
 mod soundness;
 mod tools;
+mod workflow;

@@ -1,0 +1,196 @@
+//! The command-line entry point behind `agent-io-workflow`: [`run_cli`] takes the arguments and
+//! an output, and returns the exit status, so it can be tested in-process.
+
+use std::io::Write;
+
+use crate::{Executor, Phase, TypeRef, Workflow};
+use serde_json::{Map, Value, json};
+
+const HELP: &str = "\
+agent-io-workflow: check or run a workflow file (RFC-0024 I/O contracts)
+
+USAGE:
+    agent-io-workflow check FILE
+    agent-io-workflow run FILE [--trigger JSON] [--initial-state JSON]
+    agent-io-workflow --help
+
+COMMANDS:
+    check   Load FILE and validate it: YAML syntax, phase and type declarations, every
+            `inputs` mapping (the phase exists, is in depends_on, and declares the key),
+            unknown depends_on targets and dependency cycles. Prints each problem as one
+            JSON object per line, e.g.
+              {\"error\":\"InputWiringError\",\"phase_name\":\"analysis\",
+               \"invalid_refs\":[\"research.summary\"],\"suggestion\":\"...\",\"line\":12,\"column\":18}
+            and exits with status 1 if there is any; prints {\"ok\":true,...} and exits 0
+            otherwise.
+    run     Check FILE, then run it. Every phase is served by a sample agent that returns a
+            value of each declared output type (so the run exercises the wiring, not real
+            work). Prints the named errors emitted (MissingOutputError, ...) and each phase's
+            output as JSON lines, then the progress report. Exits 1 if a phase did not complete.
+
+OPTIONS:
+    --trigger JSON         The trigger payload `$trigger.*` reads (default {}).
+    --initial-state JSON   The initial state `$initial_state.*` reads (default {}).
+    -h, --help             This text.
+
+EXIT STATUS:
+    0 success, 1 problems found or the run did not complete, 2 wrong usage.
+
+EXAMPLE:
+    agent-io-workflow run examples/workflows/quarterly-compliance.yaml \\
+        --trigger '{\"quarter\":\"Q3\"}' --initial-state '{\"source\":\"erp\"}'
+";
+
+fn usage(out: &mut dyn Write, message: &str) -> u8 {
+    let _ = writeln!(
+        out,
+        "error: {message}\n\nRun `agent-io-workflow --help` for usage."
+    );
+    2
+}
+
+/// Runs the command line `args` (without the program name), writing to `out`; returns the exit
+/// status: 0 success, 1 problems found or the run did not complete, 2 wrong usage.
+pub fn run_cli(args: &[String], out: &mut dyn Write) -> u8 {
+    if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
+        let _ = write!(out, "{HELP}");
+        return if args.is_empty() { 2 } else { 0 };
+    }
+    let command = args[0].as_str();
+    let Some(file) = args.get(1) else {
+        return usage(out, &format!("`{command}` needs a workflow FILE"));
+    };
+    let mut trigger = json!({});
+    let mut initial_state = json!({});
+    let mut rest = args[2..].iter();
+    while let Some(flag) = rest.next() {
+        let slot = match flag.as_str() {
+            "--trigger" => &mut trigger,
+            "--initial-state" => &mut initial_state,
+            other => return usage(out, &format!("unknown option `{other}`")),
+        };
+        let Some(text) = rest.next() else {
+            return usage(out, &format!("`{flag}` needs a JSON value"));
+        };
+        match serde_json::from_str(text) {
+            Ok(value) => *slot = value,
+            Err(err) => return usage(out, &format!("`{flag}` is not valid JSON: {err}")),
+        }
+    }
+    match command {
+        "check" => check(out, file),
+        "run" => run(out, file, trigger, initial_state),
+        other => usage(
+            out,
+            &format!("unknown command `{other}`; use `check` or `run`"),
+        ),
+    }
+}
+
+fn load(out: &mut dyn Write, file: &str) -> Result<Workflow, u8> {
+    Workflow::from_file(file).map_err(|problems| {
+        for problem in &problems {
+            let _ = writeln!(out, "{}", problem.to_json());
+        }
+        1
+    })
+}
+
+fn check(out: &mut dyn Write, file: &str) -> u8 {
+    match load(out, file) {
+        Ok(workflow) => {
+            let levels = workflow.levels().map_or(0, |l| l.len());
+            let summary = json!({ "ok": true, "workflow": workflow.name, "phases": workflow.phases.len(), "levels": levels });
+            let _ = writeln!(out, "{summary}");
+            0
+        }
+        Err(code) => code,
+    }
+}
+
+fn run(out: &mut dyn Write, file: &str, trigger: Value, initial_state: Value) -> u8 {
+    let workflow = match load(out, file) {
+        Ok(workflow) => workflow,
+        Err(code) => return code,
+    };
+    let mut executor = Executor::new(workflow.clone());
+    for phase in &workflow.phases {
+        let sample = sample_output(&workflow, phase);
+        executor = executor.bind_phase(phase.name.clone(), SampleAgent(sample));
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            let _ = writeln!(out, "error: no async runtime: {err}");
+            return 1;
+        }
+    };
+    match runtime.block_on(executor.run("cli", trigger, initial_state)) {
+        Err(problems) => {
+            for problem in &problems {
+                let _ = writeln!(out, "{}", problem.to_json());
+            }
+            1
+        }
+        Ok(outcome) => {
+            for event in &outcome.events {
+                let _ = writeln!(out, "{event}");
+            }
+            for phase in &workflow.phases {
+                if let Some(output) = outcome.outputs.get(&phase.name) {
+                    let _ = writeln!(out, "{}", json!({ "phase": phase.name, "output": output }));
+                }
+            }
+            let _ = writeln!(out, "{}", json!({ "progress": outcome.progress }));
+            u8::from(!outcome.succeeded())
+        }
+    }
+}
+
+/// A stand-in agent: returns a value of each declared output type.
+struct SampleAgent(Value);
+
+impl crate::PhaseAgent for SampleAgent {
+    fn run<'a>(
+        &'a self,
+        _ctx: &'a crate::TaskContext,
+    ) -> io_core::BoxFuture<'a, Result<Value, io_core::AgentError>> {
+        let output = self.0.clone();
+        Box::pin(async move { Ok(output) })
+    }
+}
+
+fn sample_output(workflow: &Workflow, phase: &Phase) -> Value {
+    let mut output = Map::new();
+    for decl in phase.outputs.iter().flatten() {
+        output.insert(decl.key.clone(), sample(workflow, &decl.ty, &decl.key, 0));
+    }
+    Value::Object(output)
+}
+
+fn sample(workflow: &Workflow, ty: &TypeRef, name: &str, depth: usize) -> Value {
+    match ty {
+        TypeRef::String => json!(format!("sample {name}")),
+        TypeRef::Number => json!(1.5),
+        TypeRef::Integer => json!(1),
+        TypeRef::Boolean => json!(false),
+        TypeRef::Object => json!({}),
+        TypeRef::Array(None) => json!([]),
+        TypeRef::Array(Some(inner)) if depth < 4 => {
+            json!([sample(workflow, inner, name, depth + 1)])
+        }
+        TypeRef::Array(Some(_)) => json!([]),
+        TypeRef::Named(type_name) => {
+            let mut object = Map::new();
+            if let Some(def) = workflow.type_def(type_name).filter(|_| depth < 4) {
+                for (field, field_ty) in &def.fields {
+                    object.insert(field.clone(), sample(workflow, field_ty, field, depth + 1));
+                }
+            }
+            Value::Object(object)
+        }
+    }
+}

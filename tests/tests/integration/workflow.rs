@@ -1,0 +1,942 @@
+//! RFC-0024 workflow I/O contracts: parse-time validation, the run state machine, the named
+//! error payloads, the executor (concurrency, retries, typed wiring) and the command line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+use io_workflow::{
+    Executor, Phase, RunError, TaskState, TypeRef, ValidationError, Workflow, WorkflowRun,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const COMPLIANCE: &str = include_str!("../../../examples/workflows/quarterly-compliance.yaml");
+
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+fn compliance() -> Arc<Workflow> {
+    Arc::new(Workflow::from_yaml(COMPLIANCE).unwrap())
+}
+
+fn run_of(workflow: Arc<Workflow>) -> WorkflowRun {
+    WorkflowRun::new(
+        workflow,
+        "r1",
+        json!({ "quarter": "Q3" }),
+        json!({ "source": "erp" }),
+    )
+}
+
+fn errors(result: Result<Workflow, Vec<ValidationError>>) -> Vec<Value> {
+    result
+        .unwrap_err()
+        .iter()
+        .map(ValidationError::to_json)
+        .collect()
+}
+
+// ---- §8: parse-time validation ------------------------------------------------------------
+
+const RESEARCH: &str = "\
+workflow:
+  research:
+    title: Research
+    outputs:
+      findings: array
+      sources: array
+  analysis:
+    title: Analysis
+    depends_on: [research]
+    inputs:
+      research_findings: research.findings
+    outputs:
+      insights: string
+";
+
+#[test]
+fn a_valid_document_loads_with_its_declarations() {
+    let workflow = Workflow::from_yaml(RESEARCH).unwrap();
+    let analysis = workflow.phase("analysis").unwrap();
+    assert_eq!(analysis.inputs[0].expression, "research.findings");
+    assert_eq!(analysis.outputs.as_ref().unwrap()[0].ty, TypeRef::String);
+    let compliance = compliance();
+    assert_eq!(compliance.name, "Quarterly Compliance Report");
+    assert_eq!(compliance.types.len(), 3);
+    assert_eq!(compliance.levels().unwrap().len(), 3);
+}
+
+#[test]
+fn s8_1_a_mapping_to_an_unknown_phase_is_an_input_wiring_error() {
+    let doc = RESEARCH.replace("research.findings", "reserch.findings");
+    let errs = errors(Workflow::from_yaml(&doc));
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0]["error"], "InputWiringError");
+    assert_eq!(errs[0]["phase_name"], "analysis");
+    assert_eq!(errs[0]["invalid_refs"], json!(["reserch.findings"]));
+    assert_eq!(
+        errs[0]["suggestion"],
+        "phase `reserch` does not exist; did you mean `research`?"
+    );
+    assert_eq!(
+        (errs[0]["line"].clone(), errs[0]["column"].clone()),
+        (json!(11), json!(26))
+    );
+}
+
+#[test]
+fn s8_2_a_mapping_from_a_phase_outside_depends_on_is_an_input_wiring_error() {
+    let doc = RESEARCH.replace("    depends_on: [research]\n", "");
+    let errs = errors(Workflow::from_yaml(&doc));
+    assert_eq!(errs[0]["error"], "InputWiringError");
+    assert_eq!(
+        errs[0]["suggestion"],
+        "`research` is not in depends_on; add it: depends_on: [research]"
+    );
+}
+
+#[test]
+fn s8_3_a_key_the_upstream_does_not_declare_is_an_input_wiring_error() {
+    let doc = RESEARCH.replace("research.findings", "research.finding");
+    let errs = errors(Workflow::from_yaml(&doc));
+    assert_eq!(
+        errs[0]["suggestion"],
+        "phase `research` does not declare output `finding`; did you mean `research.findings`? it declares 'findings' and 'sources'"
+    );
+    // §8.3: an upstream without `outputs` is not checked (incremental adoption).
+    let doc = RESEARCH
+        .replace(
+            "    outputs:\n      findings: array\n      sources: array\n",
+            "",
+        )
+        .replace("research.findings", "research.anything");
+    assert!(Workflow::from_yaml(&doc).is_ok());
+}
+
+#[test]
+fn s8_4_malformed_mappings_are_input_wiring_errors() {
+    for bad in [
+        "findings",
+        "$env.HOME",
+        "research.",
+        "research.a.b",
+        "\"$trigger.\"",
+    ] {
+        let doc = RESEARCH.replace("research.findings", bad);
+        let errs = errors(Workflow::from_yaml(&doc));
+        assert_eq!(errs[0]["error"], "InputWiringError", "{bad}");
+        assert!(
+            errs[0]["suggestion"]
+                .as_str()
+                .unwrap()
+                .contains("write `phase_name.key`"),
+            "{bad}: {}",
+            errs[0]
+        );
+    }
+}
+
+#[test]
+fn every_problem_of_a_document_is_reported_at_once_with_its_position() {
+    let doc = "\
+types:
+  Finding:
+    source: strng
+workflow:
+  a:
+    title: A
+    depends_on: [c]
+    outputs:
+      x: Findng
+  b:
+    title: B
+    depends_on: [a, zz]
+    inputs:
+      one: a.y
+      two: nowhere.x
+      three: bad
+  c:
+    title: C
+    depends_on: [a]
+";
+    let errs = errors(Workflow::from_yaml(doc));
+    let summary: Vec<(String, u64, u64)> = errs
+        .iter()
+        .map(|e| {
+            (
+                e["error"].as_str().unwrap().to_owned(),
+                e["line"].as_u64().unwrap(),
+                e["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("TypeDeclarationError".to_owned(), 3, 13),
+            ("DependencyCycleError".to_owned(), 5, 3),
+            ("TypeDeclarationError".to_owned(), 9, 10),
+            ("UnknownDependencyError".to_owned(), 12, 21),
+            ("InputWiringError".to_owned(), 14, 12),
+        ]
+    );
+    let wiring = &errs[4];
+    assert_eq!(wiring["invalid_refs"], json!(["a.y", "nowhere.x", "bad"]));
+    assert_eq!(errs[0]["suggestion"], "did you mean `string`?");
+    assert_eq!(errs[1]["cycle"], json!(["a", "c", "a"]));
+    assert_eq!(errs[2]["suggestion"], "did you mean `Finding`?");
+    assert_eq!(
+        errs[3]["suggestion"],
+        "remove `zz` from depends_on, or add a phase with that name"
+    );
+}
+
+#[test]
+fn yaml_syntax_errors_and_wrong_shapes_are_document_errors_with_positions() {
+    let errs = errors(Workflow::from_yaml("workflow:\n  a: [unclosed\n"));
+    assert_eq!(errs[0]["error"], "DocumentError");
+    assert!(
+        errs[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not valid YAML")
+    );
+    let errs = errors(Workflow::from_yaml("- just\n- a list\n"));
+    assert_eq!(errs[0]["error"], "DocumentError");
+    let errs = errors(Workflow::from_yaml(
+        "workflow:\n  a:\n    title: A\n    inputs: [x]\n",
+    ));
+    assert_eq!(
+        (errs[0]["line"].clone(), errs[0]["column"].clone()),
+        (json!(4), json!(13))
+    );
+}
+
+#[test]
+fn the_same_model_can_be_built_in_rust() {
+    let built = Workflow::new("Research")
+        .with_phase(
+            Phase::new("research", "Research")
+                .output("findings", TypeRef::Array(None))
+                .output("sources", TypeRef::Array(None)),
+        )
+        .with_phase(
+            Phase::new("analysis", "Analysis")
+                .depends_on(["research"])
+                .input("research_findings", "research.findings")
+                .output("insights", TypeRef::String),
+        );
+    assert!(built.validate().is_empty());
+    let loaded = Workflow::from_yaml(RESEARCH).unwrap();
+    // Same phases, inputs and outputs (positions aside).
+    for (a, b) in built.phases.iter().zip(&loaded.phases) {
+        assert_eq!(a.name, b.name);
+        assert_eq!(
+            a.inputs
+                .iter()
+                .map(|i| (&i.key, &i.source))
+                .collect::<Vec<_>>(),
+            b.inputs
+                .iter()
+                .map(|i| (&i.key, &i.source))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            a.outputs
+                .iter()
+                .flatten()
+                .map(|o| (&o.key, &o.ty, o.required))
+                .collect::<Vec<_>>(),
+            b.outputs
+                .iter()
+                .flatten()
+                .map(|o| (&o.key, &o.ty, o.required))
+                .collect::<Vec<_>>()
+        );
+    }
+    let miswired = built.with_phase(Phase::new("report", "Report").input("x", "analysis.insights"));
+    assert_eq!(
+        miswired.validate()[0].to_json()["error"],
+        "InputWiringError"
+    );
+}
+
+#[test]
+fn output_declarations_take_every_form_of_section_1() {
+    let doc = "\
+types:
+  Finding:
+    source: string
+    confidence: number
+workflow:
+  research:
+    title: Research
+    outputs:
+      sources: array
+      findings: array<Finding>
+      top: Finding
+      warnings:
+        type: array
+        required: false
+";
+    let workflow = Workflow::from_yaml(doc).unwrap();
+    let outputs = workflow.phase("research").unwrap().outputs.clone().unwrap();
+    let forms: Vec<(String, String, bool)> = outputs
+        .iter()
+        .map(|o| (o.key.clone(), o.ty.to_string(), o.required))
+        .collect();
+    assert_eq!(
+        forms,
+        [
+            ("sources".into(), "array".into(), true),
+            ("findings".into(), "array<Finding>".into(), true),
+            ("top".into(), "Finding".into(), true),
+            ("warnings".into(), "array".into(), false),
+        ]
+    );
+}
+
+// ---- §3 and §4: the run --------------------------------------------------------------------
+
+#[test]
+fn s3_1_claims_wait_for_dependencies_and_resolve_static_inputs() {
+    let mut run = run_of(compliance());
+    assert_eq!(run.ready_phases(), ["fetch_financials", "fetch_hr_data"]);
+    // A phase whose dependencies are not complete is not claimable.
+    let err = run.claim("run_analysis").unwrap_err();
+    assert_eq!(err.name(), "UnresolvableInputError");
+    assert_eq!(run.state("run_analysis"), Some(&TaskState::Pending));
+    let ctx = run.claim("fetch_financials").unwrap();
+    assert_eq!(run.state("fetch_financials"), Some(&TaskState::Running));
+    // §3.2 and §5.1: exactly the declared keys.
+    assert_eq!(
+        Value::Object(ctx.input),
+        json!({ "quarter": "Q3", "source": "erp" })
+    );
+}
+
+#[test]
+fn s3_1_3_a_null_static_input_is_unresolved_and_the_task_stays_ready() {
+    let mut run = WorkflowRun::new(compliance(), "r1", json!({ "quarter": null }), json!({}));
+    let err = run.claim("fetch_financials").unwrap_err();
+    let RunError::UnresolvableInputError {
+        unresolvable_refs, ..
+    } = &err
+    else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        unresolvable_refs,
+        &["$trigger.quarter", "$initial_state.source"]
+    );
+    assert_eq!(run.state("fetch_financials"), Some(&TaskState::Ready));
+    assert_eq!(run.events()[0]["error"], "UnresolvableInputError");
+}
+
+#[test]
+fn s4_3_unresolvable_input_error_serializes_as_the_rfc_example() {
+    let workflow = Arc::new(Workflow::from_yaml(RESEARCH).unwrap());
+    let mut run = WorkflowRun::new(workflow, "01HABC", json!({}), json!({}));
+    run.claim("research").unwrap();
+    // The upstream declares no such constraint at run time: it completes without `findings`
+    // only if its outputs were undeclared; simulate the RFC's case with an optional output.
+    let mut workflow = Workflow::from_yaml(RESEARCH).unwrap();
+    workflow.phases[0].outputs.as_mut().unwrap()[0].required = false;
+    let mut run = WorkflowRun::new(Arc::new(workflow), "01HABC", json!({}), json!({}));
+    run.claim("research").unwrap();
+    run.complete("research", json!({ "sources": [] })).unwrap();
+    let err = run.claim("analysis").unwrap_err();
+    assert_eq!(
+        err.to_json(),
+        json!({
+            "error": "UnresolvableInputError",
+            "task_id": "task_01HABC_analysis",
+            "phase_name": "analysis",
+            "unresolvable_refs": ["research.findings"],
+            "message": "Task claim rejected: upstream phase 'research' did not record output key 'findings'"
+        })
+    );
+}
+
+#[test]
+fn s4_1_missing_output_error_serializes_as_the_rfc_example_and_the_task_stays_running() {
+    let mut run = WorkflowRun::new(
+        compliance(),
+        "01HXYZ",
+        json!({ "quarter": "Q3" }),
+        json!({ "source": "erp" }),
+    );
+    run.claim("fetch_financials").unwrap();
+    let errs = run
+        .complete("fetch_financials", json!({ "revenue": 10 }))
+        .unwrap_err();
+    assert_eq!(
+        errs[0].to_json(),
+        json!({
+            "error": "MissingOutputError",
+            "task_id": "task_01HXYZ_fetch_financials",
+            "phase_name": "fetch_financials",
+            "missing_keys": ["expenses"],
+            "message": "Task completion rejected: declared output key 'expenses' was not present in agent return value"
+        })
+    );
+    assert_eq!(run.state("fetch_financials"), Some(&TaskState::Running));
+    // §3.3.5: the agent may retry with a corrected output.
+    run.complete(
+        "fetch_financials",
+        json!({ "revenue": 10, "expenses": 4.5 }),
+    )
+    .unwrap();
+    assert_eq!(run.state("fetch_financials"), Some(&TaskState::Completed));
+}
+
+#[test]
+fn s3_3_every_missing_key_is_listed() {
+    let mut run = run_of(compliance());
+    run.claim("fetch_hr_data").unwrap();
+    let errs = run.complete("fetch_hr_data", json!({})).unwrap_err();
+    let RunError::MissingOutputError {
+        missing_keys,
+        message,
+        ..
+    } = &errs[0]
+    else {
+        panic!()
+    };
+    assert_eq!(missing_keys, &["headcount", "attrition_rate"]);
+    assert_eq!(
+        message,
+        "Task completion rejected: declared output keys 'headcount' and 'attrition_rate' were not present in agent return value"
+    );
+}
+
+#[test]
+fn s4_2_type_validation_is_structural_and_never_coerces() {
+    let mut run = run_of(compliance());
+    run.claim("fetch_hr_data").unwrap();
+    let errs = run
+        .complete(
+            "fetch_hr_data",
+            json!({ "headcount": "212", "attrition_rate": true }),
+        )
+        .unwrap_err();
+    let payloads: Vec<Value> = errs.iter().map(RunError::to_json).collect();
+    assert_eq!(
+        payloads,
+        [
+            json!({ "error": "OutputTypeMismatchError", "task_id": "task_r1_fetch_hr_data", "phase_name": "fetch_hr_data",
+                    "key": "headcount", "expected_type": "number", "actual_type": "string",
+                    "message": "Task completion rejected: output key 'headcount' is string, declared number" }),
+            json!({ "error": "OutputTypeMismatchError", "task_id": "task_r1_fetch_hr_data", "phase_name": "fetch_hr_data",
+                    "key": "attrition_rate", "expected_type": "number", "actual_type": "boolean",
+                    "message": "Task completion rejected: output key 'attrition_rate' is boolean, declared number" }),
+        ]
+    );
+    // An integer passes `number`.
+    run.complete(
+        "fetch_hr_data",
+        json!({ "headcount": 212, "attrition_rate": 0.2 }),
+    )
+    .unwrap();
+    assert_eq!(
+        run.output("fetch_hr_data").unwrap()["headcount"],
+        json!(212)
+    );
+}
+
+#[test]
+fn named_types_are_checked_field_by_field_and_arrays_element_by_element() {
+    let doc = "\
+types:
+  Finding:
+    source: string
+    evidence: Evidence
+  Evidence:
+    score: number
+workflow:
+  research:
+    title: Research
+    outputs:
+      findings: array<Finding>
+";
+    let mut run = WorkflowRun::new(
+        Arc::new(Workflow::from_yaml(doc).unwrap()),
+        "r",
+        json!({}),
+        json!({}),
+    );
+    run.claim("research").unwrap();
+    let bad = json!({ "findings": [{ "source": "a", "evidence": { "score": 1 } }, { "source": "b", "evidence": { "score": "high" } }] });
+    let errs = run.complete("research", bad).unwrap_err();
+    let RunError::OutputTypeMismatchError {
+        key,
+        expected_type,
+        actual_type,
+        message,
+        ..
+    } = &errs[0]
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (key.as_str(), expected_type.as_str(), actual_type.as_str()),
+        ("findings", "array<Finding>", "array")
+    );
+    assert!(
+        message.ends_with("at '/1/evidence/score' (expected number, got string)"),
+        "{message}"
+    );
+    let good = json!({ "findings": [{ "source": "a", "evidence": { "score": 0.5 }, "extra": 1 }] });
+    run.complete("research", good).unwrap();
+}
+
+#[test]
+fn s9_extra_keys_are_recorded_optional_outputs_may_be_absent_and_undeclared_phases_are_not_checked()
+{
+    let doc = "\
+workflow:
+  a:
+    title: A
+    outputs:
+      summary: string
+      warnings:
+        type: array
+        required: false
+  b:
+    title: B
+";
+    let mut run = WorkflowRun::new(
+        Arc::new(Workflow::from_yaml(doc).unwrap()),
+        "r",
+        json!({}),
+        json!({}),
+    );
+    run.claim("a").unwrap();
+    run.complete("a", json!({ "summary": "s", "debug": { "took_ms": 3 } }))
+        .unwrap();
+    assert_eq!(run.output("a").unwrap()["debug"], json!({ "took_ms": 3 }));
+    run.claim("b").unwrap();
+    run.complete("b", json!("anything at all")).unwrap();
+    assert_eq!(run.state("b"), Some(&TaskState::Completed));
+}
+
+#[test]
+fn s3_4_completion_unblocks_downstream_phases_when_all_their_dependencies_are_done() {
+    let mut run = run_of(compliance());
+    run.claim("fetch_financials").unwrap();
+    run.complete("fetch_financials", json!({ "revenue": 1, "expenses": 2 }))
+        .unwrap();
+    assert_eq!(run.state("run_analysis"), Some(&TaskState::Pending));
+    run.claim("fetch_hr_data").unwrap();
+    run.complete(
+        "fetch_hr_data",
+        json!({ "headcount": 3, "attrition_rate": 0.1 }),
+    )
+    .unwrap();
+    assert_eq!(run.state("run_analysis"), Some(&TaskState::Ready));
+    let ctx = run.claim("run_analysis").unwrap();
+    assert_eq!(
+        Value::Object(ctx.input.clone()),
+        json!({ "fin_revenue": 1, "fin_expenses": 2, "hr_headcount": 3, "hr_attrition": 0.1 })
+    );
+    // §5.2: the escape hatch sees recorded sibling outputs.
+    assert_eq!(
+        ctx.get_sibling_output("fetch_hr_data").unwrap()["headcount"],
+        json!(3)
+    );
+    assert!(ctx.get_sibling_output("generate_report").is_none());
+}
+
+#[test]
+fn a_phase_without_inputs_receives_an_empty_input() {
+    let mut run = WorkflowRun::new(
+        Arc::new(Workflow::from_yaml(RESEARCH).unwrap()),
+        "r",
+        json!({}),
+        json!({}),
+    );
+    assert!(run.claim("research").unwrap().input.is_empty());
+}
+
+#[test]
+fn rfc_0026_a_suspended_upstream_rejects_the_claim_and_shows_in_progress() {
+    let mut run = run_of(compliance());
+    run.claim("fetch_financials").unwrap();
+    run.complete("fetch_financials", json!({ "revenue": 1, "expenses": 2 }))
+        .unwrap();
+    run.claim("fetch_hr_data").unwrap();
+    run.suspend(
+        "fetch_hr_data",
+        "intent_01ABC",
+        "2026-03-24T10:00:00Z",
+        Some("2026-03-24T13:00:00Z"),
+    );
+    let err = run.claim("run_analysis").unwrap_err();
+    assert_eq!(
+        err.to_json(),
+        json!({
+            "error": "UpstreamIntentSuspendedError",
+            "task_id": "task_r1_run_analysis",
+            "phase_name": "run_analysis",
+            "suspended_intent_id": "intent_01ABC",
+            "expected_resume_at": "2026-03-24T13:00:00Z",
+            "message": "Task claim deferred: upstream phase 'fetch_hr_data' is suspended awaiting input"
+        })
+    );
+    let progress = serde_json::to_value(run.progress()).unwrap();
+    assert_eq!(
+        progress["suspended_phases"],
+        json!([{ "phase_name": "fetch_hr_data", "intent_id": "intent_01ABC",
+                 "suspended_since": "2026-03-24T10:00:00Z", "expires_at": "2026-03-24T13:00:00Z" }])
+    );
+    run.resume("fetch_hr_data");
+    run.complete(
+        "fetch_hr_data",
+        json!({ "headcount": 3, "attrition_rate": 0.1 }),
+    )
+    .unwrap();
+    assert!(run.claim("run_analysis").is_ok());
+}
+
+// ---- The executor ---------------------------------------------------------------------------
+
+#[test]
+fn a_wide_dag_of_200_phases_validates_and_runs_its_levels_concurrently() {
+    // 1 root, 198 independent middle phases, 1 sink: three levels.
+    let mut workflow = Workflow::new("wide").with_phase(
+        Phase::new("root", "Root")
+            .assign("sleeper")
+            .output("x", TypeRef::Integer),
+    );
+    let mut middles = Vec::new();
+    for i in 0..198 {
+        let name = format!("p{i:03}");
+        workflow = workflow.with_phase(
+            Phase::new(&name, "Middle")
+                .assign("sleeper")
+                .depends_on(["root"])
+                .input("x", "root.x")
+                .output("x", TypeRef::Integer),
+        );
+        middles.push(name);
+    }
+    let mut sink = Phase::new("sink", "Sink")
+        .assign("sleeper")
+        .depends_on(middles.iter().cloned());
+    for name in &middles {
+        sink = sink.input(format!("in_{name}"), format!("{name}.x"));
+    }
+    workflow = workflow.with_phase(sink.output("x", TypeRef::Integer));
+    assert_eq!(workflow.phases.len(), 200);
+    assert!(workflow.validate().is_empty());
+    assert_eq!(workflow.levels().unwrap().len(), 3);
+
+    let executor = Executor::new(workflow).bind_fn("sleeper", |ctx| async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Ok(json!({ "x": ctx.input.len() }))
+    });
+    let runtime = paused_runtime();
+    let (outcome, elapsed) = runtime.block_on(async {
+        let start = tokio::time::Instant::now();
+        let outcome = executor.run("wide", json!({}), json!({})).await.unwrap();
+        (outcome, start.elapsed())
+    });
+    assert!(outcome.succeeded(), "{:?}", outcome.progress);
+    assert_eq!(outcome.outputs["sink"]["x"], json!(198));
+    // Three levels of 100 ms each: the widest level costs one sleep, not 198.
+    assert_eq!(elapsed, Duration::from_millis(300));
+}
+
+#[test]
+fn the_executor_hands_a_rejected_completion_back_to_its_agent() {
+    let workflow = Workflow::from_yaml(COMPLIANCE).unwrap();
+    let executor = Executor::new(workflow)
+        .bind_fn("data-agent", |ctx| async move {
+            if ctx.phase_name == "fetch_financials" {
+                // First answer lacks `expenses`; the corrected one has it.
+                if ctx.rejections.is_empty() {
+                    return Ok(json!({ "revenue": 10 }));
+                }
+                return Ok(json!({ "revenue": 10, "expenses": 4 }));
+            }
+            Ok(json!({ "headcount": 3, "attrition_rate": 0.1 }))
+        })
+        .bind_fn("analytics-agent", |_| async move {
+            Ok(json!({ "findings": [], "risk_level": "low", "violations_found": false }))
+        })
+        .bind_fn("reporting-agent", |_| async move {
+            Ok(json!({ "report_url": "u", "report_summary": "s" }))
+        });
+    let outcome = paused_runtime()
+        .block_on(executor.run("r", json!({ "quarter": "Q3" }), json!({ "source": "erp" })))
+        .unwrap();
+    assert!(outcome.succeeded());
+    assert_eq!(outcome.events.len(), 1);
+    assert_eq!(outcome.events[0]["error"], "MissingOutputError");
+}
+
+#[test]
+fn a_failing_agent_fails_its_phase_and_its_dependents_never_run() {
+    let workflow = Workflow::from_yaml(COMPLIANCE).unwrap();
+    let executor = Executor::new(workflow)
+        .bind_fn("data-agent", |_| async move {
+            Err(AgentError::new(
+                io_core::ErrorCode::UpstreamError,
+                "ledger offline",
+            ))
+        })
+        .bind_fn("analytics-agent", |_| async move { panic!("must not run") })
+        .bind_fn("reporting-agent", |_| async move { panic!("must not run") });
+    let outcome = paused_runtime()
+        .block_on(executor.run("r", json!({ "quarter": "Q3" }), json!({ "source": "erp" })))
+        .unwrap();
+    assert!(!outcome.succeeded());
+    assert_eq!(
+        outcome.progress.failed,
+        ["fetch_financials", "fetch_hr_data"]
+    );
+    assert_eq!(
+        outcome.progress.pending,
+        ["run_analysis", "generate_report"]
+    );
+    assert_eq!(outcome.events[0]["error"], "PhaseFailedError");
+    assert_eq!(outcome.events[0]["cause"]["code"], "upstream_error");
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+struct AnalysisIn {
+    fin_revenue: f64,
+    fin_expenses: f64,
+    hr_headcount: u32,
+    hr_attrition: f64,
+    region: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct AnalysisOut {
+    findings: Vec<String>,
+    risk_level: Option<String>,
+}
+
+struct Analysis;
+
+impl AgentCore for Analysis {
+    type Input = AnalysisIn;
+    type Output = AnalysisOut;
+
+    fn core_type(&self) -> &str {
+        "analysis"
+    }
+
+    async fn run_turn(
+        &mut self,
+        _: AnalysisIn,
+        _: &mut AgentContext,
+    ) -> Result<AnalysisOut, AgentError> {
+        Ok(AnalysisOut {
+            findings: Vec::new(),
+            risk_level: None,
+        })
+    }
+}
+
+#[test]
+fn typed_wiring_mistakes_are_found_before_anything_runs() {
+    let workflow = Workflow::from_yaml(COMPLIANCE).unwrap();
+    let executor = Executor::new(workflow)
+        .bind_fn("data-agent", |_| async move { Ok(json!({})) })
+        .bind_core("analytics-agent", Analysis)
+        .bind_fn("reporting-agent", |_| async move { Ok(json!({})) });
+    let problems: Vec<Value> = executor
+        .check()
+        .iter()
+        .map(ValidationError::to_json)
+        .collect();
+    let found: Vec<(&str, &str)> = problems
+        .iter()
+        .map(|p| {
+            (
+                p["error"].as_str().unwrap(),
+                p["key"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("TypedWiringError", "region"),
+            ("TypedWiringError", "hr_headcount"),
+            ("TypedWiringError", "risk_level"),
+            ("TypedWiringError", "violations_found"),
+        ]
+    );
+    assert!(
+        problems[0]["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("add `region: <phase>.<key>`")
+    );
+    assert!(
+        problems[1]["expected"]
+            .as_str()
+            .unwrap()
+            .contains("declare the output as `integer`")
+    );
+    assert!(
+        problems[2]["actual"]
+            .as_str()
+            .unwrap()
+            .contains("may produce `null`")
+    );
+    assert_eq!(problems[3]["actual"], "an output type without that field");
+    // And nothing runs.
+    let result = paused_runtime().block_on(executor.run(
+        "r",
+        json!({ "quarter": "Q3" }),
+        json!({ "source": "erp" }),
+    ));
+    assert_eq!(result.unwrap_err().len(), 4);
+}
+
+#[test]
+fn tools_bound_to_phases_run_under_their_contracts() {
+    use io_typed_tool::{ToolError, ToolRegistry, tool};
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+    struct Quarter {
+        quarter: String,
+    }
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+    struct Hr {
+        headcount: f64,
+        attrition_rate: f64,
+    }
+
+    /// Reads HR data.
+    #[tool(id = "hr.fetch")]
+    async fn hr_fetch(input: Quarter) -> Result<Hr, ToolError> {
+        Ok(Hr {
+            headcount: if input.quarter == "Q3" { 10.0 } else { 0.0 },
+            attrition_rate: 0.1,
+        })
+    }
+
+    let mut registry = ToolRegistry::new();
+    registry.register(HrFetchTool).unwrap();
+    let workflow = Workflow::new("hr").with_phase(
+        Phase::new("fetch_hr_data", "Fetch HR")
+            .assign("hr-tool")
+            .input("quarter", "$trigger.quarter")
+            .output("headcount", TypeRef::Number)
+            .output("attrition_rate", TypeRef::Number),
+    );
+    let executor = Executor::new(workflow).bind_tool("hr-tool", Arc::new(registry), "hr.fetch");
+    assert!(executor.check().is_empty());
+    let outcome = paused_runtime()
+        .block_on(executor.run("r", json!({ "quarter": "Q3" }), json!({})))
+        .unwrap();
+    assert_eq!(outcome.outputs["fetch_hr_data"]["headcount"], json!(10.0));
+}
+
+#[test]
+fn unbound_phases_are_reported_by_check() {
+    let executor = Executor::new(Workflow::from_yaml(COMPLIANCE).unwrap());
+    let problems = executor.check();
+    assert_eq!(problems.len(), 4);
+    assert!(
+        problems[0]
+            .message()
+            .contains("no agent is bound to that name"),
+        "{}",
+        problems[0]
+    );
+}
+
+// ---- The command line -----------------------------------------------------------------------
+
+fn cli(args: &[&str]) -> (u8, String) {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let mut out = Vec::new();
+    let code = io_workflow::cli::run_cli(&args, &mut out);
+    (code, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn the_cli_checks_a_file_and_prints_one_json_object_per_problem() {
+    let dir = std::env::temp_dir().join(format!("agent-io-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.yaml");
+    std::fs::write(
+        &bad,
+        RESEARCH
+            .replace("research.findings", "reserch.findings")
+            .replace("[research]", "[research, nope]"),
+    )
+    .unwrap();
+    let (code, out) = cli(&["check", bad.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["error"], "UnknownDependencyError");
+    assert_eq!(lines[1]["error"], "InputWiringError");
+
+    let good = dir.join("good.yaml");
+    std::fs::write(&good, COMPLIANCE).unwrap();
+    let (code, out) = cli(&["check", good.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let summary: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        summary,
+        json!({ "ok": true, "workflow": "Quarterly Compliance Report", "phases": 4, "levels": 3 })
+    );
+
+    let (code, out) = cli(&[
+        "run",
+        good.to_str().unwrap(),
+        "--trigger",
+        r#"{"quarter":"Q3"}"#,
+        "--initial-state",
+        r#"{"source":"erp"}"#,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(
+            r#""completed":["fetch_financials","fetch_hr_data","run_analysis","generate_report"]"#
+        ),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_cli_explains_itself_and_refuses_wrong_usage() {
+    let (code, out) = cli(&["--help"]);
+    assert_eq!(code, 0);
+    for part in [
+        "USAGE:",
+        "check",
+        "run",
+        "--trigger",
+        "EXIT STATUS:",
+        "EXAMPLE:",
+    ] {
+        assert!(out.contains(part), "{part}");
+    }
+    assert_eq!(cli(&[]).0, 2);
+    assert_eq!(cli(&["frobnicate", "x"]).0, 2);
+    assert_eq!(cli(&["run", "x", "--trigger", "{not json"]).0, 2);
+    let (code, out) = cli(&["check", "/nonexistent/workflow.yaml"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("DocumentError"));
+}
