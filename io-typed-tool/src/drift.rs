@@ -96,10 +96,20 @@ impl std::error::Error for DriftError {}
 /// Put it in a test, one line per tool, to make the suite fail when the Rust types and the
 /// checked-in manifest disagree:
 ///
-/// ```no_run
-/// # use io_typed_tool::{ToolContract, check_manifest};
-/// # fn contract() -> ToolContract { unimplemented!() }
-/// check_manifest(&contract(), "tools/word-count/TOOL.md").unwrap();
+/// ```
+/// use io_typed_tool::{ToolContract, ToolManifest, check_manifest};
+/// use serde_json::json;
+///
+/// let contract = ToolContract::new("echo", "1.0.0", "Echoes.", json!({"type": "object"}), json!({}));
+/// let path = std::env::temp_dir().join(format!("echo-TOOL-{}.md", std::process::id()));
+/// std::fs::write(&path, ToolManifest::from_contract(contract.clone()).render()).unwrap();
+/// check_manifest(&contract, &path).unwrap();
+///
+/// let mut changed = contract.clone();
+/// changed.inputs = json!({"type": "object", "required": ["text"]});
+/// let err = check_manifest(&changed, &path).unwrap_err();
+/// assert!(err.to_string().contains("/inputs/required: Rust has"));
+/// # std::fs::remove_file(&path).unwrap();
 /// ```
 pub fn check_manifest(contract: &ToolContract, path: impl AsRef<Path>) -> Result<(), DriftError> {
     let path = path.as_ref();
