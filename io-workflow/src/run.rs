@@ -259,24 +259,18 @@ impl WorkflowRun {
                     value.cloned()
                 }
                 // §3.1.3: a static input resolves only to a non-null value.
-                InputSource::Trigger(key) => self
-                    .trigger
-                    .get(key)
-                    .filter(|v| !v.is_null())
-                    .cloned()
-                    .or_else(|| {
+                InputSource::Trigger(key) | InputSource::InitialState(key) => {
+                    let source = if matches!(decl.source, InputSource::Trigger(_)) {
+                        &self.trigger
+                    } else {
+                        &self.initial_state
+                    };
+                    let value = source.get(key).filter(|v| !v.is_null()).cloned();
+                    if value.is_none() {
                         reasons.push(format!("'{}' is absent or null", decl.expression));
-                        None
-                    }),
-                InputSource::InitialState(key) => self
-                    .initial_state
-                    .get(key)
-                    .filter(|v| !v.is_null())
-                    .cloned()
-                    .or_else(|| {
-                        reasons.push(format!("'{}' is absent or null", decl.expression));
-                        None
-                    }),
+                    }
+                    value
+                }
                 InputSource::Malformed => {
                     reasons.push(format!("'{}' is not a valid mapping", decl.expression));
                     None

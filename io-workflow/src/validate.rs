@@ -10,27 +10,10 @@ use crate::yaml::Position;
 pub(crate) fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     names
         .into_iter()
-        .map(|n| (distance(word, n), n))
+        .map(|n| (strsim::levenshtein(word, n), n))
         .filter(|(d, n)| *d <= 1.max(n.len() / 3) && *d < word.len())
         .min()
         .map(|(_, n)| n)
-}
-
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(current + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 impl Workflow {

@@ -46,27 +46,10 @@ const FILE_FIELDS: &[&str] = &["path", "mode", "content_type"];
 fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
-        .map(|k| (distance(word, k), *k))
+        .map(|k| (strsim::levenshtein(word, k), *k))
         .filter(|(d, k)| *d <= 2.max(k.len() / 3))
         .min()
         .map(|(_, k)| k)
-}
-
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(current + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 fn unknown(what: &str, name: &Ident, known: &[&str]) -> syn::Error {
