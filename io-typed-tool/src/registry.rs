@@ -522,10 +522,24 @@ async fn run_attempts(
     };
     let timeout = Duration::from_millis(contract.timeout_ms);
     let mut attempt = 1;
+    let mut input = Some(input);
     let output = loop {
         *attempts = attempt;
         let ctx = base.clone().with_attempt(attempt);
-        let result = run_attempt(tool.plugin.as_ref(), input.clone(), &ctx, timeout, tool_id).await;
+        // Keep a copy only while a retry may still need it; the last attempt takes the input.
+        let this_input = if attempt < max_attempts {
+            input.clone()
+        } else {
+            input.take()
+        };
+        let result = run_attempt(
+            tool.plugin.as_ref(),
+            this_input.unwrap_or_default(),
+            &ctx,
+            timeout,
+            tool_id,
+        )
+        .await;
         match result {
             Err(err) if err.is_retryable() && attempt < max_attempts => {
                 if let Some(policy) = &contract.retry {
