@@ -51,6 +51,29 @@ impl PhaseAgent for CoreAgent {
     }
 }
 
+/// A core made fresh for each task: phases that share an `assign` run concurrently.
+struct CoreFactoryAgent<F> {
+    factory: F,
+    input_schema: &'static Value,
+    output_schema: &'static Value,
+}
+
+impl<C: AgentCore, F: Fn() -> C + Send + Sync> PhaseAgent for CoreFactoryAgent<F> {
+    fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
+        Box::pin(async move {
+            let mut runtime = AgentRuntime::new((self.factory)());
+            let mut agent_ctx = runtime.context(ctx.task_id.clone());
+            runtime
+                .run_turn_in(Value::Object(ctx.input.clone()), &mut agent_ctx)
+                .await
+        })
+    }
+
+    fn schemas(&self) -> Option<(&Value, &Value)> {
+        Some((self.input_schema, self.output_schema))
+    }
+}
+
 /// A registry tool as a phase agent: each run is one call under the tool's contract.
 struct ToolAgent {
     registry: Arc<ToolRegistry>,
@@ -180,6 +203,41 @@ impl Executor {
     #[must_use]
     pub fn bind_core<C: AgentCore>(self, assign: impl Into<String>, core: C) -> Self {
         self.bind(assign, core_agent(core))
+    }
+
+    /// Binds a factory of typed cores: each task gets a fresh core, so phases that share the
+    /// `assign` run concurrently (one bound core instance runs one turn at a time, since a turn
+    /// takes `&mut self`).
+    #[must_use]
+    pub fn bind_core_factory<C, F>(self, assign: impl Into<String>, factory: F) -> Self
+    where
+        C: AgentCore,
+        F: Fn() -> C + Send + Sync + 'static,
+    {
+        use io_core::{AgentInput, AgentOutput};
+        let agent = CoreFactoryAgent {
+            factory,
+            input_schema: C::Input::input_schema(),
+            output_schema: C::Output::output_schema(),
+        };
+        self.bind(assign, agent)
+    }
+
+    /// Binds an already erased core (as a host registry holds them): each phase run is one
+    /// validated turn.
+    #[must_use]
+    pub fn bind_erased_core(
+        self,
+        assign: impl Into<String>,
+        core: Box<dyn io_core::ErasedAgentCore>,
+    ) -> Self {
+        let runtime = AgentRuntime::from_erased(core);
+        let agent = CoreAgent {
+            input_schema: runtime.input_schema(),
+            output_schema: runtime.output_schema(),
+            runtime: tokio::sync::Mutex::new(runtime),
+        };
+        self.bind(assign, agent)
     }
 
     /// Binds a typed core to one phase.
@@ -337,9 +395,13 @@ impl Executor {
             }
         }
         let outputs = resolve(output_schema, output_schema);
-        let produced = outputs.get("properties").and_then(Value::as_object);
+        // An output type without listed properties (a map, `serde_json::Value`) may produce any
+        // key: there is nothing to check against.
+        let Some(produced) = outputs.get("properties").and_then(Value::as_object) else {
+            return;
+        };
         for decl in phase.outputs.iter().flatten() {
-            match produced.and_then(|p| p.get(&decl.key)) {
+            match produced.get(&decl.key) {
                 None => problems.push(wiring(
                     &decl.key,
                     format!("the declared output `{}`", decl.key),

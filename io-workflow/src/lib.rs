@@ -25,6 +25,9 @@
 //! - **An optional output returned as `null`** counts as not produced.
 //! - **A non-object output** of a phase with declared outputs is an `OutputTypeMismatchError`
 //!   with an empty `key` and `expected_type: "object"`.
+//! - **One bound core instance runs one turn at a time** (a turn takes `&mut self`), so phases
+//!   that share it run in turn; `Executor::bind_core_factory` gives each task a fresh core so
+//!   they run concurrently.
 //! - **Load-time errors** carry `line` and `column` beyond the RFC's fields; runtime errors carry
 //!   exactly the RFC's fields.
 //!

@@ -607,6 +607,27 @@ fn rfc_0026_a_suspended_upstream_rejects_the_claim_and_shows_in_progress() {
 
 // ---- The executor ---------------------------------------------------------------------------
 
+/// A core that sleeps 100 ms and reports how many inputs it received.
+struct Sleeper;
+
+impl AgentCore for Sleeper {
+    type Input = serde_json::Map<String, Value>;
+    type Output = Value;
+
+    fn core_type(&self) -> &str {
+        "sleeper"
+    }
+
+    async fn run_turn(
+        &mut self,
+        input: serde_json::Map<String, Value>,
+        _: &mut AgentContext,
+    ) -> Result<Value, AgentError> {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Ok(json!({ "x": input.len() }))
+    }
+}
+
 #[test]
 fn a_wide_dag_of_200_phases_validates_and_runs_its_levels_concurrently() {
     // 1 root, 198 independent middle phases, 1 sink: three levels.
@@ -638,10 +659,8 @@ fn a_wide_dag_of_200_phases_validates_and_runs_its_levels_concurrently() {
     assert!(workflow.validate().is_empty());
     assert_eq!(workflow.levels().unwrap().len(), 3);
 
-    let executor = Executor::new(workflow).bind_fn("sleeper", |ctx| async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        Ok(json!({ "x": ctx.input.len() }))
-    });
+    // Sleeping cores, a fresh one per task.
+    let executor = Executor::new(workflow).bind_core_factory("sleeper", || Sleeper);
     let runtime = paused_runtime();
     let (outcome, elapsed) = runtime.block_on(async {
         let start = tokio::time::Instant::now();
@@ -844,6 +863,41 @@ fn tools_bound_to_phases_run_under_their_contracts() {
         .block_on(executor.run("r", json!({ "quarter": "Q3" }), json!({})))
         .unwrap();
     assert_eq!(outcome.outputs["fetch_hr_data"]["headcount"], json!(10.0));
+}
+
+#[test]
+fn one_bound_core_instance_runs_its_turns_one_at_a_time() {
+    // The contrast that makes the factory necessary: a single instance serializes its turns.
+    let workflow = Workflow::new("pair")
+        .with_phase(
+            Phase::new("a", "A")
+                .assign("sleeper")
+                .output("x", TypeRef::Integer),
+        )
+        .with_phase(
+            Phase::new("b", "B")
+                .assign("sleeper")
+                .output("x", TypeRef::Integer),
+        );
+    let shared = Executor::new(workflow.clone()).bind_core("sleeper", Sleeper);
+    let fresh = Executor::new(workflow.clone()).bind_core_factory("sleeper", || Sleeper);
+    let erased = Executor::new(workflow).bind_erased_core("sleeper", Box::new(Sleeper));
+    let elapsed = |executor: Executor| {
+        paused_runtime().block_on(async move {
+            let start = tokio::time::Instant::now();
+            assert!(
+                executor
+                    .run("r", json!({}), json!({}))
+                    .await
+                    .unwrap()
+                    .succeeded()
+            );
+            start.elapsed()
+        })
+    };
+    assert_eq!(elapsed(shared), Duration::from_millis(200));
+    assert_eq!(elapsed(fresh), Duration::from_millis(100));
+    assert_eq!(elapsed(erased), Duration::from_millis(200));
 }
 
 #[test]
