@@ -37,18 +37,20 @@ struct CoreAgent {
 
 impl PhaseAgent for CoreAgent {
     fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
-        Box::pin(async move {
-            let mut runtime = self.runtime.lock().await;
-            let mut agent_ctx = runtime.context(ctx.task_id.clone());
-            runtime
-                .run_turn_in(Value::Object(ctx.input.clone()), &mut agent_ctx)
-                .await
-        })
+        Box::pin(async move { turn(&mut *self.runtime.lock().await, ctx).await })
     }
 
     fn schemas(&self) -> Option<(&Value, &Value)> {
         Some((self.input_schema, self.output_schema))
     }
+}
+
+/// One validated turn of `runtime` on the task's input, under the task's id.
+async fn turn(runtime: &mut AgentRuntime, ctx: &TaskContext) -> Result<Value, AgentError> {
+    let mut agent_ctx = runtime.context(ctx.task_id.clone());
+    runtime
+        .run_turn_in(Value::Object(ctx.input.clone()), &mut agent_ctx)
+        .await
 }
 
 /// A core made fresh for each task: phases that share an `assign` run concurrently.
@@ -60,13 +62,7 @@ struct CoreFactoryAgent<F> {
 
 impl<C: AgentCore, F: Fn() -> C + Send + Sync> PhaseAgent for CoreFactoryAgent<F> {
     fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
-        Box::pin(async move {
-            let mut runtime = AgentRuntime::new((self.factory)());
-            let mut agent_ctx = runtime.context(ctx.task_id.clone());
-            runtime
-                .run_turn_in(Value::Object(ctx.input.clone()), &mut agent_ctx)
-                .await
-        })
+        Box::pin(async move { turn(&mut AgentRuntime::new((self.factory)()), ctx).await })
     }
 
     fn schemas(&self) -> Option<(&Value, &Value)> {
@@ -202,7 +198,7 @@ impl Executor {
     /// Binds a typed core: each phase run is one validated turn.
     #[must_use]
     pub fn bind_core<C: AgentCore>(self, assign: impl Into<String>, core: C) -> Self {
-        self.bind(assign, core_agent(core))
+        self.bind(assign, core_agent(AgentRuntime::new(core)))
     }
 
     /// Binds a factory of typed cores: each task gets a fresh core, so phases that share the
@@ -231,19 +227,13 @@ impl Executor {
         assign: impl Into<String>,
         core: Box<dyn io_core::ErasedAgentCore>,
     ) -> Self {
-        let runtime = AgentRuntime::from_erased(core);
-        let agent = CoreAgent {
-            input_schema: runtime.input_schema(),
-            output_schema: runtime.output_schema(),
-            runtime: tokio::sync::Mutex::new(runtime),
-        };
-        self.bind(assign, agent)
+        self.bind(assign, core_agent(AgentRuntime::from_erased(core)))
     }
 
     /// Binds a typed core to one phase.
     #[must_use]
     pub fn bind_phase_core<C: AgentCore>(self, phase: impl Into<String>, core: C) -> Self {
-        self.bind_phase(phase, core_agent(core))
+        self.bind_phase(phase, core_agent(AgentRuntime::new(core)))
     }
 
     /// Binds a registry tool: each phase run is one call under its contract.
@@ -535,8 +525,7 @@ impl Executor {
     }
 }
 
-fn core_agent<C: AgentCore>(core: C) -> CoreAgent {
-    let runtime = AgentRuntime::new(core);
+fn core_agent(runtime: AgentRuntime) -> CoreAgent {
     CoreAgent {
         input_schema: runtime.input_schema(),
         output_schema: runtime.output_schema(),
