@@ -137,6 +137,11 @@ impl AgentContext {
         self
     }
 
+    pub(crate) fn with_shared_allowed_tools(mut self, ids: Arc<BTreeSet<String>>) -> Self {
+        self.allowed_tools = Some(ids);
+        self
+    }
+
     /// Sends the core's and the runtime's events to `sink`.
     #[must_use]
     pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {

@@ -51,7 +51,7 @@ use crate::files::{
 pub struct AgentRuntime {
     core: Box<dyn ErasedAgentCore>,
     tools: Option<Arc<dyn ToolInvoker>>,
-    allowed_tools: Option<BTreeSet<String>>,
+    allowed_tools: Option<Arc<BTreeSet<String>>>,
     events: Option<Arc<dyn EventSink>>,
     files: Option<CoreFiles>,
 }
@@ -94,7 +94,7 @@ impl AgentRuntime {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowed_tools = Some(ids.into_iter().map(Into::into).collect());
+        self.allowed_tools = Some(Arc::new(ids.into_iter().map(Into::into).collect()));
         self
     }
 
@@ -163,7 +163,8 @@ impl AgentRuntime {
             ctx = ctx.with_tools(tools.clone());
         }
         if let Some(allowed) = &self.allowed_tools {
-            ctx = ctx.with_allowed_tools(allowed.iter().cloned());
+            // Shared, not copied: a turn's context costs no copy of the allowed set.
+            ctx = ctx.with_shared_allowed_tools(allowed.clone());
         }
         if let Some(events) = &self.events {
             ctx = ctx.with_event_sink(events.clone());

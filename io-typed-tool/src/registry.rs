@@ -182,6 +182,8 @@ pub struct CallOptions {
 
 struct RegisteredTool {
     plugin: Arc<dyn ToolPlugin>,
+    /// The contract's `mutates`, shared with every call's context instead of copied per call.
+    mutates: Arc<[String]>,
     contract: ToolContract,
     inputs: Schema,
     outputs: Schema,
@@ -312,6 +314,7 @@ impl ToolRegistry {
         };
         let registered = RegisteredTool {
             plugin,
+            mutates: Arc::from(contract.mutates.clone()),
             inputs,
             outputs,
             context: compiled.context,
@@ -480,7 +483,7 @@ impl ToolRegistry {
 
         let base = ToolContext::new(run_id, &contract.id)
             .with_context(context)
-            .with_mutates(&contract.mutates);
+            .with_shared_mutates(tool.mutates.clone());
         let Some(io) = tool.plugin.file_contract() else {
             return run_attempts(tool, input, &base, tool_id, &mut audit.attempts).await;
         };

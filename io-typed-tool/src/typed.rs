@@ -177,8 +177,13 @@ impl ToolContext {
 
     /// Sets the contract's declared mutations, which [`Self::authorize_mutation`] checks.
     #[must_use]
-    pub fn with_mutates(mut self, mutates: &[String]) -> Self {
-        self.mutates = Arc::from(mutates.to_vec());
+    pub fn with_mutates(self, mutates: &[String]) -> Self {
+        self.with_shared_mutates(Arc::from(mutates.to_vec()))
+    }
+
+    #[must_use]
+    pub(crate) fn with_shared_mutates(mut self, mutates: Arc<[String]>) -> Self {
+        self.mutates = mutates;
         self
     }
 
