@@ -210,6 +210,8 @@ impl AgentRuntime {
         let host = FileHost {
             workspace: &workspace,
             observer: observer.as_deref(),
+            // An agent core has no tool contract: the workspace is its scope.
+            mutates: None,
         };
         let vars = RunVars::new(ctx.run_id(), self.core.core_type());
         let core = self.core.as_mut();

@@ -347,6 +347,4 @@ pub struct ToolExample {
     pub note: Option<String>,
 }
 
-/// The known classes of `mutates` entries (AIP-14: `workspace:/path`, `network:host`,
-/// `database:<table>`, `secret:<slug>`, `external:<service>`).
-pub const MUTATION_CLASSES: &[&str] = &["workspace", "network", "database", "secret", "external"];
+pub use io_core::files::MUTATION_CLASSES;

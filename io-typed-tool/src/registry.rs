@@ -296,6 +296,15 @@ impl ToolRegistry {
         let typed_inputs = plugin.input_boundary();
         let typed_outputs = plugin.output_boundary();
         let compiled = contract.compile(typed_inputs, typed_outputs)?;
+        if let Some(io) = plugin.file_contract() {
+            let problems = uncovered_outputs(io, &contract.mutates);
+            if !problems.is_empty() {
+                return Err(RegistrationError {
+                    tool_id: contract.id.clone(),
+                    problems,
+                });
+            }
+        }
         let pick = |typed: Option<&'static BoundarySchema>, own: Option<BoundarySchema>| match (
             typed, own,
         ) {
@@ -496,6 +505,8 @@ impl ToolRegistry {
         let host = FileHost {
             workspace,
             observer: self.file_observer.as_deref(),
+            // A declared output file is a workspace mutation: sync only what `mutates` covers.
+            mutates: Some(&contract.mutates),
         };
         let vars = RunVars::new(run_id, &contract.id);
         let mut attempts = 0;
@@ -629,4 +640,30 @@ impl ToolInvoker for ToolRegistry {
         ids.extend(self.tools.keys().cloned());
         ids
     }
+}
+
+/// A declared output file is a workspace mutation (AIP-14 `mutates`): each `outputsFiles`
+/// path, as written (tokens included), must be covered by a `workspace:` entry. The same rule
+/// holds again at sync time on the interpolated path.
+pub(crate) fn uncovered_outputs(
+    io: &io_core::files::IoHandle,
+    mutates: &[String],
+) -> Vec<ContractProblem> {
+    io.outputs_files()
+        .iter()
+        .filter(|(_, entry)| {
+            let resource = format!("workspace:/{}", entry.path.trim_start_matches("./"));
+            !mutates
+                .iter()
+                .any(|declared| io_core::files::mutation_covers(declared, &resource))
+        })
+        .map(|(key, entry)| ContractProblem {
+            pointer: format!("/outputsFiles/{key}/path"),
+            message: format!(
+                "the output file `{key}` writes `workspace:/{}`, which no `mutates` entry covers; a declared output file is a workspace mutation: add `workspace:/{}` (or a folder above it) to `mutates`",
+                entry.path,
+                entry.path.rsplit_once('/').map_or(entry.path.as_str(), |(dir, _)| dir),
+            ),
+        })
+        .collect()
 }

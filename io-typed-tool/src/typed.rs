@@ -8,7 +8,8 @@ use io_core::{AgentError, AgentInput, AgentOutput, BoundarySchema, BoxFuture, Er
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::contract::{MUTATION_CLASSES, ToolContract};
+use crate::contract::ToolContract;
+use io_core::files::mutation_covers;
 
 /// The error every tool returns: the boundary error of io-core, with its standard codes and
 /// its `{ ok: false, error: { code, message, retryable } }` envelope.
@@ -254,51 +255,5 @@ impl ToolContext {
                 ),
             ))
         }
-    }
-}
-
-pub(crate) fn mutation_covers(declared: &str, resource: &str) -> bool {
-    let (Some((class, scope)), Some((wanted_class, wanted))) =
-        (declared.split_once(':'), resource.split_once(':'))
-    else {
-        return false;
-    };
-    if class != wanted_class || !MUTATION_CLASSES.contains(&class) {
-        return false;
-    }
-    if scope == "*" || scope == wanted {
-        return true;
-    }
-    // Path-aware prefix: `/notes` covers `/notes/a.md`, not `/notes-old`; `..` never escapes.
-    let scope = scope.trim_end_matches('/');
-    wanted
-        .strip_prefix(scope)
-        .is_some_and(|rest| rest.starts_with('/'))
-        && !wanted.split('/').any(|segment| segment == "..")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mutation_covers;
-
-    #[test]
-    fn mutation_scopes_cover_paths_below_them_only() {
-        assert!(mutation_covers("workspace:/notes", "workspace:/notes/a.md"));
-        assert!(mutation_covers(
-            "workspace:/notes/",
-            "workspace:/notes/a.md"
-        ));
-        assert!(mutation_covers("network:*", "network:example.com"));
-        assert!(mutation_covers("database:invoices", "database:invoices"));
-        assert!(!mutation_covers(
-            "workspace:/notes",
-            "workspace:/notes-old/a.md"
-        ));
-        assert!(!mutation_covers(
-            "workspace:/notes",
-            "workspace:/notes/../etc/passwd"
-        ));
-        assert!(!mutation_covers("workspace:/notes", "network:/notes/a"));
-        assert!(!mutation_covers("bogus:*", "bogus:x"));
     }
 }

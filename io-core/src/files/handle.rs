@@ -67,6 +67,10 @@ pub struct IoDefinition {
     pub inputs_files: BTreeMap<String, FileEntry>,
     /// Files synced from the scratch root after the body completes.
     pub outputs_files: BTreeMap<String, FileEntry>,
+    /// A limit on the size of each staged input file, in bytes, below the host's own
+    /// ([`crate::files::Workspace::with_max_input_bytes`]). Not one of the published blocks:
+    /// a Rust-side setting of this contract.
+    pub max_input_bytes: Option<u64>,
 }
 
 impl IoDefinition {
@@ -83,6 +87,13 @@ impl IoDefinition {
     #[must_use]
     pub fn input_file(mut self, key: impl Into<String>, entry: FileEntry) -> Self {
         self.inputs_files.insert(key.into(), entry);
+        self
+    }
+
+    /// Sets the per-contract limit on each staged input file, in bytes.
+    #[must_use]
+    pub fn max_input_bytes(mut self, bytes: u64) -> Self {
+        self.max_input_bytes = Some(bytes);
         self
     }
 
@@ -121,6 +132,7 @@ pub struct IoHandle {
     outputs: BoundarySchema,
     inputs_files: BTreeMap<String, FileEntry>,
     outputs_files: BTreeMap<String, FileEntry>,
+    max_input_bytes: Option<u64>,
 }
 
 /// AIP-16's `defineIO`: canonicalises the blocks and returns the handle.
@@ -224,6 +236,7 @@ pub(crate) fn build_io(definition: IoDefinition) -> (IoHandle, Vec<(String, Stri
         outputs,
         inputs_files: definition.inputs_files,
         outputs_files: definition.outputs_files,
+        max_input_bytes: definition.max_input_bytes,
     };
     (handle, problems)
 }
@@ -247,6 +260,11 @@ impl IoHandle {
     /// Files synced after the body completes (never absent; empty when none).
     pub fn outputs_files(&self) -> &BTreeMap<String, FileEntry> {
         &self.outputs_files
+    }
+
+    /// The contract's limit on each staged input file, in bytes, if it sets one.
+    pub fn max_input_bytes(&self) -> Option<u64> {
+        self.max_input_bytes
     }
 
     /// Whether either file map is non-empty (and so whether the host injects the root).

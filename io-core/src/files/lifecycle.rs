@@ -1,16 +1,16 @@
 //! The host side of the file contract: stage, inject, run, sync, clean up.
 
 use std::future::Future;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::error::{AgentError, ErrorCode};
 use crate::files::handle::{FS_ROOT_FIELD, IoHandle, path_error};
-use crate::files::path::{RunVars, Workspace, interpolate};
+use crate::files::mutates::mutation_covers;
+use crate::files::path::{PathError, RunVars, Workspace, WriteError, copy_hashed, interpolate};
 
 /// What the host reports about files, with the run each belongs to (the AIP-7 audit channel).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -119,16 +119,68 @@ pub struct FileRunRecord {
     pub warnings: Vec<String>,
 }
 
-/// Where file contracts run: the workspace, and who hears about each file.
+/// Where file contracts run: the workspace, who hears about each file, and which workspace
+/// paths the unit may write.
+///
+/// ```
+/// use io_core::files::{FileHost, Workspace};
+/// let dir = tempfile::tempdir()?;
+/// let workspace = Workspace::open(dir.path())?;
+/// let mutates = vec!["workspace:/reports/*".to_owned()];
+/// let host = FileHost::new(&workspace).with_mutates(&mutates);
+/// assert!(host.may_write("reports/q3.md"));
+/// assert!(!host.may_write("notes/q3.md"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct FileHost<'a> {
     /// The workspace files are read from and written to.
     pub workspace: &'a Workspace,
     /// The audit channel, if any.
     pub observer: Option<&'a dyn FileObserver>,
+    /// The unit's declared mutations (AIP-14 `mutates`). `Some`: a declared output is synced
+    /// only to a path a `workspace:` entry covers (see [`mutation_covers`]); `None`: the unit
+    /// has no tool contract (an agent core) and the workspace is its scope.
+    pub mutates: Option<&'a [String]>,
 }
 
-impl FileHost<'_> {
+impl<'a> FileHost<'a> {
+    /// A host for `workspace`, with no observer and no `mutates` restriction.
+    pub fn new(workspace: &'a Workspace) -> Self {
+        FileHost {
+            workspace,
+            observer: None,
+            mutates: None,
+        }
+    }
+
+    /// Sets the audit channel.
+    #[must_use]
+    pub fn with_observer(mut self, observer: &'a dyn FileObserver) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Restricts synced outputs to the paths `mutates` covers.
+    #[must_use]
+    pub fn with_mutates(mut self, mutates: &'a [String]) -> Self {
+        self.mutates = Some(mutates);
+        self
+    }
+
+    /// Whether this host lets a unit write the workspace path `relative`.
+    pub fn may_write(&self, relative: &str) -> bool {
+        match self.mutates {
+            None => true,
+            Some(mutates) => {
+                let resource = format!("workspace:/{}", relative.trim_start_matches("./"));
+                mutates
+                    .iter()
+                    .any(|declared| mutation_covers(declared, &resource))
+            }
+        }
+    }
+
     fn emit(&self, event: FileEvent) {
         if let Some(observer) = self.observer {
             observer.observe(&event);
@@ -251,15 +303,8 @@ fn stage_inputs(
                 ));
             }
         };
-        let source = match host.workspace.resolve_existing(&path) {
-            Ok(Some(real)) if real.is_file() => real,
-            Ok(Some(_)) => {
-                host.emit(failed("not a regular file".into()));
-                return Err(AgentError::new(
-                    ErrorCode::InputInvalid,
-                    format!("input file `{key}` (`{path}`) is not a regular file"),
-                ));
-            }
+        let opened = match host.workspace.open_input(&path) {
+            Ok(Some(opened)) => opened,
             Ok(None) => {
                 host.emit(failed("the file does not exist".into()));
                 return Err(AgentError::new(
@@ -269,14 +314,30 @@ fn stage_inputs(
             }
             Err(err) => {
                 host.emit(failed(err.to_string()));
-                return Err(path_error(
-                    format!("input file `{key}` (`{path}`) is refused: {err}"),
-                    &err,
-                    &pointer,
-                ));
+                let message = match err {
+                    PathError::NotRegularFile => {
+                        format!("input file `{key}` (`{path}`) is not a regular file")
+                    }
+                    _ => format!("input file `{key}` (`{path}`) is refused: {err}"),
+                };
+                return Err(path_error(message, &err, &pointer));
             }
         };
-        match copy_hashed(&source, &root.join(key), true) {
+        let limit = io.max_input_bytes().unwrap_or(u64::MAX);
+        if opened.len > limit {
+            let err = PathError::TooLarge {
+                bytes: opened.len,
+                limit,
+            };
+            host.emit(failed(err.to_string()));
+            return Err(path_error(
+                format!("input file `{key}` (`{path}`) is refused: {err}"),
+                &err,
+                &pointer,
+            ));
+        }
+        let limit = limit.min(host.workspace.max_input_bytes());
+        match stage_one(opened, limit, &root.join(key)) {
             Ok((bytes, sha256)) => {
                 host.emit(FileEvent::Staged {
                     run_id: vars.run_id.clone(),
@@ -304,6 +365,28 @@ fn stage_inputs(
     Ok(())
 }
 
+/// Copies an opened input into a new scratch file, reading at most `limit` bytes: a file that
+/// grows past its limit while it is copied is refused, not truncated.
+fn stage_one(
+    opened: crate::files::OpenedInput,
+    limit: u64,
+    to: &Path,
+) -> std::io::Result<(u64, String)> {
+    let mut target = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    let mut source = opened.file.take(limit.saturating_add(1));
+    let (bytes, sha256) = copy_hashed(&mut source, &mut target)?;
+    if bytes > limit {
+        return Err(std::io::Error::other(format!(
+            "the file grew past the limit of {limit} bytes while it was staged"
+        )));
+    }
+    target.sync_all()?;
+    Ok((bytes, sha256))
+}
+
 fn sync_outputs(
     io: &IoHandle,
     host: FileHost<'_>,
@@ -311,9 +394,10 @@ fn sync_outputs(
     root: &Path,
     record: &mut FileRunRecord,
 ) {
+    // The scratch root is opened once as a directory descriptor, like the workspace: a body
+    // that swaps `<root>/<key>` for a link after it is checked cannot make us read elsewhere.
+    let scratch = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority());
     for (key, entry) in io.outputs_files() {
-        let source = root.join(key);
-        let meta = std::fs::symlink_metadata(&source);
         let failed = |record: &mut FileRunRecord, reason: String| {
             record
                 .warnings
@@ -325,8 +409,19 @@ fn sync_outputs(
                 reason,
             });
         };
-        match meta {
-            Err(_) => {
+        let scratch = match &scratch {
+            Ok(scratch) => scratch,
+            Err(err) => {
+                failed(
+                    record,
+                    format!("the scratch root could not be opened: {err}"),
+                );
+                continue;
+            }
+        };
+        let mut source = match open_scratch_output(scratch, key) {
+            Ok(Some(file)) => file,
+            Ok(None) => {
                 record
                     .warnings
                     .push(format!("output `{key}` was declared but not produced"));
@@ -336,17 +431,11 @@ fn sync_outputs(
                 });
                 continue;
             }
-            // A body could point `<root>/<key>` at any file it can name; only a regular file
-            // the body wrote inside its own scratch root is synced.
-            Ok(meta) if !meta.file_type().is_file() => {
-                failed(
-                    record,
-                    "it is not a regular file in the scratch root (a link or a directory)".into(),
-                );
+            Err(reason) => {
+                failed(record, reason);
                 continue;
             }
-            Ok(_) => {}
-        }
+        };
         let path = match interpolate(&entry.path, vars) {
             Ok(path) => path,
             Err(err) => {
@@ -354,14 +443,16 @@ fn sync_outputs(
                 continue;
             }
         };
-        let target = match host.workspace.prepare_write(&path) {
-            Ok(target) => target,
-            Err(err) => {
-                failed(record, err.to_string());
-                continue;
-            }
-        };
-        match write_atomically(&source, &target) {
+        if !host.may_write(&path) {
+            failed(
+                record,
+                format!(
+                    "`workspace:/{path}` is not covered by the contract's `mutates`; declare it to write there"
+                ),
+            );
+            continue;
+        }
+        match host.workspace.write_file(&path, &mut source) {
             Ok((bytes, sha256)) => {
                 host.emit(FileEvent::Synced {
                     run_id: vars.run_id.clone(),
@@ -377,9 +468,51 @@ fn sync_outputs(
                     sha256,
                 });
             }
+            Err(WriteError::Path(PathError::NotRegularFile)) => failed(
+                record,
+                "the target, or a folder on its way, is not a regular file or folder".into(),
+            ),
             Err(err) => failed(record, err.to_string()),
         }
     }
+}
+
+/// Opens `<root>/<key>` for syncing: only a regular file with one link, written by the body
+/// inside its own scratch root. A body could point `<root>/<key>` at any file it can name
+/// (a symlink, a hard link); neither is synced.
+fn open_scratch_output(
+    scratch: &cap_std::fs::Dir,
+    key: &str,
+) -> Result<Option<std::fs::File>, String> {
+    const NOT_REGULAR: &str =
+        "it is not a regular file in the scratch root (a link or a directory)";
+    match scratch.symlink_metadata(key) {
+        Err(_) => return Ok(None),
+        Ok(meta) if !meta.is_file() => return Err(NOT_REGULAR.into()),
+        Ok(_) => {}
+    }
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NONBLOCK.bits() as i32,
+    );
+    let file = scratch
+        .open_with(key, &options)
+        .map_err(|_| NOT_REGULAR.to_owned())?
+        .into_std();
+    let meta = file.metadata().map_err(|err| err.to_string())?;
+    if !meta.is_file() {
+        return Err(NOT_REGULAR.into());
+    }
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        return Err(
+            "it has more than one hard link (it may be a file outside the scratch root)".into(),
+        );
+    }
+    Ok(Some(file))
 }
 
 fn cleanup(
@@ -397,52 +530,4 @@ fn cleanup(
             reason: err.to_string(),
         });
     }
-}
-
-/// Copies `from` to a new file `to`, returning its size and SHA-256.
-fn copy_hashed(from: &Path, to: &Path, create_new: bool) -> std::io::Result<(u64, String)> {
-    let mut source = std::fs::File::open(from)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if create_new {
-        options.create_new(true);
-    } else {
-        options.create(true).truncate(true);
-    }
-    let mut target = options.open(to)?;
-    let (bytes, sha256) = copy_into(&mut source, &mut target)?;
-    target.sync_all()?;
-    Ok((bytes, sha256))
-}
-
-fn copy_into(source: &mut impl Read, target: &mut impl Write) -> std::io::Result<(u64, String)> {
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 64 * 1024];
-    let mut total = 0u64;
-    loop {
-        let read = source.read(&mut buffer)?;
-        if read == 0 {
-            break;
-        }
-        hasher.update(&buffer[..read]);
-        target.write_all(&buffer[..read])?;
-        total += read as u64;
-    }
-    let digest = hasher.finalize();
-    let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Ok((total, hex))
-}
-
-/// Writes `source`'s content to `target` through a temporary file in the same directory and a
-/// rename: a reader never sees half a file, and a rename replaces a path without following it.
-fn write_atomically(source: &Path, target: &Path) -> std::io::Result<(u64, String)> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| std::io::Error::other("the target has no directory"))?;
-    let mut temporary = tempfile::NamedTempFile::new_in(dir)?;
-    let mut from = std::fs::File::open(source)?;
-    let (bytes, sha256) = copy_into(&mut from, temporary.as_file_mut())?;
-    temporary.as_file().sync_all()?;
-    temporary.persist(target).map_err(|err| err.error)?;
-    Ok((bytes, sha256))
 }

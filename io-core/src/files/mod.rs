@@ -3,16 +3,21 @@
 //!
 //! - [`define_io`] / [`IoHandle`]: the four IO blocks in canonical form (`#[define_io]`
 //!   builds one from Rust types at compile time).
-//! - [`Workspace`]: path resolution that refuses `..`, absolute paths, NUL bytes, symlinks that
-//!   lead out, and interpolated values that would.
+//! - [`Workspace`]: descriptor-relative reads and writes beneath the workspace root that refuse
+//!   `..`, absolute paths, NUL bytes, symlinks that lead out (even when swapped in while a run
+//!   is under way), hard-linked inputs, non-regular files, oversized inputs, and interpolated
+//!   values that would lead out.
 //! - [`run_with_files`]: the host lifecycle, with attestation ([`FileRunRecord`]) and events
 //!   ([`FileObserver`]).
 //!
 //! Decisions: outputs are synced whether the body succeeds or fails (the adapter guide); a key
 //! is a plain file name; workspace paths refuse `\\` as well as `/`-separated `..`, so a manifest
 //! means the same on every host; synced outputs must be regular files inside the scratch root
-//! (a body cannot export `/etc/passwd` by linking to it); writes go through a temporary file and
-//! a rename, which never follows a symlink at the target.
+//! (a body cannot export `/etc/passwd` by linking to it, symbolically or hard); writes go through
+//! a temporary file and a rename in the parent folder's descriptor, which never follows a
+//! symlink at the target; a declared output file is a workspace mutation, so a tool's
+//! `outputsFiles` must be covered by its `mutates` (checked by `#[define_io]` at compile time,
+//! by the registry at registration, and by the host at sync).
 //!
 //! # AIP-16 clauses and the tests that hold them
 //!
@@ -20,6 +25,7 @@
 
 mod handle;
 mod lifecycle;
+mod mutates;
 mod path;
 
 pub(crate) use handle::build_io;
@@ -28,9 +34,11 @@ pub use handle::{
     define_io,
 };
 pub use lifecycle::{FileEvent, FileHost, FileObserver, FileRecord, FileRunRecord, run_with_files};
+pub use mutates::{MUTATION_CLASSES, mutation_covers};
 pub use path::{
-    MAX_COMPONENT_BYTES, MAX_KEY_BYTES, MAX_PATH_BYTES, PathError, RunVars, TOKENS, Workspace,
-    check_key, check_relative, check_template, interpolate, today_utc,
+    DEFAULT_MAX_INPUT_BYTES, MAX_COMPONENT_BYTES, MAX_KEY_BYTES, MAX_PATH_BYTES, OpenedInput,
+    PathError, RunVars, TOKENS, Workspace, WriteError, check_key, check_relative, check_template,
+    interpolate, today_utc,
 };
 
 /// A type that declares IO blocks with `#[define_io(...)]`.

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// The interpolation tokens of AIP-16, in the order they are documented.
 pub const TOKENS: &[&str] = &["<runId>", "<workflowId>", "<toolId>", "<isoDate>"];
@@ -16,6 +17,7 @@ pub const MAX_KEY_BYTES: usize = 128;
 
 /// Why a workspace path or a file key was refused. Nothing is read or written for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PathError {
     /// The path is empty.
     Empty,
@@ -33,6 +35,17 @@ pub enum PathError {
     EscapesWorkspace,
     /// The key is not a plain file name.
     InvalidKey,
+    /// The path names something other than a regular file (a folder, a FIFO, a device).
+    NotRegularFile,
+    /// The file has more than one hard link, and the host has not allowed that.
+    HardLinked,
+    /// The file is larger than the limit.
+    TooLarge {
+        /// Its size.
+        bytes: u64,
+        /// The limit in force.
+        limit: u64,
+    },
 }
 
 impl fmt::Display for PathError {
@@ -57,6 +70,14 @@ impl fmt::Display for PathError {
             PathError::EscapesWorkspace => {
                 f.write_str("the path leads outside the workspace (through a symbolic link)")
             }
+            PathError::NotRegularFile => f.write_str("it is not a regular file"),
+            PathError::HardLinked => f.write_str(
+                "the file has more than one hard link (it may be a file outside the workspace); the host has not allowed hard-linked inputs",
+            ),
+            PathError::TooLarge { bytes, limit } => write!(
+                f,
+                "the file is {bytes} bytes, over the limit of {limit} bytes"
+            ),
             PathError::InvalidKey => write!(
                 f,
                 "a file key is a plain file name: letters, digits, `.`, `_` and `-`, not starting with `.`, at most {MAX_KEY_BYTES} bytes"
@@ -210,19 +231,113 @@ fn iso_date_from_unix_days(days: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
+/// The default host limit on the size of one staged input file: 256 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// A workspace: the one directory file contracts read from and write to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// The root is opened once, as a directory descriptor, and every later read and write walks
+/// beneath that descriptor ([`cap_std`] resolves each component relative to its parent
+/// descriptor and refuses any step that would leave the root). Nothing is checked by path and
+/// then opened again by path, so a concurrent swap of a workspace folder for a symlink cannot
+/// redirect a staged read or a synced write outside the workspace: at worst the operation
+/// fails with [`PathError::EscapesWorkspace`].
+///
+/// Decisions, each tested:
+/// - Symlinks that stay inside the workspace are followed; one whose target leaves it
+///   (an absolute target, or `..` past the root) is refused, as is a dangling one.
+/// - A regular file with more than one hard link is refused as an input (it may be the same
+///   file as one outside the workspace) unless the host opts in with
+///   [`Workspace::allow_hard_links`]. Outputs are written as new files, so a link at the
+///   target is replaced, never written through.
+/// - Input files larger than [`Workspace::max_input_bytes`] (default
+///   [`DEFAULT_MAX_INPUT_BYTES`]) are refused before a byte is copied; a contract can set a
+///   lower limit per run.
+/// - Only regular files are read: a FIFO, a device or a folder is refused without blocking.
+///
+/// ```
+/// use io_core::files::Workspace;
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("notes.txt"), "hello")?;
+/// let workspace = Workspace::open(dir.path())?;
+/// let mut file = workspace.open_input("notes.txt")?.expect("it exists");
+/// let mut text = String::new();
+/// std::io::Read::read_to_string(&mut file.file, &mut text)?;
+/// assert_eq!(text, "hello");
+/// assert!(workspace.open_input("../etc/passwd").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
 pub struct Workspace {
     root: PathBuf,
+    dir: Arc<cap_std::fs::Dir>,
+    allow_hard_links: bool,
+    max_input_bytes: u64,
+}
+
+impl fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .field("allow_hard_links", &self.allow_hard_links)
+            .field("max_input_bytes", &self.max_input_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+            && self.allow_hard_links == other.allow_hard_links
+            && self.max_input_bytes == other.max_input_bytes
+    }
+}
+
+impl Eq for Workspace {}
+
+/// An input file opened beneath the workspace root: the descriptor to read, and the size
+/// `fstat` gave for it when it was opened.
+#[derive(Debug)]
+pub struct OpenedInput {
+    /// The open file (read from this descriptor; never reopen the path).
+    pub file: std::fs::File,
+    /// Its size in bytes when opened.
+    pub len: u64,
 }
 
 impl Workspace {
-    /// Opens the workspace at `root` (which must exist), resolving it once so that later
-    /// containment checks compare real paths.
+    /// Opens the workspace at `root` (which must exist and be a directory): the root is
+    /// resolved once and held open as a directory descriptor.
     pub fn open(root: impl AsRef<Path>) -> std::io::Result<Self> {
+        let root = std::fs::canonicalize(root)?;
+        let dir = cap_std::fs::Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
         Ok(Workspace {
-            root: std::fs::canonicalize(root)?,
+            root,
+            dir: Arc::new(dir),
+            allow_hard_links: false,
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
         })
+    }
+
+    /// Lets input files with more than one hard link be staged. Off by default: a hard link
+    /// makes a file outside the workspace readable through a path inside it, and the link
+    /// count is the only trace of that on the file itself.
+    #[must_use]
+    pub fn allow_hard_links(mut self, allow: bool) -> Self {
+        self.allow_hard_links = allow;
+        self
+    }
+
+    /// Sets the host limit on one staged input file, in bytes (a contract may set a lower one).
+    #[must_use]
+    pub fn with_max_input_bytes(mut self, bytes: u64) -> Self {
+        self.max_input_bytes = bytes;
+        self
+    }
+
+    /// The host limit on one staged input file, in bytes.
+    pub fn max_input_bytes(&self) -> u64 {
+        self.max_input_bytes
     }
 
     /// The workspace root, resolved.
@@ -230,69 +345,219 @@ impl Workspace {
         &self.root
     }
 
-    /// The real path of an existing workspace file, refused when the path is not a plain
-    /// relative path or when it resolves (through symlinks) outside the workspace.
-    pub fn resolve_existing(&self, relative: &str) -> Result<Option<PathBuf>, PathError> {
+    /// Opens an existing workspace file for reading, beneath the root descriptor.
+    ///
+    /// `Ok(None)` when nothing is at that path. Refused: a path that is not plain and
+    /// relative, one that leads out through a symlink (or ends in a dangling one), anything
+    /// but a regular file (checked with `fstat` on the opened descriptor, not on the path),
+    /// a file with several hard links (unless allowed), and a file over the host limit.
+    pub fn open_input(&self, relative: &str) -> Result<Option<OpenedInput>, PathError> {
         check_relative(relative)?;
-        let joined = self.root.join(relative);
-        match std::fs::canonicalize(&joined) {
-            Ok(real) if real.starts_with(&self.root) => Ok(Some(real)),
-            Ok(_) => Err(PathError::EscapesWorkspace),
-            Err(_) if std::fs::symlink_metadata(&joined).is_ok() => {
-                // A dangling symlink: where it points is not ours to follow.
-                Err(PathError::EscapesWorkspace)
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        // A FIFO would block the open until a writer comes; refuse it without waiting.
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(
+            &mut options,
+            rustix::fs::OFlags::NONBLOCK.bits() as i32,
+        );
+        let file = match self.dir.open_with(relative, &options) {
+            Ok(file) => file.into_std(),
+            Err(err) => return self.open_error(relative, err),
+        };
+        let meta = file.metadata().map_err(|_| PathError::NotRegularFile)?;
+        if !meta.is_file() {
+            return Err(PathError::NotRegularFile);
+        }
+        #[cfg(unix)]
+        if !self.allow_hard_links && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+            return Err(PathError::HardLinked);
+        }
+        if meta.len() > self.max_input_bytes {
+            return Err(PathError::TooLarge {
+                bytes: meta.len(),
+                limit: self.max_input_bytes,
+            });
+        }
+        Ok(Some(OpenedInput {
+            file,
+            len: meta.len(),
+        }))
+    }
+
+    fn open_error<T>(&self, relative: &str, err: std::io::Error) -> Result<Option<T>, PathError> {
+        match err.kind() {
+            std::io::ErrorKind::NotFound => {
+                // A dangling symlink is "not found" too: where it points is not ours to follow.
+                if self
+                    .dir
+                    .symlink_metadata(relative)
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    Err(PathError::EscapesWorkspace)
+                } else {
+                    Ok(None)
+                }
             }
-            Err(_) => Ok(None),
+            std::io::ErrorKind::NotADirectory => Ok(None),
+            std::io::ErrorKind::IsADirectory => Err(PathError::NotRegularFile),
+            _ => Err(PathError::EscapesWorkspace),
         }
     }
 
-    /// Where a file may be written: its parent directories are created inside the workspace
-    /// (every existing ancestor resolved and checked), and the returned path is the parent's
-    /// real path joined with the file name. A final component that is a symlink is refused,
-    /// so the write cannot follow it.
-    pub fn prepare_write(&self, relative: &str) -> Result<PathBuf, PathError> {
-        check_relative(relative)?;
-        let joined = self.root.join(relative);
-        let name = joined.file_name().ok_or(PathError::Empty)?.to_owned();
-        let parent = joined.parent().ok_or(PathError::Empty)?;
-        // The deepest existing ancestor must resolve inside the workspace; what is below it
-        // does not exist yet and is created by us, component by component.
-        let mut existing = parent.to_path_buf();
-        let mut missing = Vec::new();
-        while std::fs::symlink_metadata(&existing).is_err() {
-            let Some(file_name) = existing.file_name() else {
-                return Err(PathError::EscapesWorkspace);
-            };
-            missing.push(file_name.to_owned());
-            if !existing.pop() {
-                return Err(PathError::EscapesWorkspace);
+    /// Writes a new file at `relative` from `source`, beneath the root descriptor: missing
+    /// folders are created inside the workspace, the content goes to a temporary file opened
+    /// in the parent folder's descriptor, and that file is renamed over the target within the
+    /// same descriptor. A reader never sees half a file, and a symlink at the target is
+    /// replaced, never followed. Returns the bytes written and their SHA-256 (lowercase hex).
+    ///
+    /// A target that is a symlink or a folder when the write starts is refused.
+    pub fn write_file(
+        &self,
+        relative: &str,
+        source: &mut dyn std::io::Read,
+    ) -> Result<(u64, String), WriteError> {
+        check_relative(relative).map_err(WriteError::Path)?;
+        let path = Path::new(relative);
+        let name = path.file_name().ok_or(WriteError::Path(PathError::Empty))?;
+        let parent = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => self
+                .dir
+                .create_dir_all(parent)
+                .and_then(|()| self.dir.open_dir(parent))
+                .map_err(|err| self.classify_walk_error(parent, err))?,
+            _ => self.dir.try_clone().map_err(WriteError::Io)?,
+        };
+        match parent.symlink_metadata(name) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(WriteError::Path(PathError::EscapesWorkspace));
             }
+            Ok(meta) if meta.is_dir() => return Err(WriteError::Path(PathError::NotRegularFile)),
+            _ => {}
         }
-        let mut real = std::fs::canonicalize(&existing).map_err(|_| PathError::EscapesWorkspace)?;
-        if !real.starts_with(&self.root) {
-            return Err(PathError::EscapesWorkspace);
-        }
-        for component in missing.into_iter().rev() {
-            real.push(component);
-            match std::fs::create_dir(&real) {
-                Ok(()) => {}
-                // Created concurrently by another run: check it is a real directory.
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let meta = std::fs::symlink_metadata(&real)
-                        .map_err(|_| PathError::EscapesWorkspace)?;
-                    if !meta.is_dir() {
-                        return Err(PathError::EscapesWorkspace);
-                    }
-                }
-                Err(_) => return Err(PathError::EscapesWorkspace),
-            }
-        }
-        let target = real.join(name);
-        if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(PathError::EscapesWorkspace);
-        }
-        Ok(target)
+        let (temporary, mut file) = create_temporary(&parent, name)?;
+        let written = copy_hashed(source, &mut file).and_then(|out| {
+            file.sync_all()?;
+            Ok(out)
+        });
+        drop(file);
+        let renamed = written.and_then(|out| {
+            parent.rename(&temporary, &parent, name)?;
+            Ok(out)
+        });
+        renamed.map_err(|err| {
+            let _ = parent.remove_file(&temporary);
+            WriteError::Io(err)
+        })
     }
+}
+
+impl Workspace {
+    /// Names why walking to `parent` failed. The walk itself is what keeps writes inside (it
+    /// runs beneath the root descriptor); this only looks again, without following links, to
+    /// say which way it failed: a symlink on the way means a step led out.
+    fn classify_walk_error(&self, parent: &Path, err: std::io::Error) -> WriteError {
+        use std::io::ErrorKind;
+        let mut prefix = PathBuf::new();
+        for component in parent.components() {
+            prefix.push(component);
+            match self.dir.symlink_metadata(&prefix) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return WriteError::Path(PathError::EscapesWorkspace);
+                }
+                Ok(meta) if !meta.is_dir() => return WriteError::Path(PathError::NotRegularFile),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        match err.kind() {
+            ErrorKind::PermissionDenied => WriteError::Path(PathError::EscapesWorkspace),
+            _ => WriteError::Io(err),
+        }
+    }
+}
+
+/// Why [`Workspace::write_file`] wrote nothing.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The path was refused.
+    Path(PathError),
+    /// The file system failed (full, read-only, permission denied, ...).
+    Io(std::io::Error),
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Path(err) => err.fmt(f),
+            WriteError::Io(err) => write!(f, "the file could not be written: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+/// A new, exclusive temporary file beside `name` in `parent`.
+fn create_temporary(
+    parent: &cap_std::fs::Dir,
+    name: &std::ffi::OsStr,
+) -> Result<(PathBuf, std::fs::File), WriteError> {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    let stem: String = name
+        .to_string_lossy()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(64)
+        .collect();
+    for _ in 0..16 {
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let temporary = PathBuf::from(format!(
+            ".{stem}.{}-{n}-{nanos:x}.agent-io-tmp",
+            std::process::id()
+        ));
+        match parent.open_with(&temporary, &options) {
+            Ok(file) => return Ok((temporary, file.into_std())),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(WriteError::Io(err)),
+        }
+    }
+    Err(WriteError::Io(std::io::Error::other(
+        "no unused temporary file name was found",
+    )))
+}
+
+/// Copies `source` into `target`, returning the byte count and SHA-256 (lowercase hex).
+pub(crate) fn copy_hashed(
+    source: &mut dyn std::io::Read,
+    target: &mut dyn std::io::Write,
+) -> std::io::Result<(u64, String)> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    loop {
+        let read = match source.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        hasher.update(&buffer[..read]);
+        target.write_all(&buffer[..read])?;
+        total += read as u64;
+    }
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        use fmt::Write;
+        let _ = write!(hex, "{byte:02x}");
+    }
+    Ok((total, hex))
 }
 
 #[cfg(test)]

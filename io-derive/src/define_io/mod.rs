@@ -35,7 +35,24 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         .krate
         .clone()
         .unwrap_or_else(|| syn::parse_quote!(::io_core));
-    let (target, item) = match syn::parse2::<syn::Item>(item.clone()) {
+    let parsed = syn::parse2::<syn::Item>(item.clone());
+    let sibling_tool = match &parsed {
+        Ok(syn::Item::Fn(f)) => check::tool_mutates(&f.attrs),
+        Ok(syn::Item::Impl(i)) => check::tool_mutates(&i.attrs),
+        _ => None,
+    };
+    let coverage_errors: TokenStream = sibling_tool
+        .map(|mutates| {
+            let mut found = Vec::new();
+            check::outputs_covered(&args.outputs_files, &mutates, &mut found);
+            found
+                .into_iter()
+                .map(syn::Error::into_compile_error)
+                .collect()
+        })
+        .unwrap_or_default();
+    let errors = quote!(#errors #coverage_errors);
+    let (target, item) = match parsed {
         Ok(syn::Item::Struct(s)) => (Target::Type(s.ident.clone()), s.into_token_stream()),
         Ok(syn::Item::Enum(e)) => (Target::Type(e.ident.clone()), e.into_token_stream()),
         Ok(syn::Item::Impl(item_impl)) => impl_target(item_impl, &krate),

@@ -128,10 +128,7 @@ fn run<B>(
 where
     B: FnOnce(&Path, Value) -> Result<Value, AgentError>,
 {
-    let host = FileHost {
-        workspace: &sandbox.workspace,
-        observer: Some(events),
-    };
+    let host = FileHost::new(&sandbox.workspace).with_observer(events);
     block_on(run_with_files(
         io,
         host,
@@ -1082,7 +1079,7 @@ mod with_tools_and_cores {
 
     /// Copies its staged input to its output.
     #[define_io(inputs = Echo, outputs = Text, inputs_files = { src => { path = "in.txt" } }, outputs_files = { dst => { path = "out/<toolId>.txt" } })]
-    #[tool(id = "files.copy")]
+    #[tool(id = "files.copy", mutates = ["workspace:/out"])]
     impl TypedTool for Copier {
         type Input = Echo;
         type Output = Text;
@@ -1104,7 +1101,10 @@ mod with_tools_and_cores {
         ));
         let sandbox = Sandbox::new("impl-files");
         sandbox.write("in.txt", "hello");
-        let mut registry = ToolRegistry::new().with_workspace(sandbox.workspace.clone());
+        let approve = |_: &ApprovalRequest| ApprovalDecision::Approve;
+        let mut registry = ToolRegistry::new()
+            .with_workspace(sandbox.workspace.clone())
+            .with_approver(Arc::new(approve));
         registry.register(Copier).unwrap();
         let out = runtime()
             .block_on(registry.call("files.copy", json!({ "text": "t" })))

@@ -1,0 +1,118 @@
+//! AIP-14 `mutates` scopes: which declared entry covers which resource.
+
+/// The mutation classes AIP-14 names: the `<class>` of a `<class>:<scope>` entry.
+pub const MUTATION_CLASSES: &[&str] = &["workspace", "network", "database", "secret", "external"];
+
+/// Whether the declared `mutates` entry `declared` covers `resource` (both `<class>:<scope>`).
+///
+/// The classes must be equal and known. Then the entry covers the resource when:
+/// - its scope is `*` (the whole class);
+/// - its scope equals the resource's;
+/// - its scope is a path and the resource lies below it: `workspace:/notes` covers
+///   `workspace:/notes/a.md` but not `workspace:/notes-old/a.md`;
+/// - its scope is a folder wildcard, `/journal/*` or `/journal/**`: it covers everything below
+///   `/journal` (AIP-14 manifests write `workspace:/journal/*` for "this folder").
+///
+/// A resource with a `..` segment is never covered: it cannot climb out of a scope.
+///
+/// ```
+/// use io_core::files::mutation_covers;
+/// assert!(mutation_covers("workspace:/journal/*", "workspace:/journal/2026-05-01.md"));
+/// assert!(mutation_covers("workspace:/notes", "workspace:/notes/a.md"));
+/// assert!(!mutation_covers("workspace:/notes", "workspace:/notes-old/a.md"));
+/// assert!(!mutation_covers("workspace:/notes", "workspace:/notes/../etc/passwd"));
+/// assert!(mutation_covers("network:*", "network:example.com"));
+/// ```
+pub fn mutation_covers(declared: &str, resource: &str) -> bool {
+    let (Some((class, scope)), Some((wanted_class, wanted))) =
+        (declared.split_once(':'), resource.split_once(':'))
+    else {
+        return false;
+    };
+    if class != wanted_class || !MUTATION_CLASSES.contains(&class) {
+        return false;
+    }
+    if wanted.split(['/', '\\']).any(|segment| segment == "..") {
+        return false;
+    }
+    if scope == "*" || scope == wanted {
+        return true;
+    }
+    // `/journal/*` and `/journal/**` name the folder's contents; `/journal/` the folder.
+    let scope = scope
+        .strip_suffix("/**")
+        .or_else(|| scope.strip_suffix("/*"))
+        .unwrap_or(scope);
+    let scope = scope.trim_end_matches('/');
+    if scope.is_empty() {
+        // `/`, `/*` or `/**`: the root of the class.
+        return wanted.starts_with('/');
+    }
+    wanted
+        .strip_prefix(scope)
+        .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mutation_covers;
+
+    #[test]
+    fn mutation_scopes_cover_paths_below_them_only() {
+        assert!(mutation_covers("workspace:/notes", "workspace:/notes/a.md"));
+        assert!(mutation_covers(
+            "workspace:/notes/",
+            "workspace:/notes/a.md"
+        ));
+        assert!(mutation_covers("workspace:/notes", "workspace:/notes"));
+        assert!(mutation_covers("network:*", "network:example.com"));
+        assert!(mutation_covers("database:invoices", "database:invoices"));
+        assert!(!mutation_covers(
+            "workspace:/notes",
+            "workspace:/notes-old/a.md"
+        ));
+        assert!(!mutation_covers("workspace:/notes", "workspace:/notes/"));
+        assert!(!mutation_covers(
+            "workspace:/notes",
+            "workspace:/notes/../etc/passwd"
+        ));
+        assert!(!mutation_covers(
+            "workspace:*",
+            "workspace:/notes/../../etc"
+        ));
+        assert!(!mutation_covers("workspace:/notes", "network:/notes/a"));
+        assert!(!mutation_covers("bogus:*", "bogus:x"));
+        assert!(!mutation_covers("workspace", "workspace:/x"));
+        assert!(!mutation_covers("workspace:/x", "workspace"));
+    }
+
+    #[test]
+    fn folder_wildcards_cover_the_folder_contents() {
+        assert!(mutation_covers(
+            "workspace:/journal/*",
+            "workspace:/journal/2026-05-01.md"
+        ));
+        assert!(mutation_covers(
+            "workspace:/journal/**",
+            "workspace:/journal/a/b.md"
+        ));
+        assert!(mutation_covers(
+            "workspace:/journal/*",
+            "workspace:/journal/a/b.md"
+        ));
+        assert!(!mutation_covers(
+            "workspace:/journal/*",
+            "workspace:/journal"
+        ));
+        assert!(!mutation_covers(
+            "workspace:/journal/*",
+            "workspace:/journalist/x"
+        ));
+        assert!(!mutation_covers(
+            "workspace:/journal/*",
+            "workspace:/other.md"
+        ));
+        assert!(mutation_covers("workspace:/*", "workspace:/anything.md"));
+        assert!(!mutation_covers("workspace:/*", "workspace:relative.md"));
+    }
+}
