@@ -106,6 +106,7 @@ pub struct AgentContext {
     tools: Option<Arc<dyn ToolInvoker>>,
     allowed_tools: Option<Arc<BTreeSet<String>>>,
     events: Option<Arc<dyn EventSink>>,
+    turn_timeout: Option<std::time::Duration>,
 }
 
 impl AgentContext {
@@ -116,7 +117,28 @@ impl AgentContext {
             tools: None,
             allowed_tools: None,
             events: None,
+            turn_timeout: None,
         }
+    }
+
+    /// Sets a wall-clock ceiling for the turn run in this context; it takes precedence over
+    /// the runtime's own ([`crate::AgentRuntime::with_turn_timeout`]).
+    ///
+    /// ```
+    /// use io_core::AgentContext;
+    /// use std::time::Duration;
+    /// let ctx = AgentContext::new("run-1").with_turn_timeout(Duration::from_secs(5));
+    /// assert_eq!(ctx.turn_timeout(), Some(Duration::from_secs(5)));
+    /// ```
+    #[must_use]
+    pub fn with_turn_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.turn_timeout = Some(timeout);
+        self
+    }
+
+    /// The turn ceiling this context sets, if any.
+    pub fn turn_timeout(&self) -> Option<std::time::Duration> {
+        self.turn_timeout
     }
 
     /// Gives the core the host's tools.

@@ -118,7 +118,14 @@ impl<T: AgentCore> ErasedAgentCore for T {
         ctx: &'a mut AgentContext,
     ) -> BoxFuture<'a, Result<Value, AgentError>> {
         Box::pin(async move {
-            let decoded: T::Input = T::Input::input_boundary().decode(&input)?;
+            let decoded: T::Input = match T::Input::input_boundary().decode(&input) {
+                Ok(decoded) => decoded,
+                Err(err) => {
+                    // The input may be deeper than a recursive drop can take.
+                    crate::limits::dismantle(input);
+                    return Err(err);
+                }
+            };
             // The JSON form is not needed once decoded; free it before the body runs.
             drop(input);
             let input = decoded;
@@ -134,7 +141,13 @@ impl BoundarySchema {
     /// A decode failure is `input_invalid` / `output_invalid` (by direction) with the JSON
     /// pointer serde stopped at; it only happens for values the schema accepted but the type
     /// refuses (custom `Deserialize` impls, say), or when decoding without validating first.
+    ///
+    /// A value nested deeper than [`crate::limits::MAX_DEPTH`] is refused before serde walks
+    /// it (decoding recurses), with a `depth` violation.
     pub fn decode<T: DeserializeOwned>(&self, value: &Value) -> Result<T, AgentError> {
+        if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
+            return Err(self.violation_error(vec![too_deep]));
+        }
         // Fast path: plain serde from the borrowed value. Path tracking costs an allocation
         // per map key even when nothing is wrong, so it only runs again to locate a failure.
         match T::deserialize(value) {
@@ -145,7 +158,10 @@ impl BoundarySchema {
 
     fn decode_error<T: DeserializeOwned>(&self, value: &Value) -> AgentError {
         let (pointer, message) = match serde_path_to_error::deserialize::<_, T>(value) {
-            Err(err) => (pointer_of(err.path()), err.inner().to_string()),
+            Err(err) => (
+                crate::limits::clip_pointer(pointer_of(err.path())),
+                crate::limits::bounded_display(err.inner(), 240),
+            ),
             // The second pass cannot succeed where the first failed; keep a message anyway.
             Ok(_) => (String::new(), "the value cannot be decoded".to_owned()),
         };

@@ -33,6 +33,7 @@ mod core;
 mod error;
 pub mod files;
 mod io;
+pub mod limits;
 mod runtime;
 mod schema;
 mod strict;

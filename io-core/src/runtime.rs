@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::context::{AgentContext, EventSink, ToolInvoker};
 use crate::core::{AgentCore, BoxFuture, ErasedAgentCore};
-use crate::error::AgentError;
+use crate::error::{AgentError, ErrorCode};
 use crate::files::{
     FileHost, FileObserver, FileRunRecord, IoHandle, RunVars, Workspace, run_with_files,
 };
@@ -54,6 +54,7 @@ pub struct AgentRuntime {
     allowed_tools: Option<Arc<BTreeSet<String>>>,
     events: Option<Arc<dyn EventSink>>,
     files: Option<CoreFiles>,
+    turn_timeout: Option<std::time::Duration>,
 }
 
 struct CoreFiles {
@@ -77,6 +78,7 @@ impl AgentRuntime {
             allowed_tools: None,
             events: None,
             files: None,
+            turn_timeout: None,
         }
     }
 
@@ -194,7 +196,77 @@ impl AgentRuntime {
         result
     }
 
+    /// Sets a wall-clock ceiling for every turn (a context's own ceiling takes precedence).
+    ///
+    /// A turn past its ceiling fails with `timeout`, in the envelope tools use. The timer
+    /// needs a Tokio runtime with time enabled; without one, a turn with a ceiling fails with
+    /// `internal` saying so. The turn runs on the caller's task (it borrows the core), so a
+    /// core that blocks its thread is reported as `timeout` when it returns, never as success;
+    /// one that awaits is stopped at the ceiling.
+    ///
+    /// ```
+    /// use io_core::{AgentCore, AgentContext, AgentRuntime, ErrorCode};
+    /// use std::time::Duration;
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// # struct Ask { q: String }
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+    /// # struct Answer { a: String }
+    /// struct Slow;
+    /// impl AgentCore for Slow {
+    ///     type Input = Ask;
+    ///     type Output = Answer;
+    ///     fn core_type(&self) -> &str { "slow" }
+    ///     async fn run_turn(&mut self, input: Ask, _: &mut AgentContext) -> Result<Answer, io_core::AgentError> {
+    ///         tokio::time::sleep(Duration::from_secs(60)).await;
+    ///         Ok(Answer { a: input.q })
+    ///     }
+    /// }
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    /// let mut runtime = AgentRuntime::new(Slow).with_turn_timeout(Duration::from_millis(20));
+    /// let err = rt.block_on(runtime.run_turn(serde_json::json!({ "q": "hi" }))).unwrap_err();
+    /// assert_eq!(err.code(), &ErrorCode::Timeout);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_turn_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.turn_timeout = Some(timeout);
+        self
+    }
+
     async fn checked_turn(
+        &mut self,
+        input: Value,
+        ctx: &mut AgentContext,
+    ) -> Result<Value, AgentError> {
+        let Some(ceiling) = ctx.turn_timeout().or(self.turn_timeout) else {
+            return self.turn_with_files(input, ctx).await;
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(AgentError::internal(
+                "a turn timeout needs a Tokio runtime with time enabled, and none is running",
+            ));
+        }
+        let timed_out = || {
+            AgentError::new(
+                ErrorCode::Timeout,
+                format!("the turn did not finish within {} ms", ceiling.as_millis()),
+            )
+        };
+        let started = std::time::Instant::now();
+        let turn = self.turn_with_files(input, ctx);
+        // The timer panics in a runtime built without time: contain that too.
+        let timed = contain_panics(Box::pin(async move {
+            Ok(tokio::time::timeout(ceiling, turn).await)
+        }))
+        .await?;
+        match timed {
+            Ok(_) if started.elapsed() > ceiling => Err(timed_out()),
+            Ok(result) => result,
+            Err(_elapsed) => Err(timed_out()),
+        }
+    }
+
+    async fn turn_with_files(
         &mut self,
         input: Value,
         ctx: &mut AgentContext,
@@ -232,9 +304,16 @@ impl AgentRuntime {
     ) -> Result<Value, AgentError> {
         let input_boundary = core.input_boundary();
         let output_boundary = core.output_boundary();
-        input_boundary.validate(&input)?;
+        if let Err(err) = input_boundary.validate(&input) {
+            // A refused value may be deeper than a recursive drop can take.
+            crate::limits::dismantle(input);
+            return Err(err);
+        }
         let output = contain_panics(core.run_turn_erased(input, ctx)).await?;
-        output_boundary.validate(&output)?;
+        if let Err(err) = output_boundary.validate(&output) {
+            crate::limits::dismantle(output);
+            return Err(err);
+        }
         Ok(output)
     }
 }

@@ -47,6 +47,11 @@ impl Direction {
 /// out, so a hostile input cannot make the error itself huge.
 pub const MAX_VIOLATIONS: usize = 32;
 const MAX_MESSAGE_CHARS: usize = 240;
+/// Past the listed violations, how many more are counted before validation stops: the error
+/// then says "at least N more". A hostile value with millions of bad items costs no more.
+const MAX_OMITTED_COUNTED: usize = 10_000;
+/// The longest property name an error message quotes.
+const MAX_NAME_CHARS: usize = 64;
 
 /// The JSON Schema (Draft 2020-12) of one Rust type at one boundary, with its compiled
 /// validator and, for strict outputs, the provider structured-output format.
@@ -208,16 +213,30 @@ impl BoundarySchema {
     /// conforms.
     pub fn violations(&self, value: &Value) -> Result<Vec<Violation>, AgentError> {
         let validator = self.validator()?;
-        let mut violations = Vec::new();
-        let mut omitted = 0usize;
-        for error in validator.iter_errors(value) {
-            push_violations(&error, &mut violations, &mut omitted);
+        if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
+            return Ok(vec![too_deep]);
         }
+        let mut collected = Collected::default();
+        for error in validator.iter_errors(value) {
+            push_violations(&error, &mut collected);
+            if collected.omitted >= MAX_OMITTED_COUNTED {
+                break;
+            }
+        }
+        let Collected {
+            mut violations,
+            omitted,
+        } = collected;
         if omitted > 0 {
+            let message = if omitted >= MAX_OMITTED_COUNTED {
+                format!("at least {omitted} more violation(s) not listed")
+            } else {
+                format!("{omitted} more violation(s) not listed")
+            };
             violations.push(Violation {
                 pointer: String::new(),
                 keyword: "limit".into(),
-                message: format!("{omitted} more violation(s) not listed"),
+                message,
             });
         }
         Ok(violations)
@@ -225,8 +244,15 @@ impl BoundarySchema {
 
     /// Checks `value`; on failure the error is `input_invalid` or `output_invalid` (by the
     /// schema's [`Direction`]) and lists every violation with its JSON pointer.
+    ///
+    /// A value nested deeper than [`crate::limits::MAX_DEPTH`] is refused before it is
+    /// walked, with one `depth` violation; at most [`MAX_VIOLATIONS`] violations are listed,
+    /// each pointer and message bounded in size, and the rest counted.
     pub fn validate(&self, value: &Value) -> Result<(), AgentError> {
         let validator = self.validator()?;
+        if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
+            return Err(self.violation_error(vec![too_deep]));
+        }
         if validator.is_valid(value) {
             return Ok(());
         }
@@ -319,47 +345,92 @@ fn truncate(mut message: String) -> String {
     message
 }
 
-fn push_violations(
-    error: &jsonschema::ValidationError<'_>,
-    out: &mut Vec<Violation>,
-    omitted: &mut usize,
-) {
-    let at = error.instance_path().as_str();
-    let mut push = |pointer: String, keyword: &str, message: String| {
-        if out.len() < MAX_VIOLATIONS {
-            out.push(Violation {
-                pointer,
+/// The longest prefix of `text` of at most `max` bytes, cut on a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[derive(Default)]
+struct Collected {
+    violations: Vec<Violation>,
+    omitted: usize,
+}
+
+impl Collected {
+    /// Adds a violation, formatting it only when it will be listed: past the cap, it is only
+    /// counted.
+    fn push<'k>(&mut self, make: impl FnOnce() -> (String, &'k str, String)) {
+        if self.violations.len() < MAX_VIOLATIONS {
+            let (pointer, keyword, message) = make();
+            self.violations.push(Violation {
+                pointer: crate::limits::clip_pointer(pointer),
                 keyword: keyword.to_owned(),
                 message: truncate(message),
             });
         } else {
-            *omitted += 1;
+            self.omitted = self.omitted.saturating_add(1);
         }
+    }
+}
+
+fn push_violations(error: &jsonschema::ValidationError<'_>, out: &mut Collected) {
+    // A pointer longer than the bound is cut anyway; do not copy more than that.
+    let at = || {
+        prefix(
+            error.instance_path().as_str(),
+            crate::limits::MAX_POINTER_BYTES + 1,
+        )
+        .to_owned()
     };
+    let name = |name: &str| crate::limits::bounded_display(&name, MAX_NAME_CHARS);
     match error.kind() {
         // Point at the property that is missing, not at the object that lacks it.
-        ValidationErrorKind::Required { property } => {
-            let name = property
-                .as_str()
-                .map_or_else(|| property.to_string(), str::to_owned);
-            push(
-                format!("{at}/{}", escape_pointer_token(&name)),
-                "required",
-                format!("required property `{name}` is missing"),
+        ValidationErrorKind::Required { property } => out.push(|| {
+            let property = property.as_str().map_or_else(
+                || crate::limits::bounded_display(property, MAX_NAME_CHARS),
+                name,
             );
-        }
+            (
+                format!("{}/{}", at(), escape_pointer_token(&property)),
+                "required",
+                format!("required property `{property}` is missing"),
+            )
+        }),
         // One violation per unexpected property, each pointing at that property.
         ValidationErrorKind::AdditionalProperties { unexpected }
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-            for name in unexpected {
-                push(
-                    format!("{at}/{}", escape_pointer_token(name)),
-                    error.kind().keyword(),
-                    format!("property `{name}` is not allowed here"),
-                );
+            let keyword = error.kind().keyword();
+            for unexpected in unexpected {
+                if out.omitted >= MAX_OMITTED_COUNTED {
+                    break;
+                }
+                out.push(|| {
+                    let shown = name(unexpected);
+                    let mut pointer = at();
+                    pointer.push('/');
+                    pointer.push_str(&escape_pointer_token(prefix(
+                        unexpected,
+                        crate::limits::MAX_POINTER_BYTES,
+                    )));
+                    (
+                        pointer,
+                        keyword,
+                        format!("property `{shown}` is not allowed here"),
+                    )
+                });
             }
         }
-        kind => push(at.to_owned(), kind.keyword(), error.to_string()),
+        kind => out.push(|| {
+            (
+                at(),
+                kind.keyword(),
+                crate::limits::bounded_display(error, MAX_MESSAGE_CHARS),
+            )
+        }),
     }
 }
 

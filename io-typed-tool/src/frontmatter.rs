@@ -15,7 +15,9 @@ pub const METADATA_KEY: &str = "agent-io";
 const MOVED_TO_METADATA: &[&str] = &["contextSchema", "implements"];
 
 /// Fields that moved to the AIP-30 DRIVER layer; a TOOL.md carrying one is refused.
-pub const REMOVED_FIELDS: &[&str] = &["code", "run", "runner", "secrets", "network", "entry"];
+pub const REMOVED_FIELDS: &[&str] = &[
+    "code", "run", "runner", "secrets", "network", "entry", "execute",
+];
 
 const TOOL_SCHEMA: &str = include_str!("../schemas/TOOL.schema.json");
 const IO_SCHEMA: &str = include_str!("../schemas/IO.schema.json");

@@ -44,6 +44,7 @@ mod drift;
 mod examples;
 mod frontmatter;
 mod manifest;
+pub mod manifest_limits;
 mod registry;
 mod typed;
 

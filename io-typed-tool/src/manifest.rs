@@ -103,21 +103,40 @@ impl ToolManifest {
     /// Parses a TOOL.md file. Every problem names its field and line: a missing or unclosed
     /// frontmatter, YAML syntax, a removed field (with where it moved), a violation of the
     /// published TOOL.schema.json, and the contract checks of [`ToolContract::check`].
+    ///
+    /// A missing `approval` is `auto`, or `on-mutate` when `mutates` is non-empty. Hostile
+    /// input is refused before it is parsed for real: a frontmatter over 1 MiB, nesting deeper
+    /// than 32 levels, or growing past 4 MiB once its aliases are expanded. Never panics.
+    ///
+    /// ```
+    /// use io_typed_tool::ToolManifest;
+    /// let text = "---\nid: notes.search\nname: Search notes\nversion: 1.0.0\ndescription: Searches notes.\ninputs: { type: object }\noutputs: { type: object }\n---\n";
+    /// let manifest = ToolManifest::parse(text)?;
+    /// assert_eq!(manifest.contract.id, "notes.search");
+    /// assert!(ToolManifest::parse("---\u{a0}\n---\n").is_err());
+    /// # Ok::<(), io_typed_tool::ManifestError>(())
+    /// ```
     pub fn parse(text: &str) -> Result<ToolManifest, ManifestError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        // A fence is `---` with nothing after it but ASCII spaces, tabs and the line break
+        // (Unicode whitespace is not trimmed: it would not be a YAML fence either).
+        let is_fence = |line: &str| line.trim_end_matches([' ', '\t', '\r', '\n']) == "---";
         let mut lines = text.split_inclusive('\n');
-        if lines.next().map(str::trim_end) != Some("---") {
-            return Err(one(
-                "",
-                Some(1),
-                "a TOOL.md starts with a `---` line opening the YAML frontmatter",
-            ));
-        }
+        let opening = match lines.next() {
+            Some(line) if is_fence(line) => line.len(),
+            _ => {
+                return Err(one(
+                    "",
+                    Some(1),
+                    "a TOOL.md starts with a `---` line opening the YAML frontmatter",
+                ));
+            }
+        };
         let mut yaml_len = 0;
         let mut closed = None;
         for line in lines {
-            if line.trim_end() == "---" {
-                closed = Some(4 + yaml_len + line.len());
+            if is_fence(line) {
+                closed = Some(opening + yaml_len + line.len());
                 break;
             }
             yaml_len += line.len();
@@ -129,13 +148,17 @@ impl ToolManifest {
                 "the frontmatter is not closed: add a `---` line after it",
             ));
         };
-        let yaml = &text[4..4 + yaml_len];
+        let yaml = &text[opening..opening + yaml_len];
+        if let Err((line, message)) = crate::manifest_limits::check(yaml) {
+            // The YAML starts on line 2 of the file.
+            return Err(one("", line.map(|l| l + 1), message));
+        }
         let body = text[body_start..]
             .strip_prefix('\n')
             .unwrap_or(&text[body_start..])
             .to_owned();
 
-        let frontmatter: Value = serde_norway::from_str(yaml).map_err(|err| {
+        let mut frontmatter: Value = serde_norway::from_str(yaml).map_err(|err| {
             // The YAML starts on line 2 of the file.
             let line = err.location().map(|l| l.line() + 1);
             one(
@@ -144,13 +167,25 @@ impl ToolManifest {
                 format!("the frontmatter is not valid YAML: {err}"),
             )
         })?;
-        let Some(fields) = frontmatter.as_object() else {
+        let Some(fields) = frontmatter.as_object_mut() else {
             return Err(one(
                 "",
                 Some(2),
                 "the frontmatter must be a mapping of fields",
             ));
         };
+        // AIP-14: `approval` defaults to `auto`; agent-io (like the reference `defineTool`)
+        // makes it `on-mutate` for a tool that declares `mutates`, which TOOL.schema.json
+        // requires of any tool that mutates.
+        if !fields.contains_key("approval") {
+            let mutates = fields
+                .get("mutates")
+                .and_then(Value::as_array)
+                .is_some_and(|m| !m.is_empty());
+            let default = if mutates { "on-mutate" } else { "auto" };
+            fields.insert("approval".into(), Value::String(default.into()));
+        }
+        let fields = &*fields;
         let line_of = |pointer: &str| key_line(yaml, pointer);
 
         let mut problems: Vec<ManifestProblem> = REMOVED_FIELDS

@@ -219,6 +219,7 @@ impl Schema {
 pub struct ToolRegistry {
     tools: BTreeMap<String, RegisteredTool>,
     approver: Option<Arc<dyn Approver>>,
+    review_every_call: bool,
     audit: Option<Arc<dyn AuditSink>>,
     workspace: Option<Workspace>,
     file_observer: Option<Arc<dyn FileObserver>>,
@@ -236,6 +237,7 @@ impl ToolRegistry {
         ToolRegistry {
             tools: BTreeMap::new(),
             approver: None,
+            review_every_call: false,
             audit: None,
             workspace: None,
             file_observer: None,
@@ -260,6 +262,28 @@ impl ToolRegistry {
     #[must_use]
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
+        self
+    }
+
+    /// Asks the approver about every call, `approval: auto` ones included (a host policy that
+    /// wants to see each call, say). Without it, `auto` calls run without asking, as AIP-14
+    /// says; with it and no approver, every call is denied.
+    ///
+    /// ```
+    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolRegistry};
+    /// use std::sync::Arc;
+    /// let audit_only = |request: &ApprovalRequest| {
+    ///     println!("about to call {}", request.identity);
+    ///     ApprovalDecision::Approve
+    /// };
+    /// let registry = ToolRegistry::new()
+    ///     .with_approver(Arc::new(audit_only))
+    ///     .with_approval_of_every_call(true);
+    /// # let _ = registry;
+    /// ```
+    #[must_use]
+    pub fn with_approval_of_every_call(mut self, review: bool) -> Self {
+        self.review_every_call = review;
         self
     }
 
@@ -423,7 +447,8 @@ impl ToolRegistry {
         };
         let result = self
             .dispatch(tool_id, input, options.context, &run_id, &mut audit)
-            .await;
+            .await
+            .map_err(|err| self.caller_retryable(tool_id, err));
         if let Some(sink) = &self.audit {
             audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             audit.ok = result.is_ok();
@@ -449,7 +474,11 @@ impl ToolRegistry {
         audit.tool_version = contract.version.clone();
         audit.tool_mutates = contract.mutates.clone();
 
-        tool.inputs.get().validate(&input)?;
+        if let Err(err) = tool.inputs.get().validate(&input) {
+            // A refused value may be deeper than a recursive drop can take.
+            io_core::limits::dismantle(input);
+            return Err(err);
+        }
         if let Some(schema) = &tool.context {
             schema.validate(&context).map_err(|err| {
                 let violations = err.violations().to_vec();
@@ -462,7 +491,7 @@ impl ToolRegistry {
             })?;
         }
 
-        if contract.needs_approval() {
+        if contract.needs_approval() || self.review_every_call {
             let request = ApprovalRequest {
                 run_id: run_id.to_owned(),
                 tool_id: contract.id.clone(),
@@ -547,7 +576,7 @@ async fn run_attempts(
             input.take()
         };
         let result = run_attempt(
-            tool.plugin.as_ref(),
+            &tool.plugin,
             this_input.unwrap_or_default(),
             &ctx,
             timeout,
@@ -564,35 +593,79 @@ async fn run_attempts(
             other => break other?,
         }
     };
-    tool.outputs.get().validate(&output)?;
+    if let Err(err) = tool.outputs.get().validate(&output) {
+        io_core::limits::dismantle(output);
+        return Err(err);
+    }
     Ok(output)
 }
 
+/// One attempt under the contract's wall-clock ceiling.
+///
+/// On a multi-thread Tokio runtime the body runs as its own task, so a body that blocks its
+/// thread (`std::thread::sleep`, a busy loop) cannot starve the timer: the caller gets
+/// `timeout` at the ceiling, and the task is aborted (a thread that never yields runs on until
+/// it returns, but its result is dropped). On a current-thread runtime the body shares the
+/// caller's only thread, so the timer can fire no earlier than the body's next `.await`; a
+/// result that arrives after the ceiling is still reported as `timeout`, never as success.
 async fn run_attempt(
-    plugin: &dyn ToolPlugin,
+    plugin: &Arc<dyn ToolPlugin>,
     input: Value,
     ctx: &ToolContext,
     timeout: Duration,
     tool_id: &str,
 ) -> Result<Value, ToolError> {
-    if tokio::runtime::Handle::try_current().is_err() {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return Err(no_runtime());
-    }
-    // The timer itself panics in a runtime built without time; contain that as well.
-    let timed = contain_panics(Box::pin(async move {
-        match tokio::time::timeout(timeout, contain_panics(plugin.execute(input, ctx))).await {
-            Ok(result) => Ok(result),
-            Err(_) => Ok(Err(AgentError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "tool `{tool_id}` did not finish within {} ms",
-                    timeout.as_millis()
-                ),
-            ))),
+    };
+    let timed_out = || {
+        AgentError::new(
+            ErrorCode::Timeout,
+            format!(
+                "tool `{tool_id}` did not finish within {} ms",
+                timeout.as_millis()
+            ),
+        )
+    };
+    let started = Instant::now();
+    let result = if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+        let plugin = Arc::clone(plugin);
+        let ctx = ctx.clone();
+        let mut task =
+            handle.spawn(async move { contain_panics(plugin.execute(input, &ctx)).await });
+        // The timer itself panics in a runtime built without time; contain that as well.
+        let waited = contain_panics(Box::pin(async {
+            Ok(tokio::time::timeout(timeout, &mut task).await)
+        }))
+        .await;
+        match waited {
+            Ok(Ok(Ok(result))) => result,
+            Ok(Ok(Err(join_error))) => Err(AgentError::internal("the body failed unexpectedly")
+                .with_operator_detail(join_error.to_string())),
+            Ok(Err(_elapsed)) => {
+                task.abort();
+                return Err(timed_out());
+            }
+            Err(err) => {
+                task.abort();
+                return Err(err);
+            }
         }
-    }))
-    .await;
-    timed?
+    } else {
+        let timed = contain_panics(Box::pin(async move {
+            Ok(tokio::time::timeout(timeout, contain_panics(plugin.execute(input, ctx))).await)
+        }))
+        .await?;
+        match timed {
+            Ok(result) => result,
+            Err(_elapsed) => return Err(timed_out()),
+        }
+    };
+    // A body that blocked its thread past the ceiling: its result is not a success.
+    if started.elapsed() > timeout {
+        return Err(timed_out());
+    }
+    result
 }
 
 async fn sleep(duration: Duration) -> Result<(), ToolError> {
@@ -610,6 +683,19 @@ fn no_runtime() -> ToolError {
     AgentError::internal("the tool host is misconfigured").with_operator_detail(
         "ToolRegistry::call needs a Tokio runtime with time enabled for timeouts and retries",
     )
+}
+
+impl ToolRegistry {
+    /// An error of a tool that is not idempotent is never retryable for the caller: the host
+    /// does not retry such a tool itself (AIP-14), so a caller must not either.
+    fn caller_retryable(&self, tool_id: &str, err: ToolError) -> ToolError {
+        match self.resolve(tool_id) {
+            Ok(tool) if !tool.contract.idempotent && err.is_retryable() => {
+                err.with_retryable(false)
+            }
+            _ => err,
+        }
+    }
 }
 
 impl fmt::Debug for ToolRegistry {

@@ -131,9 +131,9 @@ fn load_types(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<TypeDef> 
                 }
                 None => problems.push(ValidationError::TypeDeclarationError {
                     location: format!("types.{name_text}.{field_name}"),
-                    declared: written.clone(),
+                    declared: clip(&written),
                     suggestion: "use string, number, integer, boolean, object, array, array<T> or a name from `types`".into(),
-                    message: format!("`{written}` is not a type"),
+                    message: format!("`{}` is not a type", clip(&written)),
                     line: ty.at.line,
                     column: ty.at.column,
                 }),
@@ -252,13 +252,23 @@ fn load_outputs(phase: &str, node: &Node, problems: &mut Vec<ValidationError>) -
             Some(ty) => outputs.push(OutputDecl { key: key_text, ty, required, at }),
             None => problems.push(ValidationError::TypeDeclarationError {
                 location: format!("workflow.{phase}.outputs.{key_text}"),
-                declared: written.clone(),
+                declared: clip(&written),
                 suggestion: "use string, number, integer, boolean, object, array, array<T>, a name from `types`, or `{ type: ..., required: false }`".into(),
-                message: format!("output `{key_text}` of phase `{phase}` has no valid type (`{written}`)"),
+                message: format!("output `{key_text}` of phase `{phase}` has no valid type (`{}`)", clip(&written)),
                 line: at.line,
                 column: at.column,
             }),
         }
     }
     outputs
+}
+
+/// Text from the document as shown in an error: at most 120 characters, so a hostile value
+/// cannot make a message as large as itself.
+pub(crate) fn clip(text: &str) -> String {
+    const SHOWN: usize = 120;
+    match text.char_indices().nth(SHOWN) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
+    }
 }

@@ -58,11 +58,28 @@ pub enum TypeRef {
 }
 
 impl TypeRef {
+    /// How deeply `array<...>` may nest.
+    pub const MAX_DEPTH: usize = 16;
+
     /// Parses `string`, `number`, `integer`, `boolean`, `object`, `array`, `array<T>` or a
     /// type name (an identifier). Whether a name is declared is checked by validation.
+    ///
+    /// `array<...>` may nest at most [`TypeRef::MAX_DEPTH`] levels; deeper (or malformed) text
+    /// is not a type. Parsing is iterative, so no input can exhaust the stack.
     pub fn parse(text: &str) -> Option<TypeRef> {
-        let text = text.trim();
-        Some(match text {
+        let mut text = text.trim();
+        let mut depth = 0;
+        while let Some(inner) = text
+            .strip_prefix("array<")
+            .and_then(|rest| rest.strip_suffix('>'))
+        {
+            depth += 1;
+            if depth > Self::MAX_DEPTH {
+                return None;
+            }
+            text = inner.trim();
+        }
+        let mut parsed = match text {
             "string" => TypeRef::String,
             "number" => TypeRef::Number,
             "integer" => TypeRef::Integer,
@@ -70,16 +87,11 @@ impl TypeRef {
             "object" => TypeRef::Object,
             "array" => TypeRef::Array(None),
             _ => {
-                if let Some(inner) = text
-                    .strip_prefix("array<")
-                    .and_then(|rest| rest.strip_suffix('>'))
-                {
-                    return TypeRef::parse(inner).map(|t| TypeRef::Array(Some(Box::new(t))));
-                }
-                let valid = text
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                let valid = text.len() <= 128
+                    && text
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                     && text
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
@@ -88,7 +100,11 @@ impl TypeRef {
                 }
                 TypeRef::Named(text.to_owned())
             }
-        })
+        };
+        for _ in 0..depth {
+            parsed = TypeRef::Array(Some(Box::new(parsed)));
+        }
+        Some(parsed)
     }
 
     /// Every type name this reference uses (for `array<Finding>`, `Finding`).

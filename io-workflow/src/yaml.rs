@@ -47,70 +47,97 @@ impl From<ScanError> for SyntaxError {
     }
 }
 
-/// A collection being built: a sequence, or a mapping with the key waiting for its value.
+/// How deep collections may nest in a workflow document. Deeper input is refused before the
+/// parser goes further (a YAML scanner's cost grows with depth, and every later walk recurses).
+pub(crate) const MAX_DEPTH: usize = 64;
+/// How large a document may become once its aliases are expanded, in nodes plus scalar bytes
+/// (an "alias bomb" of a large scalar or a nested collection repeated by alias is refused).
+pub(crate) const MAX_EXPANDED_WEIGHT: usize = 8 * 1024 * 1024;
+
+/// A collection being built: a sequence, or a mapping with the key waiting for its value; each
+/// with its anchor (0: none) and its weight so far.
 enum Frame {
-    Sequence(Position, Vec<Node>),
-    Mapping(Position, Vec<(Node, Node)>, Option<Node>),
+    Sequence(Position, usize, usize, Vec<Node>),
+    Mapping(Position, usize, usize, Vec<(Node, Node)>, Option<Node>),
 }
 
 /// Parses the first document of `text`. An empty document is an empty mapping.
+///
+/// Anchors and aliases are supported on scalars, sequences and mappings; an alias is expanded
+/// in place. Refused: nesting deeper than [`MAX_DEPTH`], and a document whose expanded size
+/// would exceed [`MAX_EXPANDED_WEIGHT`].
 pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
     let mut parser = Parser::new_from_str(text);
     let mut stack: Vec<Frame> = Vec::new();
     let mut root: Option<Node> = None;
-    let mut anchors: Vec<Option<Node>> = Vec::new();
+    // Each anchor's node and weight (nodes + scalar bytes, aliases expanded).
+    let mut anchors: Vec<Option<(Node, usize)>> = Vec::new();
+    let mut total = 0usize;
     while let Some(event) = parser.next_event() {
         let (event, span) = event?;
         let at = Position {
             line: span.start.line(),
             column: span.start.col() + 1,
         };
-        let (node, anchor) = match event {
+        let (node, anchor, weight) = match event {
             Event::Scalar(value, style, anchor, _) => {
                 let quoted = !matches!(style, saphyr_parser::ScalarStyle::Plain);
+                let weight = 1 + value.len();
+                total = add_weight(total, weight, at)?;
                 (
                     Node {
                         at,
                         kind: Kind::Scalar(value.into_owned(), quoted),
                     },
                     anchor,
+                    weight,
                 )
             }
-            Event::SequenceStart(..) => {
-                stack.push(Frame::Sequence(at, Vec::new()));
-                continue;
-            }
-            Event::MappingStart(..) => {
-                stack.push(Frame::Mapping(at, Vec::new(), None));
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(SyntaxError {
+                        at,
+                        message: format!("the document nests deeper than {MAX_DEPTH} levels"),
+                    });
+                }
+                stack.push(if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Sequence(at, anchor, 1, Vec::new())
+                } else {
+                    Frame::Mapping(at, anchor, 1, Vec::new(), None)
+                });
+                total = add_weight(total, 1, at)?;
                 continue;
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Sequence(at, items)) => (
+                Some(Frame::Sequence(at, anchor, weight, items)) => (
                     Node {
                         at,
                         kind: Kind::Sequence(items),
                     },
-                    0,
+                    anchor,
+                    weight,
                 ),
-                Some(Frame::Mapping(at, entries, _)) => (
+                Some(Frame::Mapping(at, anchor, weight, entries, _)) => (
                     Node {
                         at,
                         kind: Kind::Mapping(entries),
                     },
-                    0,
+                    anchor,
+                    weight,
                 ),
                 None => continue,
             },
             Event::Alias(id) => {
-                let node = anchors
+                let (node, weight) = anchors
                     .get(id)
-                    .cloned()
-                    .flatten()
+                    .and_then(Option::as_ref)
                     .ok_or_else(|| SyntaxError {
                         at,
-                        message: "an alias refers to an anchor that is not defined".into(),
+                        message: "an alias refers to an anchor that is not defined (or to a collection that encloses it)".into(),
                     })?;
-                (node, 0)
+                // Checked before the copy is made: the expansion never exceeds the limit.
+                total = add_weight(total, *weight, at)?;
+                (node.clone(), 0, *weight)
             }
             Event::DocumentEnd => break,
             _ => continue,
@@ -119,12 +146,18 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
             if anchors.len() <= anchor {
                 anchors.resize(anchor + 1, None);
             }
-            anchors[anchor] = Some(node.clone());
+            anchors[anchor] = Some((node.clone(), weight));
+        }
+        match stack.last_mut() {
+            Some(Frame::Sequence(_, _, parent, _) | Frame::Mapping(_, _, parent, _, _)) => {
+                *parent = parent.saturating_add(weight);
+            }
+            None => {}
         }
         match stack.last_mut() {
             None => root = Some(node),
-            Some(Frame::Sequence(_, items)) => items.push(node),
-            Some(Frame::Mapping(_, entries, pending)) => match pending.take() {
+            Some(Frame::Sequence(_, _, _, items)) => items.push(node),
+            Some(Frame::Mapping(_, _, _, entries, pending)) => match pending.take() {
                 Some(key) => entries.push((key, node)),
                 None => *pending = Some(node),
             },
@@ -134,6 +167,19 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
         at: Position { line: 1, column: 1 },
         kind: Kind::Mapping(Vec::new()),
     }))
+}
+
+fn add_weight(total: usize, weight: usize, at: Position) -> Result<usize, SyntaxError> {
+    let total = total.saturating_add(weight);
+    if total > MAX_EXPANDED_WEIGHT {
+        return Err(SyntaxError {
+            at,
+            message: format!(
+                "the document is too large once its aliases are expanded (over {MAX_EXPANDED_WEIGHT} nodes and bytes)"
+            ),
+        });
+    }
+    Ok(total)
 }
 
 impl Node {
@@ -237,5 +283,76 @@ mod tests {
     fn syntax_errors_have_a_position() {
         let err = parse("a: [1, 2\nb: 3\n").unwrap_err();
         assert!(err.at.line >= 1, "{err:?}");
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn aliases_of_mappings_and_sequences_are_expanded() {
+        let doc =
+            parse("base: &b { x: 1, y: [a, b] }\nlist: &l [1, 2]\ncopy: *b\nagain: *l\n").unwrap();
+        assert_eq!(
+            doc.to_json(),
+            serde_json::json!({
+                "base": { "x": 1, "y": ["a", "b"] },
+                "list": [1, 2],
+                "copy": { "x": 1, "y": ["a", "b"] },
+                "again": [1, 2]
+            })
+        );
+    }
+
+    #[test]
+    fn alias_bombs_are_refused_before_they_are_expanded() {
+        // One large scalar repeated by alias.
+        let big = "x".repeat(1 << 20);
+        let aliases = vec!["*a"; 5000].join(", ");
+        let text = format!("description: &a \"{big}\"\ntags: [{aliases}]\n");
+        let err = parse(&text).unwrap_err();
+        assert!(
+            err.message
+                .contains("too large once its aliases are expanded"),
+            "{err:?}"
+        );
+        assert_eq!(err.at.line, 2);
+
+        // The classic billion laughs: each level repeats the one before ten times.
+        let mut text = String::from("a0: &a0 [lol]\n");
+        for level in 1..12 {
+            let prev = format!("*a{}", level - 1);
+            text.push_str(&format!(
+                "a{level}: &a{level} [{}]\n",
+                [prev.as_str(); 10].join(", ")
+            ));
+        }
+        let started = std::time::Instant::now();
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("too large"), "{err:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_at_the_limit() {
+        let ok = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse(&ok).is_ok());
+        let deep = format!(
+            "{}1{}",
+            "[".repeat(MAX_DEPTH + 1),
+            "]".repeat(MAX_DEPTH + 1)
+        );
+        let err = parse(&deep).unwrap_err();
+        assert_eq!(err.message, "the document nests deeper than 64 levels");
+        // 100,000 levels: refused at once, not scanned to the end.
+        let started = std::time::Instant::now();
+        let huge = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&huge).is_err());
+        let block: String = (0..100_000)
+            .map(|i| format!("{}- \n", " ".repeat(i % 50)))
+            .collect();
+        let _ = parse(&block);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 }

@@ -222,7 +222,10 @@ where
     if !io.has_files() {
         let result = match io.validate_input(&input) {
             Ok(()) => body(input).await,
-            Err(err) => Err(err),
+            Err(err) => {
+                crate::limits::dismantle(input);
+                Err(err)
+            }
         };
         return (result, record);
     }
@@ -261,7 +264,10 @@ where
 
     let result = match io.validate_input(&input) {
         Ok(()) => body(input).await,
-        Err(err) => Err(err),
+        Err(err) => {
+            crate::limits::dismantle(input);
+            Err(err)
+        }
     };
     sync_outputs(io, host, vars, &root, &mut record);
     cleanup(scratch, host, vars, &mut record);

@@ -3,6 +3,7 @@
 mod erased;
 mod file_hardening;
 mod files;
+mod hostile;
 mod hygiene;
 mod soundness;
 mod tools;

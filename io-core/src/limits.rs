@@ -1,0 +1,199 @@
+//! Bounds on untrusted JSON: how deep a value may nest, and how much of it an error may show.
+//!
+//! Every recursive walk over a value that came from outside (schema validation, serde
+//! decoding, error formatting, even dropping it) uses the call stack, so a deep enough value
+//! would overflow it. The boundary refuses values nested deeper than [`MAX_DEPTH`] before any
+//! such walk, with an `input_invalid` / `output_invalid` error naming where; [`check_depth`]
+//! measures without recursing and [`dismantle`] drops a value of any depth without recursing.
+//! Error texts are bounded too: a pointer shows at most [`MAX_POINTER_BYTES`] bytes and a
+//! message at most 240 characters, however large the offending key or value.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::error::Violation;
+
+/// How deep a JSON value crossing a boundary may nest (the same limit serde_json's parser
+/// applies to text).
+pub const MAX_DEPTH: usize = 128;
+/// The longest JSON pointer an error shows, in bytes; a longer one is cut and ends in `…`.
+pub const MAX_POINTER_BYTES: usize = 512;
+
+/// Checks that `value` nests at most `limit` levels, without recursion: a scalar has no
+/// level, `[]` and `[1]` one, `{"a": [1]}` two. On failure, the violation points at the first array or object that goes
+/// past the limit.
+///
+/// ```
+/// use io_core::limits::check_depth;
+/// use serde_json::json;
+/// assert!(check_depth(&json!({ "a": [1, 2] }), 2).is_ok());
+/// let err = check_depth(&json!({ "a": [[1]] }), 2).unwrap_err();
+/// assert_eq!(err.pointer, "/a/0");
+/// assert_eq!(err.keyword, "depth");
+/// ```
+pub fn check_depth(value: &Value, limit: usize) -> Result<(), Violation> {
+    // (value, its depth, its pointer token index in `path`)
+    let mut stack: Vec<(&Value, usize, Option<Token<'_>>)> = vec![(value, 0, None)];
+    let mut path: Vec<Token<'_>> = Vec::new();
+    while let Some((value, depth, token)) = stack.pop() {
+        path.truncate(depth.saturating_sub(1));
+        if let Some(token) = token {
+            path.push(token);
+        }
+        if !matches!(value, Value::Array(_) | Value::Object(_)) {
+            continue;
+        }
+        if depth >= limit {
+            return Err(Violation {
+                pointer: pointer_of(&path),
+                keyword: "depth".into(),
+                message: format!("the value nests deeper than {limit} levels"),
+            });
+        }
+        match value {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((item, depth + 1, Some(Token::Index(i))));
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map.iter().rev() {
+                    stack.push((item, depth + 1, Some(Token::Key(key))));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum Token<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+fn pointer_of(path: &[Token<'_>]) -> String {
+    let mut pointer = String::new();
+    for token in path {
+        pointer.push('/');
+        match token {
+            Token::Index(i) => pointer.push_str(&i.to_string()),
+            Token::Key(key) => pointer.push_str(&crate::schema::escape_pointer_token(key)),
+        }
+        if pointer.len() > MAX_POINTER_BYTES {
+            break;
+        }
+    }
+    clip_pointer(pointer)
+}
+
+/// Drops `value` without recursion, so a value nested deeper than the stack allows can be
+/// released. Values within [`MAX_DEPTH`] can simply be dropped.
+///
+/// ```
+/// let mut deep = serde_json::json!(1);
+/// for _ in 0..200_000 {
+///     deep = serde_json::Value::Array(vec![deep]);
+/// }
+/// io_core::limits::dismantle(deep);
+/// ```
+pub fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// A pointer cut to [`MAX_POINTER_BYTES`] (on a character boundary, ending in `…`).
+pub(crate) fn clip_pointer(mut pointer: String) -> String {
+    if pointer.len() > MAX_POINTER_BYTES {
+        let mut cut = MAX_POINTER_BYTES;
+        while !pointer.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        pointer.truncate(cut);
+        pointer.push('…');
+    }
+    pointer
+}
+
+/// At most `max_chars` characters of `shown`'s `Display`, ending in `…` when cut. Formatting
+/// stops at the bound: a huge value is never written out whole.
+pub(crate) fn bounded_display(shown: &dyn fmt::Display, max_chars: usize) -> String {
+    struct Bounded {
+        out: String,
+        chars: usize,
+        max: usize,
+        cut: bool,
+    }
+    impl fmt::Write for Bounded {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            for ch in s.chars() {
+                if self.chars == self.max {
+                    self.cut = true;
+                    return Err(fmt::Error);
+                }
+                self.out.push(ch);
+                self.chars += 1;
+            }
+            Ok(())
+        }
+    }
+    let mut bounded = Bounded {
+        out: String::new(),
+        chars: 0,
+        max: max_chars,
+        cut: false,
+    };
+    let _ = fmt::write(&mut bounded, format_args!("{shown}"));
+    if bounded.cut {
+        bounded.out.push('…');
+    }
+    bounded.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn depth_is_measured_exactly() {
+        assert!(check_depth(&json!(1), 0).is_ok());
+        assert_eq!(check_depth(&json!([]), 0).unwrap_err().pointer, "");
+        assert!(check_depth(&json!({}), 1).is_ok());
+        assert!(check_depth(&json!([1]), 1).is_ok());
+        assert!(check_depth(&json!([1, "x", null]), 1).is_ok());
+        assert_eq!(
+            check_depth(&json!([1, [], {}]), 1).unwrap_err().pointer,
+            "/1"
+        );
+        assert_eq!(
+            check_depth(&json!([1, 2, {}]), 1).unwrap_err().pointer,
+            "/2"
+        );
+        assert_eq!(
+            check_depth(&json!({ "a": { "b/c": [1] }, "z": 1 }), 2)
+                .unwrap_err()
+                .pointer,
+            "/a/b~1c"
+        );
+        assert!(check_depth(&json!({ "a": { "b": [1] }, "z": 1 }), 3).is_ok());
+    }
+
+    #[test]
+    fn long_pointers_and_displays_are_cut() {
+        let pointer = clip_pointer(format!("/{}", "é".repeat(600)));
+        assert!(pointer.len() <= MAX_POINTER_BYTES + '…'.len_utf8());
+        assert!(pointer.ends_with('…'));
+        assert_eq!(clip_pointer("/a".into()), "/a");
+        assert_eq!(bounded_display(&"abcdef", 3), "abc…");
+        assert_eq!(bounded_display(&"abc", 3), "abc");
+    }
+}
