@@ -443,7 +443,7 @@ impl Executor {
                     continue;
                 }
                 match run.claim(&phase_name) {
-                    Ok(ctx) => self.spawn(&mut running, &phase_name, ctx),
+                    Ok(ctx) => self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx),
                     // The task stays ready (§3.1); nothing will change for it in this run.
                     Err(_) => {
                         blocked.insert(phase_name);
@@ -463,7 +463,7 @@ impl Executor {
                     Ok(()) => {}
                     Err(rejections) if *tries < self.max_completion_attempts => {
                         ctx.rejections = rejections;
-                        self.spawn(&mut running, &phase_name, ctx);
+                        self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx);
                     }
                     Err(_) => {
                         let error = RunError::PhaseFailedError {
@@ -504,14 +504,11 @@ impl Executor {
     fn spawn(
         &self,
         running: &mut tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>)>,
+        phase: Option<&Phase>,
         phase_name: &str,
         ctx: TaskContext,
     ) {
-        let agent = self
-            .workflow
-            .phase(phase_name)
-            .and_then(|p| self.agent_for(p))
-            .cloned();
+        let agent = phase.and_then(|p| self.agent_for(p)).cloned();
         let phase_name = phase_name.to_owned();
         running.spawn(async move {
             let result = match &agent {

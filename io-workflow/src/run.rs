@@ -2,8 +2,8 @@
 //! validation and downstream unblocking (RFC-0024 §3), as a state machine an executor (or a
 //! host with its own agents) drives.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -48,14 +48,48 @@ pub struct TaskContext {
     /// Errors of earlier rejected completions of this task (empty on the first try), so an
     /// agent can correct its output.
     pub rejections: Vec<RunError>,
-    siblings: Arc<BTreeMap<String, Map<String, Value>>>,
+    siblings: Arc<Siblings>,
 }
 
 impl TaskContext {
     /// The recorded output of a completed phase: the escape hatch of §5.2, bypassing the
     /// wiring guarantees. Prefer declared `inputs`.
-    pub fn get_sibling_output(&self, phase_name: &str) -> Option<&Map<String, Value>> {
+    ///
+    /// The outputs are shared with the run, not copied into each context: a phase completed
+    /// after this task was claimed is visible too. `None` for a phase that has not completed
+    /// (or does not exist).
+    pub fn get_sibling_output(&self, phase_name: &str) -> Option<Arc<Map<String, Value>>> {
         self.siblings.get(phase_name)
+    }
+}
+
+/// A completed phase's recorded output, shared rather than copied.
+type SharedOutput = Arc<Map<String, Value>>;
+
+/// The recorded outputs of a run, one slot per phase, shared by every task context.
+struct Siblings {
+    index: Arc<HashMap<String, usize>>,
+    slots: Vec<RwLock<Option<SharedOutput>>>,
+}
+
+impl Siblings {
+    fn get(&self, phase_name: &str) -> Option<Arc<Map<String, Value>>> {
+        let slot = self.slots.get(*self.index.get(phase_name)?)?;
+        slot.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set(&self, at: usize, output: Arc<Map<String, Value>>) {
+        if let Some(slot) = self.slots.get(at) {
+            *slot.write().unwrap_or_else(|e| e.into_inner()) = Some(output);
+        }
+    }
+}
+
+impl std::fmt::Debug for Siblings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Siblings")
+            .field("phases", &self.slots.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -92,16 +126,29 @@ pub struct Progress {
 struct Task {
     id: String,
     state: TaskState,
-    output: Option<Map<String, Value>>,
+    output: Option<Arc<Map<String, Value>>>,
     rejections: Vec<RunError>,
 }
 
 /// One run of a workflow.
+///
+/// Bookkeeping is incremental, so a run costs time linear in its phases and edges: phases are
+/// found by name in O(1); each phase counts its dependencies not yet completed, and completing
+/// a phase decrements its dependents' counts, making those that reach zero ready; the ready set
+/// is kept in document order; outputs are shared, never copied per claim.
 pub struct WorkflowRun {
     workflow: Arc<Workflow>,
     trigger: Value,
     initial_state: Value,
-    tasks: BTreeMap<String, Task>,
+    index: Arc<HashMap<String, usize>>,
+    /// One per phase, in document order.
+    tasks: Vec<Task>,
+    /// For each phase, the phases that depend on it (once per `depends_on` entry).
+    dependents: Vec<Vec<usize>>,
+    /// For each phase, how many of its `depends_on` entries are not completed.
+    waiting: Vec<usize>,
+    ready: BTreeSet<usize>,
+    siblings: Arc<Siblings>,
     events: Vec<Value>,
 }
 
@@ -114,31 +161,66 @@ impl WorkflowRun {
         trigger: Value,
         initial_state: Value,
     ) -> Self {
+        let mut index = HashMap::with_capacity(workflow.phases.len());
+        for (at, phase) in workflow.phases.iter().enumerate() {
+            // The first of two phases with one name wins, as `Workflow::phase` finds it.
+            index.entry(phase.name.clone()).or_insert(at);
+        }
+        let mut dependents = vec![Vec::new(); workflow.phases.len()];
+        let mut waiting = vec![0; workflow.phases.len()];
+        let mut ready = BTreeSet::new();
         let tasks = workflow
             .phases
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(at, p)| {
+                waiting[at] = p.depends_on.len();
+                for (dep, _) in &p.depends_on {
+                    // A dependency that names no phase never completes: the phase stays pending.
+                    if let Some(&upstream) = index.get(dep) {
+                        dependents[upstream].push(at);
+                    }
+                }
                 let state = if p.depends_on.is_empty() {
+                    ready.insert(at);
                     TaskState::Ready
                 } else {
                     TaskState::Pending
                 };
-                let task = Task {
+                Task {
                     id: format!("task_{run_id}_{}", p.name),
                     state,
                     output: None,
                     rejections: Vec::new(),
-                };
-                (p.name.clone(), task)
+                }
             })
             .collect();
+        let index = Arc::new(index);
+        let siblings = Arc::new(Siblings {
+            index: index.clone(),
+            slots: workflow.phases.iter().map(|_| RwLock::new(None)).collect(),
+        });
         WorkflowRun {
             workflow,
             trigger,
             initial_state,
+            index,
             tasks,
+            dependents,
+            waiting,
+            ready,
+            siblings,
             events: Vec::new(),
         }
+    }
+
+    fn task(&self, phase: &str) -> Option<&Task> {
+        self.tasks.get(*self.index.get(phase)?)
+    }
+
+    fn task_mut(&mut self, phase: &str) -> Option<&mut Task> {
+        let at = *self.index.get(phase)?;
+        self.tasks.get_mut(at)
     }
 
     /// The workflow being run.
@@ -148,31 +230,30 @@ impl WorkflowRun {
 
     /// The state of a phase's task.
     pub fn state(&self, phase: &str) -> Option<&TaskState> {
-        self.tasks.get(phase).map(|t| &t.state)
+        self.task(phase).map(|t| &t.state)
     }
 
     /// The task id of a phase.
     pub fn task_id(&self, phase: &str) -> Option<&str> {
-        self.tasks.get(phase).map(|t| t.id.as_str())
+        self.task(phase).map(|t| t.id.as_str())
     }
 
     /// The recorded output of a completed phase (declared keys and any extra ones).
     pub fn output(&self, phase: &str) -> Option<&Map<String, Value>> {
-        self.tasks.get(phase).and_then(|t| t.output.as_ref())
+        self.task(phase).and_then(|t| t.output.as_deref())
     }
 
     /// Phases that may be claimed now, in document order.
     pub fn ready_phases(&self) -> Vec<String> {
-        self.workflow
-            .phases
+        self.ready
             .iter()
-            .filter(|p| {
-                self.tasks
-                    .get(&p.name)
-                    .is_some_and(|t| t.state == TaskState::Ready)
-            })
-            .map(|p| p.name.clone())
+            .map(|&at| self.workflow.phases[at].name.clone())
             .collect()
+    }
+
+    /// The phase called `name`, found in O(1).
+    pub fn phase(&self, name: &str) -> Option<&crate::Phase> {
+        self.workflow.phases.get(*self.index.get(name)?)
     }
 
     /// The named errors emitted so far, as the RFC's JSON event payloads, in order.
@@ -193,7 +274,7 @@ impl WorkflowRun {
         reason = "claims are rare next to the work they start; the named error is returned unboxed so callers can match on it"
     )]
     pub fn claim(&mut self, phase_name: &str) -> Result<TaskContext, RunError> {
-        let Some(phase) = self.workflow.phase(phase_name).cloned() else {
+        let Some(&at) = self.index.get(phase_name) else {
             let error = RunError::UnresolvableInputError {
                 task_id: String::new(),
                 phase_name: phase_name.to_owned(),
@@ -203,11 +284,9 @@ impl WorkflowRun {
             self.emit(&error);
             return Err(error);
         };
-        let task_id = self
-            .tasks
-            .get(phase_name)
-            .map(|t| t.id.clone())
-            .unwrap_or_default();
+        let workflow = self.workflow.clone();
+        let phase = &workflow.phases[at];
+        let task_id = self.tasks[at].id.clone();
         // RFC-0026: a suspended upstream is named as such, not as a mere missing output.
         for input in &phase.inputs {
             if let InputSource::Phase {
@@ -217,7 +296,7 @@ impl WorkflowRun {
                     intent_id,
                     expires_at,
                     ..
-                }) = self.tasks.get(upstream).map(|t| &t.state)
+                }) = self.task(upstream).map(|t| &t.state)
             {
                 let error = RunError::UpstreamIntentSuspendedError {
                     task_id,
@@ -236,7 +315,7 @@ impl WorkflowRun {
         let mut unresolved = Vec::new();
         let mut reasons = Vec::new();
         for (dep, _) in &phase.depends_on {
-            if self.tasks.get(dep).map(|t| &t.state) != Some(&TaskState::Completed) {
+            if self.task(dep).map(|t| &t.state) != Some(&TaskState::Completed) {
                 reasons.push(format!("dependency '{dep}' is not completed"));
             }
         }
@@ -247,9 +326,8 @@ impl WorkflowRun {
                     key,
                 } => {
                     let value = self
-                        .tasks
-                        .get(upstream)
-                        .and_then(|t| t.output.as_ref())
+                        .task(upstream)
+                        .and_then(|t| t.output.as_deref())
                         .and_then(|o| o.get(key));
                     if value.is_none() {
                         reasons.push(format!(
@@ -293,25 +371,16 @@ impl WorkflowRun {
             self.emit(&error);
             return Err(error);
         }
-        let siblings: BTreeMap<String, Map<String, Value>> = self
-            .tasks
-            .iter()
-            .filter_map(|(name, t)| t.output.clone().map(|o| (name.clone(), o)))
-            .collect();
-        let task = self.tasks.get_mut(phase_name);
-        let rejections = task
-            .as_ref()
-            .map(|t| t.rejections.clone())
-            .unwrap_or_default();
-        if let Some(task) = task {
-            task.state = TaskState::Running;
-        }
+        let task = &mut self.tasks[at];
+        let rejections = task.rejections.clone();
+        task.state = TaskState::Running;
+        self.ready.remove(&at);
         Ok(TaskContext {
             task_id,
             phase_name: phase_name.to_owned(),
             input,
             rejections,
-            siblings: Arc::new(siblings),
+            siblings: self.siblings.clone(),
         })
     }
 
@@ -323,8 +392,7 @@ impl WorkflowRun {
     /// On success the output is recorded and downstream phases are unblocked (§3.4).
     pub fn complete(&mut self, phase_name: &str, output: Value) -> Result<(), Vec<RunError>> {
         let task_id = self
-            .tasks
-            .get(phase_name)
+            .task(phase_name)
             .map(|t| t.id.clone())
             .unwrap_or_default();
         let errors = self.output_errors(phase_name, &task_id, &output);
@@ -332,7 +400,7 @@ impl WorkflowRun {
             for error in &errors {
                 self.emit(error);
             }
-            if let Some(task) = self.tasks.get_mut(phase_name) {
+            if let Some(task) = self.task_mut(phase_name) {
                 task.rejections = errors.clone();
             }
             return Err(errors);
@@ -342,17 +410,25 @@ impl WorkflowRun {
             Value::Null => Map::new(),
             other => Map::from_iter([("value".to_owned(), other)]),
         };
-        if let Some(task) = self.tasks.get_mut(phase_name) {
-            task.state = TaskState::Completed;
-            task.output = Some(output);
-            task.rejections.clear();
+        let Some(&at) = self.index.get(phase_name) else {
+            return Ok(());
+        };
+        let output = Arc::new(output);
+        self.siblings.set(at, output.clone());
+        let task = &mut self.tasks[at];
+        let was_completed = task.state == TaskState::Completed;
+        task.state = TaskState::Completed;
+        task.output = Some(output);
+        task.rejections.clear();
+        self.ready.remove(&at);
+        if !was_completed {
+            self.unblock(at);
         }
-        self.unblock();
         Ok(())
     }
 
     fn output_errors(&self, phase_name: &str, task_id: &str, output: &Value) -> Vec<RunError> {
-        let Some(phase) = self.workflow.phase(phase_name) else {
+        let Some(phase) = self.phase(phase_name) else {
             return Vec::new();
         };
         // §9: a phase without `outputs` is not validated.
@@ -433,29 +509,15 @@ impl WorkflowRun {
         errors
     }
 
-    /// §3.4: every pending phase whose dependencies are all complete becomes ready.
-    fn unblock(&mut self) {
-        let ready: Vec<String> = self
-            .workflow
-            .phases
-            .iter()
-            .filter(|p| {
-                self.tasks
-                    .get(&p.name)
-                    .is_some_and(|t| t.state == TaskState::Pending)
-            })
-            .filter(|p| {
-                p.depends_on.iter().all(|(d, _)| {
-                    self.tasks
-                        .get(d)
-                        .is_some_and(|t| t.state == TaskState::Completed)
-                })
-            })
-            .map(|p| p.name.clone())
-            .collect();
-        for name in ready {
-            if let Some(task) = self.tasks.get_mut(&name) {
-                task.state = TaskState::Ready;
+    /// §3.4: each pending dependent of a phase just completed whose dependencies are now all
+    /// complete becomes ready (each `depends_on` entry counted once, in O(dependents)).
+    fn unblock(&mut self, completed: usize) {
+        for &dependent in &self.dependents[completed] {
+            let waiting = &mut self.waiting[dependent];
+            *waiting = waiting.saturating_sub(1);
+            if *waiting == 0 && self.tasks[dependent].state == TaskState::Pending {
+                self.tasks[dependent].state = TaskState::Ready;
+                self.ready.insert(dependent);
             }
         }
     }
@@ -463,8 +525,9 @@ impl WorkflowRun {
     /// Marks a phase failed for good (its agent failed); its dependents never become ready.
     pub fn fail(&mut self, phase_name: &str, error: RunError) {
         self.emit(&error);
-        if let Some(task) = self.tasks.get_mut(phase_name) {
-            task.state = TaskState::Failed;
+        if let Some(&at) = self.index.get(phase_name) {
+            self.tasks[at].state = TaskState::Failed;
+            self.ready.remove(&at);
         }
     }
 
@@ -476,8 +539,9 @@ impl WorkflowRun {
         suspended_since: &str,
         expires_at: Option<&str>,
     ) {
-        if let Some(task) = self.tasks.get_mut(phase_name) {
-            task.state = TaskState::SuspendedAwaitingInput {
+        if let Some(&at) = self.index.get(phase_name) {
+            self.ready.remove(&at);
+            self.tasks[at].state = TaskState::SuspendedAwaitingInput {
                 intent_id: intent_id.to_owned(),
                 suspended_since: suspended_since.to_owned(),
                 expires_at: expires_at.map(str::to_owned),
@@ -487,7 +551,7 @@ impl WorkflowRun {
 
     /// Resumes a suspended phase: it runs again.
     pub fn resume(&mut self, phase_name: &str) {
-        if let Some(task) = self.tasks.get_mut(phase_name)
+        if let Some(task) = self.task_mut(phase_name)
             && matches!(task.state, TaskState::SuspendedAwaitingInput { .. })
         {
             task.state = TaskState::Running;
@@ -497,10 +561,7 @@ impl WorkflowRun {
     /// Where the run stands, with `suspended_phases`.
     pub fn progress(&self) -> Progress {
         let mut progress = Progress::default();
-        for phase in &self.workflow.phases {
-            let Some(task) = self.tasks.get(&phase.name) else {
-                continue;
-            };
+        for (phase, task) in self.workflow.phases.iter().zip(&self.tasks) {
             let name = phase.name.clone();
             match &task.state {
                 TaskState::Pending => progress.pending.push(name),

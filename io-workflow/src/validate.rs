@@ -1,9 +1,9 @@
 //! Parse-time validation (RFC-0024 §8), plus unknown dependencies, cycles and type names.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::errors::{ValidationError, quoted_list};
-use crate::model::{InputSource, Workflow};
+use crate::model::{InputSource, Phase, Workflow};
 use crate::yaml::Position;
 
 /// The closest name, for suggestions.
@@ -168,6 +168,10 @@ impl Workflow {
     /// One `InputWiringError` per phase, listing all its invalid references.
     fn check_inputs(&self, problems: &mut Vec<ValidationError>) {
         let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
+        let mut index: HashMap<&str, &Phase> = HashMap::with_capacity(self.phases.len());
+        for phase in &self.phases {
+            index.entry(phase.name.as_str()).or_insert(phase);
+        }
         for phase in &self.phases {
             let mut invalid: Vec<(String, Position, String)> = Vec::new();
             for input in &phase.inputs {
@@ -180,7 +184,7 @@ impl Workflow {
                     InputSource::Phase {
                         phase: upstream,
                         key,
-                    } => match self.phase(upstream) {
+                    } => match index.get(upstream.as_str()).copied() {
                         None => Some(match closest(upstream, names.iter().copied()) {
                             Some(close) => format!(
                                 "phase `{upstream}` does not exist; did you mean `{close}`?"
@@ -250,40 +254,49 @@ impl Workflow {
     /// The phases in an order where every phase comes after its dependencies, grouped in levels
     /// (a level's phases depend only on earlier levels). `None` when there is a cycle.
     pub fn levels(&self) -> Option<Vec<Vec<&str>>> {
-        let mut remaining: BTreeMap<&str, BTreeSet<&str>> = self
-            .phases
-            .iter()
-            .map(|p| {
-                (
-                    p.name.as_str(),
-                    p.depends_on
-                        .iter()
-                        .map(|(d, _)| d.as_str())
-                        .filter(|d| self.phase(d).is_some())
-                        .collect(),
-                )
-            })
-            .collect();
-        let mut levels = Vec::new();
-        while !remaining.is_empty() {
-            let ready: Vec<&str> = remaining
+        // Kahn's algorithm, level by level: O(phases + edges).
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(self.phases.len());
+        for (at, phase) in self.phases.iter().enumerate() {
+            index.entry(phase.name.as_str()).or_insert(at);
+        }
+        let mut waiting = vec![0usize; self.phases.len()];
+        let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); self.phases.len()];
+        for (at, phase) in self.phases.iter().enumerate() {
+            let deps: BTreeSet<usize> = phase
+                .depends_on
                 .iter()
-                .filter(|(_, deps)| deps.is_empty())
-                .map(|(n, _)| *n)
+                .filter_map(|(d, _)| index.get(d.as_str()).copied())
                 .collect();
-            if ready.is_empty() {
-                return None;
+            waiting[at] = deps.len();
+            for dep in deps {
+                dependents[dep].push(at);
             }
-            for name in &ready {
-                remaining.remove(name);
-            }
-            for deps in remaining.values_mut() {
-                for name in &ready {
-                    deps.remove(name);
+        }
+        let mut level: Vec<usize> = (0..self.phases.len())
+            .filter(|&i| waiting[i] == 0)
+            .collect();
+        let mut placed = 0;
+        let mut levels = Vec::new();
+        while !level.is_empty() {
+            placed += level.len();
+            let mut next = Vec::new();
+            for &at in &level {
+                for &dependent in &dependents[at] {
+                    waiting[dependent] -= 1;
+                    if waiting[dependent] == 0 {
+                        next.push(dependent);
+                    }
                 }
             }
-            levels.push(ready);
+            next.sort_unstable();
+            let mut names: Vec<&str> = level
+                .iter()
+                .map(|&i| self.phases[i].name.as_str())
+                .collect();
+            names.sort_unstable();
+            levels.push(names);
+            level = next;
         }
-        Some(levels)
+        (placed == self.phases.len()).then_some(levels)
     }
 }
