@@ -155,6 +155,15 @@ pub struct AppendOutput {
     pub bytes: u64,
 }
 
+fn append_examples() -> Vec<ToolExample> {
+    vec![ToolExample {
+        name: "new-note".into(),
+        input: json!({ "note": "standup.md", "line": "Shipped the importer." }),
+        output: Some(json!({ "path": "/notes/standup.md", "bytes": 22 })),
+        note: Some("a new note holds the line and a newline".into()),
+    }]
+}
+
 /// Appends one line to a markdown note in the workspace's `notes/` folder, creating the note if
 /// needed. Changes the user's files, so the host asks before it runs.
 #[tool(
@@ -167,6 +176,7 @@ pub struct AppendOutput {
     timeout_ms = 5000,
     context = WorkspaceContext,
     tags = ["workspace"],
+    examples = append_examples,
 )]
 pub async fn append_note(input: AppendInput, ctx: &ToolContext) -> Result<AppendOutput, ToolError> {
     let workspace: WorkspaceContext = ctx.context()?;
@@ -225,9 +235,18 @@ pub struct RenderOutput {
     pub summary: String,
 }
 
+fn render_examples() -> Vec<ToolExample> {
+    vec![ToolExample {
+        name: "one-page".into(),
+        input: json!({ "title": "Q3", "pages": 1 }),
+        output: Some(json!({ "summary": "Q3: 1 page(s)" })),
+        note: None,
+    }]
+}
+
 /// Renders a report page by page. Slow: about 100 ms a page, within a 300 ms budget, so a
 /// long report times out.
-#[tool(id = "report.render", version = "0.3.0", timeout_ms = 300, cost_class = "expensive", tags = ["reports"])]
+#[tool(id = "report.render", version = "0.3.0", timeout_ms = 300, cost_class = "expensive", tags = ["reports"], examples = render_examples)]
 pub async fn render_report(input: RenderInput) -> Result<RenderOutput, ToolError> {
     for _ in 0..input.pages {
         tokio::time::sleep(Duration::from_millis(100)).await;

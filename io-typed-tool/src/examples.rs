@@ -87,8 +87,9 @@ pub async fn check_examples<T: TypedTool>(
     }
 }
 
-/// [`check_examples`] for a plain `#[test]`: runs it on a fresh Tokio runtime and panics with
-/// every failure listed. The one call to put in a tool's own tests:
+/// [`check_examples`] for a plain `#[test]`: runs it on a fresh Tokio runtime, panics with
+/// every failure listed (or when the tool has no examples), and returns how many ran. The one
+/// call to put in a tool's own tests:
 ///
 /// ```
 /// # use io_typed_tool::{ToolContext, ToolError, TypedTool, tool};
@@ -109,20 +110,27 @@ pub async fn check_examples<T: TypedTool>(
 ///     }
 /// }
 ///
-/// io_typed_tool::assert_examples(Double);
+/// assert_eq!(io_typed_tool::assert_examples(Double), 1);
 /// ```
-pub fn assert_examples<T: TypedTool>(tool: T) {
-    assert_examples_with_context(tool, json!(null));
+pub fn assert_examples<T: TypedTool>(tool: T) -> usize {
+    assert_examples_with_context(tool, json!(null))
 }
 
 /// [`assert_examples`] with a host context, for tools that declare `contextSchema`.
-pub fn assert_examples_with_context<T: TypedTool>(tool: T, context: Value) {
+///
+/// Returns how many examples ran. A tool that declares no examples fails the test: a helper
+/// that passes while checking nothing would hide that the examples are missing.
+pub fn assert_examples_with_context<T: TypedTool>(tool: T, context: Value) -> usize {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .unwrap_or_else(|err| panic!("a Tokio runtime could not be built: {err}"));
     match runtime.block_on(check_examples(tool, context)) {
-        Ok(_) => {}
+        Ok(0) => panic!(
+            "`{}` declares no examples, so there is nothing to check; add `examples = ...` to its contract",
+            T::ID
+        ),
+        Ok(ran) => ran,
         Err(failures) => {
             let listed: Vec<String> = failures.iter().map(ToString::to_string).collect();
             panic!(

@@ -436,14 +436,44 @@ fn the_input_is_validated_after_injection_and_before_the_body() {
 
 #[test]
 fn empty_and_absent_file_maps_are_equivalent() {
-    let absent = define_io(IoDefinition::default()).unwrap();
-    let empty = define_io(IoDefinition {
+    // Absent: the blocks never mention files. The handle still has both maps, empty.
+    let handle = define_io(IoDefinition {
+        inputs: Some(json!({ "type": "object", "properties": { "q": { "type": "string" } } })),
+        ..IoDefinition::default()
+    })
+    .unwrap();
+    let blocks = handle.to_blocks();
+    assert_eq!(blocks["inputsFiles"], json!({}), "never absent");
+    assert_eq!(blocks["outputsFiles"], json!({}), "never absent");
+    // Empty maps declare no files: no `_workflowFsRoot`, no scratch root, no injection.
+    assert!(!handle.has_files());
+    assert!(handle.inputs()["properties"].get(FS_ROOT_FIELD).is_none());
+    let sandbox = Sandbox::new("no-files");
+    let events = Events::default();
+    let (result, record) = run(
+        &handle,
+        &sandbox,
+        "r",
+        json!({ "q": "x" }),
+        &events,
+        |_, input| Ok(input),
+    );
+    assert_eq!(
+        result.unwrap(),
+        json!({ "q": "x" }),
+        "the input is passed through unchanged"
+    );
+    assert!(record.staged.is_empty() && record.synced.is_empty() && record.warnings.is_empty());
+    assert!(events.all().is_empty());
+    // And the explicit empty maps of a definition built from parts mean the same.
+    let explicit = define_io(IoDefinition {
+        inputs: Some(json!({ "type": "object", "properties": { "q": { "type": "string" } } })),
         inputs_files: BTreeMap::new(),
         outputs_files: BTreeMap::new(),
         ..IoDefinition::default()
     })
     .unwrap();
-    assert_eq!(absent.to_blocks(), empty.to_blocks());
+    assert_eq!(explicit.to_blocks(), blocks);
 }
 
 #[test]

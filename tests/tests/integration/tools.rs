@@ -822,14 +822,21 @@ mod example_tools {
 
     #[test]
     fn the_example_tools_satisfy_their_contract_examples() {
-        io_typed_tool::assert_examples(KbSearch);
+        assert_eq!(io_typed_tool::assert_examples(KbSearch), 1);
         let workspace =
             std::env::temp_dir().join(format!("agent-io-examples-{}", std::process::id()));
-        io_typed_tool::assert_examples_with_context(
+        let _ = std::fs::remove_dir_all(&workspace);
+        let ran = io_typed_tool::assert_examples_with_context(
             AppendNoteTool,
             json!({ "workspace_root": workspace }),
         );
-        io_typed_tool::assert_examples(RenderReportTool);
+        assert_eq!(ran, 1);
+        // The example really wrote the note it describes.
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("notes/standup.md")).unwrap(),
+            "Shipped the importer.\n"
+        );
+        assert_eq!(io_typed_tool::assert_examples(RenderReportTool), 1);
         let _ = std::fs::remove_dir_all(workspace);
     }
 }
@@ -925,4 +932,119 @@ fn define_tool_checks_a_hand_built_contract() {
         io_typed_tool::define_tool(contract).unwrap().approval,
         Approval::OnMutate
     );
+}
+
+/// The host validates before dispatch, so a body has nothing left to re-validate: a refused
+/// input never reaches it, and an accepted one reaches it once, as validated.
+#[test]
+fn a_body_never_sees_an_input_the_host_refused() {
+    struct Counting(Arc<AtomicU32>);
+    impl ToolPlugin for Counting {
+        fn tool_contract(&self) -> ToolContract {
+            plugin_contract(
+                "test.counting",
+                json!({ "type": "object", "properties": { "n": { "type": "integer", "maximum": 5 } },
+                        "required": ["n"], "additionalProperties": false }),
+            )
+        }
+        fn execute<'a>(
+            &'a self,
+            input: Value,
+            _ctx: &'a ToolContext,
+        ) -> BoxFuture<'a, Result<Value, ToolError>> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            // Whatever reaches the body already satisfies the schema.
+            assert!(input["n"].as_i64().is_some_and(|n| n <= 5), "{input}");
+            Box::pin(async move { Ok(json!({ "echo": input })) })
+        }
+    }
+    let runs = counter();
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_plugin(Arc::new(Counting(runs.clone())))
+        .unwrap();
+    for bad in [
+        json!({}),
+        json!({ "n": 6 }),
+        json!({ "n": "1" }),
+        json!({ "n": 1, "x": 0 }),
+    ] {
+        let err = block_on(registry.call("test.counting", bad)).unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::InputInvalid);
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    block_on(registry.call("test.counting", json!({ "n": 5 }))).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+/// Notes, but tries to write outside `notes/` when asked.
+#[tool(id = "test.notes-writer", mutates = ["workspace:/notes"], approval = "on-mutate")]
+async fn notes_writer(input: Ask, ctx: &ToolContext) -> Result<Answer, ToolError> {
+    let target = if input.n == 0 {
+        "workspace:/notes/a.md"
+    } else {
+        "workspace:/etc/passwd"
+    };
+    ctx.authorize_mutation(target)?;
+    Ok(Answer { value: input.n })
+}
+
+/// AIP-14: an undeclared write is refused at run time, through the registry: the body's
+/// check against the contract's `mutates` fails with `unauthorised`.
+#[test]
+fn an_undeclared_write_is_refused_at_run_time_through_the_registry() {
+    let approve = |_: &ApprovalRequest| ApprovalDecision::Approve;
+    let registry = tool_registry![NotesWriterTool]
+        .unwrap()
+        .with_approver(Arc::new(approve));
+    assert_eq!(
+        block_on(registry.call("test.notes-writer", json!({ "n": 0 }))).unwrap(),
+        json!({ "value": 0 })
+    );
+    let envelope = block_on(registry.call_envelope(
+        "test.notes-writer",
+        json!({ "n": 1 }),
+        CallOptions::default(),
+    ));
+    assert_eq!(
+        envelope,
+        json!({ "ok": false, "error": { "code": "unauthorised", "retryable": false,
+            "message": "tool `test.notes-writer` did not declare that it modifies `workspace:/etc/passwd`" } })
+    );
+}
+
+/// `approval: auto` runs without asking by default (AIP-14), but a host policy that wants to
+/// see every call can: the approver is then asked for auto calls too, and its no holds.
+#[test]
+fn a_host_can_have_auto_calls_shown_to_its_approver() {
+    let asked = counter();
+    let seen = asked.clone();
+    let deny_auto = move |request: &ApprovalRequest| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(request.approval, Approval::Auto);
+        ApprovalDecision::Deny {
+            reason: "policy: read-only hours".into(),
+        }
+    };
+    // By default an auto tool runs and the approver is not asked.
+    let registry = tool_registry![EchoTool]
+        .unwrap()
+        .with_approver(Arc::new(deny_auto.clone()));
+    assert!(block_on(registry.call("test.echo", json!({ "n": 1 }))).is_ok());
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    // Asked to review every call, it is asked, and a no stops the call.
+    let registry = registry.with_approval_of_every_call(true);
+    let err = block_on(registry.call("test.echo", json!({ "n": 1 }))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::ApprovalDenied);
+    assert_eq!(
+        err.message(),
+        "the call to `test.echo` was not approved: policy: read-only hours"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // With no approver at all, reviewing every call denies every call.
+    let registry = tool_registry![EchoTool]
+        .unwrap()
+        .with_approval_of_every_call(true);
+    let err = block_on(registry.call("test.echo", json!({ "n": 1 }))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::ApprovalDenied);
 }
