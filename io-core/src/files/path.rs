@@ -37,6 +37,8 @@ pub enum PathError {
     InvalidKey,
     /// The path names something other than a regular file (a folder, a FIFO, a device).
     NotRegularFile,
+    /// The path ends in `/` or `.`, so it names a folder, not a file to write.
+    NotAFileName,
     /// The file has more than one hard link, and the host has not allowed that.
     HardLinked,
     /// The file is larger than the limit.
@@ -71,6 +73,9 @@ impl fmt::Display for PathError {
                 f.write_str("the path leads outside the workspace (through a symbolic link)")
             }
             PathError::NotRegularFile => f.write_str("it is not a regular file"),
+            PathError::NotAFileName => {
+                f.write_str("the path ends in `/` or `.`, so it names a folder, not a file")
+            }
             PathError::HardLinked => f.write_str(
                 "the file has more than one hard link (it may be a file outside the workspace); the host has not allowed hard-linked inputs",
             ),
@@ -418,6 +423,10 @@ impl Workspace {
         source: &mut dyn std::io::Read,
     ) -> Result<(u64, String), WriteError> {
         check_relative(relative).map_err(WriteError::Path)?;
+        let last = relative.rsplit(['/', '\\']).next().unwrap_or_default();
+        if last.is_empty() || last == "." {
+            return Err(WriteError::Path(PathError::NotAFileName));
+        }
         let path = Path::new(relative);
         let name = path.file_name().ok_or(WriteError::Path(PathError::Empty))?;
         let parent = match path.parent() {

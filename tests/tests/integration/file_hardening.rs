@@ -434,6 +434,14 @@ fn writes_replace_nothing_outside_and_refuse_folders() {
         .write_file("adir", &mut "x".as_bytes())
         .unwrap_err();
     assert!(err.to_string().contains("not a regular file"), "{err}");
+    // A path that names a folder (found by the fuzzer: `link/` wrote a file named `link`).
+    for folder in ["fresh/", "fresh/.", "."] {
+        let err = sandbox
+            .workspace
+            .write_file(folder, &mut "x".as_bytes())
+            .unwrap_err();
+        assert!(err.to_string().contains("names a folder"), "{folder}: {err}");
+    }
     let (bytes, sha) = sandbox
         .workspace
         .write_file("fresh/new.txt", &mut "abc".as_bytes())
