@@ -99,6 +99,15 @@ pub mod __private {
         inputs_files: &[FileArg],
         outputs_files: &[FileArg],
     ) -> crate::files::IoHandle {
+        io_handle_with_limit::<I, O>(inputs_files, outputs_files, None)
+    }
+
+    /// [`io_handle`] with the contract's `max_input_bytes`.
+    pub fn io_handle_with_limit<I: AgentInput, O: AgentOutput>(
+        inputs_files: &[FileArg],
+        outputs_files: &[FileArg],
+        max_input_bytes: Option<u64>,
+    ) -> crate::files::IoHandle {
         use crate::files::{FileEntry, FileMode, IoDefinition};
         let entry = |(key, path, mode, content_type): &FileArg| {
             let mode = match *mode {
@@ -119,6 +128,7 @@ pub mod __private {
         let definition = IoDefinition {
             inputs_files: inputs_files.iter().map(entry).collect(),
             outputs_files: outputs_files.iter().map(entry).collect(),
+            max_input_bytes,
             ..IoDefinition::typed::<I, O>()
         };
         crate::files::build_io(definition).0

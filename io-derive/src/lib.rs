@@ -78,6 +78,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 ///     outputs = ReportOutput,
 ///     inputs_files = { sales => { path = "data/sales.csv", mode = "ro", content_type = "text/csv" } },
 ///     outputs_files = { report => { path = "reports/<isoDate>/<runId>.md", mode = "rw" } },
+///     max_input_bytes = 10485760, // optional: each staged input at most 10 MiB
 /// )]
 /// ```
 ///
@@ -85,7 +86,9 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `#[tool]` on the same function is pointed at it; on an `impl TypedTool` block, the tool's
 /// `file_contract()` returns it). Checked at compile time: keys are plain file names, paths
 /// are workspace-relative without `..` and with only the AIP-16 tokens, modes are `ro`/`rw`,
-/// and an input type that declares files can receive `_workflowFsRoot`.
+/// an input type that declares files can receive `_workflowFsRoot`, and, when a `#[tool]` on
+/// the same item is visible, each output file is covered by the tool's `mutates` (a declared
+/// output file is a workspace mutation).
 #[proc_macro_attribute]
 pub fn define_io(args: TokenStream, item: TokenStream) -> TokenStream {
     define_io::expand(args.into(), item.into()).into()

@@ -25,6 +25,13 @@
 //! - **Fields TOOL.schema.json lacks** (`contextSchema`, `implements`) are written under
 //!   `metadata.agent-io` so rendered files validate against the published schema, and read back
 //!   from there. IO.schema.json is registered under both of its addresses; nothing is fetched.
+//! - **`approval` missing from a TOOL.md** is `auto`, or `on-mutate` with `mutates`; a host can
+//!   have `auto` calls shown to its approver too ([`ToolRegistry::with_approval_of_every_call`]).
+//! - **Errors of non-idempotent tools** are never `retryable` for the caller.
+//! - **Timeouts** are a hard ceiling on multi-thread runtimes, even for bodies that block; see
+//!   [`ToolRegistry`] for what a current-thread host gets.
+//! - **Declared output files are mutations**: a tool's `outputsFiles` must be covered by its
+//!   `mutates` (compile time, registration and sync); `workspace:/dir/*` covers the folder.
 //! - **Undeclared mutations**: a body that writes through [`ToolContext::authorize_mutation`]
 //!   is refused (`unauthorised`) for any resource outside `mutates`. In-process Rust cannot be
 //!   observed from outside, so this is the enforcement point; every audit record carries the

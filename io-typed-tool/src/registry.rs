@@ -216,6 +216,18 @@ impl Schema {
 ///
 /// Timeouts and retry waits use Tokio's timer: call from a Tokio runtime with time enabled.
 /// Outside one, a call fails with `internal` instead of panicking.
+///
+/// `timeout_ms` is a hard wall-clock ceiling. On a **multi-thread** runtime each attempt runs
+/// as its own task, so even a body that blocks its thread (`std::thread::sleep`, a busy loop,
+/// blocking I/O) is answered `timeout` at the ceiling; the task is aborted, and a thread that
+/// never yields runs on until it returns, its result dropped. On a **current-thread** runtime
+/// the body shares the only thread, so the timer fires no earlier than the body's next
+/// `.await`: a body that blocks is answered when it returns, and a result that comes after the
+/// ceiling is still `timeout`, never a success. Hosts that run blocking tools should use a
+/// multi-thread runtime.
+///
+/// An error from a tool that is not idempotent always reaches the caller with
+/// `retryable: false`: the host does not retry such a tool, so a caller must not either.
 pub struct ToolRegistry {
     tools: BTreeMap<String, RegisteredTool>,
     approver: Option<Arc<dyn Approver>>,

@@ -155,6 +155,10 @@ fn defines_io(target: &Target, args: &IoArgs, krate: &syn::Path) -> TokenStream 
         .outputs
         .as_ref()
         .map_or_else(|| value.clone(), ToTokens::to_token_stream);
+    let limit = match &args.max_input_bytes {
+        Some(bytes) => quote!(::core::option::Option::Some(#bytes)),
+        None => quote!(::core::option::Option::None),
+    };
     let inputs_files = file_entries(&args.inputs_files);
     let outputs_files = file_entries(&args.outputs_files);
     let (self_ty, new_struct) = match target {
@@ -195,7 +199,7 @@ fn defines_io(target: &Target, args: &IoArgs, krate: &syn::Path) -> TokenStream 
                     static __IO_HANDLE: #krate::__private::OnceLock<#krate::files::IoHandle> =
                         #krate::__private::OnceLock::new();
                     __IO_HANDLE.get_or_init(|| {
-                        #krate::__private::io_handle::<#inputs, #outputs>(#inputs_files, #outputs_files)
+                        #krate::__private::io_handle_with_limit::<#inputs, #outputs>(#inputs_files, #outputs_files, #limit)
                     })
                 }
             }

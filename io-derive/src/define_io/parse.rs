@@ -3,7 +3,7 @@
 //! ```text
 //! inputs = Type, outputs = Type,
 //! inputs_files = { key => { path = "...", mode = "ro", content_type = "..." }, ... },
-//! outputs_files = { ... }, crate = "path"
+//! outputs_files = { ... }, max_input_bytes = 1048576, crate = "path"
 //! ```
 //!
 //! Not darling-shaped (`key => { ... }`), so parsed with syn; unknown names still get a
@@ -19,6 +19,8 @@ pub(crate) struct IoArgs {
     pub(crate) inputs_files: Vec<FileArg>,
     pub(crate) outputs_files: Vec<FileArg>,
     pub(crate) krate: Option<syn::Path>,
+    /// A per-contract limit on each staged input file, in bytes.
+    pub(crate) max_input_bytes: Option<syn::LitInt>,
     /// Problems that do not stop parsing (unknown or repeated names), reported with the rules.
     pub(crate) errors: Vec<syn::Error>,
 }
@@ -38,6 +40,7 @@ const ARGUMENTS: &[&str] = &[
     "outputs",
     "inputs_files",
     "outputs_files",
+    "max_input_bytes",
     "crate",
 ];
 const FILE_FIELDS: &[&str] = &["path", "mode", "content_type"];
@@ -77,6 +80,7 @@ impl Parse for IoArgs {
             inputs_files: Vec::new(),
             outputs_files: Vec::new(),
             krate: None,
+            max_input_bytes: None,
             errors: Vec::new(),
         };
         while !input.is_empty() {
@@ -92,6 +96,17 @@ impl Parse for IoArgs {
                 "outputs" => args.outputs = Some(input.parse()?),
                 "inputs_files" => args.inputs_files = parse_files(input, &mut args.errors)?,
                 "outputs_files" => args.outputs_files = parse_files(input, &mut args.errors)?,
+                "max_input_bytes" => {
+                    let limit: syn::LitInt = input.parse()?;
+                    if limit.base10_parse::<u64>().is_err() {
+                        args.errors.push(syn::Error::new(
+                            limit.span(),
+                            "`max_input_bytes` is a whole number of bytes, like `max_input_bytes = 1048576`",
+                        ));
+                    } else {
+                        args.max_input_bytes = Some(limit);
+                    }
+                }
                 "crate" => {
                     let text: LitStr = input.parse()?;
                     args.krate = Some(text.parse().map_err(|_| {

@@ -36,7 +36,11 @@ impl Rng {
     }
 
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
 }
 
@@ -98,7 +102,12 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>, corpus: &[Vec<u8>], target: &Targe
                 let most = if rng.below(8) == 0 { 4096 } else { 16 };
                 let times = 1 + rng.below(most);
                 let at = rng.below(len + 1);
-                let repeated: Vec<u8> = chunk.iter().copied().cycle().take(chunk.len() * times).collect();
+                let repeated: Vec<u8> = chunk
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(chunk.len() * times)
+                    .collect();
                 input.splice(at..at, repeated);
             }
             7 => {
@@ -188,7 +197,7 @@ pub(crate) fn fuzz(target: Target<'_>, check: impl Fn(&[u8])) -> usize {
 }
 
 fn fxhash(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
 }

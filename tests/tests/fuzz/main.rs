@@ -17,8 +17,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use engine::{Target, fuzz};
-use io_core::files::{FS_ROOT_FIELD, FileHost, RunVars, Workspace, check_relative, check_template, interpolate, run_with_files};
-use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode};
+use io_core::files::{
+    FS_ROOT_FIELD, FileHost, RunVars, Workspace, check_relative, check_template, interpolate,
+    run_with_files,
+};
+use io_core::{
+    AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
+};
 use io_typed_tool::{ToolError, ToolManifest, ToolRegistry, tool};
 use io_workflow::Workflow;
 use schemars::JsonSchema;
@@ -26,21 +31,81 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 const JSON_TOKENS: &[&[u8]] = &[
-    b"{", b"}", b"[", b"]", b":", b",", b"\"", b"null", b"true", b"-1", b"1e308", b"0.5",
-    b"18446744073709551616", b"\"_workflowFsRoot\"", b"\"kind\"", b"\"tag\"", b"\"\\u0000\"",
-    b"\"\xc2\xa0\"", b"[[[[[[[[", b"{\"a\":{\"a\":",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b":",
+    b",",
+    b"\"",
+    b"null",
+    b"true",
+    b"-1",
+    b"1e308",
+    b"0.5",
+    b"18446744073709551616",
+    b"\"_workflowFsRoot\"",
+    b"\"kind\"",
+    b"\"tag\"",
+    b"\"\\u0000\"",
+    b"\"\xc2\xa0\"",
+    b"[[[[[[[[",
+    b"{\"a\":{\"a\":",
 ];
 
 const YAML_TOKENS: &[&[u8]] = &[
-    b"---", b"\n", b"  ", b"- ", b": ", b"&a ", b"*a", b"[", b"]", b"{", b"}", b"\xc2\xa0",
-    b"\xe3\x80\x80", b"\"", b"'", b"#", b"!!str ", b"~", b"<<: *a", b"approval: ", b"mutates: [",
-    b"execute: x", b"outputs:", b"inputs:", b"depends_on: [", b"array<", b">", b"$trigger.",
-    b"\t", b"\r\n", b"...",
+    b"---",
+    b"\n",
+    b"  ",
+    b"- ",
+    b": ",
+    b"&a ",
+    b"*a",
+    b"[",
+    b"]",
+    b"{",
+    b"}",
+    b"\xc2\xa0",
+    b"\xe3\x80\x80",
+    b"\"",
+    b"'",
+    b"#",
+    b"!!str ",
+    b"~",
+    b"<<: *a",
+    b"approval: ",
+    b"mutates: [",
+    b"execute: x",
+    b"outputs:",
+    b"inputs:",
+    b"depends_on: [",
+    b"array<",
+    b">",
+    b"$trigger.",
+    b"\t",
+    b"\r\n",
+    b"...",
 ];
 
 const PATH_TOKENS: &[&[u8]] = &[
-    b"/", b"..", b".", b"\\", b"\0", b"<runId>", b"<workflowId>", b"<toolId>", b"<isoDate>", b"<",
-    b">", b"link", b"data", b"out-link", b"\n", b"C:", b"//", b"\xc2\xa0",
+    b"/",
+    b"..",
+    b".",
+    b"\\",
+    b"\0",
+    b"<runId>",
+    b"<workflowId>",
+    b"<toolId>",
+    b"<isoDate>",
+    b"<",
+    b">",
+    b"link",
+    b"data",
+    b"out-link",
+    b"\n",
+    b"C:",
+    b"//",
+    b"\xc2\xa0",
 ];
 
 // --- erased input into a core and a tool -------------------------------------------------
@@ -88,20 +153,31 @@ impl AgentCore for Orders {
     fn core_type(&self) -> &str {
         "orders"
     }
-    async fn run_turn(&mut self, input: Order, _: &mut AgentContext) -> Result<Receipt, AgentError> {
-        Ok(Receipt { actions: input.actions.len() })
+    async fn run_turn(
+        &mut self,
+        input: Order,
+        _: &mut AgentContext,
+    ) -> Result<Receipt, AgentError> {
+        Ok(Receipt {
+            actions: input.actions.len(),
+        })
     }
 }
 
 /// Takes an order.
 #[tool(id = "fuzz.order")]
 async fn take_order(input: Order) -> Result<Receipt, ToolError> {
-    Ok(Receipt { actions: input.actions.len() })
+    Ok(Receipt {
+        actions: input.actions.len(),
+    })
 }
 
 fn value_of(bytes: &[u8]) -> Value {
     let (wrap, body) = match bytes.split_first() {
-        Some((&b'W', rest)) => (rest.first().copied().unwrap_or(0) as usize * 8, rest.get(1..).unwrap_or(&[])),
+        Some((&b'W', rest)) => (
+            rest.first().copied().unwrap_or(0) as usize * 8,
+            rest.get(1..).unwrap_or(&[]),
+        ),
         _ => (0, bytes),
     };
     let mut value = serde_json::from_slice(body)
@@ -116,7 +192,11 @@ fn value_of(bytes: &[u8]) -> Value {
 }
 
 fn check_error(err: &AgentError) {
-    assert!(err.message().len() < 16 * 1024, "a {}-byte message", err.message().len());
+    assert!(
+        err.message().len() < 16 * 1024,
+        "a {}-byte message",
+        err.message().len()
+    );
     assert!(err.violations().len() <= io_core::MAX_VIOLATIONS + 1);
     for violation in err.violations() {
         assert!(violation.pointer.is_empty() || violation.pointer.starts_with('/'));
@@ -128,12 +208,19 @@ fn check_error(err: &AgentError) {
 
 #[test]
 fn erased_input() {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
     let mut registry = ToolRegistry::new();
     registry.register(TakeOrderTool).unwrap();
     let core = std::sync::Mutex::new(AgentRuntime::new(Orders));
     fuzz(
-        Target { name: "erased_input", dictionary: JSON_TOKENS, max_len: 64 * 1024 },
+        Target {
+            name: "erased_input",
+            dictionary: JSON_TOKENS,
+            max_len: 64 * 1024,
+        },
         |bytes| {
             // Two copies built from the bytes: a deep value cannot be cloned recursively.
             let input = value_of(bytes);
@@ -150,7 +237,11 @@ fn erased_input() {
                 }
             }
             let call = runtime.block_on(registry.call("fuzz.order", input));
-            assert_eq!(call.is_ok(), turn.is_ok(), "the tool and the core disagree: {call:?}");
+            assert_eq!(
+                call.is_ok(),
+                turn.is_ok(),
+                "the tool and the core disagree: {call:?}"
+            );
             if let Err(err) = &call {
                 check_error(err);
             }
@@ -163,7 +254,11 @@ fn erased_input() {
 #[test]
 fn tool_md() {
     fuzz(
-        Target { name: "tool_md", dictionary: YAML_TOKENS, max_len: 256 * 1024 },
+        Target {
+            name: "tool_md",
+            dictionary: YAML_TOKENS,
+            max_len: 256 * 1024,
+        },
         |bytes| {
             let text = String::from_utf8_lossy(bytes);
             match ToolManifest::parse(&text) {
@@ -187,12 +282,19 @@ fn tool_md() {
 #[test]
 fn workflow_yaml() {
     fuzz(
-        Target { name: "workflow_yaml", dictionary: YAML_TOKENS, max_len: 256 * 1024 },
+        Target {
+            name: "workflow_yaml",
+            dictionary: YAML_TOKENS,
+            max_len: 256 * 1024,
+        },
         |bytes| {
             let text = String::from_utf8_lossy(bytes);
             match Workflow::from_yaml(&text) {
                 Ok(workflow) => {
-                    assert!(workflow.validate().is_empty(), "a loaded workflow has problems");
+                    assert!(
+                        workflow.validate().is_empty(),
+                        "a loaded workflow has problems"
+                    );
                     let _ = workflow.levels();
                 }
                 Err(errors) => {
@@ -217,7 +319,8 @@ struct Sandbox {
 
 impl Sandbox {
     fn new(name: &str) -> Self {
-        let base = std::env::temp_dir().join(format!("agent-io-fuzz-{name}-{}", std::process::id()));
+        let base =
+            std::env::temp_dir().join(format!("agent-io-fuzz-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(base.join("workspace/data")).unwrap();
         std::fs::create_dir_all(base.join("outside")).unwrap();
@@ -225,8 +328,13 @@ impl Sandbox {
         std::fs::write(base.join("workspace/data/in.txt"), "inside").unwrap();
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink(base.join("outside"), base.join("workspace/out-link")).unwrap();
-            std::os::unix::fs::symlink(base.join("outside/secret.txt"), base.join("workspace/link")).unwrap();
+            std::os::unix::fs::symlink(base.join("outside"), base.join("workspace/out-link"))
+                .unwrap();
+            std::os::unix::fs::symlink(
+                base.join("outside/secret.txt"),
+                base.join("workspace/link"),
+            )
+            .unwrap();
             std::os::unix::fs::symlink("data", base.join("workspace/inner-link")).unwrap();
         }
         let workspace = Workspace::open(base.join("workspace")).unwrap();
@@ -254,7 +362,9 @@ impl Drop for Sandbox {
 }
 
 fn split3(bytes: &[u8]) -> [String; 3] {
-    let mut parts = bytes.splitn(3, |b| *b == b'\n').map(|p| String::from_utf8_lossy(p).into_owned());
+    let mut parts = bytes
+        .splitn(3, |b| *b == b'\n')
+        .map(|p| String::from_utf8_lossy(p).into_owned());
     [
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or_default(),
@@ -267,14 +377,24 @@ fn paths() {
     let sandbox = Sandbox::new("paths");
     let before = sandbox.outside();
     fuzz(
-        Target { name: "paths", dictionary: PATH_TOKENS, max_len: 4096 },
+        Target {
+            name: "paths",
+            dictionary: PATH_TOKENS,
+            max_len: 4096,
+        },
         |bytes| {
             let [template, run_id, unit_id] = split3(bytes);
-            let vars = RunVars { run_id, unit_id, iso_date: "2026-11-22".into() };
+            let vars = RunVars {
+                run_id,
+                unit_id,
+                iso_date: "2026-11-22".into(),
+            };
             if check_template(&template).is_err() {
                 return;
             }
-            let Ok(path) = interpolate(&template, &vars) else { return };
+            let Ok(path) = interpolate(&template, &vars) else {
+                return;
+            };
             check_relative(&path).expect("interpolate returned a path check_relative refuses");
             assert!(!path.starts_with('/') && !path.split(['/', '\\']).any(|s| s == ".."));
             if let Ok(Some(mut opened)) = sandbox.workspace.open_input(&path) {
@@ -282,15 +402,27 @@ fn paths() {
                 let _ = std::io::Read::read_to_string(&mut opened.file, &mut text);
                 assert_ne!(text, "SECRET", "{path} read a file outside the workspace");
             }
-            if let Ok(_) = sandbox.workspace.write_file(&path, &mut "fuzz".as_bytes()) {
+            if sandbox
+                .workspace
+                .write_file(&path, &mut "fuzz".as_bytes())
+                .is_ok()
+            {
                 let written = sandbox.workspace.root().join(&path);
                 let real = std::fs::canonicalize(&written).expect("the written file exists");
-                assert!(real.starts_with(sandbox.workspace.root()), "{} is outside", real.display());
+                assert!(
+                    real.starts_with(sandbox.workspace.root()),
+                    "{} is outside",
+                    real.display()
+                );
                 let _ = std::fs::remove_file(&written);
             }
         },
     );
-    assert_eq!(sandbox.outside(), before, "something outside the workspace changed");
+    assert_eq!(
+        sandbox.outside(),
+        before,
+        "something outside the workspace changed"
+    );
 }
 
 // --- the file lifecycle under a concurrent symlink swap ----------------------------------
@@ -325,9 +457,16 @@ fn file_lifecycle() {
             }
         })
     };
-    let mutates = vec!["workspace:/reports".to_owned(), "workspace:/data".to_owned()];
+    let mutates = vec![
+        "workspace:/reports".to_owned(),
+        "workspace:/data".to_owned(),
+    ];
     fuzz(
-        Target { name: "file_lifecycle", dictionary: PATH_TOKENS, max_len: 1024 },
+        Target {
+            name: "file_lifecycle",
+            dictionary: PATH_TOKENS,
+            max_len: 1024,
+        },
         |bytes| {
             let [input_path, output_path, actions] = split3(bytes);
             let io = io_core::__private::io_handle::<Value, Value>(
@@ -335,35 +474,55 @@ fn file_lifecycle() {
                 &[("out", Box::leak(output_path.into_boxed_str()), None, None)],
             );
             let host = FileHost::new(&sandbox.workspace).with_mutates(&mutates);
-            let vars = RunVars { run_id: "r".into(), unit_id: "u".into(), iso_date: "2026-11-22".into() };
+            let vars = RunVars {
+                run_id: "r".into(),
+                unit_id: "u".into(),
+                iso_date: "2026-11-22".into(),
+            };
             let secret = sandbox.base.join("outside/secret.txt");
-            let (result, record) = pollster::block_on(run_with_files(&io, host, &vars, json!({}), |input: Value| {
-                let root = PathBuf::from(input[FS_ROOT_FIELD].as_str().unwrap_or_default());
-                if let Ok(text) = std::fs::read_to_string(root.join("in")) {
-                    assert_ne!(text, "SECRET", "a staged input came from outside");
-                }
-                let out = root.join("out");
-                match actions.bytes().next().unwrap_or(0) % 4 {
-                    0 => drop(std::fs::write(&out, "report")),
-                    1 => drop(std::os::unix::fs::symlink(&secret, &out)),
-                    2 => drop(std::fs::hard_link(&secret, &out)),
-                    _ => drop(std::fs::create_dir(&out)),
-                }
-                async { Ok(json!({})) }
-            }));
+            let (result, record) = pollster::block_on(run_with_files(
+                &io,
+                host,
+                &vars,
+                json!({}),
+                |input: Value| {
+                    let root = PathBuf::from(input[FS_ROOT_FIELD].as_str().unwrap_or_default());
+                    if let Ok(text) = std::fs::read_to_string(root.join("in")) {
+                        assert_ne!(text, "SECRET", "a staged input came from outside");
+                    }
+                    let out = root.join("out");
+                    match actions.bytes().next().unwrap_or(0) % 4 {
+                        0 => drop(std::fs::write(&out, "report")),
+                        1 => drop(std::os::unix::fs::symlink(&secret, &out)),
+                        2 => drop(std::fs::hard_link(&secret, &out)),
+                        _ => drop(std::fs::create_dir(&out)),
+                    }
+                    async { Ok(json!({})) }
+                },
+            ));
             let _ = result;
             for synced in &record.synced {
-                assert!(synced.workspace_path.starts_with("reports") || synced.workspace_path.starts_with("data"));
+                assert!(
+                    synced.workspace_path.starts_with("reports")
+                        || synced.workspace_path.starts_with("data")
+                );
                 assert_ne!(synced.sha256, sha_of(b"SECRET"), "a secret was synced");
             }
         },
     );
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
-    assert_eq!(sandbox.outside(), before, "something outside the workspace changed");
+    assert_eq!(
+        sandbox.outside(),
+        before,
+        "something outside the workspace changed"
+    );
 }
 
 fn sha_of(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

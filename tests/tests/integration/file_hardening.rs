@@ -440,7 +440,10 @@ fn writes_replace_nothing_outside_and_refuse_folders() {
             .workspace
             .write_file(folder, &mut "x".as_bytes())
             .unwrap_err();
-        assert!(err.to_string().contains("names a folder"), "{folder}: {err}");
+        assert!(
+            err.to_string().contains("names a folder"),
+            "{folder}: {err}"
+        );
     }
     let (bytes, sha) = sandbox
         .workspace
@@ -530,4 +533,36 @@ fn registration_refuses_output_files_the_contract_does_not_declare_as_mutations(
             mutates: vec!["workspace:/journal/*".into(), "workspace:/index.md".into()],
         }))
         .unwrap();
+}
+
+/// `#[define_io(max_input_bytes = N)]` sets the contract's own limit.
+#[test]
+fn define_io_sets_a_per_contract_input_limit() {
+    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput)]
+    struct In {
+        #[serde(
+            rename = "_workflowFsRoot",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        root: Option<String>,
+    }
+    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentOutput)]
+    struct Out {}
+    #[io_core::define_io(inputs = In, outputs = Out, inputs_files = { data => { path = "big.bin" } }, max_input_bytes = 8)]
+    struct Limited;
+
+    let io = <Limited as io_core::files::DefinesIo>::io_handle();
+    assert_eq!(io.max_input_bytes(), Some(8));
+    let sandbox = Sandbox::new("macro-limit");
+    std::fs::write(sandbox.ws("big.bin"), "123456789").unwrap();
+    let (result, _) = run(io, FileHost::new(&sandbox.workspace), "r", |_| {
+        panic!("must not run")
+    });
+    let err = result.unwrap_err();
+    assert!(
+        err.message().contains("9 bytes, over the limit of 8 bytes"),
+        "{}",
+        err.message()
+    );
 }
