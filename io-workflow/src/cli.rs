@@ -183,6 +183,15 @@ fn sample(workflow: &Workflow, ty: &TypeRef, name: &str, depth: usize) -> Value 
             json!([sample(workflow, inner, name, depth + 1)])
         }
         TypeRef::Array(Some(_)) => json!([]),
+        TypeRef::Any => json!(null),
+        TypeRef::Named(type_name)
+            if let Some(first) = workflow
+                .type_def(type_name)
+                .and_then(|d| d.values.as_ref())
+                .and_then(|v| v.first()) =>
+        {
+            first.clone()
+        }
         TypeRef::Named(type_name) => {
             let mut object = Map::new();
             if let Some(def) = workflow.type_def(type_name).filter(|_| depth < 4) {

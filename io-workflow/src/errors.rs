@@ -86,6 +86,53 @@ pub enum ValidationError {
         /// Column.
         column: usize,
     },
+    /// A key the document format does not have (a typo such as `ouputs:` would otherwise
+    /// silently switch off validation). Keys starting with `x-` are extensions and allowed.
+    UnknownKeyError {
+        /// Where: `workflow.<phase>`, `info`, `types.<name>.<field>`, ...
+        location: String,
+        /// The key as written.
+        key: String,
+        /// "did you mean ...?", or the keys allowed there.
+        suggestion: String,
+        /// What is wrong.
+        message: String,
+        /// Line, from 1.
+        line: usize,
+        /// Column, from 1.
+        column: usize,
+    },
+    /// A key written twice in one mapping (YAML parses it; the document must not mean two
+    /// things).
+    DuplicateKeyError {
+        /// Where.
+        location: String,
+        /// The key.
+        key: String,
+        /// Where the first one is.
+        suggestion: String,
+        /// What is wrong.
+        message: String,
+        /// Line of the second one, from 1.
+        line: usize,
+        /// Column of the second one, from 1.
+        column: usize,
+    },
+    /// A key the format requires is missing (`openintent`, `info.name`, a phase's `assign`).
+    MissingKeyError {
+        /// Where it is missing.
+        location: String,
+        /// The key.
+        key: String,
+        /// What to add.
+        suggestion: String,
+        /// What is wrong.
+        message: String,
+        /// Line of the mapping that lacks it, from 1.
+        line: usize,
+        /// Column of the mapping that lacks it, from 1.
+        column: usize,
+    },
     /// The document is not a workflow (syntax, or a section of the wrong shape).
     DocumentError {
         /// What is wrong.
@@ -111,6 +158,9 @@ impl ValidationError {
             | ValidationError::DependencyCycleError { line, column, .. }
             | ValidationError::TypeDeclarationError { line, column, .. }
             | ValidationError::TypedWiringError { line, column, .. }
+            | ValidationError::UnknownKeyError { line, column, .. }
+            | ValidationError::DuplicateKeyError { line, column, .. }
+            | ValidationError::MissingKeyError { line, column, .. }
             | ValidationError::DocumentError { line, column, .. } => (*line, *column),
         }
     }
@@ -123,15 +173,58 @@ impl ValidationError {
             | ValidationError::DependencyCycleError { message, .. }
             | ValidationError::TypeDeclarationError { message, .. }
             | ValidationError::TypedWiringError { message, .. }
+            | ValidationError::UnknownKeyError { message, .. }
+            | ValidationError::DuplicateKeyError { message, .. }
+            | ValidationError::MissingKeyError { message, .. }
             | ValidationError::DocumentError { message, .. } => message,
         }
     }
 }
 
+impl ValidationError {
+    /// The error's name, as in its JSON payload (`InputWiringError`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ValidationError::InputWiringError { .. } => "InputWiringError",
+            ValidationError::UnknownDependencyError { .. } => "UnknownDependencyError",
+            ValidationError::DependencyCycleError { .. } => "DependencyCycleError",
+            ValidationError::TypeDeclarationError { .. } => "TypeDeclarationError",
+            ValidationError::TypedWiringError { .. } => "TypedWiringError",
+            ValidationError::UnknownKeyError { .. } => "UnknownKeyError",
+            ValidationError::DuplicateKeyError { .. } => "DuplicateKeyError",
+            ValidationError::MissingKeyError { .. } => "MissingKeyError",
+            ValidationError::DocumentError { .. } => "DocumentError",
+        }
+    }
+
+    /// What to do about it, when the error carries a suggestion.
+    pub fn suggestion(&self) -> Option<&str> {
+        match self {
+            ValidationError::InputWiringError { suggestion, .. }
+            | ValidationError::UnknownDependencyError { suggestion, .. }
+            | ValidationError::TypeDeclarationError { suggestion, .. }
+            | ValidationError::TypedWiringError { suggestion, .. }
+            | ValidationError::UnknownKeyError { suggestion, .. }
+            | ValidationError::DuplicateKeyError { suggestion, .. }
+            | ValidationError::MissingKeyError { suggestion, .. } => {
+                Some(suggestion.as_str()).filter(|s| !s.is_empty())
+            }
+            ValidationError::DependencyCycleError { .. }
+            | ValidationError::DocumentError { .. } => None,
+        }
+    }
+}
+
+/// `line:column: Name: message (suggestion)`, e.g.
+/// `12:5: UnknownKeyError: phase 'a' has no key 'ouputs' (did you mean `outputs`?)`.
 impl std::fmt::Display for ValidationError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (line, column) = self.position();
-        write!(f, "{line}:{column}: {}", self.message())
+        write!(f, "{line}:{column}: {}: {}", self.name(), self.message())?;
+        if let Some(suggestion) = self.suggestion() {
+            write!(f, " ({suggestion})")?;
+        }
+        Ok(())
     }
 }
 
@@ -202,6 +295,32 @@ pub enum RunError {
         /// What happened.
         message: String,
     },
+    /// A programming error of the host: an operation on a phase the workflow does not have.
+    /// Not an RFC event; never logged as one.
+    UnknownPhaseError {
+        /// The name asked for.
+        phase_name: String,
+        /// The operation (`claim`, `complete`, `fail`, `suspend`, `resume`).
+        operation: String,
+        /// What went wrong, in words.
+        message: String,
+    },
+    /// An operation the task's state does not allow (see the state table on
+    /// [`crate::WorkflowRun`]): claiming a running task, completing one never claimed, ...
+    /// The task is left as it was. Not an RFC event; never logged as one.
+    InvalidTransitionError {
+        /// The task.
+        task_id: String,
+        /// The phase.
+        phase_name: String,
+        /// The operation refused.
+        operation: String,
+        /// The task's state (`pending`, `ready`, `running`, `completed`, `failed`,
+        /// `suspended_awaiting_input`).
+        state: String,
+        /// What went wrong, in words.
+        message: String,
+    },
 }
 
 impl RunError {
@@ -218,6 +337,8 @@ impl RunError {
             RunError::UnresolvableInputError { .. } => "UnresolvableInputError",
             RunError::UpstreamIntentSuspendedError { .. } => "UpstreamIntentSuspendedError",
             RunError::PhaseFailedError { .. } => "PhaseFailedError",
+            RunError::UnknownPhaseError { .. } => "UnknownPhaseError",
+            RunError::InvalidTransitionError { .. } => "InvalidTransitionError",
         }
     }
 }
@@ -229,7 +350,9 @@ impl std::fmt::Display for RunError {
             | RunError::OutputTypeMismatchError { message, .. }
             | RunError::UnresolvableInputError { message, .. }
             | RunError::UpstreamIntentSuspendedError { message, .. }
-            | RunError::PhaseFailedError { message, .. } => message,
+            | RunError::PhaseFailedError { message, .. }
+            | RunError::UnknownPhaseError { message, .. }
+            | RunError::InvalidTransitionError { message, .. } => message,
         };
         write!(f, "{}: {message}", self.name())
     }

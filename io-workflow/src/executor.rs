@@ -432,7 +432,8 @@ impl Executor {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let mut run = WorkflowRun::new(self.workflow.clone(), run_id, trigger, initial_state);
+        // `check` has validated the workflow already.
+        let mut run = WorkflowRun::unchecked(self.workflow.clone(), run_id, trigger, initial_state);
         let mut running: tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>)> =
             tokio::task::JoinSet::new();
         let mut attempts: BTreeMap<String, u32> = BTreeMap::new();
@@ -474,7 +475,8 @@ impl Executor {
                                 "phase '{phase_name}' failed: its output was rejected {tries} time(s)"
                             ),
                         };
-                        run.fail(&phase_name, error);
+                        // The task is running, so failing it is a valid transition.
+                        let _ = run.fail(&phase_name, error);
                     }
                 },
                 Err(err) => {
@@ -484,7 +486,7 @@ impl Executor {
                         cause: serde_json::to_value(&err).unwrap_or(Value::Null),
                         message: format!("phase '{phase_name}' failed: {err}"),
                     };
-                    run.fail(&phase_name, error);
+                    let _ = run.fail(&phase_name, error);
                 }
             }
         }

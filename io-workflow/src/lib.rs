@@ -22,9 +22,23 @@
 //! - **Several type mismatches** in one completion give one `OutputTypeMismatchError` per key
 //!   (with the place inside nested values in the message); missing keys give one
 //!   `MissingOutputError` listing them all. All are emitted as events.
-//! - **An optional output returned as `null`** counts as not produced.
-//! - **A non-object output** of a phase with declared outputs is an `OutputTypeMismatchError`
-//!   with an empty `key` and `expected_type: "object"`.
+//! - **An optional output returned as `null`** counts as not produced: it is not recorded, and a
+//!   downstream input reading it is unresolvable, as a `null` static input is.
+//! - **A non-object output** is refused for every phase, declared or not, with an
+//!   `OutputTypeMismatchError` whose `key` is empty and `expected_type` is `"object"`; nothing is
+//!   wrapped. `null` counts as `{}`.
+//! - **The run state machine** is written down as a table on [`WorkflowRun`]; every other
+//!   transition is an `InvalidTransitionError`, and an operation on a phase the workflow does not
+//!   have an `UnknownPhaseError`; neither is recorded as an RFC event. A workflow is validated
+//!   when its run starts. Task ids are `task_{run_id}_{phase}` unless the host supplies its own.
+//! - **The document format is closed**: unknown keys are `UnknownKeyError` (with "did you
+//!   mean"; `x-` keys are extensions), repeated keys `DuplicateKeyError`, and `openintent`,
+//!   `info.name` and each phase's `assign` are required (`MissingKeyError`) as the OpenIntent
+//!   workflow format says; a missing `title` is made from the phase name. A workflow built in
+//!   Rust may leave `assign` out and bind agents by phase.
+//! - **Types** also include enums (`Status: { enum: [approved, rejected] }`), checked at
+//!   completion and in typed wiring, and `any` (present, any value); the legacy list form of
+//!   `outputs` (`outputs: [revenue, label]`) declares each key required, of type `any`.
 //! - **One bound core instance runs one turn at a time** (a turn takes `&mut self`), so phases
 //!   that share it run in turn; `Executor::bind_core_factory` gives each task a fresh core so
 //!   they run concurrently.
@@ -49,6 +63,6 @@ mod yaml;
 pub use crate::errors::{RunError, ValidationError};
 pub use crate::executor::{Executor, PhaseAgent, RunOutcome};
 pub use crate::model::{InputDecl, InputSource, OutputDecl, Phase, TypeDef, TypeRef, Workflow};
-pub use crate::run::{Progress, SuspendedPhase, TaskContext, TaskState, WorkflowRun};
+pub use crate::run::{Progress, SuspendedPhase, Suspension, TaskContext, TaskState, WorkflowRun};
 pub use crate::types::{Mismatch, json_type};
 pub use crate::yaml::Position;

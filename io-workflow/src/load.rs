@@ -1,8 +1,29 @@
 //! From YAML text to a [`Workflow`], reporting every structural problem with its position.
+//!
+//! The document format is closed: a key it does not have is refused (`UnknownKeyError`, with
+//! "did you mean"), since a typo such as `ouputs:` would otherwise switch validation off in
+//! silence; keys starting with `x-` are extensions and are ignored. A key written twice in one
+//! mapping is refused (`DuplicateKeyError`). `openintent`, `info.name` and each phase's
+//! `assign` are required (`MissingKeyError`); a missing `title` is made from the phase name.
+
+use serde_json::Value;
 
 use crate::errors::ValidationError;
 use crate::model::{InputDecl, InputSource, OutputDecl, Phase, TypeDef, TypeRef, Workflow};
+use crate::validate::closest;
 use crate::yaml::{self, Kind, Node, Position};
+
+const TOP_KEYS: &[&str] = &["openintent", "info", "types", "workflow"];
+const INFO_KEYS: &[&str] = &["name", "version", "description"];
+const PHASE_KEYS: &[&str] = &[
+    "title",
+    "description",
+    "assign",
+    "depends_on",
+    "inputs",
+    "outputs",
+];
+const OUTPUT_KEYS: &[&str] = &["type", "required", "description"];
 
 fn document_error(at: Position, message: impl Into<String>) -> ValidationError {
     ValidationError::DocumentError {
@@ -19,16 +40,97 @@ fn text(node: &Node) -> Option<String> {
     }
 }
 
+/// A key as shown in a message: its text, or its YAML form when it is not a scalar.
+fn key_text(node: &Node) -> String {
+    text(node).unwrap_or_else(|| clip(&node.to_json().to_string()))
+}
+
+/// The entries of a mapping, each key once: a repeated key is a `DuplicateKeyError`, and only
+/// its first occurrence counts. With `allowed`, a key outside it (and not an `x-` extension) is
+/// an `UnknownKeyError` and is left out too.
+fn entries<'a>(
+    node: &'a Node,
+    location: &str,
+    allowed: Option<&[&str]>,
+    problems: &mut Vec<ValidationError>,
+) -> Vec<(String, &'a Node, &'a Node)> {
+    let mut seen: Vec<(String, &'a Node, &'a Node)> = Vec::new();
+    for (key, value) in node.entries().unwrap_or_default() {
+        let name = key_text(key);
+        if let Some((_, first, _)) = seen.iter().find(|(k, _, _)| *k == name) {
+            problems.push(ValidationError::DuplicateKeyError {
+                location: location.to_owned(),
+                key: name.clone(),
+                suggestion: format!(
+                    "`{name}` is first written at line {}; keep one",
+                    first.at.line
+                ),
+                message: format!("`{name}` is written twice in {location}"),
+                line: key.at.line,
+                column: key.at.column,
+            });
+            continue;
+        }
+        if let Some(allowed) = allowed
+            && !allowed.contains(&name.as_str())
+        {
+            if !name.starts_with("x-") {
+                let suggestion = closest(&name, allowed.iter().copied()).map_or_else(
+                    || {
+                        format!(
+                            "the keys of {location} are {}; extensions start with `x-`",
+                            allowed
+                                .iter()
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    },
+                    |close| format!("did you mean `{close}`?"),
+                );
+                problems.push(ValidationError::UnknownKeyError {
+                    location: location.to_owned(),
+                    key: name.clone(),
+                    suggestion,
+                    message: format!("{location} has no key `{}`", clip(&name)),
+                    line: key.at.line,
+                    column: key.at.column,
+                });
+            }
+            continue;
+        }
+        seen.push((name, key, value));
+    }
+    seen
+}
+
+fn missing(location: &str, key: &str, at: Position, suggestion: &str) -> ValidationError {
+    ValidationError::MissingKeyError {
+        location: location.to_owned(),
+        key: key.to_owned(),
+        suggestion: suggestion.to_owned(),
+        message: format!("{location} has no `{key}`, which it requires"),
+        line: at.line,
+        column: at.column,
+    }
+}
+
 impl Workflow {
     /// Parses a workflow document and validates it, reporting every problem at once (each with
-    /// its line and column): YAML syntax, sections of the wrong shape, the four `inputs` checks
-    /// of RFC-0024 §8, unknown `depends_on` targets, dependency cycles and unknown types.
+    /// its line and column): YAML syntax, unknown and duplicate keys, missing required keys,
+    /// sections of the wrong shape, the four `inputs` checks of RFC-0024 §8, unknown
+    /// `depends_on` targets, dependency cycles and unknown types.
     ///
     /// ```
     /// use io_workflow::Workflow;
-    /// let problems = Workflow::from_yaml("workflow:\n  b:\n    title: B\n    inputs:\n      x: a.y\n").unwrap_err();
-    /// assert_eq!(problems[0].to_json()["error"], "InputWiringError");
-    /// assert_eq!(problems[0].position(), (5, 10));
+    /// let text = "openintent: \"1.0\"\ninfo:\n  name: demo\nworkflow:\n  b:\n    assign: x\n    inputs:\n      x: a.y\n";
+    /// let problems = Workflow::from_yaml(text).unwrap_err();
+    /// assert_eq!(problems[0].name(), "InputWiringError");
+    /// assert_eq!(problems[0].position(), (8, 10));
+    ///
+    /// let typo = "openintent: \"1.0\"\ninfo:\n  name: demo\nworkflow:\n  a:\n    assign: x\n    ouputs:\n      n: number\n";
+    /// let problems = Workflow::from_yaml(typo).unwrap_err();
+    /// assert_eq!(problems[0].to_string(), "7:5: UnknownKeyError: phase 'a' has no key `ouputs` (did you mean `outputs`?)");
     /// ```
     pub fn from_yaml(text: &str) -> Result<Workflow, Vec<ValidationError>> {
         let (workflow, mut problems) = Self::load(text);
@@ -68,80 +170,133 @@ impl Workflow {
             }
         };
         let mut problems = Vec::new();
-        let Some(entries) = root.entries() else {
+        if root.entries().is_none() {
             return (
                 None,
                 vec![document_error(
                     root.at,
-                    "a workflow document is a mapping with `workflow`, `types` and `info`",
+                    "a workflow document is a mapping with `openintent`, `info`, `types` and `workflow`",
                 )],
             );
-        };
-        let mut workflow = Workflow::default();
-        for (key, value) in entries {
-            match key.as_str() {
-                Some("openintent") => workflow.openintent = text(value).unwrap_or_default(),
-                Some("info") => {
-                    workflow.name = value.get("name").and_then(text).unwrap_or_default();
-                    workflow.version = value.get("version").and_then(text).unwrap_or_default();
-                }
-                Some("types") => workflow.types = load_types(value, &mut problems),
-                Some("workflow") => workflow.phases = load_phases(value, &mut problems),
-                // Other top-level sections (descriptions, extensions) belong to other RFCs.
-                _ => {}
-            }
         }
-        if root.get("workflow").is_none() {
-            problems.push(document_error(
+        let mut workflow = Workflow::default();
+        let top = entries(&root, "the document", Some(TOP_KEYS), &mut problems);
+        let get = |key: &str| top.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| *v);
+        match get("openintent") {
+            Some(value) => match text(value) {
+                Some(version) if !version.is_empty() => workflow.openintent = version,
+                _ => problems.push(document_error(
+                    value.at,
+                    "`openintent` is the format version, like `openintent: \"1.0\"`",
+                )),
+            },
+            None => problems.push(missing(
+                "the document",
+                "openintent",
+                root.at,
+                "add `openintent: \"1.0\"` at the top",
+            )),
+        }
+        match get("info") {
+            Some(info) if info.entries().is_some() => {
+                let fields = entries(info, "info", Some(INFO_KEYS), &mut problems);
+                let field =
+                    |key: &str| fields.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| *v);
+                match field("name").and_then(text) {
+                    Some(name) if !name.is_empty() => workflow.name = name,
+                    _ => problems.push(missing(
+                        "info",
+                        "name",
+                        info.at,
+                        "name the workflow: `info: { name: \"Quarterly report\" }`",
+                    )),
+                }
+                workflow.version = field("version").and_then(text).unwrap_or_default();
+            }
+            Some(info) => problems.push(document_error(
+                info.at,
+                "`info` is a mapping with `name` and `version`",
+            )),
+            None => problems.push(missing(
+                "the document",
+                "info",
+                root.at,
+                "add `info:` with the workflow's `name`",
+            )),
+        }
+        if let Some(types) = get("types") {
+            workflow.types = load_types(types, &mut problems);
+        }
+        match get("workflow") {
+            Some(phases) => workflow.phases = load_phases(phases, &mut problems),
+            None => problems.push(document_error(
                 root.at,
                 "the document has no `workflow` section",
-            ));
+            )),
         }
         (Some(workflow), problems)
     }
 }
 
 fn load_types(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<TypeDef> {
-    let Some(entries) = node.entries() else {
+    if node.entries().is_none() {
         problems.push(document_error(
             node.at,
-            "`types` maps type names to object shapes",
+            "`types` maps type names to object shapes or `{ enum: [...] }`",
         ));
         return Vec::new();
-    };
+    }
     let mut types = Vec::new();
-    for (name, shape) in entries {
-        let name_text = text(name).unwrap_or_default();
-        let Some(fields) = shape.entries() else {
+    for (name_text, name, shape) in entries(node, "types", None, problems) {
+        let Some(shape_entries) = shape.entries() else {
             problems.push(document_error(
                 shape.at,
-                format!("type `{name_text}` must map field names to types"),
+                format!(
+                    "type `{name_text}` must map field names to types, or be `{{ enum: [...] }}`"
+                ),
             ));
             continue;
         };
+        // `Status: { enum: [approved, rejected] }`: an enum type.
+        if let [(key, values)] = shape_entries
+            && key.as_str() == Some("enum")
+        {
+            match values.items() {
+                Some(items) if !items.is_empty() => types.push(TypeDef {
+                    name: name_text,
+                    fields: Vec::new(),
+                    values: Some(items.iter().map(Node::to_json).collect()),
+                    field_positions: Vec::new(),
+                    at: name.at,
+                }),
+                _ => problems.push(document_error(
+                    values.at,
+                    format!("the `enum` of type `{name_text}` is a non-empty list of values"),
+                )),
+            }
+            continue;
+        }
+        let location = format!("types.{name_text}");
         let mut declared = Vec::new();
         let mut positions = Vec::new();
-        for (field, ty) in fields {
-            let field_name = text(field).unwrap_or_default();
-            let written = text(ty).unwrap_or_default();
-            match TypeRef::parse(&written) {
-                Some(parsed) => {
+        for (field_name, _, ty) in entries(shape, &location, None, problems) {
+            match text(ty).and_then(|written| TypeRef::parse(&written).map(|t| (written, t))) {
+                Some((_, parsed)) => {
                     declared.push((field_name, parsed));
                     positions.push(ty.at);
                 }
-                None => problems.push(ValidationError::TypeDeclarationError {
-                    location: format!("types.{name_text}.{field_name}"),
-                    declared: clip(&written),
-                    suggestion: "use string, number, integer, boolean, object, array, array<T> or a name from `types`".into(),
-                    message: format!("`{}` is not a type", clip(&written)),
-                    line: ty.at.line,
-                    column: ty.at.column,
-                }),
+                None => problems.push(type_error(
+                    format!("types.{name_text}.{field_name}"),
+                    ty,
+                    format!("field `{field_name}` of type `{name_text}`"),
+                    "use string, number, integer, boolean, object, array, array<T>, any or a name from `types`",
+                )),
             }
         }
         types.push(TypeDef {
             name: name_text,
             fields: declared,
+            values: None,
             field_positions: positions,
             at: name.at,
         });
@@ -149,18 +304,56 @@ fn load_types(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<TypeDef> 
     types
 }
 
+/// A `TypeDeclarationError` for a type node that is not a type; never with an empty name.
+fn type_error(location: String, node: &Node, what: String, suggestion: &str) -> ValidationError {
+    let (declared, message) = match text(node) {
+        Some(written) if !written.trim().is_empty() => (
+            clip(&written),
+            format!(
+                "{what} has no valid type: `{}` is not a type",
+                clip(&written)
+            ),
+        ),
+        Some(_) => (
+            String::new(),
+            format!("{what} has no type: the type is empty"),
+        ),
+        None => (
+            clip(&node.to_json().to_string()),
+            format!("{what} has no type: a type is written as a name, like `string`"),
+        ),
+    };
+    ValidationError::TypeDeclarationError {
+        location,
+        declared,
+        suggestion: suggestion.to_owned(),
+        message,
+        line: node.at.line,
+        column: node.at.column,
+    }
+}
+
+/// `fetch_financials` -> `Fetch financials`.
+fn title_from(name: &str) -> String {
+    let words = name.replace(['_', '-'], " ");
+    let mut chars = words.trim().chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 fn load_phases(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<Phase> {
-    let Some(entries) = node.entries() else {
+    if node.entries().is_none() {
         problems.push(document_error(
             node.at,
             "`workflow` maps phase names to phase definitions",
         ));
         return Vec::new();
-    };
+    }
     let mut phases = Vec::new();
-    for (name, body) in entries {
-        let name_text = text(name).unwrap_or_default();
-        let mut phase = Phase::new(name_text.clone(), "");
+    for (name_text, name, body) in entries(node, "workflow", None, problems) {
+        let mut phase = Phase::new(name_text.clone(), title_from(&name_text));
         phase.at = name.at;
         if body.entries().is_none() {
             problems.push(document_error(
@@ -170,9 +363,22 @@ fn load_phases(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<Phase> {
             phases.push(phase);
             continue;
         }
-        phase.title = body.get("title").and_then(text).unwrap_or_default();
-        phase.assign = body.get("assign").and_then(text);
-        if let Some(deps) = body.get("depends_on") {
+        let location = format!("phase '{name_text}'");
+        let fields = entries(body, &location, Some(PHASE_KEYS), problems);
+        let field = |key: &str| fields.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| *v);
+        if let Some(title) = field("title").and_then(text).filter(|t| !t.is_empty()) {
+            phase.title = title;
+        }
+        match field("assign").and_then(text) {
+            Some(assign) if !assign.is_empty() => phase.assign = Some(assign),
+            _ => problems.push(missing(
+                &location,
+                "assign",
+                name.at,
+                "name the agent that runs it: `assign: data-agent`",
+            )),
+        }
+        if let Some(deps) = field("depends_on") {
             match (&deps.kind, deps.items()) {
                 (_, Some(items)) => {
                     for item in items {
@@ -192,23 +398,24 @@ fn load_phases(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<Phase> {
                 )),
             }
         }
-        if let Some(inputs) = body.get("inputs") {
-            match inputs.entries() {
-                Some(entries) => {
-                    for (key, value) in entries {
-                        let expression = text(value).unwrap_or_else(|| value.to_json().to_string());
-                        phase.inputs.push(InputDecl {
-                            key: text(key).unwrap_or_default(),
-                            source: text(value).map_or(InputSource::Malformed, |e| InputSource::parse(&e)),
-                            expression,
-                            at: value.at,
-                        });
-                    }
+        if let Some(inputs) = field("inputs") {
+            if inputs.entries().is_some() {
+                let location = format!("the inputs of phase '{name_text}'");
+                for (key, _, value) in entries(inputs, &location, None, problems) {
+                    let expression = text(value).unwrap_or_else(|| value.to_json().to_string());
+                    phase.inputs.push(InputDecl {
+                        key,
+                        source: text(value)
+                            .map_or(InputSource::Malformed, |e| InputSource::parse(&e)),
+                        expression,
+                        at: value.at,
+                    });
                 }
-                None => problems.push(document_error(inputs.at, "`inputs` maps input keys to `phase.key`, `$trigger.key` or `$initial_state.key`")),
+            } else {
+                problems.push(document_error(inputs.at, "`inputs` maps input keys to `phase.key`, `$trigger.key` or `$initial_state.key`"));
             }
         }
-        if let Some(outputs) = body.get("outputs") {
+        if let Some(outputs) = field("outputs") {
             phase.outputs = Some(load_outputs(&name_text, outputs, problems));
         }
         phases.push(phase);
@@ -216,48 +423,89 @@ fn load_phases(node: &Node, problems: &mut Vec<ValidationError>) -> Vec<Phase> {
     phases
 }
 
-/// `key: type`, or `key: { type, required }`.
+/// `key: type`, `key: { type, required }`, or the legacy list `[key, ...]` (every key
+/// required, of any type).
 fn load_outputs(phase: &str, node: &Node, problems: &mut Vec<ValidationError>) -> Vec<OutputDecl> {
-    let Some(entries) = node.entries() else {
+    let location = format!("the outputs of phase '{phase}'");
+    if let Some(items) = node.items() {
+        let mut outputs: Vec<OutputDecl> = Vec::new();
+        for item in items {
+            let Some(key) = text(item).filter(|k| !k.is_empty()) else {
+                problems.push(document_error(
+                    item.at,
+                    "each entry of a list of outputs is an output key",
+                ));
+                continue;
+            };
+            if let Some(first) = outputs.iter().find(|o| o.key == key) {
+                problems.push(ValidationError::DuplicateKeyError {
+                    location: location.clone(),
+                    key: key.clone(),
+                    suggestion: format!(
+                        "`{key}` is first written at line {}; keep one",
+                        first.at.line
+                    ),
+                    message: format!("`{key}` is written twice in {location}"),
+                    line: item.at.line,
+                    column: item.at.column,
+                });
+                continue;
+            }
+            outputs.push(OutputDecl {
+                key,
+                ty: TypeRef::Any,
+                required: true,
+                at: item.at,
+            });
+        }
+        return outputs;
+    }
+    if node.entries().is_none() {
         problems.push(document_error(
             node.at,
-            "`outputs` maps output keys to types",
+            "`outputs` maps output keys to types (or lists output keys)",
         ));
         return Vec::new();
-    };
+    }
     let mut outputs = Vec::new();
-    for (key, value) in entries {
-        let key_text = text(key).unwrap_or_default();
-        let (written, required, at) = match (&value.kind, value.entries()) {
-            (Kind::Scalar(t, _), _) => (t.clone(), true, value.at),
-            (_, Some(_)) => {
-                let ty = value.get("type");
-                let required = match value.get("required").map(|r| r.to_json()) {
+    for (key_text, _, value) in entries(node, &location, None, problems) {
+        let (ty_node, required) = match value.entries() {
+            Some(_) => {
+                let decl_location = format!("output `{key_text}` of phase '{phase}'");
+                let fields = entries(value, &decl_location, Some(OUTPUT_KEYS), problems);
+                let field =
+                    |key: &str| fields.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| *v);
+                let required = match field("required").map(Node::to_json) {
                     None => true,
-                    Some(serde_json::Value::Bool(b)) => b,
+                    Some(Value::Bool(b)) => b,
                     Some(_) => {
                         problems.push(document_error(value.at, "`required` is `true` or `false`"));
                         true
                     }
                 };
-                (
-                    ty.and_then(text).unwrap_or_default(),
-                    required,
-                    ty.map_or(value.at, |t| t.at),
-                )
+                match field("type") {
+                    Some(ty) => (ty, required),
+                    None => {
+                        problems.push(missing(
+                            &decl_location,
+                            "type",
+                            value.at,
+                            "give its type: `{ type: string, required: false }`",
+                        ));
+                        continue;
+                    }
+                }
             }
-            _ => (String::new(), true, value.at),
+            None => (value, true),
         };
-        match TypeRef::parse(&written) {
-            Some(ty) => outputs.push(OutputDecl { key: key_text, ty, required, at }),
-            None => problems.push(ValidationError::TypeDeclarationError {
-                location: format!("workflow.{phase}.outputs.{key_text}"),
-                declared: clip(&written),
-                suggestion: "use string, number, integer, boolean, object, array, array<T>, a name from `types`, or `{ type: ..., required: false }`".into(),
-                message: format!("output `{key_text}` of phase `{phase}` has no valid type (`{}`)", clip(&written)),
-                line: at.line,
-                column: at.column,
-            }),
+        match text(ty_node).and_then(|written| TypeRef::parse(&written)) {
+            Some(ty) => outputs.push(OutputDecl { key: key_text, ty, required, at: ty_node.at }),
+            None => problems.push(type_error(
+                format!("workflow.{phase}.outputs.{key_text}"),
+                ty_node,
+                format!("output `{key_text}` of phase `{phase}`"),
+                "use string, number, integer, boolean, object, array, array<T>, any, a name from `types`, or `{ type: ..., required: false }`",
+            )),
         }
     }
     outputs

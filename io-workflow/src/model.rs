@@ -20,13 +20,17 @@ pub struct Workflow {
     pub phases: Vec<Phase>,
 }
 
-/// A named object shape from `types`: each field with its type.
+/// A named type from `types`: an object shape (each field with its type), or an enum
+/// (`Status: { enum: [approved, rejected] }`: a value is one of the listed values).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeDef {
     /// The type's name.
     pub name: String,
-    /// Its fields, in order.
+    /// Its fields, in order (empty for an enum).
     pub fields: Vec<(String, TypeRef)>,
+    /// For an enum type, the values it allows (compared as JSON values); `None` for an object
+    /// shape.
+    pub values: Option<Vec<serde_json::Value>>,
     /// Where each field's type is written (parallel to `fields`; default positions when built
     /// in Rust).
     pub field_positions: Vec<Position>,
@@ -37,8 +41,9 @@ pub struct TypeDef {
 /// A type in an output declaration or a type's field.
 ///
 /// The RFC's primitives (`string`, `number`, `boolean`, `object`, `array`), names from
-/// `types`, and two answers to its open questions: `integer` (a number with no fraction, so a
-/// Rust `u32` input can be wired safely) and `array<T>` (element typing).
+/// `types` (object shapes and enums), `any`, and two answers to its open questions: `integer`
+/// (a number with no fraction, so a Rust `u32` input can be wired safely) and `array<T>`
+/// (element typing).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TypeRef {
     /// `string`.
@@ -55,6 +60,8 @@ pub enum TypeRef {
     Array(Option<Box<TypeRef>>),
     /// A name from `types`.
     Named(String),
+    /// `any`: the key must be present, and may hold any value (`null` included).
+    Any,
 }
 
 impl TypeRef {
@@ -86,6 +93,7 @@ impl TypeRef {
             "boolean" => TypeRef::Boolean,
             "object" => TypeRef::Object,
             "array" => TypeRef::Array(None),
+            "any" => TypeRef::Any,
             _ => {
                 let valid = text.len() <= 128
                     && text
@@ -128,6 +136,7 @@ impl fmt::Display for TypeRef {
             TypeRef::Array(None) => f.write_str("array"),
             TypeRef::Array(Some(inner)) => write!(f, "array<{inner}>"),
             TypeRef::Named(name) => f.write_str(name),
+            TypeRef::Any => f.write_str("any"),
         }
     }
 }
@@ -323,7 +332,33 @@ impl Workflow {
         self.types.push(TypeDef {
             name: name.into(),
             fields,
+            values: None,
             field_positions,
+            at: Position::default(),
+        });
+        self
+    }
+
+    /// Adds an enum type: a value of it is one of `values`.
+    ///
+    /// ```
+    /// use io_workflow::{TypeRef, Workflow};
+    /// let workflow = Workflow::new("w").with_enum_type("Status", vec!["approved".into(), "rejected".into()]);
+    /// let status = TypeRef::Named("Status".into());
+    /// assert!(workflow.check_value(&"approved".into(), &status).is_ok());
+    /// assert!(workflow.check_value(&"maybe".into(), &status).is_err());
+    /// ```
+    #[must_use]
+    pub fn with_enum_type(
+        mut self,
+        name: impl Into<String>,
+        values: Vec<serde_json::Value>,
+    ) -> Self {
+        self.types.push(TypeDef {
+            name: name.into(),
+            fields: Vec::new(),
+            values: Some(values),
+            field_positions: Vec::new(),
             at: Position::default(),
         });
         self

@@ -31,9 +31,39 @@ pub enum TaskState {
         suspended_since: String,
         /// When the suspension expires (ISO-8601), if it does.
         expires_at: Option<String>,
+        /// When the host expects the phase to resume (ISO-8601), if it knows.
+        expected_resume_at: Option<String>,
     },
     /// Failed for good (its agent failed, or its completion was rejected too often).
     Failed,
+}
+
+impl TaskState {
+    /// The state's name, as [`RunError::InvalidTransitionError`] reports it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskState::Pending => "pending",
+            TaskState::Ready => "ready",
+            TaskState::Running => "running",
+            TaskState::Completed => "completed",
+            TaskState::SuspendedAwaitingInput { .. } => "suspended_awaiting_input",
+            TaskState::Failed => "failed",
+        }
+    }
+}
+
+/// A suspension awaiting human input (RFC-0025/0026), as [`WorkflowRun::suspend`] records it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Suspension {
+    /// The suspended intent.
+    pub intent_id: String,
+    /// Since when (ISO-8601).
+    pub suspended_since: String,
+    /// When the suspension expires (ISO-8601), if it does.
+    pub expires_at: Option<String>,
+    /// When the host expects the phase to resume (ISO-8601), if it knows; downstream claims
+    /// report it in `UpstreamIntentSuspendedError.expected_resume_at`.
+    pub expected_resume_at: Option<String>,
 }
 
 /// What a phase's agent receives (RFC-0024 §5).
@@ -104,6 +134,8 @@ pub struct SuspendedPhase {
     pub suspended_since: String,
     /// Until when, if bounded.
     pub expires_at: Option<String>,
+    /// When the host expects it to resume, if known.
+    pub expected_resume_at: Option<String>,
 }
 
 /// Where a run stands.
@@ -130,7 +162,30 @@ struct Task {
     rejections: Vec<RunError>,
 }
 
-/// One run of a workflow.
+/// One run of a workflow: the task state machine of RFC-0012 §1.2 with RFC-0024's claim-time
+/// resolution and completion-time validation and RFC-0026's suspension.
+///
+/// # The state table
+///
+/// Each cell is the state after the operation, or the error it returns (the task is then left
+/// as it was). Every cell has a test (`tests/tests/integration/workflow_states.rs`).
+///
+/// | state \ operation | `claim` | `complete` | `fail` | `suspend` | `resume` |
+/// |---|---|---|---|---|---|
+/// | pending | `UnresolvableInputError` naming the refs that read unfinished dependencies (stays pending) | `InvalidTransitionError` (never claimed) | failed | `InvalidTransitionError` | `InvalidTransitionError` |
+/// | ready | running; or `UpstreamIntentSuspendedError` / `UnresolvableInputError` (stays ready) | `InvalidTransitionError` (never claimed) | failed | `InvalidTransitionError` | `InvalidTransitionError` |
+/// | running | `InvalidTransitionError` (already claimed) | completed; or `MissingOutputError` / `OutputTypeMismatchError` (stays running, may complete again) | failed | suspended | `InvalidTransitionError` |
+/// | suspended | `InvalidTransitionError` | `InvalidTransitionError` | failed | `InvalidTransitionError` | running |
+/// | completed | `InvalidTransitionError` | `InvalidTransitionError` (its output is final) | `InvalidTransitionError` | `InvalidTransitionError` | `InvalidTransitionError` |
+/// | failed | `InvalidTransitionError` | `InvalidTransitionError` | `InvalidTransitionError` | `InvalidTransitionError` | `InvalidTransitionError` |
+///
+/// Any operation on a phase the workflow does not have is an `UnknownPhaseError`. Only the
+/// RFC's errors are recorded as events ([`WorkflowRun::events`]); `InvalidTransitionError` and
+/// `UnknownPhaseError` are the host's programming errors and are only returned. Completing a
+/// phase makes each pending dependent whose dependencies are now all completed ready.
+///
+/// Task ids are `task_{run_id}_{phase}` unless the host supplies its own
+/// ([`WorkflowRun::with_task_ids`]).
 ///
 /// Bookkeeping is incremental, so a run costs time linear in its phases and edges: phases are
 /// found by name in O(1); each phase counts its dependencies not yet completed, and completing
@@ -155,7 +210,60 @@ pub struct WorkflowRun {
 impl WorkflowRun {
     /// Starts a run: phases without dependencies are ready, the others pending. `trigger` and
     /// `initial_state` are what `$trigger.*` and `$initial_state.*` read.
+    ///
+    /// The workflow is validated first ([`Workflow::validate`]): a workflow built in Rust with a
+    /// wiring mistake is refused here, with every problem, rather than at claim time.
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// let ctx = run.claim("a").unwrap();
+    /// assert_eq!(ctx.task_id, "task_r1_a");
+    /// run.complete("a", json!({ "n": 2 })).unwrap();
+    /// assert_eq!(run.claim("b").unwrap().input["n"], 2);
+    ///
+    /// let broken = Workflow::new("w").with_phase(Phase::new("b", "B").input("n", "a.n"));
+    /// assert!(WorkflowRun::new(Arc::new(broken), "r2", json!({}), json!({})).is_err());
+    /// ```
     pub fn new(
+        workflow: Arc<Workflow>,
+        run_id: &str,
+        trigger: Value,
+        initial_state: Value,
+    ) -> Result<Self, Vec<crate::ValidationError>> {
+        let problems = workflow.validate();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(Self::unchecked(workflow, run_id, trigger, initial_state))
+    }
+
+    /// Replaces the task ids: `id(phase_name)` for each phase (a host with ids of its own).
+    /// Call it before the first claim.
+    ///
+    /// ```
+    /// # use io_workflow::{Phase, Workflow, WorkflowRun};
+    /// # use std::sync::Arc;
+    /// # let workflow = Arc::new(Workflow::new("w").with_phase(Phase::new("a", "A")));
+    /// let run = WorkflowRun::new(workflow, "r1", serde_json::json!({}), serde_json::json!({}))
+    ///     .unwrap()
+    ///     .with_task_ids(|phase| format!("01HXYZ-{phase}"));
+    /// assert_eq!(run.task_id("a"), Some("01HXYZ-a"));
+    /// ```
+    #[must_use]
+    pub fn with_task_ids(mut self, id: impl Fn(&str) -> String) -> Self {
+        for (phase, task) in self.workflow.phases.iter().zip(&mut self.tasks) {
+            task.id = id(&phase.name);
+        }
+        self
+    }
+
+    pub(crate) fn unchecked(
         workflow: Arc<Workflow>,
         run_id: &str,
         trigger: Value,
@@ -218,11 +326,6 @@ impl WorkflowRun {
         self.tasks.get(*self.index.get(phase)?)
     }
 
-    fn task_mut(&mut self, phase: &str) -> Option<&mut Task> {
-        let at = *self.index.get(phase)?;
-        self.tasks.get_mut(at)
-    }
-
     /// The workflow being run.
     pub fn workflow(&self) -> &Workflow {
         &self.workflow
@@ -267,23 +370,20 @@ impl WorkflowRun {
 
     /// Claims a ready phase (§3.1) and builds its context (§3.2). Rejected, with the task left
     /// `ready`, when an upstream the inputs read is suspended (`UpstreamIntentSuspendedError`),
-    /// or when a dependency is not complete, an upstream did not record a referenced key, or a
-    /// static input is absent or `null` (`UnresolvableInputError`, listing every such input).
+    /// or when an upstream did not record a referenced key or a static input is absent or
+    /// `null` (`UnresolvableInputError`, listing every such input). A pending task is rejected
+    /// with `UnresolvableInputError` naming the inputs that read unfinished dependencies; any
+    /// other state with `InvalidTransitionError` (see the state table).
     #[expect(
         clippy::result_large_err,
         reason = "claims are rare next to the work they start; the named error is returned unboxed so callers can match on it"
     )]
     pub fn claim(&mut self, phase_name: &str) -> Result<TaskContext, RunError> {
-        let Some(&at) = self.index.get(phase_name) else {
-            let error = RunError::UnresolvableInputError {
-                task_id: String::new(),
-                phase_name: phase_name.to_owned(),
-                unresolvable_refs: Vec::new(),
-                message: format!("Task claim rejected: there is no phase '{phase_name}'"),
-            };
-            self.emit(&error);
-            return Err(error);
-        };
+        let at = self.locate(phase_name, "claim")?;
+        match &self.tasks[at].state {
+            TaskState::Ready | TaskState::Pending => {}
+            _ => return Err(self.invalid(at, "claim", "it is not ready to be claimed")),
+        }
         let workflow = self.workflow.clone();
         let phase = &workflow.phases[at];
         let task_id = self.tasks[at].id.clone();
@@ -294,17 +394,21 @@ impl WorkflowRun {
             } = &input.source
                 && let Some(TaskState::SuspendedAwaitingInput {
                     intent_id,
-                    expires_at,
+                    expected_resume_at,
                     ..
                 }) = self.task(upstream).map(|t| &t.state)
             {
+                let resume = expected_resume_at.as_deref().map_or_else(
+                    || "no expected resume time is known".to_owned(),
+                    |at| format!("expected to resume at {at}"),
+                );
                 let error = RunError::UpstreamIntentSuspendedError {
                     task_id,
                     phase_name: phase_name.to_owned(),
                     suspended_intent_id: intent_id.clone(),
-                    expected_resume_at: expires_at.clone(),
+                    expected_resume_at: expected_resume_at.clone(),
                     message: format!(
-                        "Task claim deferred: upstream phase '{upstream}' is suspended awaiting input"
+                        "Task claim deferred: upstream phase '{upstream}' is suspended awaiting input on intent '{intent_id}' ({resume})"
                     ),
                 };
                 self.emit(&error);
@@ -314,9 +418,20 @@ impl WorkflowRun {
         let mut input = Map::new();
         let mut unresolved = Vec::new();
         let mut reasons = Vec::new();
+        let mut unfinished = Vec::new();
         for (dep, _) in &phase.depends_on {
             if self.task(dep).map(|t| &t.state) != Some(&TaskState::Completed) {
                 reasons.push(format!("dependency '{dep}' is not completed"));
+                unfinished.push(dep.as_str());
+            }
+        }
+        // An unfinished dependency no input reads is named by itself.
+        for dep in &unfinished {
+            let read = phase.inputs.iter().any(
+                |decl| matches!(&decl.source, InputSource::Phase { phase, .. } if phase == dep),
+            );
+            if !read {
+                unresolved.push((*dep).to_owned());
             }
         }
         for decl in &phase.inputs {
@@ -329,7 +444,7 @@ impl WorkflowRun {
                         .task(upstream)
                         .and_then(|t| t.output.as_deref())
                         .and_then(|o| o.get(key));
-                    if value.is_none() {
+                    if value.is_none() && !unfinished.contains(&upstream.as_str()) {
                         reasons.push(format!(
                             "upstream phase '{upstream}' did not record output key '{key}'"
                         ));
@@ -373,6 +488,7 @@ impl WorkflowRun {
         }
         let task = &mut self.tasks[at];
         let rejections = task.rejections.clone();
+        // Unreachable for a pending task: its unfinished dependencies were reasons above.
         task.state = TaskState::Running;
         self.ready.remove(&at);
         Ok(TaskContext {
@@ -384,55 +500,91 @@ impl WorkflowRun {
         })
     }
 
-    /// Completes a running phase with its agent's output (§3.3). The output must be an object;
-    /// every declared required key must be present (`MissingOutputError`, listing them all) and
-    /// every declared key present must have its type (`OutputTypeMismatchError`, one per key).
-    /// On rejection the task stays `running` and may be completed again with a corrected
-    /// output. Extra keys are accepted and recorded. Phases without `outputs` are not checked.
-    /// On success the output is recorded and downstream phases are unblocked (§3.4).
+    /// Completes a running phase with its agent's output (§3.3). The output must be an object
+    /// (`null` counts as `{}`); every declared required key must be present
+    /// (`MissingOutputError`, listing them all) and every declared key present must have its
+    /// type (`OutputTypeMismatchError`, one per key). On rejection the task stays `running` and
+    /// may be completed again with a corrected output. Extra keys are accepted and recorded;
+    /// an optional key returned as `null` counts as not produced and is not recorded (a
+    /// downstream input reading it is unresolvable, as a `null` static input is). A phase
+    /// without `outputs` is not checked beyond being an object. On success the output is
+    /// recorded, final, and downstream phases are unblocked (§3.4). A task that is not running
+    /// is refused with `InvalidTransitionError`.
     pub fn complete(&mut self, phase_name: &str, output: Value) -> Result<(), Vec<RunError>> {
-        let task_id = self
-            .task(phase_name)
-            .map(|t| t.id.clone())
-            .unwrap_or_default();
+        let at = self.locate(phase_name, "complete").map_err(|e| vec![e])?;
+        if self.tasks[at].state != TaskState::Running {
+            let reason = match self.tasks[at].state {
+                TaskState::Completed => "it is already completed, and its output is final",
+                TaskState::Pending | TaskState::Ready => "it was never claimed",
+                _ => "it is not running",
+            };
+            return Err(vec![self.invalid(at, "complete", reason)]);
+        }
+        let task_id = self.tasks[at].id.clone();
         let errors = self.output_errors(phase_name, &task_id, &output);
         if !errors.is_empty() {
             for error in &errors {
                 self.emit(error);
             }
-            if let Some(task) = self.task_mut(phase_name) {
-                task.rejections = errors.clone();
-            }
+            self.tasks[at].rejections = errors.clone();
             return Err(errors);
         }
-        let output = match output {
+        let mut output = match output {
             Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => Map::from_iter([("value".to_owned(), other)]),
+            _ => Map::new(),
         };
-        let Some(&at) = self.index.get(phase_name) else {
-            return Ok(());
-        };
+        if let Some(declared) = &self.workflow.phases[at].outputs {
+            for decl in declared.iter().filter(|d| !d.required) {
+                if output.get(&decl.key).is_some_and(Value::is_null) {
+                    output.remove(&decl.key);
+                }
+            }
+        }
         let output = Arc::new(output);
         self.siblings.set(at, output.clone());
         let task = &mut self.tasks[at];
-        let was_completed = task.state == TaskState::Completed;
         task.state = TaskState::Completed;
         task.output = Some(output);
         task.rejections.clear();
         self.ready.remove(&at);
-        if !was_completed {
-            self.unblock(at);
-        }
+        self.unblock(at);
         Ok(())
+    }
+
+    #[expect(
+        clippy::result_large_err,
+        reason = "the named error is what every public operation returns"
+    )]
+    fn locate(&self, phase_name: &str, operation: &str) -> Result<usize, RunError> {
+        self.index
+            .get(phase_name)
+            .copied()
+            .ok_or_else(|| RunError::UnknownPhaseError {
+                phase_name: phase_name.to_owned(),
+                operation: operation.to_owned(),
+                message: format!(
+                    "cannot {operation} '{phase_name}': the workflow has no phase of that name"
+                ),
+            })
+    }
+
+    fn invalid(&self, at: usize, operation: &str, reason: &str) -> RunError {
+        let task = &self.tasks[at];
+        let phase_name = &self.workflow.phases[at].name;
+        RunError::InvalidTransitionError {
+            task_id: task.id.clone(),
+            phase_name: phase_name.clone(),
+            operation: operation.to_owned(),
+            state: task.state.name().to_owned(),
+            message: format!(
+                "cannot {operation} phase '{phase_name}': {reason} (its task is {})",
+                task.state.name()
+            ),
+        }
     }
 
     fn output_errors(&self, phase_name: &str, task_id: &str, output: &Value) -> Vec<RunError> {
         let Some(phase) = self.phase(phase_name) else {
-            return Vec::new();
-        };
-        // §9: a phase without `outputs` is not validated.
-        let Some(declared) = &phase.outputs else {
             return Vec::new();
         };
         let empty = Map::new();
@@ -446,11 +598,16 @@ impl WorkflowRun {
                     key: String::new(),
                     expected_type: "object".into(),
                     actual_type: crate::types::json_type(other).into(),
-                    message:
-                        "Task completion rejected: the output must be an object of declared keys"
-                            .into(),
+                    message: format!(
+                        "Task completion rejected: the output must be an object of output keys, not {}",
+                        crate::types::json_type(other)
+                    ),
                 }];
             }
+        };
+        // §9: a phase without `outputs` is not validated beyond being an object.
+        let Some(declared) = &phase.outputs else {
+            return Vec::new();
         };
         let mut errors = Vec::new();
         let missing: Vec<String> = declared
@@ -522,40 +679,66 @@ impl WorkflowRun {
         }
     }
 
-    /// Marks a phase failed for good (its agent failed); its dependents never become ready.
-    pub fn fail(&mut self, phase_name: &str, error: RunError) {
+    /// Marks a phase failed for good (its agent failed, or the host gives up on it); its
+    /// dependents never become ready. The error is recorded as an event. Allowed from pending,
+    /// ready, running and suspended; a completed or failed task is refused with
+    /// `InvalidTransitionError`.
+    #[expect(
+        clippy::result_large_err,
+        reason = "a refused transition is a programming error of the host, returned as the named error"
+    )]
+    pub fn fail(&mut self, phase_name: &str, error: RunError) -> Result<(), RunError> {
+        let at = self.locate(phase_name, "fail")?;
+        if matches!(
+            self.tasks[at].state,
+            TaskState::Completed | TaskState::Failed
+        ) {
+            return Err(self.invalid(at, "fail", "it has already finished"));
+        }
         self.emit(&error);
-        if let Some(&at) = self.index.get(phase_name) {
-            self.tasks[at].state = TaskState::Failed;
-            self.ready.remove(&at);
-        }
+        self.tasks[at].state = TaskState::Failed;
+        self.ready.remove(&at);
+        Ok(())
     }
 
-    /// Suspends a phase awaiting human input (RFC-0025/0026).
-    pub fn suspend(
-        &mut self,
-        phase_name: &str,
-        intent_id: &str,
-        suspended_since: &str,
-        expires_at: Option<&str>,
-    ) {
-        if let Some(&at) = self.index.get(phase_name) {
-            self.ready.remove(&at);
-            self.tasks[at].state = TaskState::SuspendedAwaitingInput {
-                intent_id: intent_id.to_owned(),
-                suspended_since: suspended_since.to_owned(),
-                expires_at: expires_at.map(str::to_owned),
-            };
+    /// Suspends a running phase awaiting human input (RFC-0025/0026). Downstream claims that
+    /// read it are deferred with `UpstreamIntentSuspendedError`, carrying the intent and the
+    /// expected resume time. A task that is not running is refused with
+    /// `InvalidTransitionError`.
+    #[expect(
+        clippy::result_large_err,
+        reason = "a refused transition is a programming error of the host, returned as the named error"
+    )]
+    pub fn suspend(&mut self, phase_name: &str, suspension: Suspension) -> Result<(), RunError> {
+        let at = self.locate(phase_name, "suspend")?;
+        if self.tasks[at].state != TaskState::Running {
+            return Err(self.invalid(at, "suspend", "only a running task can be suspended"));
         }
+        self.tasks[at].state = TaskState::SuspendedAwaitingInput {
+            intent_id: suspension.intent_id,
+            suspended_since: suspension.suspended_since,
+            expires_at: suspension.expires_at,
+            expected_resume_at: suspension.expected_resume_at,
+        };
+        Ok(())
     }
 
-    /// Resumes a suspended phase: it runs again.
-    pub fn resume(&mut self, phase_name: &str) {
-        if let Some(task) = self.task_mut(phase_name)
-            && matches!(task.state, TaskState::SuspendedAwaitingInput { .. })
-        {
-            task.state = TaskState::Running;
+    /// Resumes a suspended phase: it runs again. A task that is not suspended is refused with
+    /// `InvalidTransitionError`.
+    #[expect(
+        clippy::result_large_err,
+        reason = "a refused transition is a programming error of the host, returned as the named error"
+    )]
+    pub fn resume(&mut self, phase_name: &str) -> Result<(), RunError> {
+        let at = self.locate(phase_name, "resume")?;
+        if !matches!(
+            self.tasks[at].state,
+            TaskState::SuspendedAwaitingInput { .. }
+        ) {
+            return Err(self.invalid(at, "resume", "only a suspended task can be resumed"));
         }
+        self.tasks[at].state = TaskState::Running;
+        Ok(())
     }
 
     /// Where the run stands, with `suspended_phases`.
@@ -573,16 +756,28 @@ impl WorkflowRun {
                     intent_id,
                     suspended_since,
                     expires_at,
+                    expected_resume_at,
                 } => {
                     progress.suspended_phases.push(SuspendedPhase {
                         phase_name: name,
                         intent_id: intent_id.clone(),
                         suspended_since: suspended_since.clone(),
                         expires_at: expires_at.clone(),
+                        expected_resume_at: expected_resume_at.clone(),
                     });
                 }
             }
         }
         progress
+    }
+}
+
+impl std::fmt::Debug for WorkflowRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkflowRun")
+            .field("workflow", &self.workflow.name)
+            .field("progress", &self.progress())
+            .field("events", &self.events.len())
+            .finish_non_exhaustive()
     }
 }

@@ -43,7 +43,24 @@ impl Workflow {
             expected: ty.to_string(),
             actual: json_type(value).to_owned(),
         };
+        if let TypeRef::Named(name) = ty
+            && let Some(values) = self.type_def(name).and_then(|d| d.values.as_ref())
+        {
+            return if values.contains(value) {
+                Ok(())
+            } else {
+                Err(Mismatch {
+                    path: at.clone(),
+                    expected: format!(
+                        "one of {}",
+                        serde_json::to_string(values).unwrap_or_default()
+                    ),
+                    actual: json_type(value).to_owned(),
+                })
+            };
+        }
         let ok = match (ty, value) {
+            (TypeRef::Any, _) => true,
             (TypeRef::String, Value::String(_))
             | (TypeRef::Number, Value::Number(_))
             | (TypeRef::Boolean, Value::Bool(_))
@@ -123,6 +140,26 @@ impl Workflow {
             )
         };
         match ty {
+            TypeRef::Any => (!types.is_empty()
+                || object.contains_key("enum")
+                || object.contains_key("const"))
+            .then(|| "it accepts only some values, and the workflow provides `any`".to_owned()),
+            TypeRef::Named(name)
+                if let Some(values) = self.type_def(name).and_then(|d| d.values.as_ref()) =>
+            {
+                values.iter().find_map(|value| {
+                    let listed = object
+                        .get("enum")
+                        .and_then(Value::as_array)
+                        .map(|allowed| allowed.contains(value))
+                        .or_else(|| object.get("const").map(|c| c == value));
+                    let fits = listed.unwrap_or_else(|| {
+                        let t = json_type(value);
+                        allows(t) || (t == "integer" && allows("number"))
+                    });
+                    (!fits).then(|| format!("it does not accept `{value}`, a value of `{name}`"))
+                })
+            }
             TypeRef::String => (!allows("string")).then(|| needs("string")),
             TypeRef::Boolean => (!allows("boolean")).then(|| needs("boolean")),
             TypeRef::Integer => {
@@ -199,11 +236,33 @@ impl Workflow {
         if depth > 32 {
             return None;
         }
+        if *ty == TypeRef::Any {
+            return None;
+        }
         let schema = resolve(schema, root);
         let Some(object) = schema.as_object() else {
             return (schema == &Value::Bool(true))
                 .then(|| format!("it may produce any value, not only `{ty}`"));
         };
+        if let TypeRef::Named(name) = ty
+            && let Some(values) = self.type_def(name).and_then(|d| d.values.as_ref())
+        {
+            // Every value the producer may emit must be one of the enum's.
+            let produced: Option<Vec<&Value>> = object
+                .get("enum")
+                .and_then(Value::as_array)
+                .map(|e| e.iter().collect())
+                .or_else(|| object.get("const").map(|c| vec![c]));
+            return match produced {
+                Some(produced) => produced
+                    .iter()
+                    .find(|v| !values.contains(v))
+                    .map(|v| format!("it may produce `{v}`, which is not a value of `{name}`")),
+                None => Some(format!(
+                    "it may produce values outside `{name}` (its schema lists no `enum`)"
+                )),
+            };
+        }
         for union in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = object.get(union) {
                 return branches
@@ -229,6 +288,7 @@ impl Workflow {
             TypeRef::Boolean => &["boolean"],
             TypeRef::Object | TypeRef::Named(_) => &["object"],
             TypeRef::Array(_) => &["array"],
+            TypeRef::Any => &[],
         };
         if let Some(extra) = produced.iter().find(|t| !allowed.contains(t)) {
             return Some(format!("it may produce `{extra}` where `{ty}` is declared"));

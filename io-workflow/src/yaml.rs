@@ -204,6 +204,7 @@ impl Node {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.entries()?
             .iter()

@@ -224,14 +224,20 @@ fn erased_input() {
         |bytes| {
             // Two copies built from the bytes: a deep value cannot be cloned recursively.
             let input = value_of(bytes);
-            // The oracle: the schema and serde agree. What validates must decode and run.
+            // The oracle: nothing the schema refuses runs. The other way round is known not to
+            // hold exactly: JSON Schema counts `-0` and `1e2` as integers and schemars gives
+            // `i32` no range, where serde refuses them; such an input is still refused, with a
+            // `decode` violation that points at the value.
             let valid = Order::validate_input(&input).is_ok();
             let turn = pollster::block_on(core.lock().unwrap().run_turn(input));
             let input = value_of(bytes);
             match &turn {
                 Ok(out) => assert!(valid, "accepted an input its schema refuses: {out}"),
                 Err(err) => {
-                    assert!(!valid, "refused a valid input: {err}");
+                    if valid {
+                        let decode = err.violations().first().map(|v| v.keyword.as_str());
+                        assert_eq!(decode, Some("decode"), "refused a valid input: {err}");
+                    }
                     assert_eq!(err.code(), &ErrorCode::InputInvalid, "{err}");
                     check_error(err);
                 }

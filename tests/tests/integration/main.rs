@@ -8,3 +8,5 @@ mod hygiene;
 mod soundness;
 mod tools;
 mod workflow;
+mod workflow_loader;
+mod workflow_states;

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
 use io_workflow::{
-    Executor, Phase, RunError, TaskState, TypeRef, ValidationError, Workflow, WorkflowRun,
+    Executor, Phase, RunError, Suspension, TaskState, TypeRef, ValidationError, Workflow,
+    WorkflowRun,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,7 @@ fn run_of(workflow: Arc<Workflow>) -> WorkflowRun {
         json!({ "quarter": "Q3" }),
         json!({ "source": "erp" }),
     )
+    .unwrap()
 }
 
 fn errors(result: Result<Workflow, Vec<ValidationError>>) -> Vec<Value> {
@@ -49,16 +51,21 @@ const RESEARCH: &str = "\
 workflow:
   research:
     title: Research
+    assign: agent
     outputs:
       findings: array
       sources: array
   analysis:
     title: Analysis
+    assign: agent
     depends_on: [research]
     inputs:
       research_findings: research.findings
     outputs:
       insights: string
+openintent: \"1.0\"
+info:
+  name: test
 ";
 
 #[test]
@@ -87,7 +94,7 @@ fn s8_1_a_mapping_to_an_unknown_phase_is_an_input_wiring_error() {
     );
     assert_eq!(
         (errs[0]["line"].clone(), errs[0]["column"].clone()),
-        (json!(11), json!(26))
+        (json!(13), json!(26))
     );
 }
 
@@ -152,11 +159,13 @@ types:
 workflow:
   a:
     title: A
+    assign: agent
     depends_on: [c]
     outputs:
       x: Findng
   b:
     title: B
+    assign: agent
     depends_on: [a, zz]
     inputs:
       one: a.y
@@ -164,7 +173,11 @@ workflow:
       three: bad
   c:
     title: C
+    assign: agent
     depends_on: [a]
+openintent: \"1.0\"
+info:
+  name: test
 ";
     let errs = errors(Workflow::from_yaml(doc));
     let summary: Vec<(String, u64, u64)> = errs
@@ -182,9 +195,9 @@ workflow:
         [
             ("TypeDeclarationError".to_owned(), 3, 13),
             ("DependencyCycleError".to_owned(), 5, 3),
-            ("TypeDeclarationError".to_owned(), 9, 10),
-            ("UnknownDependencyError".to_owned(), 12, 21),
-            ("InputWiringError".to_owned(), 14, 12),
+            ("TypeDeclarationError".to_owned(), 10, 10),
+            ("UnknownDependencyError".to_owned(), 14, 21),
+            ("InputWiringError".to_owned(), 16, 12),
         ]
     );
     let wiring = &errs[4];
@@ -211,11 +224,11 @@ fn yaml_syntax_errors_and_wrong_shapes_are_document_errors_with_positions() {
     let errs = errors(Workflow::from_yaml("- just\n- a list\n"));
     assert_eq!(errs[0]["error"], "DocumentError");
     let errs = errors(Workflow::from_yaml(
-        "workflow:\n  a:\n    title: A\n    inputs: [x]\n",
+        "openintent: \"1.0\"\ninfo:\n  name: t\nworkflow:\n  a:\n    title: A\n    assign: x\n    inputs: [x]\n",
     ));
     assert_eq!(
         (errs[0]["line"].clone(), errs[0]["column"].clone()),
-        (json!(4), json!(13))
+        (json!(8), json!(13))
     );
 }
 
@@ -278,6 +291,7 @@ types:
 workflow:
   research:
     title: Research
+    assign: agent
     outputs:
       sources: array
       findings: array<Finding>
@@ -285,6 +299,9 @@ workflow:
       warnings:
         type: array
         required: false
+openintent: \"1.0\"
+info:
+  name: test
 ";
     let workflow = Workflow::from_yaml(doc).unwrap();
     let outputs = workflow.phase("research").unwrap().outputs.clone().unwrap();
@@ -324,7 +341,8 @@ fn s3_1_claims_wait_for_dependencies_and_resolve_static_inputs() {
 
 #[test]
 fn s3_1_3_a_null_static_input_is_unresolved_and_the_task_stays_ready() {
-    let mut run = WorkflowRun::new(compliance(), "r1", json!({ "quarter": null }), json!({}));
+    let mut run =
+        WorkflowRun::new(compliance(), "r1", json!({ "quarter": null }), json!({})).unwrap();
     let err = run.claim("fetch_financials").unwrap_err();
     let RunError::UnresolvableInputError {
         unresolvable_refs, ..
@@ -343,13 +361,13 @@ fn s3_1_3_a_null_static_input_is_unresolved_and_the_task_stays_ready() {
 #[test]
 fn s4_3_unresolvable_input_error_serializes_as_the_rfc_example() {
     let workflow = Arc::new(Workflow::from_yaml(RESEARCH).unwrap());
-    let mut run = WorkflowRun::new(workflow, "01HABC", json!({}), json!({}));
+    let mut run = WorkflowRun::new(workflow, "01HABC", json!({}), json!({})).unwrap();
     run.claim("research").unwrap();
     // The upstream declares no such constraint at run time: it completes without `findings`
     // only if its outputs were undeclared; simulate the RFC's case with an optional output.
     let mut workflow = Workflow::from_yaml(RESEARCH).unwrap();
     workflow.phases[0].outputs.as_mut().unwrap()[0].required = false;
-    let mut run = WorkflowRun::new(Arc::new(workflow), "01HABC", json!({}), json!({}));
+    let mut run = WorkflowRun::new(Arc::new(workflow), "01HABC", json!({}), json!({})).unwrap();
     run.claim("research").unwrap();
     run.complete("research", json!({ "sources": [] })).unwrap();
     let err = run.claim("analysis").unwrap_err();
@@ -372,7 +390,8 @@ fn s4_1_missing_output_error_serializes_as_the_rfc_example_and_the_task_stays_ru
         "01HXYZ",
         json!({ "quarter": "Q3" }),
         json!({ "source": "erp" }),
-    );
+    )
+    .unwrap();
     run.claim("fetch_financials").unwrap();
     let errs = run
         .complete("fetch_financials", json!({ "revenue": 10 }))
@@ -463,15 +482,20 @@ types:
 workflow:
   research:
     title: Research
+    assign: agent
     outputs:
       findings: array<Finding>
+openintent: \"1.0\"
+info:
+  name: test
 ";
     let mut run = WorkflowRun::new(
         Arc::new(Workflow::from_yaml(doc).unwrap()),
         "r",
         json!({}),
         json!({}),
-    );
+    )
+    .unwrap();
     run.claim("research").unwrap();
     let bad = json!({ "findings": [{ "source": "a", "evidence": { "score": 1 } }, { "source": "b", "evidence": { "score": "high" } }] });
     let errs = run.complete("research", bad).unwrap_err();
@@ -504,6 +528,7 @@ fn s9_extra_keys_are_recorded_optional_outputs_may_be_absent_and_undeclared_phas
 workflow:
   a:
     title: A
+    assign: agent
     outputs:
       summary: string
       warnings:
@@ -511,20 +536,35 @@ workflow:
         required: false
   b:
     title: B
+    assign: agent
+openintent: \"1.0\"
+info:
+  name: test
 ";
     let mut run = WorkflowRun::new(
         Arc::new(Workflow::from_yaml(doc).unwrap()),
         "r",
         json!({}),
         json!({}),
-    );
+    )
+    .unwrap();
     run.claim("a").unwrap();
     run.complete("a", json!({ "summary": "s", "debug": { "took_ms": 3 } }))
         .unwrap();
     assert_eq!(run.output("a").unwrap()["debug"], json!({ "took_ms": 3 }));
     run.claim("b").unwrap();
-    run.complete("b", json!("anything at all")).unwrap();
+    // Undeclared: any object is accepted unchecked; a value that is not an object is refused
+    // (an agent returns a dict of output keys; nothing is silently wrapped).
+    let errs = run.complete("b", json!("anything at all")).unwrap_err();
+    assert_eq!(
+        errs[0].to_json()["message"],
+        "Task completion rejected: the output must be an object of output keys, not string"
+    );
+    assert_eq!(run.state("b"), Some(&TaskState::Running));
+    run.complete("b", json!({ "anything": [1, null, "x"] }))
+        .unwrap();
     assert_eq!(run.state("b"), Some(&TaskState::Completed));
+    assert_eq!(run.output("b").unwrap()["anything"], json!([1, null, "x"]));
 }
 
 #[test]
@@ -561,7 +601,8 @@ fn a_phase_without_inputs_receives_an_empty_input() {
         "r",
         json!({}),
         json!({}),
-    );
+    )
+    .unwrap();
     assert!(run.claim("research").unwrap().input.is_empty());
 }
 
@@ -574,10 +615,14 @@ fn rfc_0026_a_suspended_upstream_rejects_the_claim_and_shows_in_progress() {
     run.claim("fetch_hr_data").unwrap();
     run.suspend(
         "fetch_hr_data",
-        "intent_01ABC",
-        "2026-03-24T10:00:00Z",
-        Some("2026-03-24T13:00:00Z"),
-    );
+        Suspension {
+            intent_id: "intent_01ABC".into(),
+            suspended_since: "2026-03-24T10:00:00Z".into(),
+            expires_at: Some("2026-03-25T10:00:00Z".into()),
+            expected_resume_at: Some("2026-03-24T13:00:00Z".into()),
+        },
+    )
+    .unwrap();
     let err = run.claim("run_analysis").unwrap_err();
     assert_eq!(
         err.to_json(),
@@ -587,16 +632,17 @@ fn rfc_0026_a_suspended_upstream_rejects_the_claim_and_shows_in_progress() {
             "phase_name": "run_analysis",
             "suspended_intent_id": "intent_01ABC",
             "expected_resume_at": "2026-03-24T13:00:00Z",
-            "message": "Task claim deferred: upstream phase 'fetch_hr_data' is suspended awaiting input"
+            "message": "Task claim deferred: upstream phase 'fetch_hr_data' is suspended awaiting input on intent 'intent_01ABC' (expected to resume at 2026-03-24T13:00:00Z)"
         })
     );
     let progress = serde_json::to_value(run.progress()).unwrap();
     assert_eq!(
         progress["suspended_phases"],
         json!([{ "phase_name": "fetch_hr_data", "intent_id": "intent_01ABC",
-                 "suspended_since": "2026-03-24T10:00:00Z", "expires_at": "2026-03-24T13:00:00Z" }])
+                 "suspended_since": "2026-03-24T10:00:00Z", "expires_at": "2026-03-25T10:00:00Z",
+                 "expected_resume_at": "2026-03-24T13:00:00Z" }])
     );
-    run.resume("fetch_hr_data");
+    run.resume("fetch_hr_data").unwrap();
     run.complete(
         "fetch_hr_data",
         json!({ "headcount": 3, "attrition_rate": 0.1 }),
