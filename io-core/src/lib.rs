@@ -34,6 +34,7 @@ mod error;
 pub mod files;
 mod io;
 pub mod limits;
+pub mod profiles;
 mod runtime;
 mod schema;
 mod strict;

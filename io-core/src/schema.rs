@@ -53,6 +53,9 @@ const MAX_OMITTED_COUNTED: usize = 10_000;
 /// The longest property name an error message quotes.
 const MAX_NAME_CHARS: usize = 64;
 
+/// One profile's form of a schema, built on first use.
+type ProfileSlot = OnceLock<Result<Value, Vec<crate::profiles::Refusal>>>;
+
 /// The JSON Schema (Draft 2020-12) of one Rust type at one boundary, with its compiled
 /// validator and, for strict outputs, the provider structured-output format.
 ///
@@ -79,6 +82,8 @@ pub struct BoundarySchema {
     schema: Value,
     validator: Result<jsonschema::Validator, String>,
     strict: Option<Result<Value, StrictModeError>>,
+    /// Each profile's form, built on first use and kept ([`crate::profiles`]).
+    profiles: Box<[ProfileSlot; 7]>,
 }
 
 impl BoundarySchema {
@@ -144,6 +149,7 @@ impl BoundarySchema {
             schema,
             validator,
             strict: None,
+            profiles: Default::default(),
         }
     }
 
@@ -168,7 +174,29 @@ impl BoundarySchema {
             schema,
             validator,
             strict,
+            profiles: Default::default(),
         }
+    }
+
+    /// This schema in a client's profile ([`crate::profiles::apply`]), built on first use and
+    /// kept: a type's or a contract's schema is rewritten once per profile.
+    ///
+    /// ```
+    /// use io_core::{AgentInput, profiles::Profile};
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// struct Ask { q: String, limit: Option<u8> }
+    /// let gemini = Ask::input_boundary().profile(Profile::Gemini).unwrap();
+    /// assert_eq!(gemini["properties"]["limit"]["nullable"], true);
+    /// assert!(std::ptr::eq(gemini, Ask::input_boundary().profile(Profile::Gemini).unwrap()));
+    /// ```
+    pub fn profile(
+        &self,
+        profile: crate::profiles::Profile,
+    ) -> Result<&Value, &[crate::profiles::Refusal]> {
+        self.profiles[profile.index()]
+            .get_or_init(|| crate::profiles::apply(profile, &self.schema))
+            .as_ref()
+            .map_err(Vec::as_slice)
     }
 
     /// The process-wide schema of `T` for `direction`, built on first use.

@@ -5,6 +5,8 @@
 //! - [`ToolPlugin`]: the JSON-in, JSON-out form every typed tool has, and what non-Rust tools
 //!   implement.
 //! - [`ToolRegistry`]: calls tools by id and enforces their contracts at the boundary.
+//! - [`Export`]: the registry's tools as OpenAI, Anthropic, Gemini and MCP definitions, each
+//!   schema in its client's profile, with provider-safe names that map back.
 //! - [`ToolManifest`]: TOOL.md files, rendered and parsed; [`check_manifest`] ties a Rust tool
 //!   to its checked-in TOOL.md; [`assert_examples`] runs a contract's examples.
 //!
@@ -49,6 +51,7 @@ mod check;
 mod contract;
 mod drift;
 mod examples;
+mod export;
 mod frontmatter;
 mod manifest;
 pub mod manifest_limits;
@@ -64,6 +67,7 @@ pub use crate::drift::{BLESS_VAR, Difference, DriftError, check_manifest};
 pub use crate::examples::{
     ExampleFailure, assert_examples, assert_examples_with_context, check_examples,
 };
+pub use crate::export::{Export, ExportError, MAX_PROVIDER_NAME};
 pub use crate::frontmatter::{METADATA_KEY, REMOVED_FIELDS, frontmatter_violations, tool_schema};
 pub use crate::manifest::{ManifestError, ManifestProblem, ToolManifest};
 pub use crate::registry::{

@@ -192,7 +192,7 @@ struct RegisteredTool {
 
 enum Schema {
     Shared(&'static BoundarySchema),
-    Owned(BoundarySchema),
+    Owned(Box<BoundarySchema>),
 }
 
 impl Schema {
@@ -345,7 +345,7 @@ impl ToolRegistry {
             typed, own,
         ) {
             (Some(shared), _) => Some(Schema::Shared(shared)),
-            (None, Some(owned)) => Some(Schema::Owned(owned)),
+            (None, Some(owned)) => Some(Schema::Owned(Box::new(owned))),
             (None, None) => None,
         };
         let (Some(inputs), Some(outputs)) = (
@@ -413,6 +413,45 @@ impl ToolRegistry {
     /// The registered contracts, ordered by identity.
     pub fn contracts(&self) -> impl Iterator<Item = &ToolContract> {
         self.tools.values().map(|t| &t.contract)
+    }
+
+    /// The input schema a tool's calls are validated against (its compiled boundary), by id
+    /// or `id@major`.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// /// Saves a note.
+    /// #[tool(id = "notes.save")]
+    /// async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let schema = registry.input_boundary("notes.save").unwrap().schema();
+    /// assert_eq!(schema["required"][0], "text");
+    /// assert!(registry.output_boundary("notes.save").is_some());
+    /// assert!(registry.input_boundary("notes.delete").is_none());
+    /// ```
+    pub fn input_boundary(&self, tool_id: &str) -> Option<&BoundarySchema> {
+        self.resolve(tool_id).ok().map(|t| t.inputs.get())
+    }
+
+    /// The output schema a tool's results are validated against, by id or `id@major`.
+    pub fn output_boundary(&self, tool_id: &str) -> Option<&BoundarySchema> {
+        self.resolve(tool_id).ok().map(|t| t.outputs.get())
+    }
+
+    /// Every registered tool, ordered by identity: identity, contract, input and output schema.
+    pub(crate) fn registered(
+        &self,
+    ) -> impl Iterator<Item = (&str, &ToolContract, &BoundarySchema, &BoundarySchema)> {
+        self.tools.iter().map(|(identity, t)| {
+            (
+                identity.as_str(),
+                &t.contract,
+                t.inputs.get(),
+                t.outputs.get(),
+            )
+        })
     }
 
     /// Calls a tool with a fresh run id and no host context.

@@ -1,6 +1,7 @@
 //! Integration tests of agent-io, in one binary so the suite links once.
 
 mod erased;
+mod exports;
 mod file_hardening;
 mod files;
 mod hostile;

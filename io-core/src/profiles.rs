@@ -1,0 +1,824 @@
+//! Schema profiles: one canonical Draft 2020-12 schema, rewritten for each client that reads
+//! it — OpenAI strict mode, Anthropic, Gemini's OpenAPI subset, MCP, a fully inlined form and
+//! Draft-07 for older validators.
+//!
+//! Each profile returns the rewritten schema or every [`Refusal`] with a JSON pointer into the
+//! canonical schema; nothing panics, and nothing changes meaning in silence: a construct a
+//! client cannot express is refused. Keywords a client ignores or does not accept but that only
+//! *narrow* the accepted values (`exclusiveMinimum` for Gemini, say) are dropped from what the
+//! client is shown, because the runtime keeps validating against the canonical schema: a value
+//! the narrower rule refuses is still refused, with its pointer, at the boundary.
+//!
+//! ```
+//! use io_core::profiles::{Profile, apply};
+//! use serde_json::json;
+//!
+//! let schema = json!({
+//!     "$schema": "https://json-schema.org/draft/2020-12/schema",
+//!     "title": "Ask",
+//!     "type": "object",
+//!     "properties": {
+//!         "q": { "type": "string" },
+//!         "limit": { "type": ["integer", "null"], "format": "uint8", "minimum": 0, "maximum": 255 }
+//!     },
+//!     "required": ["q"]
+//! });
+//! let gemini = apply(Profile::Gemini, &schema).unwrap();
+//! assert_eq!(gemini["properties"]["limit"], json!({ "type": "INTEGER", "nullable": true, "minimum": 0, "maximum": 255 }));
+//! assert!(gemini.get("$schema").is_none());
+//! let canonical = apply(Profile::Canonical, &schema).unwrap();
+//! assert!(canonical.get("title").is_none());
+//! ```
+
+use std::fmt;
+
+use serde_json::{Map, Value, json};
+
+/// A client's reading of JSON Schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Profile {
+    /// Draft 2020-12 as generated, without the root `title` (the Rust type's name, which some
+    /// clients show or choke on).
+    Canonical,
+    /// OpenAI strict mode (function tools with `strict: true`, `response_format`): every object
+    /// closed, every property required (optionals nullable), `oneOf` as `anyOf`, unsupported
+    /// keywords dropped, what cannot be said refused.
+    OpenAiStrict,
+    /// Anthropic `input_schema`: canonical, with an object root.
+    Anthropic,
+    /// Gemini `FunctionDeclaration.parameters`: the OpenAPI 3.0 subset (`$ref`s inlined, type
+    /// arrays as `nullable`, `oneOf` as `anyOf`, only the accepted keywords, no Rust integer
+    /// `format`s), with types in the proto's upper-case spelling (`STRING`, `OBJECT`, ...).
+    Gemini,
+    /// MCP `inputSchema` / `outputSchema`: canonical, with an object root.
+    Mcp,
+    /// Every `$ref` inlined, no `$defs` (recursive types are refused).
+    Inlined,
+    /// Draft-07 for older validators (`definitions`, array-form `items` for tuples).
+    Draft07,
+}
+
+impl Profile {
+    /// Every profile, in a fixed order.
+    pub const ALL: [Profile; 7] = [
+        Profile::Canonical,
+        Profile::OpenAiStrict,
+        Profile::Anthropic,
+        Profile::Gemini,
+        Profile::Mcp,
+        Profile::Inlined,
+        Profile::Draft07,
+    ];
+
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Profile::Canonical => 0,
+            Profile::OpenAiStrict => 1,
+            Profile::Anthropic => 2,
+            Profile::Gemini => 3,
+            Profile::Mcp => 4,
+            Profile::Inlined => 5,
+            Profile::Draft07 => 6,
+        }
+    }
+}
+
+/// Why a schema has no form in a profile: where, and what the client cannot express there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// A JSON pointer into the canonical schema.
+    pub pointer: String,
+    /// What is there, and why the profile cannot say it.
+    pub reason: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "(root)"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{at}: {}", self.reason)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// How deep a schema may nest before a profile refuses it (a guard against hostile schemas;
+/// generated schemas are far shallower).
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// `schema` in `profile`'s form, or every refusal.
+pub fn apply(profile: Profile, schema: &Value) -> Result<Value, Vec<Refusal>> {
+    match profile {
+        Profile::Canonical => Ok(canonical(schema)),
+        Profile::OpenAiStrict => {
+            let name = "schema";
+            crate::strict::structured_output_format(name, canonical(schema))
+                .map(|format| format["json_schema"]["schema"].clone())
+                .map_err(|err| {
+                    vec![Refusal {
+                        pointer: err.schema_pointer,
+                        reason: err.reason,
+                    }]
+                })
+        }
+        Profile::Anthropic | Profile::Mcp => {
+            let schema = canonical(schema);
+            object_root(&schema)?;
+            Ok(schema)
+        }
+        Profile::Inlined => inline(schema),
+        Profile::Gemini => {
+            let inlined = inline(schema)?;
+            object_root(&inlined)?;
+            let mut refusals = Vec::new();
+            let mut out = gemini(&inlined, &mut String::new(), 0, &mut refusals);
+            if let Some(object) = out.as_object_mut() {
+                object.remove("title");
+            }
+            if refusals.is_empty() {
+                Ok(out)
+            } else {
+                Err(refusals)
+            }
+        }
+        Profile::Draft07 => draft07(schema),
+    }
+}
+
+fn canonical(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("title");
+    }
+    schema
+}
+
+fn object_root(schema: &Value) -> Result<(), Vec<Refusal>> {
+    let root_type = schema.get("type");
+    let is_object = root_type == Some(&json!("object"))
+        || root_type
+            .and_then(Value::as_array)
+            .is_some_and(|types| types.len() == 1 && types[0] == "object");
+    if is_object {
+        Ok(())
+    } else {
+        Err(vec![Refusal {
+            pointer: String::new(),
+            reason: "tool arguments are a JSON object, so the root schema must be `\"type\": \"object\"`".into(),
+        }])
+    }
+}
+
+fn push_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    pointer.push_str(&token.replace('~', "~0").replace('/', "~1"));
+}
+
+/// Every local `$ref` replaced by what it names; `$defs` dropped. A recursive reference is
+/// refused (an inlined schema would be infinite).
+fn inline(schema: &Value) -> Result<Value, Vec<Refusal>> {
+    let mut refusals = Vec::new();
+    let mut stack = Vec::new();
+    let mut out = inline_at(
+        schema,
+        schema,
+        &mut String::new(),
+        &mut stack,
+        0,
+        &mut refusals,
+    );
+    if let Some(object) = out.as_object_mut() {
+        object.remove("$defs");
+        object.remove("definitions");
+    }
+    if refusals.is_empty() {
+        Ok(out)
+    } else {
+        Err(refusals)
+    }
+}
+
+fn inline_at(
+    node: &Value,
+    root: &Value,
+    at: &mut String,
+    stack: &mut Vec<String>,
+    depth: usize,
+    refusals: &mut Vec<Refusal>,
+) -> Value {
+    if depth > MAX_SCHEMA_DEPTH {
+        refusals.push(Refusal {
+            pointer: at.clone(),
+            reason: format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"),
+        });
+        return Value::Bool(true);
+    }
+    let Some(object) = node.as_object() else {
+        return node.clone();
+    };
+    if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+        let Some(target) = reference
+            .strip_prefix('#')
+            .and_then(|pointer| root.pointer(pointer))
+        else {
+            refusals.push(Refusal {
+                pointer: at.clone(),
+                reason: format!("`$ref: {reference}` is not a local reference this schema defines"),
+            });
+            return Value::Bool(true);
+        };
+        if stack.iter().any(|seen| seen == reference) {
+            refusals.push(Refusal {
+                pointer: at.clone(),
+                reason: format!(
+                    "`{reference}` refers to itself (a recursive type), which cannot be inlined"
+                ),
+            });
+            return Value::Bool(true);
+        }
+        stack.push(reference.to_owned());
+        let mut inlined = inline_at(target, root, at, stack, depth + 1, refusals);
+        stack.pop();
+        // Keys beside `$ref` (a field's description, say) apply too; they win over the
+        // definition's annotations.
+        if let Some(target) = inlined.as_object_mut() {
+            for (key, value) in object {
+                if key != "$ref" {
+                    let mut key_at = at.clone();
+                    push_token(&mut key_at, key);
+                    let value = inline_at(value, root, &mut key_at, stack, depth + 1, refusals);
+                    target.insert(key.clone(), value);
+                }
+            }
+        }
+        return inlined;
+    }
+    let mut out = Map::new();
+    for (key, value) in object {
+        if key == "$defs" || key == "definitions" {
+            continue;
+        }
+        let mark = at.len();
+        push_token(at, key);
+        let value = match (key.as_str(), value) {
+            // Maps of schemas: each entry is a schema.
+            ("properties" | "patternProperties" | "dependentSchemas", Value::Object(entries)) => {
+                let mut mapped = Map::new();
+                for (name, schema) in entries {
+                    let mark = at.len();
+                    push_token(at, name);
+                    mapped.insert(
+                        name.clone(),
+                        inline_at(schema, root, at, stack, depth + 1, refusals),
+                    );
+                    at.truncate(mark);
+                }
+                Value::Object(mapped)
+            }
+            // Lists of schemas.
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, schema)| {
+                        let mark = at.len();
+                        at.push_str(&format!("/{i}"));
+                        let out = inline_at(schema, root, at, stack, depth + 1, refusals);
+                        at.truncate(mark);
+                        out
+                    })
+                    .collect(),
+            ),
+            // Single schemas.
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems",
+                schema,
+            ) => inline_at(schema, root, at, stack, depth + 1, refusals),
+            // Values (`enum`, `const`, `default`, `examples`, ...) are data, not schemas.
+            (_, value) => value.clone(),
+        };
+        at.truncate(mark);
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
+}
+
+/// The keys Gemini's `Schema` message accepts.
+const GEMINI_KEYS: &[&str] = &[
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "items",
+    "minItems",
+    "maxItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+];
+
+/// Rust numeric formats schemars writes; they mean nothing to Gemini.
+const RUST_FORMATS: &[&str] = &[
+    "int8", "int16", "int32", "int64", "int128", "uint8", "uint16", "uint32", "uint64", "uint128",
+    "uint", "int", "float", "double",
+];
+
+/// Keywords that change which values are valid in a way Gemini cannot express: refused, not
+/// dropped.
+const GEMINI_REFUSED: &[(&str, &str)] = &[
+    ("allOf", "`allOf` (Gemini's schema has no intersection)"),
+    ("not", "`not` (Gemini's schema has no negation)"),
+    (
+        "if",
+        "`if`/`then`/`else` (Gemini's schema has no conditionals)",
+    ),
+    (
+        "prefixItems",
+        "a tuple (`prefixItems`): Gemini's arrays have one item schema",
+    ),
+];
+
+fn gemini(node: &Value, at: &mut String, depth: usize, refusals: &mut Vec<Refusal>) -> Value {
+    let refuse = |refusals: &mut Vec<Refusal>, at: &String, reason: String| {
+        refusals.push(Refusal {
+            pointer: at.clone(),
+            reason,
+        });
+    };
+    if depth > MAX_SCHEMA_DEPTH {
+        refuse(
+            refusals,
+            at,
+            format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"),
+        );
+        return json!({});
+    }
+    let Some(object) = node.as_object() else {
+        refuse(
+            refusals,
+            at,
+            if node == &Value::Bool(false) {
+                "`false` (no value) has no Gemini form".into()
+            } else {
+                "a schema that accepts any value (a `serde_json::Value` field, say): Gemini needs a `type`".into()
+            },
+        );
+        return json!({});
+    };
+    let refused_before = refusals.len();
+    for (keyword, what) in GEMINI_REFUSED {
+        if object.contains_key(*keyword) {
+            let mut here = at.clone();
+            push_token(&mut here, keyword);
+            refuse(refusals, &here, format!("{what} cannot be expressed"));
+        }
+    }
+    let mut out = Map::new();
+    let mut nullable = false;
+    // `type`: one value; `null` among several becomes `nullable`.
+    match object.get("type") {
+        Some(Value::String(t)) if t == "null" => {
+            refuse(
+                refusals,
+                at,
+                "a schema whose only type is `null` has no Gemini form".into(),
+            );
+        }
+        Some(Value::String(t)) => {
+            out.insert("type".into(), json!(t.to_uppercase()));
+        }
+        Some(Value::Array(types)) => {
+            let named: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+            nullable = named.contains(&"null");
+            let rest: Vec<&str> = named.into_iter().filter(|t| *t != "null").collect();
+            match rest.as_slice() {
+                [one] => {
+                    out.insert("type".into(), json!(one.to_uppercase()));
+                }
+                [] => refuse(
+                    refusals,
+                    at,
+                    "a schema whose only type is `null` has no Gemini form".into(),
+                ),
+                several => {
+                    out.insert(
+                        "anyOf".into(),
+                        Value::Array(
+                            several
+                                .iter()
+                                .map(|t| json!({ "type": t.to_uppercase() }))
+                                .collect(),
+                        ),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+    // `const` and `enum`: Gemini's enum is a list of strings.
+    let listed = object
+        .get("enum")
+        .cloned()
+        .or_else(|| object.get("const").map(|c| json!([c])));
+    if let Some(Value::Array(values)) = listed {
+        let strings: Vec<&Value> = values.iter().filter(|v| !v.is_null()).collect();
+        nullable |= strings.len() < values.len();
+        if strings.iter().all(|v| v.is_string()) {
+            out.insert(
+                "enum".into(),
+                Value::Array(strings.into_iter().cloned().collect()),
+            );
+            out.entry("type").or_insert_with(|| json!("STRING"));
+        } else {
+            let mut here = at.clone();
+            push_token(
+                &mut here,
+                if object.contains_key("enum") {
+                    "enum"
+                } else {
+                    "const"
+                },
+            );
+            refuse(refusals, &here, "Gemini's `enum` lists strings only".into());
+        }
+    }
+    // `anyOf` / `oneOf`: one list of branches; a `null` branch becomes `nullable`.
+    for union in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = object.get(union) {
+            let mut converted = Vec::new();
+            for (i, branch) in branches.iter().enumerate() {
+                if branch.get("type") == Some(&json!("null"))
+                    && branch.as_object().is_some_and(|b| b.len() == 1)
+                {
+                    nullable = true;
+                    continue;
+                }
+                let mark = at.len();
+                push_token(at, union);
+                at.push_str(&format!("/{i}"));
+                converted.push(gemini(branch, at, depth + 1, refusals));
+                at.truncate(mark);
+            }
+            match converted.len() {
+                0 => {}
+                // A single branch left (an `Option<T>`): it is the schema.
+                1 if !out.contains_key("type") => {
+                    if let Value::Object(only) = converted.remove(0) {
+                        for (key, value) in only {
+                            out.entry(key).or_insert(value);
+                        }
+                    }
+                }
+                _ => {
+                    out.insert("anyOf".into(), Value::Array(converted));
+                }
+            }
+        }
+    }
+    for (key, value) in object {
+        if matches!(key.as_str(), "type" | "enum" | "const" | "anyOf" | "oneOf") {
+            continue;
+        }
+        if !GEMINI_KEYS.contains(&key.as_str()) {
+            // Unsupported: dropped from what Gemini sees; the boundary still checks it.
+            continue;
+        }
+        let mark = at.len();
+        push_token(at, key);
+        let converted = match (key.as_str(), value) {
+            ("properties", Value::Object(properties)) => {
+                let mut mapped = Map::new();
+                for (name, schema) in properties {
+                    let mark = at.len();
+                    push_token(at, name);
+                    mapped.insert(name.clone(), gemini(schema, at, depth + 1, refusals));
+                    at.truncate(mark);
+                }
+                Some(Value::Object(mapped))
+            }
+            ("items", Value::Bool(false)) => None,
+            ("items", schema) => Some(gemini(schema, at, depth + 1, refusals)),
+            ("format", Value::String(format)) if RUST_FORMATS.contains(&format.as_str()) => None,
+            (_, value) => Some(value.clone()),
+        };
+        at.truncate(mark);
+        if let Some(converted) = converted {
+            out.insert(key.clone(), converted);
+        }
+    }
+    if nullable {
+        out.insert("nullable".into(), json!(true));
+    }
+    // Gemini's schema needs a `type` beside `anyOf` too: the branches' one type.
+    if !out.contains_key("type")
+        && let Some(Value::Array(branches)) = out.get("anyOf")
+    {
+        let types: Vec<Option<&Value>> = branches.iter().map(|b| b.get("type")).collect();
+        match types.first() {
+            Some(Some(first)) if types.iter().all(|t| *t == Some(*first)) => {
+                let first = (*first).clone();
+                out.insert("type".into(), first);
+            }
+            _ => {
+                let mut here = at.clone();
+                push_token(&mut here, "anyOf");
+                refuse(
+                    refusals,
+                    &here,
+                    "a union of different types: Gemini's schema needs one `type` for all its branches".into(),
+                );
+            }
+        }
+    }
+    let refused_here = refusals[refused_before..]
+        .iter()
+        .any(|r| r.pointer == *at || r.pointer.starts_with(&format!("{at}/")));
+    if !out.contains_key("type") && !out.contains_key("anyOf") && !refused_here {
+        refuse(
+            refusals,
+            at,
+            "a schema without a `type` (it accepts any value): Gemini needs one".into(),
+        );
+    }
+    Value::Object(out)
+}
+
+/// Draft 2020-12 to Draft-07: `$defs` become `definitions` (and references follow), tuples
+/// use the array form of `items`, `dependentRequired` becomes `dependencies`. What Draft-07
+/// cannot say (`unevaluatedProperties`, `$dynamicRef`, ...) is refused.
+fn draft07(schema: &Value) -> Result<Value, Vec<Refusal>> {
+    let mut refusals = Vec::new();
+    let mut out = draft07_at(schema, &mut String::new(), 0, &mut refusals);
+    if let Some(object) = out.as_object_mut() {
+        object.remove("title");
+        object.insert(
+            "$schema".into(),
+            json!("http://json-schema.org/draft-07/schema#"),
+        );
+    }
+    if refusals.is_empty() {
+        Ok(out)
+    } else {
+        Err(refusals)
+    }
+}
+
+fn draft07_at(node: &Value, at: &mut String, depth: usize, refusals: &mut Vec<Refusal>) -> Value {
+    if depth > MAX_SCHEMA_DEPTH {
+        refusals.push(Refusal {
+            pointer: at.clone(),
+            reason: format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"),
+        });
+        return Value::Bool(true);
+    }
+    match node {
+        Value::Object(object) => {
+            let mut out = Map::new();
+            for (key, value) in object {
+                let mark = at.len();
+                push_token(at, key);
+                match key.as_str() {
+                    "unevaluatedProperties"
+                    | "unevaluatedItems"
+                    | "$dynamicRef"
+                    | "$dynamicAnchor"
+                    | "dependentSchemas"
+                    | "minContains"
+                    | "maxContains" => {
+                        refusals.push(Refusal {
+                            pointer: at.clone(),
+                            reason: format!("`{key}` has no Draft-07 equivalent"),
+                        });
+                    }
+                    "$defs" => {
+                        out.insert(
+                            "definitions".into(),
+                            draft07_at(value, at, depth + 1, refusals),
+                        );
+                    }
+                    "$ref" => {
+                        let reference = value.as_str().unwrap_or_default();
+                        out.insert(
+                            "$ref".into(),
+                            json!(reference.replacen("#/$defs/", "#/definitions/", 1)),
+                        );
+                    }
+                    "prefixItems" => {
+                        out.insert("items".into(), draft07_at(value, at, depth + 1, refusals));
+                        let rest = object.get("items").cloned().unwrap_or(Value::Bool(true));
+                        out.insert(
+                            "additionalItems".into(),
+                            draft07_at(&rest, at, depth + 1, refusals),
+                        );
+                    }
+                    "items" if object.contains_key("prefixItems") => {}
+                    "dependentRequired" => {
+                        out.insert("dependencies".into(), value.clone());
+                    }
+                    "$schema" => {}
+                    "enum" | "const" | "default" | "examples" | "required" => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                    _ => {
+                        out.insert(key.clone(), draft07_at(value, at, depth + 1, refusals));
+                    }
+                }
+                at.truncate(mark);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let mark = at.len();
+                    at.push_str(&format!("/{i}"));
+                    let out = draft07_at(item, at, depth + 1, refusals);
+                    at.truncate(mark);
+                    out
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recursive() -> Value {
+        json!({
+            "type": "object",
+            "properties": { "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } } },
+            "$defs": { "Node": { "type": "object", "properties": { "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } } } } }
+        })
+    }
+
+    #[test]
+    fn inlining_resolves_references_and_refuses_recursion() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/A", "description": "the a" } },
+            "$defs": { "A": { "type": "string", "description": "an A" } }
+        });
+        assert_eq!(
+            apply(Profile::Inlined, &schema).unwrap(),
+            json!({ "type": "object", "properties": { "a": { "type": "string", "description": "the a" } } })
+        );
+        let refusals = apply(Profile::Inlined, &recursive()).unwrap_err();
+        assert_eq!(
+            refusals[0].pointer,
+            "/properties/children/items/properties/children/items"
+        );
+        assert!(
+            refusals[0].reason.contains("refers to itself"),
+            "{}",
+            refusals[0]
+        );
+        let dangling =
+            json!({ "type": "object", "properties": { "x": { "$ref": "#/$defs/Missing" } } });
+        assert_eq!(
+            apply(Profile::Inlined, &dangling).unwrap_err()[0].pointer,
+            "/properties/x"
+        );
+    }
+
+    #[test]
+    fn object_roots_are_required_where_clients_require_them() {
+        for profile in [Profile::Anthropic, Profile::Mcp, Profile::Gemini] {
+            let refusals = apply(profile, &json!({ "type": "string" })).unwrap_err();
+            assert_eq!(refusals[0].pointer, "", "{profile:?}");
+        }
+        assert!(apply(Profile::Canonical, &json!({ "type": "string" })).is_ok());
+    }
+
+    #[test]
+    fn gemini_speaks_the_openapi_subset() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "kind": { "const": "circle" },
+                "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true },
+                "size": { "anyOf": [{ "$ref": "#/$defs/Size" }, { "type": "null" }] },
+                "n": { "type": "integer", "format": "int32", "exclusiveMinimum": 0 },
+                "either": { "oneOf": [{ "type": "object", "properties": { "a": { "type": "string" } } }, { "type": "object" }] },
+                "map": { "type": "object", "additionalProperties": { "type": "number" } }
+            },
+            "required": ["kind"],
+            "additionalProperties": false,
+            "$defs": { "Size": { "type": "string", "enum": ["s", "m"] } }
+        });
+        assert_eq!(
+            apply(Profile::Gemini, &schema).unwrap(),
+            json!({
+                "type": "OBJECT",
+                "properties": {
+                    "kind": { "type": "STRING", "enum": ["circle"] },
+                    "tags": { "type": "ARRAY", "items": { "type": "STRING" } },
+                    "size": { "type": "STRING", "enum": ["s", "m"], "nullable": true },
+                    "n": { "type": "INTEGER" },
+                    "either": { "type": "OBJECT", "anyOf": [{ "type": "OBJECT", "properties": { "a": { "type": "STRING" } } }, { "type": "OBJECT" }] },
+                    "map": { "type": "OBJECT" }
+                },
+                "required": ["kind"]
+            })
+        );
+    }
+
+    #[test]
+    fn gemini_refuses_what_it_cannot_say() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "any": true,
+                "pair": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "number" }], "items": false },
+                "level": { "enum": [1, 2, 3] },
+                "both": { "allOf": [{ "type": "object" }] },
+                "mixed": { "anyOf": [{ "type": "string" }, { "type": "integer" }] }
+            }
+        });
+        let refusals = apply(Profile::Gemini, &schema).unwrap_err();
+        let pointers: Vec<&str> = refusals.iter().map(|r| r.pointer.as_str()).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/properties/any",
+                "/properties/pair/prefixItems",
+                "/properties/level/enum",
+                "/properties/both/allOf",
+                "/properties/mixed/anyOf"
+            ]
+        );
+        assert!(apply(Profile::Gemini, &recursive()).is_err());
+    }
+
+    #[test]
+    fn draft07_renames_definitions_and_tuples() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "pair": { "type": "array", "prefixItems": [{ "type": "string" }, { "$ref": "#/$defs/N" }], "items": false },
+                "n": { "$ref": "#/$defs/N" }
+            },
+            "$defs": { "N": { "type": "number" } }
+        });
+        assert_eq!(
+            apply(Profile::Draft07, &schema).unwrap(),
+            json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {
+                    "pair": { "type": "array", "items": [{ "type": "string" }, { "$ref": "#/definitions/N" }], "additionalItems": false },
+                    "n": { "$ref": "#/definitions/N" }
+                },
+                "definitions": { "N": { "type": "number" } }
+            })
+        );
+        let refusals = apply(
+            Profile::Draft07,
+            &json!({ "type": "object", "unevaluatedProperties": false }),
+        )
+        .unwrap_err();
+        assert_eq!(refusals[0].pointer, "/unevaluatedProperties");
+    }
+
+    #[test]
+    fn hostile_depth_is_refused_not_overflowed() {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..200 {
+            schema = json!({ "type": "object", "properties": { "x": schema } });
+        }
+        for profile in [Profile::Inlined, Profile::Gemini, Profile::Draft07] {
+            let refusals = apply(profile, &schema).unwrap_err();
+            assert!(refusals[0].reason.contains("deeper than 64"), "{profile:?}");
+        }
+    }
+}

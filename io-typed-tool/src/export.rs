@@ -1,0 +1,257 @@
+//! One registry, every client: tool definitions for OpenAI (Chat Completions and Responses),
+//! Anthropic, Gemini and MCP, each with its schema in that client's profile
+//! ([`io_core::profiles`]) and a provider-safe name that maps back to the tool.
+//!
+//! Tool ids contain dots (`kb.search`), which OpenAI and Anthropic refuse in names. Names are
+//! mapped reversibly: `.` becomes `_` (ids never contain `_`), and when several majors of one id
+//! are registered, `@2` becomes `__2`. A name over the provider's limit (64 characters, the
+//! bound every provider accepts) is refused at export time, and
+//! [`ToolRegistry::tool_for_provider_name`] maps a name a model sends back to the tool.
+//!
+//! ```
+//! use io_typed_tool::{Export, ToolError, tool, tool_registry};
+//! # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+//! # struct Query { q: String }
+//! /// Searches the knowledge base.
+//! #[tool(id = "kb.search", idempotent)]
+//! async fn search(query: Query) -> Result<Query, ToolError> { Ok(query) }
+//!
+//! let registry = tool_registry![SearchTool].unwrap();
+//! let openai = registry.export(Export::OpenAiChat { strict: true }).unwrap();
+//! assert_eq!(openai[0]["function"]["name"], "kb_search");
+//! assert_eq!(openai[0]["function"]["parameters"]["additionalProperties"], false);
+//! let anthropic = registry.export(Export::Anthropic).unwrap();
+//! assert_eq!(anthropic[0]["input_schema"]["type"], "object");
+//! let mcp = registry.export(Export::Mcp).unwrap();
+//! assert_eq!(mcp[0]["name"], "kb.search");
+//! assert_eq!(mcp[0]["annotations"]["readOnlyHint"], true);
+//! assert_eq!(registry.tool_for_provider_name("kb_search").as_deref(), Some("kb.search"));
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use io_core::profiles::{Profile, Refusal};
+use serde_json::{Map, Value, json};
+
+use crate::registry::ToolRegistry;
+
+/// A client to export tool definitions for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Export {
+    /// Chat Completions `tools`: `{type: "function", function: {name, description, parameters,
+    /// strict}}`; with `strict`, parameters in OpenAI's strict profile.
+    OpenAiChat {
+        /// Ask for strict mode (structured outputs for arguments).
+        strict: bool,
+    },
+    /// Responses API `tools`: `{type: "function", name, description, parameters, strict}`.
+    OpenAiResponses {
+        /// Ask for strict mode.
+        strict: bool,
+    },
+    /// Messages API `tools`: `{name, description, input_schema}`.
+    Anthropic,
+    /// `FunctionDeclaration`s: `{name, description, parameters}` in the OpenAPI subset.
+    Gemini,
+    /// MCP `tools/list` entries: `{name, title, description, inputSchema, outputSchema,
+    /// annotations}`, with hints derived from the contract.
+    Mcp,
+}
+
+/// Why an export has no definition for some tools: each tool with its refusals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportError {
+    /// Each refused tool (by identity), with where and why.
+    pub problems: Vec<(String, Refusal)>,
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("some tools cannot be exported:")?;
+        for (tool, refusal) in &self.problems {
+            write!(f, "\n  - {tool}: {refusal}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ExportError {}
+
+/// The longest tool name every provider accepts (OpenAI 64, Anthropic 64 per its guide).
+pub const MAX_PROVIDER_NAME: usize = 64;
+
+impl ToolRegistry {
+    /// Every registered tool's definition for `target`, in identity order, or every problem.
+    pub fn export(&self, target: Export) -> Result<Vec<Value>, ExportError> {
+        let mut problems = Vec::new();
+        let mut definitions = Vec::new();
+        let mut names: BTreeMap<String, String> = BTreeMap::new();
+        for (identity, contract, inputs, outputs) in self.registered() {
+            let mut refuse = |pointer: &str, reason: String| {
+                problems.push((
+                    identity.to_owned(),
+                    Refusal {
+                        pointer: pointer.to_owned(),
+                        reason,
+                    },
+                ));
+            };
+            let name = match target {
+                Export::Mcp => self.mcp_name(identity),
+                _ => self.provider_name_of(identity),
+            };
+            if name.len() > MAX_PROVIDER_NAME {
+                refuse(
+                    "/name",
+                    format!(
+                        "the name `{name}` is {} characters, over the providers' limit of {MAX_PROVIDER_NAME}",
+                        name.len()
+                    ),
+                );
+                continue;
+            }
+            if let Some(other) = names.insert(name.clone(), identity.to_owned()) {
+                refuse("/name", format!("the name `{name}` is also `{other}`'s"));
+                continue;
+            }
+            let profile = match target {
+                Export::OpenAiChat { strict: true } | Export::OpenAiResponses { strict: true } => {
+                    Profile::OpenAiStrict
+                }
+                Export::OpenAiChat { .. } | Export::OpenAiResponses { .. } => Profile::Canonical,
+                Export::Anthropic => Profile::Anthropic,
+                Export::Gemini => Profile::Gemini,
+                Export::Mcp => Profile::Mcp,
+            };
+            let parameters = match inputs.profile(profile) {
+                Ok(schema) => schema.clone(),
+                Err(refusals) => {
+                    for refusal in refusals {
+                        refuse(
+                            &format!("/inputs{}", refusal.pointer),
+                            refusal.reason.clone(),
+                        );
+                    }
+                    continue;
+                }
+            };
+            let description = contract.description.clone();
+            definitions.push(match target {
+                Export::OpenAiChat { strict } => json!({
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": description,
+                        "parameters": parameters,
+                        "strict": strict,
+                    }
+                }),
+                Export::OpenAiResponses { strict } => json!({
+                    "type": "function",
+                    "name": name,
+                    "description": description,
+                    "parameters": parameters,
+                    "strict": strict,
+                }),
+                Export::Anthropic => json!({
+                    "name": name,
+                    "description": description,
+                    "input_schema": parameters,
+                }),
+                Export::Gemini => json!({
+                    "name": name,
+                    "description": description,
+                    "parameters": parameters,
+                }),
+                Export::Mcp => {
+                    let mut tool = Map::new();
+                    tool.insert("name".into(), json!(name));
+                    tool.insert("title".into(), json!(contract.name));
+                    tool.insert("description".into(), json!(description));
+                    tool.insert("inputSchema".into(), parameters);
+                    // `structuredContent` is an object, so only an object output has a schema.
+                    if let Ok(output) = outputs.profile(Profile::Mcp) {
+                        tool.insert("outputSchema".into(), output.clone());
+                    }
+                    tool.insert("annotations".into(), annotations(contract));
+                    Value::Object(tool)
+                }
+            });
+        }
+        if problems.is_empty() {
+            Ok(definitions)
+        } else {
+            Err(ExportError { problems })
+        }
+    }
+
+    /// The provider-safe name of a registered tool (`kb.search` -> `kb_search`; with several
+    /// majors of one id registered, `kb.search@2` -> `kb_search__2`). `None` for an id that
+    /// names no single tool.
+    pub fn provider_name(&self, tool_id: &str) -> Option<String> {
+        let identity = self
+            .registered()
+            .find(|(identity, contract, _, _)| {
+                *identity == tool_id
+                    || (contract.id == tool_id && self.majors_of(&contract.id) == 1)
+            })?
+            .0;
+        Some(self.provider_name_of(identity))
+    }
+
+    /// The tool a provider-safe name (or an MCP name) stands for, as `id@major` when several
+    /// majors are registered and as the id otherwise; `None` when no tool has that name.
+    pub fn tool_for_provider_name(&self, name: &str) -> Option<String> {
+        self.registered()
+            .map(|(identity, _, _, _)| identity)
+            .find(|identity| {
+                self.provider_name_of(identity) == name || self.mcp_name(identity) == name
+            })
+            .map(|identity| {
+                let (id, _) = identity.split_once('@').unwrap_or((identity, ""));
+                if self.majors_of(id) == 1 {
+                    id.to_owned()
+                } else {
+                    identity.to_owned()
+                }
+            })
+    }
+
+    fn majors_of(&self, id: &str) -> usize {
+        self.registered()
+            .filter(|(_, contract, _, _)| contract.id == id)
+            .count()
+    }
+
+    /// `id` or `id__major`, with dots kept (MCP names may hold dots).
+    fn mcp_name(&self, identity: &str) -> String {
+        let (id, major) = identity.split_once('@').unwrap_or((identity, ""));
+        if self.majors_of(id) > 1 && !major.is_empty() {
+            format!("{id}__{major}")
+        } else {
+            id.to_owned()
+        }
+    }
+
+    fn provider_name_of(&self, identity: &str) -> String {
+        self.mcp_name(identity).replace('.', "_")
+    }
+}
+
+/// MCP hints from the contract: read-only when nothing is mutated; destructive when something
+/// is (the contract cannot say that a mutation only adds); idempotent as declared; open-world
+/// when the tool reaches the network (a `network:` mutation or a `requires.network` host).
+fn annotations(contract: &crate::ToolContract) -> Value {
+    let read_only = contract.mutates.is_empty();
+    let open_world = !contract.requires.network.is_empty()
+        || contract.mutates.iter().any(|m| m.starts_with("network:"));
+    json!({
+        "title": contract.name,
+        "readOnlyHint": read_only,
+        "destructiveHint": !read_only,
+        "idempotentHint": contract.idempotent,
+        "openWorldHint": open_world,
+    })
+}

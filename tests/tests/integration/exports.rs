@@ -1,0 +1,411 @@
+//! One registry, every client: each export of the example tools and of a matrix of types
+//! validates against the provider's published definition (copies under `tests/schemas/`, see
+//! their SOURCES.md), and each profile's refusals are named.
+
+use std::collections::BTreeMap;
+
+use agent_io_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
+use io_core::profiles::Profile;
+use io_core::{AgentInput, BoundarySchema, Direction};
+use io_typed_tool::{Export, ToolError, ToolRegistry, tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+fn published(file: &str) -> BoundarySchema {
+    let path = format!("{}/schemas/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let compiled = BoundarySchema::from_value("published", Direction::Input, schema);
+    assert!(
+        compiled.compile_error().is_none(),
+        "{file}: {:?}",
+        compiled.compile_error()
+    );
+    compiled
+}
+
+fn mcp_tool_schema() -> BoundarySchema {
+    let path = format!("{}/schemas/mcp/schema.json", env!("CARGO_MANIFEST_DIR"));
+    let mcp: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let compiled = BoundarySchema::from_value_with_resources(
+        "mcp Tool",
+        Direction::Input,
+        json!({ "$ref": "https://mcp.invalid/schema.json#/$defs/Tool" }),
+        vec![("https://mcp.invalid/schema.json".into(), mcp)],
+    );
+    assert!(
+        compiled.compile_error().is_none(),
+        "{:?}",
+        compiled.compile_error()
+    );
+    compiled
+}
+
+fn check_all(registry: &ToolRegistry) {
+    let targets = [
+        (
+            Export::OpenAiChat { strict: false },
+            published("providers/openai-chat-tool.schema.json"),
+        ),
+        (
+            Export::OpenAiChat { strict: true },
+            published("providers/openai-chat-tool.schema.json"),
+        ),
+        (
+            Export::OpenAiResponses { strict: false },
+            published("providers/openai-responses-function-tool.schema.json"),
+        ),
+        (
+            Export::OpenAiResponses { strict: true },
+            published("providers/openai-responses-function-tool.schema.json"),
+        ),
+        (
+            Export::Anthropic,
+            published("providers/anthropic-tool.schema.json"),
+        ),
+        (
+            Export::Gemini,
+            published("providers/gemini-function-declaration.schema.json"),
+        ),
+        (Export::Mcp, mcp_tool_schema()),
+    ];
+    for (target, schema) in targets {
+        let definitions = registry
+            .export(target)
+            .unwrap_or_else(|e| panic!("{target:?}: {e}"));
+        assert_eq!(
+            definitions.len(),
+            registry.contracts().count(),
+            "{target:?}"
+        );
+        for definition in definitions {
+            if let Err(err) = schema.validate(&definition) {
+                panic!("{target:?}: {err}\n{definition:#}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_example_tools_export_to_every_client_and_validate() {
+    let registry =
+        io_typed_tool::tool_registry![KbSearch, AppendNoteTool, RenderReportTool].unwrap();
+    check_all(&registry);
+    let mcp = registry.export(Export::Mcp).unwrap();
+    let by_name: BTreeMap<&str, &Value> = mcp
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t))
+        .collect();
+    assert_eq!(
+        by_name["kb.search"]["annotations"],
+        json!({ "title": "Knowledge base search", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
+    );
+    assert_eq!(
+        by_name["notes.append"]["annotations"]["readOnlyHint"],
+        false
+    );
+    assert_eq!(
+        by_name["notes.append"]["annotations"]["destructiveHint"],
+        true
+    );
+    assert_eq!(by_name["notes.append"]["outputSchema"]["type"], "object");
+}
+
+// --- A matrix of types ---------------------------------------------------------------------
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Address {
+    street: String,
+    #[schemars(length(min = 2, max = 2))]
+    country: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+enum External {
+    Label { text: String },
+    Point { x: f64, y: f64 },
+}
+
+/// A unit variant beside a struct variant: a string or an object.
+#[derive(Serialize, Deserialize, JsonSchema)]
+enum Mixed {
+    Unit,
+    Point { x: f64, y: f64 },
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Internal {
+    Circle { radius: f64 },
+    Square { side: f64 },
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "t", content = "c")]
+enum Adjacent {
+    Text(String),
+    Count(u32),
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Untagged {
+    Name { name: String },
+    Id { id: u64 },
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Matrix {
+    address: Address,
+    note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    maybe: Option<Address>,
+    external: External,
+    internal: Internal,
+    adjacent: Adjacent,
+    untagged: Untagged,
+    #[schemars(range(min = 1, max = 10))]
+    level: u8,
+    #[schemars(regex(pattern = r"^[a-z]+$"))]
+    slug: String,
+    tags: Vec<String>,
+}
+
+/// Takes every shape.
+#[tool(id = "matrix.take")]
+async fn take(input: Matrix) -> Result<Matrix, ToolError> {
+    Ok(input)
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Tree {
+    label: String,
+    children: Vec<Tree>,
+}
+
+/// Walks a tree.
+#[tool(id = "tree.walk")]
+async fn walk(input: Tree) -> Result<Tree, ToolError> {
+    Ok(input)
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Loose {
+    extra: Value,
+    scores: BTreeMap<String, f64>,
+}
+
+/// Takes anything.
+#[tool(id = "loose.take")]
+async fn loose(input: Loose) -> Result<Loose, ToolError> {
+    Ok(input)
+}
+
+#[test]
+fn a_matrix_of_types_exports_to_every_client_and_validates() {
+    let registry = io_typed_tool::tool_registry![TakeTool].unwrap();
+    check_all(&registry);
+    let gemini = registry.export(Export::Gemini).unwrap();
+    let parameters = &gemini[0]["parameters"];
+    assert_eq!(
+        parameters["properties"]["note"],
+        json!({ "type": "STRING", "nullable": true })
+    );
+    assert_eq!(parameters["properties"]["level"]["minimum"], 1);
+    assert!(
+        parameters["properties"]["level"].get("format").is_none(),
+        "Rust formats are dropped"
+    );
+}
+
+#[test]
+fn a_recursive_type_is_refused_where_it_must_be_inlined_and_kept_elsewhere() {
+    let registry = io_typed_tool::tool_registry![WalkTool].unwrap();
+    let err = registry.export(Export::Gemini).unwrap_err();
+    assert_eq!(err.problems[0].0, "tree.walk@1");
+    assert_eq!(
+        err.problems[0].1.pointer,
+        "/inputs/properties/children/items/properties/children/items"
+    );
+    assert!(err.to_string().contains("recursive type"), "{err}");
+    // OpenAI strict, Anthropic and MCP keep the `$ref`.
+    for target in [
+        Export::OpenAiChat { strict: true },
+        Export::Anthropic,
+        Export::Mcp,
+    ] {
+        let exported = registry.export(target).unwrap();
+        assert!(exported[0].to_string().contains("$ref"), "{target:?}");
+    }
+    assert!(Tree::input_boundary().profile(Profile::Inlined).is_err());
+}
+
+#[test]
+fn profiles_refuse_by_name_what_their_client_cannot_express() {
+    let registry = io_typed_tool::tool_registry![LooseTool].unwrap();
+    // Gemini cannot say "any value".
+    let err = registry.export(Export::Gemini).unwrap_err();
+    assert_eq!(err.problems[0].1.pointer, "/inputs/properties/extra");
+    assert!(err.problems[0].1.reason.contains("needs a `type`"), "{err}");
+    // OpenAI strict cannot say a map or an arbitrary value.
+    let err = registry
+        .export(Export::OpenAiChat { strict: true })
+        .unwrap_err();
+    assert!(
+        err.problems[0].1.pointer.starts_with("/inputs/properties/"),
+        "{err}"
+    );
+    // Non-strict OpenAI, Anthropic and MCP take it as it is.
+    for target in [
+        Export::OpenAiChat { strict: false },
+        Export::Anthropic,
+        Export::Mcp,
+    ] {
+        assert!(registry.export(target).is_ok(), "{target:?}");
+    }
+}
+
+#[test]
+fn provider_names_map_back_to_tools_and_majors_stay_apart() {
+    use io_typed_tool::{ToolContract, ToolPlugin};
+    struct Versioned(&'static str);
+    impl ToolPlugin for Versioned {
+        fn tool_contract(&self) -> ToolContract {
+            ToolContract::new(
+                "kb.search",
+                self.0,
+                "Searches.",
+                json!({ "type": "object" }),
+                json!({ "type": "object" }),
+            )
+        }
+        fn execute<'a>(
+            &'a self,
+            input: Value,
+            _: &'a io_typed_tool::ToolContext,
+        ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(async move { Ok(input) })
+        }
+    }
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_plugin(std::sync::Arc::new(Versioned("1.2.0")))
+        .unwrap();
+    assert_eq!(
+        registry.provider_name("kb.search").as_deref(),
+        Some("kb_search")
+    );
+    assert_eq!(
+        registry.tool_for_provider_name("kb_search").as_deref(),
+        Some("kb.search")
+    );
+    registry
+        .register_plugin(std::sync::Arc::new(Versioned("2.0.0")))
+        .unwrap();
+    let names: Vec<String> = registry
+        .export(Export::Anthropic)
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["kb_search__1", "kb_search__2"]);
+    assert_eq!(
+        registry.tool_for_provider_name("kb_search__2").as_deref(),
+        Some("kb.search@2")
+    );
+    assert_eq!(
+        registry.tool_for_provider_name("kb.search__1").as_deref(),
+        Some("kb.search@1")
+    );
+    assert_eq!(registry.tool_for_provider_name("kb_search"), None);
+    assert_eq!(
+        registry.provider_name("kb.search"),
+        None,
+        "ambiguous: two majors"
+    );
+}
+
+#[test]
+fn names_over_the_providers_limit_are_refused_at_export() {
+    use io_typed_tool::{ToolContract, ToolPlugin};
+    struct Long;
+    impl ToolPlugin for Long {
+        fn tool_contract(&self) -> ToolContract {
+            ToolContract::new(
+                "a.".repeat(34).trim_end_matches('.').to_owned(),
+                "1.0.0",
+                "Long.",
+                json!({ "type": "object" }),
+                json!({ "type": "object" }),
+            )
+        }
+        fn execute<'a>(
+            &'a self,
+            input: Value,
+            _: &'a io_typed_tool::ToolContext,
+        ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(async move { Ok(input) })
+        }
+    }
+    let mut registry = ToolRegistry::new();
+    registry.register_plugin(std::sync::Arc::new(Long)).unwrap();
+    let err = registry
+        .export(Export::OpenAiChat { strict: false })
+        .unwrap_err();
+    assert_eq!(err.problems[0].1.pointer, "/name");
+    assert!(
+        err.problems[0]
+            .1
+            .reason
+            .contains("over the providers' limit of 64"),
+        "{err}"
+    );
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum NameOrId {
+    Name(String),
+    Id(u64),
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Lookup {
+    key: NameOrId,
+    shape: Mixed,
+}
+
+/// Looks a record up.
+#[tool(id = "records.lookup")]
+async fn lookup(input: Lookup) -> Result<Lookup, ToolError> {
+    Ok(input)
+}
+
+#[test]
+fn gemini_refuses_a_union_of_different_types() {
+    let registry = io_typed_tool::tool_registry![LookupTool].unwrap();
+    let err = registry.export(Export::Gemini).unwrap_err();
+    let pointers: Vec<&str> = err
+        .problems
+        .iter()
+        .map(|(_, r)| r.pointer.as_str())
+        .collect();
+    assert_eq!(
+        pointers,
+        [
+            "/inputs/properties/key/anyOf",
+            "/inputs/properties/shape/anyOf"
+        ]
+    );
+    assert!(err.problems[0].1.reason.contains("one `type`"), "{err}");
+    // Every other client takes it.
+    for target in [
+        Export::OpenAiChat { strict: true },
+        Export::OpenAiResponses { strict: false },
+        Export::Anthropic,
+        Export::Mcp,
+    ] {
+        assert!(registry.export(target).is_ok(), "{target:?}");
+    }
+}
