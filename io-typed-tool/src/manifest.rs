@@ -167,6 +167,16 @@ impl ToolManifest {
                 format!("the frontmatter is not valid YAML: {err}"),
             )
         })?;
+        if io_core::limits::check_depth(&frontmatter, crate::manifest_limits::MAX_DEPTH).is_err() {
+            return Err(one(
+                "",
+                None,
+                format!(
+                    "the frontmatter nests deeper than {} levels",
+                    crate::manifest_limits::MAX_DEPTH
+                ),
+            ));
+        }
         let Some(fields) = frontmatter.as_object_mut() else {
             return Err(one(
                 "",

@@ -13,7 +13,8 @@ pub const MAX_DEPTH: usize = 32;
 pub const MAX_EXPANDED_WEIGHT: usize = 4 * 1024 * 1024;
 
 /// Checks `yaml` against the limits: `Err((line in the YAML, 1-based; message))` for the first
-/// one crossed. Syntax errors are left to the real parser, which reports them better.
+/// one crossed, or for YAML this event parser refuses (so the real parser never reads a
+/// document whose limits were not measured).
 pub(crate) fn check(yaml: &str) -> Result<(), (Option<usize>, String)> {
     if yaml.len() > MAX_FRONTMATTER_BYTES {
         return Err((
@@ -39,7 +40,14 @@ pub(crate) fn check(yaml: &str) -> Result<(), (Option<usize>, String)> {
                     format!("the frontmatter nests deeper than {MAX_DEPTH} levels"),
                 ));
             }
-            Err(_) => return Ok(()),
+            // What this parser refuses is refused: the parser that reads it for real must never
+            // see a document the limits were not checked on.
+            Err(err) => {
+                return Err((
+                    Some(err.marker().line()),
+                    format!("the frontmatter is not valid YAML: {}", err.info()),
+                ));
+            }
         };
         let line = Some(span.start.line());
         let (anchor, weight) = match event {

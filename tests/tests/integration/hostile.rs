@@ -513,3 +513,18 @@ fn workflow_aliases_of_mappings_load_and_bombs_do_not() {
         errors[0]
     );
 }
+
+/// Found by the fuzzer: YAML that one parser refuses (a flow collection continued on a line
+/// indented less than its parent) used to skip the limits and reach the other parser, which
+/// accepted 40 levels of nesting that no longer parsed after rendering. Such YAML is refused.
+#[test]
+fn yaml_the_limit_checker_cannot_read_is_refused() {
+    let text = format!(
+        "---\n{FRONTMATTER}metadata: {{x: {}\n1{}}}\n---\n",
+        "[".repeat(40),
+        "]".repeat(40)
+    );
+    let err = ToolManifest::parse(&text).unwrap_err();
+    assert!(err.problems[0].message.contains("not valid YAML"), "{err}");
+    assert_eq!(err.problems[0].line, Some(11));
+}
