@@ -113,6 +113,20 @@ impl BoundarySchema {
                     .into_generator()
                     .into_root_schema_for::<T>()
                     .to_value();
+                // It must also accept what the type itself writes: a property its own output
+                // may leave out (`skip_serializing_if`) cannot be required, and strict mode
+                // requires every property.
+                let written = SchemaSettings::draft2020_12()
+                    .for_serialize()
+                    .into_generator()
+                    .into_root_schema_for::<T>()
+                    .to_value();
+                if let Some(pointer) = strict::omittable_properties(&written).into_iter().next() {
+                    return Err(StrictModeError {
+                        schema_pointer: pointer,
+                        reason: "the type's own output may leave this property out (`skip_serializing_if`?), and strict mode requires every property".into(),
+                    });
+                }
                 strict::structured_output_format(name, accepted)
             }),
         )

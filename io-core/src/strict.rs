@@ -102,6 +102,8 @@ pub(crate) fn structured_output_format(
             reason: "the root must be an object with named properties".into(),
         });
     }
+    let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
+    merge_refs_with_properties(&mut schema, &defs, &mut String::new(), 0)?;
     rewrite(&mut schema, &mut String::new())?;
     let mut format = Map::new();
     format.insert("name".into(), json!(name));
@@ -111,6 +113,134 @@ pub(crate) fn structured_output_format(
     format.insert("strict".into(), json!(true));
     format.insert("schema".into(), schema);
     Ok(json!({ "type": "json_schema", "json_schema": format }))
+}
+
+/// Every object property a serialized value may leave out, as pointers into `schema` (the
+/// serialize contract): a field with `skip_serializing_if`, say. Strict mode requires every
+/// property, so a type whose own output omits one has no strict form that accepts its output.
+pub(crate) fn omittable_properties(schema: &Value) -> Vec<String> {
+    fn walk(node: &Value, at: &mut String, out: &mut Vec<String>, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        let Some(object) = node.as_object() else {
+            if let Value::Array(items) = node {
+                for (i, item) in items.iter().enumerate() {
+                    let mark = at.len();
+                    at.push_str(&format!("/{i}"));
+                    walk(item, at, out, depth + 1);
+                    at.truncate(mark);
+                }
+            }
+            return;
+        };
+        if let Some(Value::Object(properties)) = object.get("properties") {
+            let required: Vec<&str> = object
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            for name in properties.keys() {
+                if !required.contains(&name.as_str()) {
+                    out.push(format!(
+                        "{at}/properties/{}",
+                        crate::schema::escape_pointer_token(name)
+                    ));
+                }
+            }
+        }
+        for (key, child) in object {
+            if matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                continue;
+            }
+            let mark = at.len();
+            at.push('/');
+            at.push_str(&crate::schema::escape_pointer_token(key));
+            walk(child, at, out, depth + 1);
+            at.truncate(mark);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut String::new(), &mut out, 0);
+    out
+}
+
+/// A `$ref` beside `properties` (schemars writes an internally tagged enum's newtype variant
+/// so: the tag in `properties`, the fields behind the `$ref`). Closing that object as it stands
+/// would refuse every field of the variant, so the referenced properties are merged in first.
+fn merge_refs_with_properties(
+    node: &mut Value,
+    defs: &Value,
+    at: &mut String,
+    depth: usize,
+) -> Result<(), StrictModeError> {
+    if depth > 64 {
+        return Err(refuse(at, "the schema nests deeper than 64 levels"));
+    }
+    match node {
+        Value::Object(object) => {
+            if object.contains_key("properties")
+                && let Some(reference) = object.get("$ref").and_then(Value::as_str)
+            {
+                let target = reference
+                    .strip_prefix("#/$defs/")
+                    .and_then(|name| defs.get(name))
+                    .ok_or_else(|| {
+                        refuse(at, format!("`{reference}` is not a local definition"))
+                    })?;
+                let (Some(Value::Object(extra)), Some(Value::Object(own))) =
+                    (target.get("properties"), object.get_mut("properties"))
+                else {
+                    return Err(refuse(
+                        at,
+                        "a `$ref` beside `properties` must name an object with properties (a newtype variant of an internally tagged enum must hold a struct)",
+                    ));
+                };
+                for (name, schema) in extra {
+                    own.entry(name.clone()).or_insert_with(|| schema.clone());
+                }
+                let mut required: Vec<Value> = object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for name in target
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if !required.contains(name) {
+                        required.push(name.clone());
+                    }
+                }
+                object.insert("required".into(), Value::Array(required));
+                object.remove("$ref");
+            }
+            for (key, child) in object.iter_mut() {
+                if matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                    continue;
+                }
+                let mark = at.len();
+                at.push('/');
+                at.push_str(&crate::schema::escape_pointer_token(key));
+                merge_refs_with_properties(child, defs, at, depth + 1)?;
+                at.truncate(mark);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                let mark = at.len();
+                at.push_str(&format!("/{i}"));
+                merge_refs_with_properties(item, defs, at, depth + 1)?;
+                at.truncate(mark);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn refuse(at: &str, reason: impl Into<String>) -> StrictModeError {
@@ -140,6 +270,12 @@ fn rewrite(schema: &mut Value, at: &mut String) -> Result<(), StrictModeError> {
         .is_some_and(|f| !SUPPORTED_FORMATS.contains(&f))
     {
         node.remove("format");
+    }
+    if node.contains_key("prefixItems") {
+        return Err(refuse(
+            at,
+            "a tuple (`prefixItems`) is not supported; use a struct with named fields",
+        ));
     }
     if node.contains_key("allOf") {
         return Err(refuse(

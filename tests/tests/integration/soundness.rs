@@ -427,3 +427,115 @@ fn a_nested_map_in_a_strict_type_is_reported_not_emitted() {
     // The ordinary schema still works for validation.
     assert!(Inventory::validate_output(&json!({ "warehouse": { "stock": { "a": 1 } } })).is_ok());
 }
+
+// --- Strict mode over more of the serde matrix (provider exports, issue 9) --------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+struct Circle {
+    radius: f64,
+}
+
+/// An internally tagged enum with a newtype variant: schemars writes the variant as a `$ref`
+/// beside `properties`, which strict mode used to close so that it refused every field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Figure {
+    Circle(Circle),
+    Square { side: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[agent(strict)]
+struct Drawing {
+    title: String,
+    figures: Vec<Figure>,
+    main: Figure,
+    note: Option<String>,
+}
+
+fn figure() -> impl Strategy<Value = Figure> {
+    prop_oneof![
+        finite().prop_map(|radius| Figure::Circle(Circle { radius })),
+        finite().prop_map(|side| Figure::Square { side }),
+    ]
+}
+
+fn drawing() -> impl Strategy<Value = Drawing> {
+    (
+        ".{0,10}",
+        vec(figure(), 0..4),
+        figure(),
+        option::of(".{0,5}"),
+    )
+        .prop_map(|(title, figures, main, note)| Drawing {
+            title,
+            figures,
+            main,
+            note,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// What the type writes, its strict format accepts; and what the strict format accepts
+    /// decodes back into the type.
+    #[test]
+    fn a_strict_format_accepts_everything_its_type_writes(value in drawing()) {
+        assert_output_sound(&value);
+        assert_strict_sound(&value);
+        let json = serde_json::to_value(&value).unwrap();
+        let back: Drawing = serde_json::from_value(json).unwrap();
+        prop_assert_eq!(back, value);
+    }
+}
+
+#[test]
+fn a_newtype_variant_of_an_internally_tagged_enum_keeps_its_fields_in_strict_mode() {
+    let format = Drawing::structured_output_format().unwrap();
+    let schema = &format["json_schema"]["schema"];
+    let circle = serde_json::to_value(Figure::Circle(Circle { radius: 1.5 })).unwrap();
+    assert_eq!(circle, json!({ "type": "circle", "radius": 1.5 }));
+    let validator = jsonschema_validator(schema);
+    assert!(validator(
+        &json!({ "title": "t", "figures": [circle.clone()], "main": circle, "note": null })
+    ));
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[agent(strict)]
+struct Span {
+    range: (u32, u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+struct Footnote {
+    text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[agent(strict)]
+struct Annotated {
+    body: String,
+    footnote: Footnote,
+}
+
+#[test]
+fn strict_mode_refuses_tuples_and_properties_the_type_may_omit() {
+    let err = Span::output_boundary()
+        .strict_format()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.schema_pointer, "/properties/range");
+    assert!(err.reason.contains("tuple"), "{err}");
+    assert!(Span::structured_output_format().is_none());
+
+    let err = Annotated::output_boundary()
+        .strict_format()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.schema_pointer, "/$defs/Footnote/properties/url");
+    assert!(err.reason.contains("skip_serializing_if"), "{err}");
+}
