@@ -6,6 +6,7 @@ mod file_hardening;
 mod files;
 mod hostile;
 mod hygiene;
+mod pinned;
 mod soundness;
 mod tools;
 mod workflow;
