@@ -58,17 +58,7 @@ fn entries<'a>(
     for (key, value) in node.entries().unwrap_or_default() {
         let name = key_text(key);
         if let Some((_, first, _)) = seen.iter().find(|(k, _, _)| *k == name) {
-            problems.push(ValidationError::DuplicateKeyError {
-                location: location.to_owned(),
-                key: name.clone(),
-                suggestion: format!(
-                    "`{name}` is first written at line {}; keep one",
-                    first.at.line
-                ),
-                message: format!("`{name}` is written twice in {location}"),
-                line: key.at.line,
-                column: key.at.column,
-            });
+            problems.push(duplicate(location, &name, first.at, key.at));
             continue;
         }
         if let Some(allowed) = allowed
@@ -102,6 +92,17 @@ fn entries<'a>(
         seen.push((name, key, value));
     }
     seen
+}
+
+fn duplicate(location: &str, key: &str, first: Position, again: Position) -> ValidationError {
+    ValidationError::DuplicateKeyError {
+        location: location.to_owned(),
+        key: key.to_owned(),
+        suggestion: format!("`{key}` is first written at line {}; keep one", first.line),
+        message: format!("`{key}` is written twice in {location}"),
+        line: again.line,
+        column: again.column,
+    }
 }
 
 fn missing(location: &str, key: &str, at: Position, suggestion: &str) -> ValidationError {

@@ -497,15 +497,8 @@ fn open_scratch_output(
         Ok(meta) if !meta.is_file() => return Err(NOT_REGULAR.into()),
         Ok(_) => {}
     }
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    cap_std::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        rustix::fs::OFlags::NONBLOCK.bits() as i32,
-    );
     let file = scratch
-        .open_with(key, &options)
+        .open_with(key, &crate::files::path::read_options())
         .map_err(|_| NOT_REGULAR.to_owned())?
         .into_std();
     let meta = file.metadata().map_err(|err| err.to_string())?;

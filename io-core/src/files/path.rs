@@ -358,15 +358,7 @@ impl Workspace {
     /// a file with several hard links (unless allowed), and a file over the host limit.
     pub fn open_input(&self, relative: &str) -> Result<Option<OpenedInput>, PathError> {
         check_relative(relative)?;
-        let mut options = cap_std::fs::OpenOptions::new();
-        options.read(true);
-        // A FIFO would block the open until a writer comes; refuse it without waiting.
-        #[cfg(unix)]
-        cap_std::fs::OpenOptionsExt::custom_flags(
-            &mut options,
-            rustix::fs::OFlags::NONBLOCK.bits() as i32,
-        );
-        let file = match self.dir.open_with(relative, &options) {
+        let file = match self.dir.open_with(relative, &read_options()) {
             Ok(file) => file.into_std(),
             Err(err) => return self.open_error(relative, err),
         };
@@ -484,6 +476,19 @@ impl Workspace {
             _ => WriteError::Io(err),
         }
     }
+}
+
+/// Options for reading a file that may turn out not to be a regular one: non-blocking, so a
+/// FIFO cannot stall the open until a writer comes (it is refused after `fstat`).
+pub(crate) fn read_options() -> cap_std::fs::OpenOptions {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NONBLOCK.bits() as i32,
+    );
+    options
 }
 
 /// Why [`Workspace::write_file`] wrote nothing.

@@ -266,31 +266,45 @@ fn profiles_refuse_by_name_what_their_client_cannot_express() {
     }
 }
 
+/// A JSON tool with an id and a version, nothing more.
+struct Plain {
+    id: String,
+    version: String,
+}
+
+impl Plain {
+    fn new(id: &str, version: &str) -> std::sync::Arc<Plain> {
+        std::sync::Arc::new(Plain {
+            id: id.to_owned(),
+            version: version.to_owned(),
+        })
+    }
+}
+
+impl io_typed_tool::ToolPlugin for Plain {
+    fn tool_contract(&self) -> io_typed_tool::ToolContract {
+        io_typed_tool::ToolContract::new(
+            &self.id,
+            &self.version,
+            "Plain.",
+            json!({ "type": "object" }),
+            json!({ "type": "object" }),
+        )
+    }
+    fn execute<'a>(
+        &'a self,
+        input: Value,
+        _: &'a io_typed_tool::ToolContext,
+    ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move { Ok(input) })
+    }
+}
+
 #[test]
 fn provider_names_map_back_to_tools_and_majors_stay_apart() {
-    use io_typed_tool::{ToolContract, ToolPlugin};
-    struct Versioned(&'static str);
-    impl ToolPlugin for Versioned {
-        fn tool_contract(&self) -> ToolContract {
-            ToolContract::new(
-                "kb.search",
-                self.0,
-                "Searches.",
-                json!({ "type": "object" }),
-                json!({ "type": "object" }),
-            )
-        }
-        fn execute<'a>(
-            &'a self,
-            input: Value,
-            _: &'a io_typed_tool::ToolContext,
-        ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
-            Box::pin(async move { Ok(input) })
-        }
-    }
     let mut registry = ToolRegistry::new();
     registry
-        .register_plugin(std::sync::Arc::new(Versioned("1.2.0")))
+        .register_plugin(Plain::new("kb.search", "1.2.0"))
         .unwrap();
     assert_eq!(
         registry.provider_name("kb.search").as_deref(),
@@ -301,7 +315,7 @@ fn provider_names_map_back_to_tools_and_majors_stay_apart() {
         Some("kb.search")
     );
     registry
-        .register_plugin(std::sync::Arc::new(Versioned("2.0.0")))
+        .register_plugin(Plain::new("kb.search", "2.0.0"))
         .unwrap();
     let names: Vec<String> = registry
         .export(Export::Anthropic)
@@ -328,28 +342,11 @@ fn provider_names_map_back_to_tools_and_majors_stay_apart() {
 
 #[test]
 fn names_over_the_providers_limit_are_refused_at_export() {
-    use io_typed_tool::{ToolContract, ToolPlugin};
-    struct Long;
-    impl ToolPlugin for Long {
-        fn tool_contract(&self) -> ToolContract {
-            ToolContract::new(
-                "a.".repeat(34).trim_end_matches('.').to_owned(),
-                "1.0.0",
-                "Long.",
-                json!({ "type": "object" }),
-                json!({ "type": "object" }),
-            )
-        }
-        fn execute<'a>(
-            &'a self,
-            input: Value,
-            _: &'a io_typed_tool::ToolContext,
-        ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
-            Box::pin(async move { Ok(input) })
-        }
-    }
     let mut registry = ToolRegistry::new();
-    registry.register_plugin(std::sync::Arc::new(Long)).unwrap();
+    let long_id = "a.".repeat(34).trim_end_matches('.').to_owned();
+    registry
+        .register_plugin(Plain::new(&long_id, "1.0.0"))
+        .unwrap();
     let err = registry
         .export(Export::OpenAiChat { strict: false })
         .unwrap_err();

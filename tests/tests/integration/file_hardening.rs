@@ -5,61 +5,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::files::Sandbox;
 use io_core::files::{
     FS_ROOT_FIELD, FileEntry, FileHost, FileRunRecord, IoDefinition, IoHandle, PathError, RunVars,
-    Workspace, define_io, run_with_files,
+    define_io, run_with_files,
 };
 use io_core::{AgentError, ErrorCode};
 use pollster::block_on;
 use serde_json::{Value, json};
-
-struct Sandbox {
-    base: PathBuf,
-    workspace: Workspace,
-}
-
-impl Sandbox {
-    fn new(name: &str) -> Self {
-        let base =
-            std::env::temp_dir().join(format!("agent-io-hardening-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(base.join("workspace")).unwrap();
-        std::fs::create_dir_all(base.join("outside")).unwrap();
-        let workspace = Workspace::open(base.join("workspace")).unwrap();
-        Sandbox { base, workspace }
-    }
-
-    fn ws(&self, relative: &str) -> PathBuf {
-        self.workspace.root().join(relative)
-    }
-
-    fn outside(&self) -> PathBuf {
-        std::fs::canonicalize(self.base.join("outside")).unwrap()
-    }
-
-    fn outside_files(&self) -> Vec<PathBuf> {
-        let mut found = Vec::new();
-        let mut stack = vec![self.outside()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    found.push(path);
-                }
-            }
-        }
-        found.sort();
-        found
-    }
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.base);
-    }
-}
 
 fn handle(definition: IoDefinition) -> IoHandle {
     define_io(definition).unwrap()
@@ -131,6 +84,7 @@ fn swapper(
 fn an_output_sync_racing_a_symlink_swap_never_writes_outside() {
     let sandbox = Sandbox::new("sync-race");
     std::fs::create_dir_all(sandbox.ws("reports")).unwrap();
+    let before = sandbox.outside_snapshot();
     let io =
         handle(IoDefinition::default().output_file("out", FileEntry::new("reports/<runId>.txt")));
     let stop = Arc::new(AtomicBool::new(false));
@@ -150,8 +104,8 @@ fn an_output_sync_racing_a_symlink_swap_never_writes_outside() {
     let swaps = swaps.join().unwrap();
     assert!(swaps >= 100, "the swapper made only {swaps} swaps");
     assert_eq!(
-        sandbox.outside_files(),
-        Vec::<PathBuf>::new(),
+        sandbox.outside_snapshot(),
+        before,
         "outputs escaped the workspace ({swaps} swaps, {} synced)",
         synced.load(Ordering::Relaxed)
     );
@@ -204,6 +158,7 @@ fn an_input_staging_racing_a_symlink_swap_never_reads_outside() {
 #[test]
 fn a_folder_that_appears_concurrently_is_used_and_a_planted_link_is_refused() {
     let sandbox = Sandbox::new("concurrent-create");
+    let before = sandbox.outside_snapshot();
     let workspace = &sandbox.workspace;
     std::thread::scope(|scope| {
         for t in 0..8 {
@@ -229,7 +184,7 @@ fn a_folder_that_appears_concurrently_is_used_and_a_planted_link_is_refused() {
         .write_file("planted/x.txt", &mut "x".as_bytes())
         .unwrap_err();
     assert!(err.to_string().contains("outside the workspace"), "{err}");
-    assert!(sandbox.outside_files().is_empty());
+    assert_eq!(sandbox.outside_snapshot(), before);
 }
 
 /// A workspace file hard-linked to a file outside is refused as an input, unless the host opts

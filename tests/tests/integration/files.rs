@@ -12,14 +12,15 @@ use io_core::{AgentError, ErrorCode};
 use pollster::block_on;
 use serde_json::{Value, json};
 
-/// A workspace and, beside it, a directory that must never change.
-struct Sandbox {
-    base: PathBuf,
-    workspace: Workspace,
+/// A workspace and, beside it, a directory that must never change (shared with
+/// `file_hardening.rs`).
+pub(super) struct Sandbox {
+    pub(super) base: PathBuf,
+    pub(super) workspace: Workspace,
 }
 
 impl Sandbox {
-    fn new(name: &str) -> Self {
+    pub(super) fn new(name: &str) -> Self {
         let base =
             std::env::temp_dir().join(format!("agent-io-files-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
@@ -30,22 +31,22 @@ impl Sandbox {
         Sandbox { base, workspace }
     }
 
-    fn ws(&self, relative: &str) -> PathBuf {
+    pub(super) fn ws(&self, relative: &str) -> PathBuf {
         self.workspace.root().join(relative)
     }
 
-    fn outside(&self) -> PathBuf {
+    pub(super) fn outside(&self) -> PathBuf {
         std::fs::canonicalize(self.base.join("outside")).unwrap()
     }
 
-    fn write(&self, relative: &str, content: &str) {
+    pub(super) fn write(&self, relative: &str, content: &str) {
         let path = self.ws(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, content).unwrap();
     }
 
     /// Every file under `outside/`, with its content: must not change in any test.
-    fn outside_snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+    pub(super) fn outside_snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut files = BTreeMap::new();
         let mut stack = vec![self.outside()];
         while let Some(dir) = stack.pop() {
