@@ -578,9 +578,11 @@ impl ToolRegistry {
         };
         // AIP-16 file contract: stage, inject `_workflowFsRoot`, validate, run, sync, clean up.
         let Some(workspace) = &self.workspace else {
-            return Err(AgentError::internal("the tool host is misconfigured").with_operator_detail(format!(
-                "tool `{tool_id}` declares files, but the registry has no workspace (ToolRegistry::with_workspace)"
-            )));
+            // A host configuration error: said in the message, which the host reads first.
+            let reason = format!(
+                "the tool host is misconfigured: tool `{tool_id}` declares files, but the registry has no workspace (ToolRegistry::with_workspace)"
+            );
+            return Err(AgentError::internal(reason.clone()).with_operator_detail(reason));
         };
         let host = FileHost {
             workspace,
@@ -731,9 +733,9 @@ async fn sleep(duration: Duration) -> Result<(), ToolError> {
 }
 
 fn no_runtime() -> ToolError {
-    AgentError::internal("the tool host is misconfigured").with_operator_detail(
-        "ToolRegistry::call needs a Tokio runtime with time enabled for timeouts and retries",
-    )
+    // A host configuration error, not a tool failure: the reason is in the message itself.
+    let reason = "the tool host is misconfigured: ToolRegistry::call needs a Tokio runtime with time enabled (for timeouts and retries), and it was called outside one";
+    AgentError::internal(reason).with_operator_detail(reason)
 }
 
 impl ToolRegistry {

@@ -153,6 +153,18 @@ pub struct Executor {
     max_completion_attempts: u32,
 }
 
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("workflow", &self.workflow.name)
+            .field("phases", &self.workflow.phases.len())
+            .field("assigned", &self.by_assign.keys().collect::<Vec<_>>())
+            .field("bound_phases", &self.by_phase.keys().collect::<Vec<_>>())
+            .field("max_completion_attempts", &self.max_completion_attempts)
+            .finish()
+    }
+}
+
 impl Executor {
     /// An executor for `workflow`, with no agents bound. A rejected completion is retried once
     /// (two attempts in all) by default.

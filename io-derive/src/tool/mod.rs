@@ -22,14 +22,30 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // When the arguments themselves do not parse, their rules are not checked (a missing `id`
     // would only repeat the parse error); the item still expands, with placeholder values.
     let mut discarded = darling::Error::accumulator();
-    let (args, rules) = match errors.handle(parsed) {
+    let (mut args, rules) = match errors.handle(parsed) {
         Some(args) => (args, &mut errors),
         None => (ToolArgs::default(), &mut discarded),
     };
     let at_attr = Span::call_site();
     let expanded = match syn::parse2::<syn::Item>(item.clone()) {
         Ok(syn::Item::Impl(item_impl)) => expand::impl_block(item_impl, &args, at_attr, rules),
-        Ok(syn::Item::Fn(item_fn)) => expand::function(item_fn, &args, at_attr, rules),
+        Ok(syn::Item::Fn(item_fn)) => {
+            // `#[tool]` above `#[define_io]`: this attribute expands first, before
+            // `#[define_io]` can point it at the blocks, so point it here. The struct is the
+            // one `#[define_io]` generates for this function: `NameIo`.
+            let define_io_below = item_fn.attrs.iter().any(|a| {
+                a.path()
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "define_io")
+            });
+            if define_io_below && args.io.is_none() {
+                let name = crate::naming::pascal_case(&item_fn.sig.ident.to_string());
+                let io = quote::format_ident!("{name}Io", span = item_fn.sig.ident.span());
+                args.io = Some(syn::parse_quote!(#io));
+            }
+            expand::function(item_fn, &args, at_attr, rules)
+        }
         Ok(other) => {
             rules.push(
                 darling::Error::custom(

@@ -521,3 +521,57 @@ fn define_io_sets_a_per_contract_input_limit() {
         err.message()
     );
 }
+
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput)]
+struct CopyIn {
+    #[serde(
+        rename = "_workflowFsRoot",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    root: Option<io_core::files::FsRoot>,
+}
+
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentOutput)]
+struct CopyOut {
+    copied: bool,
+}
+
+/// Copies its input file to its output file.
+#[io_typed_tool::tool(id = "files.copy-under", mutates = ["workspace:/out"])]
+#[io_core::define_io(inputs = CopyIn, outputs = CopyOut, inputs_files = { src => { path = "in.txt" } }, outputs_files = { dst => { path = "out/copy.txt" } })]
+async fn copy_under(input: CopyIn) -> Result<CopyOut, io_typed_tool::ToolError> {
+    let root = input
+        .root
+        .ok_or_else(|| io_typed_tool::ToolError::internal("no root"))?;
+    std::fs::copy(root.file("src"), root.file("dst"))
+        .map_err(|e| io_typed_tool::ToolError::internal(e.to_string()))?;
+    Ok(CopyOut { copied: true })
+}
+
+/// `#[tool]` written above `#[define_io]` used to compile and drop the file contract, so the
+/// body got no root. Both orders give the tool its files.
+#[test]
+fn tool_above_define_io_keeps_the_file_contract() {
+    use io_typed_tool::TypedTool;
+    assert!(CopyUnderTool::file_contract().is_some());
+    let sandbox = Sandbox::new("tool-above");
+    sandbox.write("in.txt", "payload");
+    let approve = |_: &io_typed_tool::ApprovalRequest| io_typed_tool::ApprovalDecision::Approve;
+    let mut registry = io_typed_tool::ToolRegistry::new()
+        .with_workspace(sandbox.workspace.clone())
+        .with_approver(Arc::new(approve));
+    registry.register(CopyUnderTool).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let out = runtime
+        .block_on(registry.call("files.copy-under", json!({})))
+        .unwrap();
+    assert_eq!(out, json!({ "copied": true }));
+    assert_eq!(
+        std::fs::read_to_string(sandbox.ws("out/copy.txt")).unwrap(),
+        "payload"
+    );
+}

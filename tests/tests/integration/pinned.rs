@@ -384,3 +384,17 @@ fn workflow_type_checks_against_unions_enums_and_recursive_schemas() {
     let _ = workflow.fits_schema(&nested, &recursive, &recursive);
     let _ = workflow.schema_satisfies(&recursive, &recursive, &named);
 }
+
+#[test]
+fn executors_and_runs_can_be_debug_printed() {
+    use io_workflow::{Executor, Phase, Workflow, WorkflowRun};
+    let workflow = Workflow::new("debuggable").with_phase(Phase::new("a", "A").assign("agent"));
+    let executor = Executor::new(workflow.clone()).bind_fn("agent", |_ctx| async { Ok(json!({})) });
+    let shown = format!("{executor:?}");
+    assert!(
+        shown.contains("debuggable") && shown.contains("agent"),
+        "{shown}"
+    );
+    let run = WorkflowRun::new(Arc::new(workflow), "r", json!({}), json!({})).unwrap();
+    assert!(format!("{run:?}").contains("ready: [\"a\"]"), "{run:?}");
+}

@@ -383,6 +383,11 @@ fn outside_a_tokio_runtime_a_call_fails_instead_of_panicking() {
     let err = pollster::block_on(registry.call("test.echo", json!({}))).unwrap_err();
     assert_eq!(err.code(), &ErrorCode::Internal);
     assert!(err.operator_detail().unwrap_or_default().contains("Tokio"));
+    // The reason is in what `Display` shows, not only in the operator detail.
+    assert_eq!(
+        err.to_string(),
+        "internal: the tool host is misconfigured: ToolRegistry::call needs a Tokio runtime with time enabled (for timeouts and retries), and it was called outside one"
+    );
 }
 
 #[test]
