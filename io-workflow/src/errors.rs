@@ -181,7 +181,101 @@ impl ValidationError {
     }
 }
 
+/// The most characters an error's texts (message, suggestion, quoted document text) show: a
+/// hostile document cannot make an error as large as itself.
+pub(crate) const MAX_ERROR_TEXT: usize = 1_000;
+
+/// `text`, cut to [`MAX_ERROR_TEXT`] characters on a character boundary, saying how long it was.
+pub(crate) fn bound(text: &mut String) {
+    if let Some((end, _)) = text.char_indices().nth(MAX_ERROR_TEXT) {
+        let total = text.len();
+        text.truncate(end);
+        text.push_str(&format!("… ({total} bytes)"));
+    }
+}
+
 impl ValidationError {
+    /// The same error with every text bounded ([`MAX_ERROR_TEXT`] characters each).
+    pub(crate) fn bounded(mut self) -> Self {
+        match &mut self {
+            ValidationError::InputWiringError {
+                phase_name,
+                invalid_refs,
+                suggestion,
+                message,
+                ..
+            } => {
+                bound(phase_name);
+                invalid_refs.iter_mut().for_each(bound);
+                invalid_refs.truncate(64);
+                bound(suggestion);
+                bound(message);
+            }
+            ValidationError::UnknownDependencyError {
+                phase_name,
+                dependency,
+                suggestion,
+                message,
+                ..
+            } => {
+                for text in [phase_name, dependency, suggestion, message] {
+                    bound(text);
+                }
+            }
+            ValidationError::DependencyCycleError { cycle, message, .. } => {
+                cycle.iter_mut().for_each(bound);
+                bound(message);
+            }
+            ValidationError::TypeDeclarationError {
+                location,
+                declared,
+                suggestion,
+                message,
+                ..
+            }
+            | ValidationError::UnknownKeyError {
+                location,
+                key: declared,
+                suggestion,
+                message,
+                ..
+            }
+            | ValidationError::DuplicateKeyError {
+                location,
+                key: declared,
+                suggestion,
+                message,
+                ..
+            }
+            | ValidationError::MissingKeyError {
+                location,
+                key: declared,
+                suggestion,
+                message,
+                ..
+            } => {
+                for text in [location, declared, suggestion, message] {
+                    bound(text);
+                }
+            }
+            ValidationError::TypedWiringError {
+                phase_name,
+                key,
+                expected,
+                actual,
+                suggestion,
+                message,
+                ..
+            } => {
+                for text in [phase_name, key, expected, actual, suggestion, message] {
+                    bound(text);
+                }
+            }
+            ValidationError::DocumentError { message, .. } => bound(message),
+        }
+        self
+    }
+
     /// The error's name, as in its JSON payload (`InputWiringError`, ...).
     pub fn name(&self) -> &'static str {
         match self {

@@ -310,7 +310,7 @@ impl Executor {
             }
         }
         problems.sort_by_key(ValidationError::position);
-        problems
+        problems.into_iter().map(ValidationError::bounded).collect()
     }
 
     fn check_typed(

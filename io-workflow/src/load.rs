@@ -141,7 +141,7 @@ impl Workflow {
         problems.sort_by_key(ValidationError::position);
         match workflow {
             Some(workflow) if problems.is_empty() => Ok(workflow),
-            _ => Err(problems),
+            _ => Err(problems.into_iter().map(ValidationError::bounded).collect()),
         }
     }
 

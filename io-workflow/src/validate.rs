@@ -25,7 +25,7 @@ impl Workflow {
         self.check_cycles(&mut problems);
         self.check_inputs(&mut problems);
         problems.sort_by_key(ValidationError::position);
-        problems
+        problems.into_iter().map(ValidationError::bounded).collect()
     }
 
     /// Every type name used (in `types` fields and outputs) is declared.

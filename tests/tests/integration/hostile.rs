@@ -528,3 +528,26 @@ fn yaml_the_limit_checker_cannot_read_is_refused() {
     assert!(err.problems[0].message.contains("not valid YAML"), "{err}");
     assert_eq!(err.problems[0].line, Some(11));
 }
+
+/// Found by the ten-minute fuzz run: a 40 KB input expression made a 78 KB wiring error. Every
+/// text of a load-time error is bounded.
+#[test]
+fn workflow_errors_stay_small_whatever_the_document_holds() {
+    let long = "depend".repeat(20_000);
+    let doc = format!(
+        "openintent: \"1.0\"\ninfo:\n  name: long\nworkflow:\n  a:\n    assign: x\n    inputs:\n      q: $initial_{long}\n      r: {long}.x\n    depends_on: [{long}]\n"
+    );
+    let errors = Workflow::from_yaml(&doc).unwrap_err();
+    assert!(!errors.is_empty());
+    for error in &errors {
+        let shown = error.to_string();
+        assert!(
+            shown.len() < 8 * 1024,
+            "a {}-byte error: {}",
+            shown.len(),
+            error.name()
+        );
+        assert!(error.to_json().to_string().len() < 16 * 1024);
+    }
+    assert!(errors.iter().any(|e| e.to_string().contains("bytes)")));
+}
