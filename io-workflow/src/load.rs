@@ -24,6 +24,8 @@ const PHASE_KEYS: &[&str] = &[
     "outputs",
 ];
 const OUTPUT_KEYS: &[&str] = &["type", "required", "description"];
+/// The longest name a document may give a phase, a type, a field or an input or output key.
+const MAX_NAME_CHARS: usize = 128;
 
 fn document_error(at: Position, message: impl Into<String>) -> ValidationError {
     ValidationError::DocumentError {
@@ -59,6 +61,16 @@ fn entries<'a>(
         let name = key_text(key);
         if let Some((_, first, _)) = seen.iter().find(|(k, _, _)| *k == name) {
             problems.push(duplicate(location, &name, first.at, key.at));
+            continue;
+        }
+        if allowed.is_none() && name.chars().count() > MAX_NAME_CHARS {
+            problems.push(document_error(
+                key.at,
+                format!(
+                    "`{}` is too long for a name in {location} (at most {MAX_NAME_CHARS} characters)",
+                    clip(&name)
+                ),
+            ));
             continue;
         }
         if let Some(allowed) = allowed

@@ -387,3 +387,25 @@ fn enum_types_are_checked_in_typed_wiring() {
             .is_some()
     );
 }
+
+#[test]
+fn names_are_at_most_128_characters() {
+    let ok = "p".repeat(128);
+    assert!(load(&format!("workflow:\n  {ok}:\n    assign: x\n")).is_ok());
+    let long = "p".repeat(129);
+    let errs = problems(&format!(
+        "workflow:\n  {long}:\n    assign: x\n    outputs:\n      {long}: string\n"
+    ));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0]["error"], "DocumentError");
+    assert_eq!(
+        (errs[0]["line"].as_u64(), errs[0]["column"].as_u64()),
+        (Some(5), Some(3))
+    );
+    assert!(
+        errs[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("is too long for a name in workflow (at most 128 characters)")
+    );
+}
