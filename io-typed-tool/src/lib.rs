@@ -183,6 +183,58 @@ pub mod __private {
         true
     }
 
+    /// The error types a `#[tool]` function may return: `ToolError` itself, and the common
+    /// ones a body reaches for first. Any other becomes `internal` with its text as operator
+    /// detail (what a model sees says only that the tool failed).
+    #[diagnostic::on_unimplemented(
+        message = "a `#[tool]` function's error type `{Self}` does not become a `ToolError`",
+        label = "this error type",
+        note = "return `Result<_, ToolError>` (build one with `ToolError::new(code, message)` or `ToolError::internal(...)`), or an error of type `String`, `&'static str`, `Box<dyn std::error::Error + Send + Sync>` or `serde_json::Error`; for another type, `.map_err(|e| ToolError::internal(e.to_string()))`"
+    )]
+    pub trait IntoToolError {
+        /// The error as a `ToolError`.
+        fn into_tool_error(self) -> crate::ToolError;
+    }
+
+    impl IntoToolError for io_core::AgentError {
+        fn into_tool_error(self) -> crate::ToolError {
+            self
+        }
+    }
+
+    fn failed(detail: String) -> crate::ToolError {
+        io_core::AgentError::internal("the tool failed").with_operator_detail(detail)
+    }
+
+    impl IntoToolError for String {
+        fn into_tool_error(self) -> crate::ToolError {
+            failed(self)
+        }
+    }
+
+    impl IntoToolError for &'static str {
+        fn into_tool_error(self) -> crate::ToolError {
+            failed(self.to_owned())
+        }
+    }
+
+    impl IntoToolError for Box<dyn std::error::Error + Send + Sync> {
+        fn into_tool_error(self) -> crate::ToolError {
+            failed(self.to_string())
+        }
+    }
+
+    impl IntoToolError for serde_json::Error {
+        fn into_tool_error(self) -> crate::ToolError {
+            io_core::AgentError::from(self)
+        }
+    }
+
+    /// What a `#[tool]` function's error becomes.
+    pub fn tool_error<E: IntoToolError>(error: E) -> crate::ToolError {
+        error.into_tool_error()
+    }
+
     /// Fails const evaluation when two ids are equal.
     pub const fn assert_unique_ids(ids: &[&str]) {
         let mut i = 0;

@@ -146,6 +146,11 @@ pub(super) fn function(
         syn::ReturnType::Type(_, ty) => result_ok_type(ty),
         syn::ReturnType::Default => None,
     };
+    // Where a wrong error type is reported: at the error type, else at the return type.
+    let error_span = match &sig.output {
+        syn::ReturnType::Type(_, ty) => result_err_type(ty).map_or_else(|| ty.span(), |e| e.span()),
+        syn::ReturnType::Default => sig.ident.span(),
+    };
     if output_ty.is_none() {
         let span = match &sig.output {
             syn::ReturnType::Type(_, ty) => ty.span(),
@@ -178,8 +183,24 @@ pub(super) fn function(
         (false, _) => quote!(::core::unreachable!(
             "`#[tool]` reported an error on this function"
         )),
-        (true, true) => quote!(#fn_name(input, ctx).await.map_err(::core::convert::Into::into)),
-        (true, false) => quote!(#fn_name(input).await.map_err(::core::convert::Into::into)),
+        (true, taking) => {
+            // The conversion is named at the error type, so a type with no conversion is one
+            // error there, with the trait's message.
+            let convert = format_ident!("__agent_io_tool_error", span = error_span);
+            let error = format_ident!("__agent_io_error", span = error_span);
+            let args = if taking {
+                quote!(input, ctx)
+            } else {
+                quote!(input)
+            };
+            quote! {
+                use #krate::__private::tool_error as #convert;
+                match #fn_name(#args).await {
+                    ::core::result::Result::Ok(output) => ::core::result::Result::Ok(output),
+                    ::core::result::Result::Err(#error) => ::core::result::Result::Err(#convert(#error)),
+                }
+            }
+        }
     };
     let ctx_name = if takes_context {
         quote!(ctx)
@@ -187,12 +208,21 @@ pub(super) fn function(
         quote!(_ctx)
     };
     let contract = contract_items(&spec, args, &krate);
+    let alias_doc =
+        format!("`{fn_name}` names its tool type too, so `tool_registry![{fn_name}]` works.");
     quote! {
         #item
 
         #[doc = #struct_doc]
         #[derive(Clone, Copy, Debug, Default)]
         #vis struct #struct_name;
+
+        // Functions and types live in different namespaces: the function's name can name the
+        // tool type as well.
+        #[doc = #alias_doc]
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #vis type #fn_name = #struct_name;
 
         impl #krate::TypedTool for #struct_name {
             type Input = #input_ty;
@@ -236,6 +266,21 @@ fn result_ok_type(ty: &syn::Type) -> Option<syn::Type> {
     };
     match args.args.first()? {
         syn::GenericArgument::Type(ok) => Some(ok.clone()),
+        _ => None,
+    }
+}
+
+/// `E` of a written `Result<T, E>`, when there is one.
+fn result_err_type(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.iter().nth(1)? {
+        syn::GenericArgument::Type(err) => Some(err),
         _ => None,
     }
 }

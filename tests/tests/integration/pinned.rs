@@ -398,3 +398,30 @@ fn executors_and_runs_can_be_debug_printed() {
     let run = WorkflowRun::new(Arc::new(workflow), "r", json!({}), json!({})).unwrap();
     assert!(format!("{run:?}").contains("ready: [\"a\"]"), "{run:?}");
 }
+
+/// Fails with a plain `String`.
+#[tool(id = "errors.string")]
+async fn string_error(_input: Line) -> Result<Line, String> {
+    Err("the index is corrupt".into())
+}
+
+/// Fails with a boxed error.
+#[tool(id = "errors.boxed")]
+async fn boxed_error(_input: Line) -> Result<Line, Box<dyn std::error::Error + Send + Sync>> {
+    Err(std::io::Error::other("disk full").into())
+}
+
+/// The error types a body reaches for first become `internal`, their text kept for the operator
+/// (what a model sees says only that the tool failed); and a registry can name a tool by its
+/// function.
+#[test]
+fn common_error_types_become_internal_and_functions_name_their_tools() {
+    let registry = tool_registry![string_error, boxed_error].unwrap();
+    let err = block_on(registry.call("errors.string", json!({ "text": "x" }))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::Internal);
+    assert_eq!(err.message(), "the tool failed");
+    assert_eq!(err.operator_detail(), Some("the index is corrupt"));
+    let err = block_on(registry.call("errors.boxed", json!({ "text": "x" }))).unwrap_err();
+    assert_eq!(err.operator_detail(), Some("disk full"));
+    assert_eq!(err.to_envelope()["error"]["message"], "the tool failed");
+}

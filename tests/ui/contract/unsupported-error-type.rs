@@ -1,0 +1,16 @@
+use io_typed_tool::tool;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+struct Line {
+    text: String,
+}
+
+/// Reads a line from disk.
+#[tool(id = "disk.read")]
+async fn read(input: Line) -> Result<Line, std::io::Error> {
+    Ok(input)
+}
+
+fn main() {}
