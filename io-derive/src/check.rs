@@ -162,11 +162,26 @@ pub(crate) fn strict_output(
     cont: &ast::Container<'_>,
     errors: &mut Accumulator,
 ) {
+    strict_shape("output", strict_span, cont, errors);
+}
+
+/// Rule: a strict input (function calling with `strict: true`) has the same shape rules as a
+/// strict output: the model writes it under strict mode, so strict mode must describe it.
+pub(crate) fn strict_input(strict_span: Span, cont: &ast::Container<'_>, errors: &mut Accumulator) {
+    strict_shape("input", strict_span, cont, errors);
+}
+
+fn strict_shape(
+    noun: &str,
+    strict_span: Span,
+    cont: &ast::Container<'_>,
+    errors: &mut Accumulator,
+) {
     let is_named_struct = matches!(cont.data, ast::Data::Struct(ast::Style::Struct, _));
     if !is_named_struct || cont.attrs.transparent() {
         errors.push(error(
             strict_span,
-            "a `strict` output must be a struct with named fields: strict structured outputs need an object at the root",
+            format_args!("a `strict` {noun} must be a struct with named fields: strict mode needs an object at the root"),
         ));
         return;
     }
@@ -174,7 +189,7 @@ pub(crate) fn strict_output(
         if field.attrs.flatten() {
             errors.push(error(
                 field_span(field),
-                "a `strict` output cannot have a `#[serde(flatten)]` field: strict mode needs every property listed on its own object; nest the struct as a named field instead",
+                format_args!("a `strict` {noun} cannot have a `#[serde(flatten)]` field: strict mode needs every property listed on its own object; nest the struct as a named field instead"),
             ));
             continue;
         }
@@ -182,12 +197,12 @@ pub(crate) fn strict_output(
             Some(Unexpressible::Map(ident)) => errors.push(error(
                 ident.span(),
                 format_args!(
-                    "a `strict` output cannot contain a map (`{ident}`): strict mode needs fixed property names; use a struct, or a `Vec` of key-value structs"
+                    "a `strict` {noun} cannot contain a map (`{ident}`): strict mode needs fixed property names; use a struct, or a `Vec` of key-value structs"
                 ),
             )),
             Some(Unexpressible::AnyValue(ident)) => errors.push(error(
                 ident.span(),
-                "a `strict` output cannot contain `serde_json::Value`: strict mode needs a fixed shape for every property; use a concrete type",
+                format_args!("a `strict` {noun} cannot contain `serde_json::Value`: strict mode needs a fixed shape for every property; use a concrete type"),
             )),
             None => {}
         }

@@ -35,7 +35,15 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
     if let Some(cont) = cont.as_ref().filter(|_| serde_ok) {
         check::fs_root_field(side, cont, &mut errors);
         match side {
-            Side::Input => check::input_is_object(input, cont, &mut errors),
+            Side::Input => {
+                check::input_is_object(input, cont, &mut errors);
+                if let Some(strict) = attrs
+                    .as_ref()
+                    .and_then(|a| a.strict.is_present().then(|| a.strict.span()))
+                {
+                    check::strict_input(strict, cont, &mut errors);
+                }
+            }
             Side::Output => {
                 let strict = match &attrs {
                     Some(attrs) => attrs.strict.is_present().then(|| attrs.strict.span()),

@@ -23,10 +23,14 @@ use proc_macro::TokenStream;
 ///
 /// Compile-time checks: the type is a JSON object (a struct with named fields, or an
 /// internally or adjacently tagged enum); a field serialized as `_workflowFsRoot` is an
-/// `Option<String>` or `Option<PathBuf>`; a field that looks like that reserved name but is not
+/// `Option<FsRoot>` (recommended: `FsRoot::file(key)` gives a staged file's path),
+/// `Option<PathBuf>` or `Option<String>`; a field that looks like that reserved name but is not
 /// spelled like it is refused.
 ///
-/// Options, in `#[agent(...)]`: `crate = "path"` (where `io_core` is).
+/// Options, in `#[agent(...)]`: `crate = "path"` (where `io_core` is); `strict` (the input
+/// must have an OpenAI strict form, for function calling with `strict: true`: the same rules as
+/// a strict output, checked at compile time, so `ToolRegistry::export(Export::OpenAiChat {
+/// strict: true })` cannot refuse it for its shape).
 #[proc_macro_derive(AgentInput, attributes(agent))]
 pub fn derive_agent_input(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -425,3 +425,31 @@ fn common_error_types_become_internal_and_functions_name_their_tools() {
     assert_eq!(err.operator_detail(), Some("disk full"));
     assert_eq!(err.to_envelope()["error"]["message"], "the tool failed");
 }
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+#[agent(strict)]
+struct StrictQuery {
+    query: String,
+    limit: Option<u8>,
+}
+
+/// Searches strictly.
+#[tool(id = "strict.search")]
+async fn strict_search(input: StrictQuery) -> Result<StrictQuery, ToolError> {
+    Ok(input)
+}
+
+/// `#[agent(strict)]` on an input means the input has a strict form (checked at compile time),
+/// so a strict export of its tool cannot be refused for its shape.
+#[test]
+fn a_strict_input_exports_in_strict_mode() {
+    let registry = tool_registry![strict_search].unwrap();
+    let tools = registry
+        .export(io_typed_tool::Export::OpenAiChat { strict: true })
+        .unwrap();
+    assert_eq!(tools[0]["function"]["strict"], true);
+    assert_eq!(
+        tools[0]["function"]["parameters"]["required"],
+        json!(["query", "limit"])
+    );
+}
