@@ -13,7 +13,8 @@ use crate::schema::{BoundarySchema, Direction};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not implement `JsonSchema`, so agent-io cannot generate its schema",
     label = "`JsonSchema` is not implemented for `{Self}`",
-    note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`"
+    note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`",
+    note = "if `{Self}` already derives `JsonSchema`, it may be another version's: agent-io needs schemars 1.x; `cargo tree -d -i schemars` shows when two are built"
 )]
 pub trait IsJsonSchema {
     /// Builds the boundary schema of `Self`; see [`BoundarySchema::build`].
