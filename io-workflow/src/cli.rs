@@ -1,5 +1,22 @@
 //! The command-line entry point behind `agent-io-workflow`: [`run_cli`] takes the arguments and
 //! an output, and returns the exit status, so it can be tested in-process.
+//!
+//! The command installs on its own: `cargo install --path io-workflow` (from a checkout). A
+//! binary of yours can offer the same `check` and `run` over *your* agents with
+//! [`run_cli_with`]:
+//!
+//! ```no_run
+//! use io_workflow::{Executor, cli};
+//! use serde_json::json;
+//!
+//! fn main() -> std::process::ExitCode {
+//!     let args: Vec<String> = std::env::args().skip(1).collect();
+//!     let code = cli::run_cli_with(&args, &mut std::io::stdout().lock(), |executor: Executor| {
+//!         executor.bind_fn("data-agent", |_ctx| async { Ok(json!({ "revenue": 1.0, "expenses": 0.5 })) })
+//!     });
+//!     std::process::ExitCode::from(code)
+//! }
+//! ```
 
 use std::io::Write;
 
@@ -10,7 +27,7 @@ const HELP: &str = "\
 agent-io-workflow: check or run a workflow file (RFC-0024 I/O contracts)
 
 USAGE:
-    agent-io-workflow check FILE
+    agent-io-workflow check FILE [--graph mermaid|dot]
     agent-io-workflow run FILE [--trigger JSON] [--initial-state JSON]
     agent-io-workflow --help
 
@@ -29,6 +46,9 @@ COMMANDS:
             output as JSON lines, then the progress report. Exits 1 if a phase did not complete.
 
 OPTIONS:
+    --graph mermaid|dot    With `check`: print the phase graph (each `depends_on` edge, labelled
+                           with the keys it wires) as Mermaid or Graphviz DOT instead of the
+                           summary, when the file is valid.
     --trigger JSON         The trigger payload `$trigger.*` reads (default {}).
     --initial-state JSON   The initial state `$initial_state.*` reads (default {}).
     -h, --help             This text.
@@ -50,8 +70,26 @@ fn usage(out: &mut dyn Write, message: &str) -> u8 {
 }
 
 /// Runs the command line `args` (without the program name), writing to `out`; returns the exit
-/// status: 0 success, 1 problems found or the run did not complete, 2 wrong usage.
+/// status: 0 success, 1 problems found or the run did not complete, 2 wrong usage. `run` serves
+/// every phase with a sample agent; see [`run_cli_with`] for your own agents.
 pub fn run_cli(args: &[String], out: &mut dyn Write) -> u8 {
+    run_cli_inner(args, out, None)
+}
+
+/// [`run_cli`] over your own agents: `bind` receives the executor of the loaded workflow and
+/// binds its agents (cores, tools, functions). `check` then also checks typed wiring and that
+/// every phase has an agent; `run` runs with your agents instead of sample ones.
+pub fn run_cli_with(
+    args: &[String],
+    out: &mut dyn Write,
+    bind: impl Fn(Executor) -> Executor,
+) -> u8 {
+    run_cli_inner(args, out, Some(&bind))
+}
+
+type Binder<'a> = Option<&'a dyn Fn(Executor) -> Executor>;
+
+fn run_cli_inner(args: &[String], out: &mut dyn Write, bind: Binder<'_>) -> u8 {
     if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
         let _ = write!(out, "{HELP}");
         return if args.is_empty() { 2 } else { 0 };
@@ -62,8 +100,19 @@ pub fn run_cli(args: &[String], out: &mut dyn Write) -> u8 {
     };
     let mut trigger = json!({});
     let mut initial_state = json!({});
+    let mut graph = None;
     let mut rest = args[2..].iter();
     while let Some(flag) = rest.next() {
+        if flag == "--graph" {
+            match rest.next().map(String::as_str) {
+                Some(format @ ("mermaid" | "dot")) if command == "check" => graph = Some(format),
+                Some("mermaid" | "dot") => {
+                    return usage(out, "`--graph` goes with `check`");
+                }
+                _ => return usage(out, "`--graph` takes `mermaid` or `dot`"),
+            }
+            continue;
+        }
         let slot = match flag.as_str() {
             "--trigger" => &mut trigger,
             "--initial-state" => &mut initial_state,
@@ -78,8 +127,8 @@ pub fn run_cli(args: &[String], out: &mut dyn Write) -> u8 {
         }
     }
     match command {
-        "check" => check(out, file),
-        "run" => run(out, file, trigger, initial_state),
+        "check" => check(out, file, graph, bind),
+        "run" => run(out, file, trigger, initial_state, bind),
         other => usage(
             out,
             &format!("unknown command `{other}`; use `check` or `run`"),
@@ -96,9 +145,22 @@ fn load(out: &mut dyn Write, file: &str) -> Result<Workflow, u8> {
     })
 }
 
-fn check(out: &mut dyn Write, file: &str) -> u8 {
+fn check(out: &mut dyn Write, file: &str, graph: Option<&str>, bind: Binder<'_>) -> u8 {
     match load(out, file) {
         Ok(workflow) => {
+            if let Some(bind) = bind {
+                let problems = bind(Executor::new(workflow.clone())).check();
+                if !problems.is_empty() {
+                    for problem in &problems {
+                        let _ = writeln!(out, "{}", problem.to_json());
+                    }
+                    return 1;
+                }
+            }
+            if let Some(format) = graph {
+                let _ = write!(out, "{}", render_graph(&workflow, format));
+                return 0;
+            }
             let levels = workflow.levels().map_or(0, |l| l.len());
             let summary = json!({ "ok": true, "workflow": workflow.name, "phases": workflow.phases.len(), "levels": levels });
             let _ = writeln!(out, "{summary}");
@@ -108,16 +170,28 @@ fn check(out: &mut dyn Write, file: &str) -> u8 {
     }
 }
 
-fn run(out: &mut dyn Write, file: &str, trigger: Value, initial_state: Value) -> u8 {
+fn run(
+    out: &mut dyn Write,
+    file: &str,
+    trigger: Value,
+    initial_state: Value,
+    bind: Binder<'_>,
+) -> u8 {
     let workflow = match load(out, file) {
         Ok(workflow) => workflow,
         Err(code) => return code,
     };
-    let mut executor = Executor::new(workflow.clone());
-    for phase in &workflow.phases {
-        let sample = sample_output(&workflow, phase);
-        executor = executor.bind_phase(phase.name.clone(), SampleAgent(sample));
-    }
+    let executor = match bind {
+        Some(bind) => bind(Executor::new(workflow.clone())),
+        None => {
+            let mut executor = Executor::new(workflow.clone());
+            for phase in &workflow.phases {
+                let sample = sample_output(&workflow, phase);
+                executor = executor.bind_phase(phase.name.clone(), SampleAgent(sample));
+            }
+            executor
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -148,6 +222,79 @@ fn run(out: &mut dyn Write, file: &str, trigger: Value, initial_state: Value) ->
             u8::from(!outcome.succeeded())
         }
     }
+}
+
+/// The phase graph as Mermaid (`graph TD`) or Graphviz DOT: one node per phase (its title), one
+/// edge per `depends_on` entry, labelled with the input keys it wires.
+///
+/// ```
+/// use io_workflow::{Phase, TypeRef, Workflow, cli::render_graph};
+/// let workflow = Workflow::new("w")
+///     .with_phase(Phase::new("fetch", "Fetch").output("n", TypeRef::Number))
+///     .with_phase(Phase::new("report", "Report").depends_on(["fetch"]).input("count", "fetch.n"));
+/// assert_eq!(
+///     render_graph(&workflow, "mermaid"),
+///     "graph TD\n    fetch[\"Fetch\"]\n    report[\"Report\"]\n    fetch -->|count| report\n"
+/// );
+/// assert!(render_graph(&workflow, "dot").contains("\"fetch\" -> \"report\" [label=\"count\"];"));
+/// ```
+pub fn render_graph(workflow: &Workflow, format: &str) -> String {
+    let quote = |text: &str| text.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut out = String::new();
+    let dot = format == "dot";
+    if dot {
+        out.push_str(&format!(
+            "digraph \"{}\" {{\n    rankdir=LR;\n",
+            quote(&workflow.name)
+        ));
+    } else {
+        out.push_str("graph TD\n");
+    }
+    for phase in &workflow.phases {
+        if dot {
+            out.push_str(&format!(
+                "    \"{}\" [label=\"{}\"];\n",
+                quote(&phase.name),
+                quote(&phase.title)
+            ));
+        } else {
+            out.push_str(&format!(
+                "    {}[\"{}\"]\n",
+                phase.name,
+                quote(&phase.title).replace('"', "#quot;")
+            ));
+        }
+    }
+    for phase in &workflow.phases {
+        for (dep, _) in &phase.depends_on {
+            let keys: Vec<&str> = phase
+                .inputs
+                .iter()
+                .filter(|i| matches!(&i.source, crate::InputSource::Phase { phase, .. } if phase == dep))
+                .map(|i| i.key.as_str())
+                .collect();
+            let label = keys.join(", ");
+            match (dot, label.is_empty()) {
+                (true, true) => out.push_str(&format!(
+                    "    \"{}\" -> \"{}\";\n",
+                    quote(dep),
+                    quote(&phase.name)
+                )),
+                (true, false) => out.push_str(&format!(
+                    "    \"{}\" -> \"{}\" [label=\"{}\"];\n",
+                    quote(dep),
+                    quote(&phase.name),
+                    quote(&label)
+                )),
+                (false, true) => out.push_str(&format!("    {dep} --> {}\n", phase.name)),
+                (false, false) => out.push_str(&format!("    {dep} -->|{label}| {}\n", phase.name)),
+            }
+        }
+    }
+    if dot {
+        out.push_str("}\n");
+    }
+    out
 }
 
 /// A stand-in agent: returns a value of each declared output type.

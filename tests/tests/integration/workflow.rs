@@ -1040,3 +1040,76 @@ fn the_cli_explains_itself_and_refuses_wrong_usage() {
     assert_eq!(code, 1);
     assert!(out.contains("DocumentError"));
 }
+
+#[test]
+fn the_cli_draws_the_phase_graph() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/workflows/quarterly-compliance.yaml"
+    );
+    let (code, out) = cli(&["check", file, "--graph", "mermaid"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("graph TD\n"), "{out}");
+    assert!(
+        out.contains("    fetch_financials -->|fin_revenue, fin_expenses| run_analysis\n"),
+        "{out}"
+    );
+    let (code, out) = cli(&["check", file, "--graph", "dot"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"run_analysis\" -> \"generate_report\" [label=\"analysis_findings, risk_level, has_violations\"];"), "{out}");
+    assert!(out.trim_end().ends_with('}'));
+    assert_eq!(cli(&["check", file, "--graph", "svg"]).0, 2);
+    assert_eq!(cli(&["run", file, "--graph", "dot"]).0, 2);
+}
+
+/// A user's binary offers the same command line over its own agents.
+#[test]
+fn a_users_binary_runs_the_cli_over_its_own_agents() {
+    use io_workflow::cli::run_cli_with;
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/workflows/quarterly-compliance.yaml"
+    )
+    .to_owned();
+    let bind_all = |executor: Executor| {
+        executor
+            .bind_fn("data-agent", |ctx| async move {
+                Ok(if ctx.phase_name == "fetch_financials" {
+                    json!({ "revenue": 10.0, "expenses": 4.0 })
+                } else {
+                    json!({ "headcount": 12, "attrition_rate": 0.1 })
+                })
+            })
+            .bind_fn("analytics-agent", |_ctx| async {
+                Ok(json!({ "findings": ["ok"], "risk_level": "low", "violations_found": false }))
+            })
+            .bind_fn("reporting-agent", |_ctx| async {
+                Ok(json!({ "report_url": "https://example.invalid/r", "report_summary": "fine" }))
+            })
+    };
+    let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    let mut out = Vec::new();
+    let code = run_cli_with(
+        &args(&[
+            "run",
+            &file,
+            "--trigger",
+            "{\"quarter\":\"Q3\"}",
+            "--initial-state",
+            "{\"source\":\"erp\"}",
+        ]),
+        &mut out,
+        bind_all,
+    );
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("\"report_summary\":\"fine\""), "{text}");
+    // `check` also checks that every phase has an agent.
+    let mut out = Vec::new();
+    let code = run_cli_with(&args(&["check", &file]), &mut out, |executor: Executor| {
+        executor.bind_fn("data-agent", |_ctx| async { Ok(json!({})) })
+    });
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("no agent is bound to that name"), "{text}");
+}
