@@ -44,6 +44,8 @@ COMMANDS:
             value of each declared output type (so the run exercises the wiring, not real
             work). Prints the named errors emitted (MissingOutputError, ...) and each phase's
             output as JSON lines, then the progress report. Exits 1 if a phase did not complete.
+            Each phase's progress (started, completed in N ms, rejected, failed) goes to
+            stderr as it happens: drawn in a terminal, plain lines otherwise.
 
 OPTIONS:
     --graph mermaid|dot    With `check`: print the phase graph (each `depends_on` edge, labelled
@@ -192,6 +194,12 @@ fn run(
             executor
         }
     };
+    // Each phase's progress goes to stderr as it happens (stdout keeps the JSON lines): drawn
+    // with symbols in a terminal, plain lines otherwise.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let executor = executor.with_progress(move |event| {
+        eprintln!("{}", progress_line(event, terminal));
+    });
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -295,6 +303,42 @@ pub fn render_graph(workflow: &Workflow, format: &str) -> String {
         out.push_str("}\n");
     }
     out
+}
+
+/// One line of `run`'s progress display: with symbols for a terminal, plain otherwise.
+///
+/// ```
+/// use io_workflow::{PhaseProgress, cli::progress_line};
+/// let done = PhaseProgress::Completed { phase: "fetch".into(), millis: 12 };
+/// assert_eq!(progress_line(&done, false), "phase fetch: completed in 12 ms");
+/// assert_eq!(progress_line(&done, true), "  ✓ fetch  12 ms");
+/// ```
+pub fn progress_line(event: &crate::PhaseProgress, terminal: bool) -> String {
+    use crate::PhaseProgress;
+    match (event, terminal) {
+        (PhaseProgress::Started { phase, attempt: 1 }, false) => format!("phase {phase}: started"),
+        (PhaseProgress::Started { phase, attempt }, false) => {
+            format!("phase {phase}: started (attempt {attempt})")
+        }
+        (PhaseProgress::Completed { phase, millis }, false) => {
+            format!("phase {phase}: completed in {millis} ms")
+        }
+        (PhaseProgress::Rejected { phase, attempt }, false) => {
+            format!("phase {phase}: output of attempt {attempt} rejected; handed back")
+        }
+        (PhaseProgress::Failed { phase, message }, false) => {
+            format!("phase {phase}: failed: {message}")
+        }
+        (PhaseProgress::Started { phase, attempt: 1 }, true) => format!("  ▶ {phase}"),
+        (PhaseProgress::Started { phase, attempt }, true) => {
+            format!("  ▶ {phase}  (attempt {attempt})")
+        }
+        (PhaseProgress::Completed { phase, millis }, true) => format!("  ✓ {phase}  {millis} ms"),
+        (PhaseProgress::Rejected { phase, attempt }, true) => {
+            format!("  ↻ {phase}  output of attempt {attempt} rejected")
+        }
+        (PhaseProgress::Failed { phase, message }, true) => format!("  ✗ {phase}  {message}"),
+    }
 }
 
 /// A stand-in agent: returns a value of each declared output type.

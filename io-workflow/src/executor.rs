@@ -151,6 +151,44 @@ pub struct Executor {
     by_assign: BTreeMap<String, Arc<dyn PhaseAgent>>,
     by_phase: BTreeMap<String, Arc<dyn PhaseAgent>>,
     max_completion_attempts: u32,
+    progress: Option<ProgressReport>,
+}
+
+/// Where a run's [`PhaseProgress`] goes.
+type ProgressReport = Arc<dyn Fn(&PhaseProgress) + Send + Sync>;
+
+/// What a run reports about each phase as it goes ([`Executor::with_progress`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PhaseProgress {
+    /// The phase was claimed and its agent started (`attempt` from 1).
+    Started {
+        /// The phase.
+        phase: String,
+        /// Which attempt.
+        attempt: u32,
+    },
+    /// Its output was accepted.
+    Completed {
+        /// The phase.
+        phase: String,
+        /// How long its agent took, in milliseconds (the last attempt).
+        millis: u64,
+    },
+    /// Its output was rejected and handed back to its agent.
+    Rejected {
+        /// The phase.
+        phase: String,
+        /// The rejected attempt.
+        attempt: u32,
+    },
+    /// It failed for good.
+    Failed {
+        /// The phase.
+        phase: String,
+        /// Why, in words.
+        message: String,
+    },
 }
 
 impl std::fmt::Debug for Executor {
@@ -161,6 +199,7 @@ impl std::fmt::Debug for Executor {
             .field("assigned", &self.by_assign.keys().collect::<Vec<_>>())
             .field("bound_phases", &self.by_phase.keys().collect::<Vec<_>>())
             .field("max_completion_attempts", &self.max_completion_attempts)
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }
@@ -174,6 +213,39 @@ impl Executor {
             by_assign: BTreeMap::new(),
             by_phase: BTreeMap::new(),
             max_completion_attempts: 2,
+            progress: None,
+        }
+    }
+
+    /// Reports each phase's progress as the run goes: started, completed (with its time),
+    /// rejected, failed. `agent-io-workflow run` draws it; a host can log it.
+    ///
+    /// ```
+    /// use io_workflow::{Executor, Phase, PhaseProgress, Workflow};
+    /// use std::sync::{Arc, Mutex};
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// let executor = Executor::new(Workflow::new("w").with_phase(Phase::new("a", "A").assign("x")))
+    ///     .bind_fn("x", |_ctx| async { Ok(serde_json::json!({})) })
+    ///     .with_progress(move |event: &PhaseProgress| log.lock().unwrap().push(event.clone()));
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// runtime.block_on(executor.run("r", serde_json::json!({}), serde_json::json!({}))).unwrap();
+    /// let seen = seen.lock().unwrap();
+    /// assert_eq!(seen[0], PhaseProgress::Started { phase: "a".into(), attempt: 1 });
+    /// assert!(matches!(seen[1], PhaseProgress::Completed { .. }));
+    /// ```
+    #[must_use]
+    pub fn with_progress(
+        mut self,
+        report: impl Fn(&PhaseProgress) + Send + Sync + 'static,
+    ) -> Self {
+        self.progress = Some(Arc::new(report));
+        self
+    }
+
+    fn report(&self, event: PhaseProgress) {
+        if let Some(report) = &self.progress {
+            report(&event);
         }
     }
 
@@ -446,8 +518,7 @@ impl Executor {
         }
         // `check` has validated the workflow already.
         let mut run = WorkflowRun::unchecked(self.workflow.clone(), run_id, trigger, initial_state);
-        let mut running: tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>)> =
-            tokio::task::JoinSet::new();
+        let mut running: Running = tokio::task::JoinSet::new();
         let mut attempts: BTreeMap<String, u32> = BTreeMap::new();
         let mut blocked: BTreeSet<String> = BTreeSet::new();
         loop {
@@ -456,7 +527,9 @@ impl Executor {
                     continue;
                 }
                 match run.claim(&phase_name) {
-                    Ok(ctx) => self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx),
+                    Ok(ctx) => {
+                        self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx, 1)
+                    }
                     // The task stays ready (§3.1); nothing will change for it in this run.
                     Err(_) => {
                         blocked.insert(phase_name);
@@ -466,17 +539,25 @@ impl Executor {
             let Some(joined) = running.join_next().await else {
                 break;
             };
-            let Ok((phase_name, mut ctx, result)) = joined else {
+            let Ok((phase_name, mut ctx, result, millis)) = joined else {
                 continue;
             };
             let tries = attempts.entry(phase_name.clone()).or_insert(0);
             *tries += 1;
             match result {
                 Ok(output) => match run.complete(&phase_name, output) {
-                    Ok(()) => {}
+                    Ok(()) => self.report(PhaseProgress::Completed {
+                        phase: phase_name.clone(),
+                        millis,
+                    }),
                     Err(rejections) if *tries < self.max_completion_attempts => {
+                        self.report(PhaseProgress::Rejected {
+                            phase: phase_name.clone(),
+                            attempt: *tries,
+                        });
                         ctx.rejections = rejections;
-                        self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx);
+                        let next = *tries + 1;
+                        self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx, next);
                     }
                     Err(_) => {
                         let error = RunError::PhaseFailedError {
@@ -487,6 +568,10 @@ impl Executor {
                                 "phase '{phase_name}' failed: its output was rejected {tries} time(s)"
                             ),
                         };
+                        self.report(PhaseProgress::Failed {
+                            phase: phase_name.clone(),
+                            message: format!("its output was rejected {tries} time(s)"),
+                        });
                         // The task is running, so failing it is a valid transition.
                         let _ = run.fail(&phase_name, error);
                     }
@@ -498,6 +583,10 @@ impl Executor {
                         cause: serde_json::to_value(&err).unwrap_or(Value::Null),
                         message: format!("phase '{phase_name}' failed: {err}"),
                     };
+                    self.report(PhaseProgress::Failed {
+                        phase: phase_name.clone(),
+                        message: err.to_string(),
+                    });
                     let _ = run.fail(&phase_name, error);
                 }
             }
@@ -517,24 +606,34 @@ impl Executor {
 
     fn spawn(
         &self,
-        running: &mut tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>)>,
+        running: &mut Running,
         phase: Option<&Phase>,
         phase_name: &str,
         ctx: TaskContext,
+        attempt: u32,
     ) {
         let agent = phase.and_then(|p| self.agent_for(p)).cloned();
         let phase_name = phase_name.to_owned();
+        self.report(PhaseProgress::Started {
+            phase: phase_name.clone(),
+            attempt,
+        });
         running.spawn(async move {
+            let started = std::time::Instant::now();
             let result = match &agent {
                 Some(agent) => io_core::contain_panics(agent.run(&ctx)).await,
                 None => Err(AgentError::internal(format!(
                     "no agent is bound to phase '{phase_name}'"
                 ))),
             };
-            (phase_name, ctx, result)
+            let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            (phase_name, ctx, result, millis)
         });
     }
 }
+
+/// The phases under way: each task gives back its phase, context, result and time.
+type Running = tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>, u64)>;
 
 fn core_agent(runtime: AgentRuntime) -> CoreAgent {
     CoreAgent {

@@ -1113,3 +1113,62 @@ fn a_users_binary_runs_the_cli_over_its_own_agents() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("no agent is bound to that name"), "{text}");
 }
+
+/// The executor reports each phase's progress as it goes, retries included.
+#[test]
+fn the_executor_reports_progress_per_phase() {
+    use io_workflow::PhaseProgress;
+    use std::sync::Mutex;
+    let seen: Arc<Mutex<Vec<PhaseProgress>>> = Arc::default();
+    let log = seen.clone();
+    let tries = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let workflow = Workflow::new("progress")
+        .with_phase(
+            Phase::new("a", "A")
+                .assign("x")
+                .output("n", TypeRef::Number),
+        )
+        .with_phase(
+            Phase::new("b", "B")
+                .assign("y")
+                .depends_on(["a"])
+                .input("n", "a.n"),
+        );
+    let executor = Executor::new(workflow)
+        .bind_fn("x", move |_ctx| {
+            let attempt = tries.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            // The first output misses `n` and is handed back.
+            async move {
+                Ok(if attempt == 0 {
+                    json!({})
+                } else {
+                    json!({ "n": 1 })
+                })
+            }
+        })
+        .bind_fn("y", |_ctx| async {
+            Err(io_core::AgentError::internal("broken"))
+        })
+        .with_progress(move |event: &PhaseProgress| log.lock().unwrap().push(event.clone()));
+    let outcome = paused_runtime()
+        .block_on(executor.run("r", json!({}), json!({})))
+        .unwrap();
+    assert!(!outcome.succeeded());
+    let seen = seen.lock().unwrap();
+    let names: Vec<String> = seen
+        .iter()
+        .map(|e| io_workflow::cli::progress_line(e, false))
+        .map(|line| line.split(" in ").next().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "phase a: started",
+            "phase a: output of attempt 1 rejected; handed back",
+            "phase a: started (attempt 2)",
+            "phase a: completed",
+            "phase b: started",
+            "phase b: failed: internal: broken",
+        ]
+    );
+}
