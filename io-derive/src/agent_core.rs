@@ -52,7 +52,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         return quote!(#err #item_impl);
     }
 
-    let krate = args.krate.unwrap_or_else(|| syn::parse_quote!(::io_core));
+    let krate = args.krate.unwrap_or_else(crate::paths::io_core);
     let declared = |name: &str| {
         item_impl
             .items

@@ -1,5 +1,6 @@
 //! The macros of agent-io. Use them through `io_core`, which re-exports them; the generated
-//! code names `::io_core` (override with `#[agent(crate = "...")]`).
+//! code names `::io_core` and `::io_typed_tool`, or `::agent_io::core` and `::agent_io::tools` in a
+//! crate that depends only on the `agent-io` facade (override with `#[agent(crate = "...")]`).
 //!
 //! - `#[derive(AgentInput)]` and `#[derive(AgentOutput)]`: schema-carrying boundary types.
 //! - `#[agent_core]`: fills in the default turn types on an `impl AgentCore` block.
@@ -13,6 +14,7 @@ mod check;
 mod define_io;
 mod expand;
 mod naming;
+mod paths;
 mod tool;
 mod ty;
 

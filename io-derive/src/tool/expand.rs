@@ -17,7 +17,7 @@ fn error(span: Span, message: &str) -> darling::Error {
 fn krate(args: &ToolArgs) -> syn::Path {
     args.krate
         .clone()
-        .unwrap_or_else(|| syn::parse_quote!(::io_typed_tool))
+        .unwrap_or_else(crate::paths::io_typed_tool)
 }
 
 /// `#[tool]` on `impl TypedTool for T { ... }`: adds `ID` and `contract()`.

@@ -1,0 +1,95 @@
+//! agent-io: typed I/O for Rust agents and tools, in one dependency.
+//!
+//! This crate re-exports the others behind features — [`core`] (always: the derives, the
+//! boundary, the erased runtime, file contracts), [`tools`] (feature `tools`: typed tools, the
+//! registry, TOOL.md, provider exports) and [`workflow`] (feature `workflows`) — together with
+//! the crates their derives and calls need: [`serde`], [`serde_json`], [`schemars`] and
+//! [`tokio`]. agent-io's own derives and attributes find their crates through this one.
+//! serde's and schemars' derives need to be told where they are, once per type:
+//!
+//! ```
+//! use agent_io::prelude::*;
+//!
+//! /// A question.
+//! #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+//! #[serde(crate = "agent_io::serde")]
+//! #[schemars(crate = "agent_io::schemars")]
+//! struct Ask {
+//!     question: String,
+//! }
+//!
+//! /// An answer.
+//! #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+//! #[serde(crate = "agent_io::serde")]
+//! #[schemars(crate = "agent_io::schemars")]
+//! struct Answer {
+//!     text: String,
+//! }
+//!
+//! /// Answers by echoing.
+//! #[tool(id = "demo.echo")]
+//! async fn echo(input: Ask) -> Result<Answer, ToolError> {
+//!     Ok(Answer { text: input.question })
+//! }
+//!
+//! let registry = tool_registry![echo].expect("a valid contract");
+//! let runtime = agent_io::tokio::runtime::Builder::new_current_thread()
+//!     .enable_time()
+//!     .build()
+//!     .expect("a runtime");
+//! let out = runtime.block_on(registry.call("demo.echo", json!({ "question": "hi" })));
+//! assert_eq!(out.expect("a valid call")["text"], "hi");
+//! ```
+//!
+//! | crate | what it holds | feature |
+//! |---|---|---|
+//! | [`core`] (`io-core`) | `AgentInput`/`AgentOutput`, schemas and validation, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts, schema profiles | always |
+//! | [`tools`] (`io-typed-tool`) | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
+//! | [`workflow`] (`io-workflow`) | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
+
+pub use io_core as core;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use tokio;
+
+pub use io_core::files;
+pub use io_core::{
+    AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
+    agent_core, define_io,
+};
+
+#[cfg(feature = "tools")]
+pub use io_typed_tool as tools;
+#[cfg(feature = "tools")]
+pub use io_typed_tool::{
+    Export, ToolContext, ToolContract, ToolError, ToolRegistry, TypedTool, tool, tool_registry,
+};
+
+#[cfg(feature = "workflows")]
+pub use io_workflow as workflow;
+
+/// The names a program using agent-io reaches for first.
+///
+/// ```
+/// use agent_io::prelude::*;
+/// let err = AgentError::new(ErrorCode::InputInvalid, "bad");
+/// assert_eq!(err.to_envelope()["ok"], json!(false));
+/// ```
+pub mod prelude {
+    pub use crate::schemars::JsonSchema;
+    pub use crate::serde::{Deserialize, Serialize};
+    pub use crate::serde_json::{Value, json};
+    pub use io_core::{
+        AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
+        agent_core, define_io,
+    };
+
+    #[cfg(feature = "tools")]
+    pub use io_typed_tool::{
+        Export, ToolContext, ToolError, ToolRegistry, TypedTool, tool, tool_registry,
+    };
+
+    #[cfg(feature = "workflows")]
+    pub use io_workflow::{Executor, Phase, TypeRef, Workflow};
+}
