@@ -3,9 +3,3 @@
 
 pub mod files;
 pub mod tools;
-
-/// The README's Rust blocks, compiled and run as doctests so the README cannot drift from the
-/// code it shows.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;
