@@ -350,3 +350,28 @@ impl From<serde_json::Error> for AgentError {
             .with_operator_detail(err.to_string())
     }
 }
+
+/// Lets a body use `?` on a plain-text error: it becomes `internal`, the text kept as operator
+/// detail (a model is told only that the body failed).
+///
+/// ```
+/// use io_core::{AgentError, ErrorCode};
+/// fn body() -> Result<(), AgentError> {
+///     Err("the cache is cold".to_owned())?
+/// }
+/// let err = body().unwrap_err();
+/// assert_eq!(err.code(), &ErrorCode::Internal);
+/// assert_eq!(err.operator_detail(), Some("the cache is cold"));
+/// ```
+impl From<String> for AgentError {
+    fn from(text: String) -> Self {
+        AgentError::internal("the tool failed").with_operator_detail(text)
+    }
+}
+
+/// See [`From<String>`](#impl-From%3CString%3E-for-AgentError).
+impl From<&str> for AgentError {
+    fn from(text: &str) -> Self {
+        AgentError::from(text.to_owned())
+    }
+}

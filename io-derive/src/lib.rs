@@ -29,6 +29,28 @@ use proc_macro::TokenStream;
 /// `Option<PathBuf>` or `Option<String>`; a field that looks like that reserved name but is not
 /// spelled like it is refused.
 ///
+/// ```
+/// use io_core::AgentInput;
+/// use serde_json::json;
+///
+/// /// A question for the knowledge base.
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+/// #[serde(deny_unknown_fields)]
+/// struct Ask {
+///     /// What to look up.
+///     question: String,
+///     /// How many answers, 1 to 10.
+///     #[schemars(range(min = 1, max = 10))]
+///     limit: Option<u8>,
+/// }
+///
+/// assert!(Ask::validate_input(&json!({ "question": "refunds?" })).is_ok());
+/// let err = Ask::validate_input(&json!({ "question": 1, "limit": 50 })).unwrap_err();
+/// let pointers: Vec<_> = err.violations().iter().map(|v| v.pointer.as_str()).collect();
+/// assert_eq!(pointers, ["/question", "/limit"]);
+/// assert_eq!(Ask::input_schema()["required"], json!(["question"]));
+/// ```
+///
 /// Options, in `#[agent(...)]`: `crate = "path"` (where `io_core` is); `strict` (the input
 /// must have an OpenAI strict form, for function calling with `strict: true`: the same rules as
 /// a strict output, checked at compile time, so `ToolRegistry::export(Export::OpenAiChat {
@@ -46,6 +68,24 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// the type must be a struct with named fields and no field may be a map, a
 /// `serde_json::Value` or `#[serde(flatten)]`); `name = "..."` (the structured-output name,
 /// by default the type's name).
+///
+/// ```
+/// use io_core::AgentOutput;
+/// use serde_json::json;
+///
+/// /// A verdict, in OpenAI's strict structured-output form too.
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+/// #[agent(strict, name = "verdict")]
+/// struct Verdict {
+///     approved: bool,
+///     reason: Option<String>,
+/// }
+///
+/// assert!(Verdict::validate_output(&json!({ "approved": true, "reason": null })).is_ok());
+/// let format = Verdict::structured_output_format().expect("a strict output");
+/// assert_eq!(format["json_schema"]["name"], "verdict");
+/// assert_eq!(format["json_schema"]["schema"]["required"], json!(["approved", "reason"]));
+/// ```
 #[proc_macro_derive(AgentOutput, attributes(agent))]
 pub fn derive_agent_output(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -55,6 +95,25 @@ pub fn derive_agent_output(input: TokenStream) -> TokenStream {
 /// On an `impl AgentCore for T` block: adds `type Input = io_core::TurnInput;` and
 /// `type Output = io_core::TurnOutput;` when the block leaves them out (associated-type
 /// defaults are not stable Rust). Takes an optional `crate = "path"`.
+///
+/// ```
+/// use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+///
+/// struct Echo;
+///
+/// #[agent_core]
+/// impl AgentCore for Echo {
+///     fn core_type(&self) -> &str { "echo" }
+///
+///     async fn run_turn(&mut self, input: TurnInput, _ctx: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+///         Ok(TurnOutput::new(format!("you said: {}", input.message)))
+///     }
+/// }
+///
+/// let mut runtime = AgentRuntime::new(Echo);
+/// let out = pollster::block_on(runtime.run_turn(serde_json::json!({ "message": "hi" }))).unwrap();
+/// assert_eq!(out["response"], "you said: hi");
+/// ```
 #[proc_macro_attribute]
 pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
     agent_core::expand(args.into(), item.into()).into()
@@ -71,6 +130,87 @@ pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `default_implementation`, `driver_constraints(...)`, `implements`, `tags`, `context`,
 /// `examples`, `metadata`, `crate`), checked against the rules of TOOL.schema.json with an
 /// error at the offending value.
+///
+/// The error type of a tool function is `ToolError`, or one a body reaches for first (`String`,
+/// `&'static str`, `Box<dyn Error + Send + Sync>`, `serde_json::Error`: those become `internal`).
+/// `tool_registry![name]` takes the generated type or the function's name.
+///
+/// ```
+/// use io_typed_tool::{ToolContext, ToolError, tool, tool_registry};
+/// use serde_json::json;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+/// struct Query { q: String }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+/// struct Hits { titles: Vec<String> }
+///
+/// /// Who is calling: supplied by the host with each call, never by the model.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Tenant { id: String }
+///
+/// /// Searches the tenant's knowledge base, best match first.
+/// #[tool(
+///     id = "kb.search",
+///     version = "1.2.0",
+///     name = "Knowledge base search",
+///     idempotent,
+///     retry(max_attempts = 3, backoff = "exponential", initial_ms = 50),
+///     timeout_ms = 2000,
+///     requires(network = ["kb.example.com"], secrets = ["kb-token"]),
+///     cost_class = "metered",
+///     tags = ["read-only"],
+///     context = Tenant,
+/// )]
+/// async fn search(query: Query, ctx: &ToolContext) -> Result<Hits, ToolError> {
+///     let tenant: Tenant = ctx.context()?;
+///     Ok(Hits { titles: vec![format!("{}: {}", tenant.id, query.q)] })
+/// }
+///
+/// let registry = tool_registry![search].unwrap();
+/// let contract = registry.contract("kb.search").unwrap();
+/// assert_eq!(contract.retry.as_ref().unwrap().max_attempts, 3);
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// let options = io_typed_tool::CallOptions { context: json!({ "id": "acme" }), ..Default::default() };
+/// let out = runtime.block_on(registry.call_with("kb.search", json!({ "q": "refunds" }), options)).unwrap();
+/// assert_eq!(out["titles"][0], "acme: refunds");
+/// ```
+///
+/// With files: `#[define_io]` on the same function gives the tool its file contract (either
+/// attribute may come first), and its output files must be covered by `mutates`:
+///
+/// ```
+/// use io_core::{define_io, files::FsRoot};
+/// use io_typed_tool::{ToolError, TypedTool, tool};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+/// struct Request {
+///     title: String,
+///     #[serde(rename = "_workflowFsRoot", default)]
+///     root: Option<FsRoot>,
+/// }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+/// struct Done { bytes: u64 }
+///
+/// /// Writes a report from the staged sales file.
+/// #[define_io(
+///     inputs = Request,
+///     outputs = Done,
+///     inputs_files = { sales => { path = "data/sales.csv", mode = "ro" } },
+///     outputs_files = { report => { path = "reports/<runId>.md", mode = "rw" } },
+/// )]
+/// #[tool(id = "sales.report", mutates = ["workspace:/reports"])]
+/// async fn report(input: Request) -> Result<Done, ToolError> {
+///     let root = input.root.ok_or("the host stages the files")?;
+///     let csv = std::fs::read_to_string(root.file("sales")).map_err(|e| e.to_string())?;
+///     std::fs::write(root.file("report"), format!("# {}\n{csv}", input.title)).map_err(|e| e.to_string())?;
+///     Ok(Done { bytes: csv.len() as u64 })
+/// }
+///
+/// let io = ReportTool::file_contract().unwrap();
+/// assert!(io.inputs_files().contains_key("sales"));
+/// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(args.into(), item.into()).into()
@@ -95,6 +235,38 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// an input type that declares files can receive `_workflowFsRoot`, and, when a `#[tool]` on
 /// the same item is visible, each output file is covered by the tool's `mutates` (a declared
 /// output file is a workspace mutation).
+///
+/// (`io_core::files::define_io`, the function, is the run-time form: it builds the same
+/// `IoHandle` from an `IoDefinition` value, for blocks known only at run time.)
+///
+/// ```
+/// use io_core::{define_io, files::{DefinesIo, FsRoot}};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+/// struct Scan {
+///     locale: String,
+///     #[serde(rename = "_workflowFsRoot", default)]
+///     root: Option<FsRoot>,
+/// }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+/// struct Text { text: String }
+///
+/// /// An OCR unit: reads an uploaded image, writes its text next to it.
+/// #[define_io(
+///     inputs = Scan,
+///     outputs = Text,
+///     inputs_files = { image => { path = "uploads/scan.png", content_type = "image/png" } },
+///     outputs_files = { text => { path = "uploads/<isoDate>-<runId>.txt" } },
+///     max_input_bytes = 10485760,
+/// )]
+/// struct Ocr;
+///
+/// let io = Ocr::io_handle();
+/// assert!(io.inputs()["properties"]["_workflowFsRoot"].is_object());
+/// assert_eq!(io.max_input_bytes(), Some(10_485_760));
+/// assert_eq!(io.outputs_files()["text"].path, "uploads/<isoDate>-<runId>.txt");
+/// ```
 #[proc_macro_attribute]
 pub fn define_io(args: TokenStream, item: TokenStream) -> TokenStream {
     define_io::expand(args.into(), item.into()).into()

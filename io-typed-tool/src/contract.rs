@@ -15,6 +15,23 @@ use serde_json::{Map, Value};
 /// The [`tool`](crate::tool) macro builds a contract from a Rust tool and checks it at compile
 /// time; [`ToolContract::check`] applies the same rules at run time to contracts built by
 /// hand or parsed from a file.
+///
+/// ```
+/// use io_typed_tool::{Approval, ToolContract};
+/// use serde_json::json;
+/// let mut contract = ToolContract::new(
+///     "weather.lookup", "1.0.0", "Looks up the weather for a city.",
+///     json!({ "type": "object", "properties": { "city": { "type": "string" } }, "required": ["city"] }),
+///     json!({ "type": "object" }),
+/// );
+/// assert_eq!(contract.identity(), "weather.lookup@1");
+/// assert!(contract.check().is_ok());
+/// contract.mutates = vec!["workspace:/cache".into()];
+/// // `auto` approval with mutations breaks TOOL.schema.json's rule, and is refused by name.
+/// assert_eq!(contract.check().unwrap_err().problems[0].pointer, "/mutates");
+/// contract.approval = Approval::default_for(&contract.mutates);
+/// assert!(contract.check().is_ok());
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolContract {

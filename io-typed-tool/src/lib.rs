@@ -203,7 +203,7 @@ pub mod __private {
     }
 
     fn failed(detail: String) -> crate::ToolError {
-        io_core::AgentError::internal("the tool failed").with_operator_detail(detail)
+        io_core::AgentError::from(detail)
     }
 
     impl IntoToolError for String {

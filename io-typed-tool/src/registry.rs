@@ -228,6 +228,35 @@ impl Schema {
 ///
 /// An error from a tool that is not idempotent always reaches the caller with
 /// `retryable: false`: the host does not retry such a tool, so a caller must not either.
+///
+/// ```
+/// use io_typed_tool::{ApprovalDecision, ApprovalRequest, AuditLog, ToolError, ToolRegistry, tool};
+/// use serde_json::json;
+/// use std::sync::Arc;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// struct Note { text: String }
+///
+/// /// Saves a note; it changes the workspace, so the host approves each call.
+/// #[tool(id = "notes.save", mutates = ["workspace:/notes"])]
+/// async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+///
+/// let audit = Arc::new(AuditLog::default());
+/// let approve = |_: &ApprovalRequest| ApprovalDecision::Approve;
+/// let mut registry = ToolRegistry::new()
+///     .with_approver(Arc::new(approve))
+///     .with_audit_sink(audit.clone());
+/// registry.register(SaveTool)?;
+///
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+/// let saved = runtime.block_on(registry.call("notes.save", json!({ "text": "hi" })))?;
+/// assert_eq!(saved, json!({ "text": "hi" }));
+/// // A bad call never reaches the body, and says where it is wrong.
+/// let err = runtime.block_on(registry.call("notes.save", json!({ "text": 1 }))).unwrap_err();
+/// assert_eq!(err.violations()[0].pointer, "/text");
+/// assert_eq!(audit.records().len(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct ToolRegistry {
     tools: BTreeMap<String, RegisteredTool>,
     approver: Option<Arc<dyn Approver>>,

@@ -6,6 +6,22 @@ use std::fmt;
 use crate::yaml::Position;
 
 /// A workflow: its `types` and its phases, in document order.
+///
+/// ```
+/// use io_workflow::{Phase, TypeRef, Workflow};
+/// // Built in Rust ...
+/// let built = Workflow::new("report")
+///     .with_type("Finding", vec![("text", TypeRef::String)])
+///     .with_phase(Phase::new("research", "Research").assign("researcher")
+///         .output("findings", TypeRef::parse("array<Finding>").unwrap()))
+///     .with_phase(Phase::new("write", "Write").assign("writer")
+///         .depends_on(["research"]).input("findings", "research.findings"));
+/// assert!(built.validate().is_empty());
+/// // ... or loaded from the RFC's YAML, with every problem at once.
+/// let yaml = "openintent: \"1.0\"\ninfo:\n  name: report\nworkflow:\n  write:\n    assign: writer\n    inputs:\n      findings: research.findings\n";
+/// let problems = Workflow::from_yaml(yaml).unwrap_err();
+/// assert_eq!(problems[0].name(), "InputWiringError");
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Workflow {
     /// The `openintent` version line (`"1.0"`).
@@ -44,6 +60,15 @@ pub struct TypeDef {
 /// `types` (object shapes and enums), `any`, and two answers to its open questions: `integer`
 /// (a number with no fraction, so a Rust `u32` input can be wired safely) and `array<T>`
 /// (element typing).
+///
+/// ```
+/// use io_workflow::TypeRef;
+/// let ty = TypeRef::parse("array<Finding>").unwrap();
+/// assert_eq!(ty, TypeRef::Array(Some(Box::new(TypeRef::Named("Finding".into())))));
+/// assert_eq!(ty.to_string(), "array<Finding>");
+/// assert_eq!(TypeRef::parse("any"), Some(TypeRef::Any));
+/// assert_eq!(TypeRef::parse("list of things"), None);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TypeRef {
     /// `string`.
@@ -223,6 +248,19 @@ pub struct InputDecl {
 }
 
 /// One phase of the workflow.
+///
+/// ```
+/// use io_workflow::{InputSource, Phase, TypeRef};
+/// let phase = Phase::new("analysis", "Run the analysis")
+///     .assign("analytics-agent")
+///     .depends_on(["fetch"])
+///     .input("revenue", "fetch.revenue")
+///     .input("quarter", "$trigger.quarter")
+///     .output("risk", TypeRef::String)
+///     .optional_output("notes", TypeRef::String);
+/// assert_eq!(phase.inputs[1].source, InputSource::Trigger("quarter".into()));
+/// assert!(!phase.output_decl_for("notes").unwrap().required);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
     /// The phase name (its key under `workflow`).
