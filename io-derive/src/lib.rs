@@ -236,7 +236,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// the same item is visible, each output file is covered by the tool's `mutates` (a declared
 /// output file is a workspace mutation).
 ///
-/// (`io_core::files::define_io`, the function, is the run-time form: it builds the same
+/// (`io_core::files::define_io_handle`, the function, is the run-time form: it builds the same
 /// `IoHandle` from an `IoDefinition` value, for blocks known only at run time.)
 ///
 /// ```

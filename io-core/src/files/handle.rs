@@ -1,4 +1,4 @@
-//! `define_io`: the four IO blocks of AIP-16 in canonical form, with the input check.
+//! `define_io_handle`: the four IO blocks of AIP-16 in canonical form, with the input check.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -55,7 +55,7 @@ impl FileEntry {
     }
 }
 
-/// What `define_io` takes (AIP-16 `IODefinition`): schemas (absent means "any object") and
+/// What `define_io_handle` takes (AIP-16 `IODefinition`): schemas (absent means "any object") and
 /// file maps (absent means empty).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IoDefinition {
@@ -125,7 +125,7 @@ impl fmt::Display for IoDefinitionError {
 impl std::error::Error for IoDefinitionError {}
 
 /// AIP-16's `IOHandle`: the four blocks in canonical form (file maps never absent) and the
-/// input check. Build it with [`define_io`] or `#[define_io(...)]`.
+/// input check. Build it with [`define_io_handle`] or `#[define_io(...)]`.
 #[derive(Debug)]
 pub struct IoHandle {
     inputs: BoundarySchema,
@@ -144,10 +144,10 @@ pub struct IoHandle {
 /// the four AIP-16 tokens. A declared `_workflowFsRoot` that is not a string is refused.
 ///
 /// ```
-/// use io_core::files::{FileEntry, IoDefinition, define_io};
+/// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
 /// use serde_json::json;
 ///
-/// let io = define_io(IoDefinition {
+/// let io = define_io_handle(IoDefinition {
 ///     inputs: Some(json!({ "type": "object", "properties": { "locale": { "type": "string" } },
 ///                          "additionalProperties": false })),
 ///     ..IoDefinition::default()
@@ -157,7 +157,7 @@ pub struct IoHandle {
 /// assert!(io.validate_input(&json!({ "locale": "en", "_workflowFsRoot": "/tmp/r1" })).is_ok());
 /// assert!(io.outputs_files().is_empty());
 /// ```
-pub fn define_io(definition: IoDefinition) -> Result<IoHandle, IoDefinitionError> {
+pub fn define_io_handle(definition: IoDefinition) -> Result<IoHandle, IoDefinitionError> {
     let (handle, problems) = build_io(definition);
     if problems.is_empty() {
         Ok(handle)
@@ -167,7 +167,7 @@ pub fn define_io(definition: IoDefinition) -> Result<IoHandle, IoDefinitionError
 }
 
 /// Builds the handle and lists the problems of the definition (the handle is usable either
-/// way; `define_io` refuses it when there are problems).
+/// way; `define_io_handle` refuses it when there are problems).
 pub(crate) fn build_io(definition: IoDefinition) -> (IoHandle, Vec<(String, String)>) {
     let mut problems = Vec::new();
     for (block, files) in [

@@ -1,7 +1,7 @@
 //! File contracts (AIP-16): declared files staged into a private scratch root before a run and
 //! synced back after it, with every path kept inside the workspace.
 //!
-//! - [`define_io`] / [`IoHandle`]: the four IO blocks in canonical form (`#[define_io]`
+//! - [`define_io_handle`] / [`IoHandle`]: the four IO blocks in canonical form (`#[define_io]`
 //!   builds one from Rust types at compile time).
 //! - [`Workspace`]: descriptor-relative reads and writes beneath the workspace root that refuse
 //!   `..`, absolute paths, NUL bytes, symlinks that lead out (even when swapped in while a run
@@ -31,7 +31,7 @@ mod path;
 pub(crate) use handle::build_io;
 pub use handle::{
     FS_ROOT_FIELD, FileEntry, FileMode, FsRoot, IoDefinition, IoDefinitionError, IoHandle,
-    define_io,
+    define_io_handle,
 };
 pub use lifecycle::{FileEvent, FileHost, FileObserver, FileRecord, FileRunRecord, run_with_files};
 pub use mutates::{MUTATION_CLASSES, mutation_covers};

@@ -8,14 +8,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::files::Sandbox;
 use io_core::files::{
     FS_ROOT_FIELD, FileEntry, FileHost, FileRunRecord, IoDefinition, IoHandle, PathError, RunVars,
-    define_io, run_with_files,
+    define_io_handle, run_with_files,
 };
 use io_core::{AgentError, ErrorCode};
 use pollster::block_on;
 use serde_json::{Value, json};
 
 fn handle(definition: IoDefinition) -> IoHandle {
-    define_io(definition).unwrap()
+    define_io_handle(definition).unwrap()
 }
 
 fn vars(run_id: &str) -> RunVars {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use io_core::files::{
     FS_ROOT_FIELD, FileEntry, FileEvent, FileHost, FileObserver, FileRunRecord, IoDefinition,
-    IoHandle, PathError, RunVars, Workspace, define_io, interpolate, run_with_files,
+    IoHandle, PathError, RunVars, Workspace, define_io_handle, interpolate, run_with_files,
 };
 use io_core::{AgentError, ErrorCode};
 use pollster::block_on;
@@ -92,7 +92,7 @@ fn io(inputs: &[(&str, &str)], outputs: &[(&str, &str)]) -> IoHandle {
     for (key, path) in outputs {
         definition = definition.output_file(*key, FileEntry::new(*path));
     }
-    define_io(definition).unwrap()
+    define_io_handle(definition).unwrap()
 }
 
 /// A handle built without definition-time checks, to show the run-time checks hold on their own.
@@ -155,7 +155,7 @@ fn sha256_hex(data: &[u8]) -> String {
 
 #[test]
 fn define_io_returns_the_four_blocks_with_file_maps_never_absent() {
-    let handle = define_io(IoDefinition::default()).unwrap();
+    let handle = define_io_handle(IoDefinition::default()).unwrap();
     assert_eq!(
         handle.inputs(),
         &json!({ "type": "object", "properties": {} })
@@ -206,7 +206,7 @@ fn either_file_map_alone_adds_the_reserved_field_and_injection() {
 fn a_declared_fs_root_is_left_in_place_and_must_accept_a_string() {
     let declared = json!({ "type": "object", "properties": {
         FS_ROOT_FIELD: { "type": "string", "description": "mine" } } });
-    let handle = define_io(
+    let handle = define_io_handle(
         IoDefinition {
             inputs: Some(declared),
             ..IoDefinition::default()
@@ -220,7 +220,7 @@ fn a_declared_fs_root_is_left_in_place_and_must_accept_a_string() {
     );
 
     let wrong = json!({ "type": "object", "properties": { FS_ROOT_FIELD: { "type": "integer" } } });
-    let err = define_io(
+    let err = define_io_handle(
         IoDefinition {
             inputs: Some(wrong),
             ..IoDefinition::default()
@@ -404,7 +404,7 @@ fn the_input_is_validated_after_injection_and_before_the_body() {
     let events = Events::default();
     let inputs = json!({ "type": "object", "properties": { "n": { "type": "integer" } }, "required": ["n"],
         "additionalProperties": false });
-    let handle = define_io(
+    let handle = define_io_handle(
         IoDefinition {
             inputs: Some(inputs),
             ..IoDefinition::default()
@@ -438,7 +438,7 @@ fn the_input_is_validated_after_injection_and_before_the_body() {
 #[test]
 fn empty_and_absent_file_maps_are_equivalent() {
     // Absent: the blocks never mention files. The handle still has both maps, empty.
-    let handle = define_io(IoDefinition {
+    let handle = define_io_handle(IoDefinition {
         inputs: Some(json!({ "type": "object", "properties": { "q": { "type": "string" } } })),
         ..IoDefinition::default()
     })
@@ -467,7 +467,7 @@ fn empty_and_absent_file_maps_are_equivalent() {
     assert!(record.staged.is_empty() && record.synced.is_empty() && record.warnings.is_empty());
     assert!(events.all().is_empty());
     // And the explicit empty maps of a definition built from parts mean the same.
-    let explicit = define_io(IoDefinition {
+    let explicit = define_io_handle(IoDefinition {
         inputs: Some(json!({ "type": "object", "properties": { "q": { "type": "string" } } })),
         inputs_files: BTreeMap::new(),
         outputs_files: BTreeMap::new(),
@@ -805,7 +805,7 @@ fn hostile_paths_are_refused_clearly_and_nothing_is_written_outside_the_workspac
         for (key, path) in &case.outputs {
             definition = definition.output_file(*key, FileEntry::new(*path));
         }
-        let defined = define_io(definition);
+        let defined = define_io_handle(definition);
         match case.expect {
             Expect::Definition(text) => {
                 let err = defined
