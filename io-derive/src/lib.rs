@@ -177,7 +177,8 @@ pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// With files: `#[define_io]` on the same function gives the tool its file contract (either
-/// attribute may come first), and its output files must be covered by `mutates`:
+/// attribute may come first), and its output files must be covered by `mutates`. Elsewhere,
+/// `io = SomeType` points a tool at a type that carries `#[define_io(...)]`:
 ///
 /// ```
 /// use io_core::{define_io, files::FsRoot};
