@@ -396,7 +396,11 @@ impl Workspace {
                     Ok(None)
                 }
             }
+            // `notes.txt/x` when `notes.txt` is a file: nothing is at that path.
             std::io::ErrorKind::NotADirectory => Ok(None),
+            // Equivalent to the arm below on Linux, where a folder opens for reading and is
+            // refused after `fstat`; kept for systems whose `open` refuses folders (a mutation
+            // test cannot tell them apart here).
             std::io::ErrorKind::IsADirectory => Err(PathError::NotRegularFile),
             _ => Err(PathError::EscapesWorkspace),
         }
@@ -471,8 +475,14 @@ impl Workspace {
                 Err(_) => break,
             }
         }
+        // No symlink left to see: a link swapped in during the walk and out again before this
+        // look. cap-std says so with its own escape error; anything else (a real permission
+        // problem, say) is reported as it is. Either way nothing was written: the message is
+        // all this arm changes, so a mutation test cannot tell it from the `Io` arm.
         match err.kind() {
-            ErrorKind::PermissionDenied => WriteError::Path(PathError::EscapesWorkspace),
+            ErrorKind::PermissionDenied if err.to_string().contains("outside") => {
+                WriteError::Path(PathError::EscapesWorkspace)
+            }
             _ => WriteError::Io(err),
         }
     }

@@ -575,3 +575,54 @@ fn tool_above_define_io_keeps_the_file_contract() {
         "payload"
     );
 }
+
+/// Found by mutation testing: an existing output is replaced, a path beneath a regular file is
+/// "not a folder" (not an escape), and reading beneath a regular file finds nothing.
+#[test]
+fn existing_targets_are_replaced_and_files_are_not_folders() {
+    let sandbox = Sandbox::new("replace");
+    let workspace = &sandbox.workspace;
+    workspace
+        .write_file("out/report.md", &mut "first".as_bytes())
+        .unwrap();
+    workspace
+        .write_file("out/report.md", &mut "second".as_bytes())
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(sandbox.ws("out/report.md")).unwrap(),
+        "second"
+    );
+
+    sandbox.write("notes.txt", "a file, not a folder");
+    let err = workspace
+        .write_file("notes.txt/inner.md", &mut "x".as_bytes())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            io_core::files::WriteError::Path(PathError::NotRegularFile)
+        ),
+        "{err:?}"
+    );
+    let err = workspace
+        .write_file("notes.txt/deeper/inner.md", &mut "x".as_bytes())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            io_core::files::WriteError::Path(PathError::NotRegularFile)
+        ),
+        "{err:?}"
+    );
+    assert!(matches!(
+        workspace.open_input("notes.txt/inner.md"),
+        Ok(None)
+    ));
+    // A real folder on the way is fine; a symlink leading out is an escape.
+    std::fs::create_dir_all(sandbox.ws("real/dir")).unwrap();
+    assert!(
+        workspace
+            .write_file("real/dir/x.md", &mut "x".as_bytes())
+            .is_ok()
+    );
+}

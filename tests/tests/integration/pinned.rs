@@ -453,3 +453,25 @@ fn a_strict_input_exports_in_strict_mode() {
         json!(["query", "limit"])
     );
 }
+
+/// Found by mutation testing (the unit tests held these; the integration suite now does too).
+#[test]
+fn mutation_scopes_hold_at_every_edge() {
+    use io_core::files::mutation_covers;
+    // The class must match even under a wildcard.
+    assert!(!mutation_covers("workspace:*", "network:example.com"));
+    assert!(!mutation_covers("network:*", "workspace:/a"));
+    // A scope covers the paths below it, not a sibling that shares its prefix, and not itself
+    // with a trailing slash.
+    assert!(mutation_covers("workspace:/notes", "workspace:/notes/a.md"));
+    assert!(!mutation_covers(
+        "workspace:/notes",
+        "workspace:/notes-old/a.md"
+    ));
+    assert!(!mutation_covers("workspace:/notes", "workspace:/notesa"));
+    assert!(!mutation_covers("workspace:/notes", "workspace:/notes/"));
+    assert!(!mutation_covers(
+        "workspace:/journal/*",
+        "workspace:/journal"
+    ));
+}
