@@ -594,26 +594,18 @@ fn existing_targets_are_replaced_and_files_are_not_folders() {
     );
 
     sandbox.write("notes.txt", "a file, not a folder");
-    let err = workspace
-        .write_file("notes.txt/inner.md", &mut "x".as_bytes())
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            io_core::files::WriteError::Path(PathError::NotRegularFile)
-        ),
-        "{err:?}"
-    );
-    let err = workspace
-        .write_file("notes.txt/deeper/inner.md", &mut "x".as_bytes())
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            io_core::files::WriteError::Path(PathError::NotRegularFile)
-        ),
-        "{err:?}"
-    );
+    for beneath in ["notes.txt/inner.md", "notes.txt/deeper/inner.md"] {
+        let err = workspace
+            .write_file(beneath, &mut "x".as_bytes())
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                io_core::files::WriteError::Path(PathError::NotRegularFile)
+            ),
+            "{beneath}: {err:?}"
+        );
+    }
     assert!(matches!(
         workspace.open_input("notes.txt/inner.md"),
         Ok(None)
