@@ -33,6 +33,28 @@ pub const MAX_POINTER_BYTES: usize = 512;
 /// assert_eq!(err.keyword, "depth");
 /// ```
 pub fn check_depth(value: &Value, limit: usize) -> Result<(), Violation> {
+    // Every boundary crossing runs this, so the common case allocates nothing: a recursion
+    // that stops at `limit` (bounded, so safe on any stack) answers "within". Only a value
+    // that goes past it is walked again, without recursion, to say where.
+    if limit <= MAX_RECURSIVE_LIMIT && within(value, limit) {
+        return Ok(());
+    }
+    locate_too_deep(value, limit)
+}
+
+/// The largest `limit` [`check_depth`] checks by (bounded) recursion.
+const MAX_RECURSIVE_LIMIT: usize = 256;
+
+fn within(value: &Value, levels: usize) -> bool {
+    match value {
+        Value::Array(items) => levels > 0 && items.iter().all(|item| within(item, levels - 1)),
+        Value::Object(map) => levels > 0 && map.values().all(|item| within(item, levels - 1)),
+        _ => true,
+    }
+}
+
+/// The first array or object past `limit`, found without recursion.
+fn locate_too_deep(value: &Value, limit: usize) -> Result<(), Violation> {
     // (value, its depth, its pointer token index in `path`)
     let mut stack: Vec<(&Value, usize, Option<Token<'_>>)> = vec![(value, 0, None)];
     let mut path: Vec<Token<'_>> = Vec::new();
@@ -185,6 +207,23 @@ mod tests {
             "/a/b~1c"
         );
         assert!(check_depth(&json!({ "a": { "b": [1] }, "z": 1 }), 3).is_ok());
+    }
+
+    #[test]
+    fn both_walks_agree_above_and_below_the_recursive_bound() {
+        let mut deep = json!(1);
+        for _ in 0..300 {
+            deep = Value::Array(vec![deep]);
+        }
+        // Above the bound the walk is iterative only; below it, recursive first.
+        assert!(check_depth(&deep, 300).is_ok());
+        assert!(check_depth(&deep, 1_000).is_ok());
+        let err = check_depth(&deep, 299).unwrap_err();
+        assert!(err.pointer.starts_with("/0/0") && err.pointer.ends_with('…'));
+        let err = check_depth(&deep, 128).unwrap_err();
+        assert_eq!(err.pointer, "/0".repeat(128));
+        assert!(check_depth(&json!({ "a": [1, { "b": 2 }] }), 3).is_ok());
+        assert!(check_depth(&json!({ "a": [1, { "b": 2 }] }), 2).is_err());
     }
 
     #[test]
