@@ -527,8 +527,7 @@ impl ToolRegistry {
         };
         let result = self
             .dispatch(tool_id, input, options.context, &run_id, &mut audit)
-            .await
-            .map_err(|err| self.caller_retryable(tool_id, err));
+            .await;
         if let Some(sink) = &self.audit {
             audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             audit.ok = result.is_ok();
@@ -634,6 +633,25 @@ impl ToolRegistry {
 /// The attempts of one call: each under the timeout, retried per the contract, then the
 /// output validated.
 async fn run_attempts(
+    tool: &RegisteredTool,
+    input: Value,
+    base: &ToolContext,
+    tool_id: &str,
+    attempts: &mut u32,
+) -> Result<Value, ToolError> {
+    let result = attempt_until_done(tool, input, base, tool_id, attempts).await;
+    // The host never retries a tool that is not idempotent, so a caller must not either: its
+    // errors are not retryable, whatever their code says by default. (Every error that can be
+    // retryable comes from an attempt: a timeout, or the body's own.)
+    match result {
+        Err(err) if !tool.contract.idempotent && err.is_retryable() => {
+            Err(err.with_retryable(false))
+        }
+        other => other,
+    }
+}
+
+async fn attempt_until_done(
     tool: &RegisteredTool,
     input: Value,
     base: &ToolContext,
@@ -765,19 +783,6 @@ fn no_runtime() -> ToolError {
     // A host configuration error, not a tool failure: the reason is in the message itself.
     let reason = "the tool host is misconfigured: ToolRegistry::call needs a Tokio runtime with time enabled (for timeouts and retries), and it was called outside one";
     AgentError::internal(reason).with_operator_detail(reason)
-}
-
-impl ToolRegistry {
-    /// An error of a tool that is not idempotent is never retryable for the caller: the host
-    /// does not retry such a tool itself (AIP-14), so a caller must not either.
-    fn caller_retryable(&self, tool_id: &str, err: ToolError) -> ToolError {
-        match self.resolve(tool_id) {
-            Ok(tool) if !tool.contract.idempotent && err.is_retryable() => {
-                err.with_retryable(false)
-            }
-            _ => err,
-        }
-    }
 }
 
 impl fmt::Debug for ToolRegistry {
