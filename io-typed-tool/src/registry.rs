@@ -824,12 +824,7 @@ pub(crate) fn uncovered_outputs(
 ) -> Vec<ContractProblem> {
     io.outputs_files()
         .iter()
-        .filter(|(_, entry)| {
-            let resource = format!("workspace:/{}", entry.path.trim_start_matches("./"));
-            !mutates
-                .iter()
-                .any(|declared| io_core::files::mutation_covers(declared, &resource))
-        })
+        .filter(|(_, entry)| !io_core::files::covers_workspace_path(mutates, &entry.path))
         .map(|(key, entry)| ContractProblem {
             pointer: format!("/outputsFiles/{key}/path"),
             message: format!(

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::{AgentError, ErrorCode};
 use crate::files::handle::{FS_ROOT_FIELD, IoHandle, path_error};
-use crate::files::mutates::mutation_covers;
+use crate::files::mutates::covers_workspace_path;
 use crate::files::path::{PathError, RunVars, Workspace, WriteError, copy_hashed, interpolate};
 
 /// What the host reports about files, with the run each belongs to (the AIP-7 audit channel).
@@ -139,7 +139,7 @@ pub struct FileHost<'a> {
     /// The audit channel, if any.
     pub observer: Option<&'a dyn FileObserver>,
     /// The unit's declared mutations (AIP-14 `mutates`). `Some`: a declared output is synced
-    /// only to a path a `workspace:` entry covers (see [`mutation_covers`]); `None`: the unit
+    /// only to a path a `workspace:` entry covers (see [`covers_workspace_path`]); `None`: the unit
     /// has no tool contract (an agent core) and the workspace is its scope.
     pub mutates: Option<&'a [String]>,
 }
@@ -170,15 +170,8 @@ impl<'a> FileHost<'a> {
 
     /// Whether this host lets a unit write the workspace path `relative`.
     pub fn may_write(&self, relative: &str) -> bool {
-        match self.mutates {
-            None => true,
-            Some(mutates) => {
-                let resource = format!("workspace:/{}", relative.trim_start_matches("./"));
-                mutates
-                    .iter()
-                    .any(|declared| mutation_covers(declared, &resource))
-            }
-        }
+        self.mutates
+            .is_none_or(|mutates| covers_workspace_path(mutates, relative))
     }
 
     fn emit(&self, event: FileEvent) {
@@ -309,7 +302,12 @@ fn stage_inputs(
                 ));
             }
         };
-        let opened = match host.workspace.open_input(&path) {
+        // The contract's limit, under the host's: one check, before a byte is copied.
+        let limit = io
+            .max_input_bytes()
+            .unwrap_or(u64::MAX)
+            .min(host.workspace.max_input_bytes());
+        let opened = match host.workspace.open_input_within(&path, limit) {
             Ok(Some(opened)) => opened,
             Ok(None) => {
                 host.emit(failed("the file does not exist".into()));
@@ -329,20 +327,6 @@ fn stage_inputs(
                 return Err(path_error(message, &err, &pointer));
             }
         };
-        let limit = io.max_input_bytes().unwrap_or(u64::MAX);
-        if opened.len > limit {
-            let err = PathError::TooLarge {
-                bytes: opened.len,
-                limit,
-            };
-            host.emit(failed(err.to_string()));
-            return Err(path_error(
-                format!("input file `{key}` (`{path}`) is refused: {err}"),
-                &err,
-                &pointer,
-            ));
-        }
-        let limit = limit.min(host.workspace.max_input_bytes());
         match stage_one(opened, limit, &root.join(key)) {
             Ok((bytes, sha256)) => {
                 host.emit(FileEvent::Staged {

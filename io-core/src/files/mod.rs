@@ -34,7 +34,7 @@ pub use handle::{
     define_io_handle,
 };
 pub use lifecycle::{FileEvent, FileHost, FileObserver, FileRecord, FileRunRecord, run_with_files};
-pub use mutates::{MUTATION_CLASSES, mutation_covers};
+pub use mutates::{MUTATION_CLASSES, covers_workspace_path, mutation_covers};
 pub use path::{
     DEFAULT_MAX_INPUT_BYTES, MAX_COMPONENT_BYTES, MAX_KEY_BYTES, MAX_PATH_BYTES, OpenedInput,
     PathError, RunVars, TOKENS, Workspace, WriteError, check_key, check_relative, check_template,

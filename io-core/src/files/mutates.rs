@@ -53,6 +53,23 @@ pub fn mutation_covers(declared: &str, resource: &str) -> bool {
         .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
 }
 
+/// Whether a contract's `mutates` lets it write the workspace path `relative` (as a declared
+/// output file's path, tokens and all, or as interpolated): the path is the resource
+/// `workspace:/<relative>`.
+///
+/// ```
+/// use io_core::files::covers_workspace_path;
+/// let mutates = vec!["workspace:/reports/*".to_owned()];
+/// assert!(covers_workspace_path(&mutates, "reports/<runId>.md"));
+/// assert!(!covers_workspace_path(&mutates, "notes/today.md"));
+/// ```
+pub fn covers_workspace_path(mutates: &[String], relative: &str) -> bool {
+    let resource = format!("workspace:/{}", relative.trim_start_matches("./"));
+    mutates
+        .iter()
+        .any(|declared| mutation_covers(declared, &resource))
+}
+
 #[cfg(test)]
 mod tests {
     use super::mutation_covers;

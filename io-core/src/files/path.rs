@@ -357,6 +357,17 @@ impl Workspace {
     /// but a regular file (checked with `fstat` on the opened descriptor, not on the path),
     /// a file with several hard links (unless allowed), and a file over the host limit.
     pub fn open_input(&self, relative: &str) -> Result<Option<OpenedInput>, PathError> {
+        self.open_input_within(relative, self.max_input_bytes)
+    }
+
+    /// [`Self::open_input`] with a limit of `limit` bytes (a contract's own, say); the host
+    /// limit still applies when it is lower.
+    pub fn open_input_within(
+        &self,
+        relative: &str,
+        limit: u64,
+    ) -> Result<Option<OpenedInput>, PathError> {
+        let limit = limit.min(self.max_input_bytes);
         check_relative(relative)?;
         let file = match self.dir.open_with(relative, &read_options()) {
             Ok(file) => file.into_std(),
@@ -370,10 +381,10 @@ impl Workspace {
         if !self.allow_hard_links && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
             return Err(PathError::HardLinked);
         }
-        if meta.len() > self.max_input_bytes {
+        if meta.len() > limit {
             return Err(PathError::TooLarge {
                 bytes: meta.len(),
-                limit: self.max_input_bytes,
+                limit,
             });
         }
         Ok(Some(OpenedInput {
