@@ -187,7 +187,12 @@ pub(crate) const MAX_ERROR_TEXT: usize = 1_000;
 
 /// `text`, cut to [`MAX_ERROR_TEXT`] characters on a character boundary, saying how long it was.
 pub(crate) fn bound(text: &mut String) {
-    if let Some((end, _)) = text.char_indices().nth(MAX_ERROR_TEXT) {
+    cut(text, MAX_ERROR_TEXT);
+}
+
+/// Cuts `text` to `chars` characters on a character boundary, saying how long it was.
+pub(crate) fn cut(text: &mut String, chars: usize) {
+    if let Some((end, _)) = text.char_indices().nth(chars) {
         let total = text.len();
         text.truncate(end);
         text.push_str(&format!("… ({total} bytes)"));

@@ -527,9 +527,7 @@ fn load_outputs(phase: &str, node: &Node, problems: &mut Vec<ValidationError>) -
 /// Text from the document as shown in an error: at most 120 characters, so a hostile value
 /// cannot make a message as large as itself.
 pub(crate) fn clip(text: &str) -> String {
-    const SHOWN: usize = 120;
-    match text.char_indices().nth(SHOWN) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
-    }
+    let mut shown = text.to_owned();
+    crate::errors::cut(&mut shown, 120);
+    shown
 }

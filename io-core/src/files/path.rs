@@ -436,13 +436,18 @@ impl Workspace {
         }
         let path = Path::new(relative);
         let name = path.file_name().ok_or(WriteError::Path(PathError::Empty))?;
-        let parent = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => self
-                .dir
-                .create_dir_all(parent)
-                .and_then(|()| self.dir.open_dir(parent))
-                .map_err(|err| self.classify_walk_error(parent, err))?,
-            _ => self.dir.try_clone().map_err(WriteError::Io)?,
+        // A file at the root is written in the root's own descriptor; deeper, in its folder's.
+        let folder;
+        let parent: &cap_std::fs::Dir = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => {
+                folder = self
+                    .dir
+                    .create_dir_all(parent)
+                    .and_then(|()| self.dir.open_dir(parent))
+                    .map_err(|err| self.classify_walk_error(parent, err))?;
+                &folder
+            }
+            _ => &self.dir,
         };
         match parent.symlink_metadata(name) {
             Ok(meta) if meta.file_type().is_symlink() => {
@@ -451,14 +456,14 @@ impl Workspace {
             Ok(meta) if meta.is_dir() => return Err(WriteError::Path(PathError::NotRegularFile)),
             _ => {}
         }
-        let (temporary, mut file) = create_temporary(&parent, name)?;
+        let (temporary, mut file) = create_temporary(parent, name)?;
         let written = copy_hashed(source, &mut file).and_then(|out| {
             file.sync_all()?;
             Ok(out)
         });
         drop(file);
         let renamed = written.and_then(|out| {
-            parent.rename(&temporary, &parent, name)?;
+            parent.rename(&temporary, parent, name)?;
             Ok(out)
         });
         renamed.map_err(|err| {
