@@ -234,6 +234,11 @@ mod tests {
         assert!(pointer.len() <= MAX_POINTER_BYTES + '…'.len_utf8());
         assert!(pointer.ends_with('…'));
         assert_eq!(clip_pointer("/a".into()), "/a");
+        // Exactly at the bound a pointer is kept whole; one byte more and it is cut.
+        let at_bound = format!("/{}", "p".repeat(MAX_POINTER_BYTES - 1));
+        assert_eq!(clip_pointer(at_bound.clone()), at_bound);
+        let over = format!("{at_bound}p");
+        assert_eq!(clip_pointer(over), format!("{at_bound}…"));
         assert_eq!(bounded_display(&"abcdef", 3), "abc…");
         assert_eq!(bounded_display(&"abc", 3), "abc");
     }
