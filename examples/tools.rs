@@ -96,6 +96,7 @@ fn main() {
         let options = CallOptions {
             run_id: Some("example-run".into()),
             context,
+            ..CallOptions::default()
         };
         let envelope = runtime.block_on(registry.call_envelope(tool, input, options));
         println!("{}", pretty(&envelope));

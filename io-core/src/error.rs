@@ -51,6 +51,9 @@ pub enum ErrorCode {
     ContextInvalid,
     /// A host approver refused a call that the contract's approval class gates.
     ApprovalDenied,
+    /// The caller cancelled the call (an MCP `notifications/cancelled`, a dropped request)
+    /// before it finished. An agent-io boundary code.
+    Cancelled,
     /// Any other code, typically domain-prefixed (`stripe:card_declined`).
     Other(Cow<'static, str>),
 }
@@ -73,6 +76,7 @@ impl ErrorCode {
             ErrorCode::OutputInvalid => "output_invalid",
             ErrorCode::ContextInvalid => "context_invalid",
             ErrorCode::ApprovalDenied => "approval_denied",
+            ErrorCode::Cancelled => "cancelled",
             ErrorCode::Other(code) => code,
         }
     }
@@ -104,6 +108,7 @@ impl From<&str> for ErrorCode {
             "output_invalid" => ErrorCode::OutputInvalid,
             "context_invalid" => ErrorCode::ContextInvalid,
             "approval_denied" => ErrorCode::ApprovalDenied,
+            "cancelled" => ErrorCode::Cancelled,
             other => ErrorCode::Other(Cow::Owned(other.to_owned())),
         }
     }

@@ -44,6 +44,7 @@ pub async fn check_examples<T: TypedTool>(
         let options = CallOptions {
             run_id: Some(format!("example:{}", example.name)),
             context: context.clone(),
+            ..CallOptions::default()
         };
         let result = registry
             .call_with(&contract.id, example.input.clone(), options)

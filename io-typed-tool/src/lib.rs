@@ -47,6 +47,7 @@
 #![doc = include_str!("../CLAUSES.md")]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod call;
 mod check;
 mod contract;
 mod drift;
@@ -58,6 +59,7 @@ pub mod manifest_limits;
 mod registry;
 mod typed;
 
+pub use crate::call::{Cancellation, Progress, ProgressReporter};
 pub use crate::check::{ContractProblem, RegistrationError};
 pub use crate::contract::{
     Approval, Backoff, CostClass, DEFAULT_TIMEOUT_MS, DriverConstraints, DriverKind,

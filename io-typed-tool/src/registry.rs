@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use io_core::files::{FileHost, FileObserver, FileRunRecord, RunVars, Workspace, run_with_files};
@@ -13,6 +15,7 @@ use io_core::{
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::call::{Cancellation, Progress, ProgressReporter};
 use crate::check::{ContractProblem, RegistrationError};
 use crate::contract::{Approval, ToolContract};
 use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
@@ -171,13 +174,85 @@ impl fmt::Debug for AuditLog {
     }
 }
 
-/// Per-call options: the run, and the host context the contract's `contextSchema` describes.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Per-call options: the run, the host context the contract's `contextSchema` describes, and
+/// what the transport brings with the call (progress, cancellation, an approver of its own).
+///
+/// ```
+/// use io_typed_tool::{ApprovalDecision, ApprovalRequest, CallOptions, Cancellation, Progress};
+/// use serde_json::json;
+/// use std::sync::Arc;
+///
+/// let cancel = Cancellation::new();
+/// let options = CallOptions::default()
+///     .with_run_id("run-7")
+///     .with_context(json!({ "tenant": "acme" }))
+///     .with_progress(|p: Progress| println!("{}", p.progress))
+///     .with_cancellation(cancel.clone())
+///     .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+/// assert_eq!(options.run_id.as_deref(), Some("run-7"));
+/// ```
+#[derive(Clone, Default)]
 pub struct CallOptions {
     /// The run making the call; a fresh id when `None`.
     pub run_id: Option<String>,
     /// The host-supplied context (`null` when the tool needs none).
     pub context: Value,
+    /// Where the body's [`ToolContext::report_progress`] reports go; dropped when `None`.
+    pub progress: Option<ProgressReporter>,
+    /// Fired by the caller to stop the call; it then fails with `cancelled`.
+    pub cancellation: Option<Cancellation>,
+    /// Decides this call's approval instead of the registry's approver (an MCP server asks
+    /// the connected client through elicitation, per connection).
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
+impl CallOptions {
+    /// Sets the run id.
+    #[must_use]
+    pub fn with_run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+
+    /// Sets the host context.
+    #[must_use]
+    pub fn with_context(mut self, context: Value) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Sends the body's progress reports to `sink`.
+    #[must_use]
+    pub fn with_progress(mut self, sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(ProgressReporter::new(sink));
+        self
+    }
+
+    /// Lets the caller cancel the call through `cancellation`.
+    #[must_use]
+    pub fn with_cancellation(mut self, cancellation: Cancellation) -> Self {
+        self.cancellation = Some(cancellation);
+        self
+    }
+
+    /// Decides this call's approval with `approver` instead of the registry's.
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("run_id", &self.run_id)
+            .field("context", &self.context)
+            .field("progress", &self.progress.is_some())
+            .field("cancellation", &self.cancellation)
+            .field("approver", &self.approver.is_some())
+            .finish()
+    }
 }
 
 struct RegisteredTool {
@@ -502,10 +577,10 @@ impl ToolRegistry {
         &self,
         tool_id: &str,
         input: Value,
-        options: CallOptions,
+        mut options: CallOptions,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let run_id = options.run_id.unwrap_or_else(new_run_id);
+        let run_id = options.run_id.take().unwrap_or_else(new_run_id);
         let input = if input.is_null() { json!({}) } else { input };
         let mut audit = AuditRecord {
             kind: "tool.invoked",
@@ -525,9 +600,14 @@ impl ToolRegistry {
             ts_unix_ms: 0,
             files: None,
         };
-        let result = self
-            .dispatch(tool_id, input, options.context, &run_id, &mut audit)
-            .await;
+        let cancellation = options.cancellation.clone();
+        let result = {
+            let dispatch = self.dispatch(tool_id, input, options, &run_id, &mut audit);
+            match &cancellation {
+                None => dispatch.await,
+                Some(cancellation) => until_cancelled(dispatch, cancellation, tool_id).await,
+            }
+        };
         if let Some(sink) = &self.audit {
             audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             audit.ok = result.is_ok();
@@ -544,10 +624,17 @@ impl ToolRegistry {
         &self,
         tool_id: &str,
         input: Value,
-        context: Value,
+        options: CallOptions,
         run_id: &str,
         audit: &mut AuditRecord,
     ) -> Result<Value, ToolError> {
+        let CallOptions {
+            context,
+            progress,
+            cancellation,
+            approver,
+            ..
+        } = options;
         let tool = self.resolve(tool_id)?;
         let contract = &tool.contract;
         audit.tool_version = contract.version.clone();
@@ -580,7 +667,7 @@ impl ToolRegistry {
                 risk_level: contract.risk_level,
                 input: input.clone(),
             };
-            let decision = match &self.approver {
+            let decision = match approver.as_ref().or(self.approver.as_ref()) {
                 Some(approver) => approver.approve(&request).await,
                 None => ApprovalDecision::Deny {
                     reason: "no approver is configured".into(),
@@ -598,9 +685,15 @@ impl ToolRegistry {
             }
         }
 
-        let base = ToolContext::new(run_id, &contract.id)
+        let mut base = ToolContext::new(run_id, &contract.id)
             .with_context(context)
             .with_shared_mutates(tool.mutates.clone());
+        if let Some(progress) = progress {
+            base = base.with_progress(progress);
+        }
+        if let Some(cancellation) = cancellation {
+            base = base.with_cancellation(cancellation);
+        }
         let Some(io) = tool.plugin.file_contract() else {
             return run_attempts(tool, input, &base, tool_id, &mut audit.attempts).await;
         };
@@ -731,25 +824,21 @@ async fn run_attempt(
     let result = if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
         let plugin = Arc::clone(plugin);
         let ctx = ctx.clone();
-        let mut task =
-            handle.spawn(async move { contain_panics(plugin.execute(input, &ctx)).await });
+        // Aborted when this future is dropped (a cancelled call), not only at the ceiling.
+        let mut task = AbortOnDrop(
+            handle.spawn(async move { contain_panics(plugin.execute(input, &ctx)).await }),
+        );
         // The timer itself panics in a runtime built without time; contain that as well.
         let waited = contain_panics(Box::pin(async {
-            Ok(tokio::time::timeout(timeout, &mut task).await)
+            Ok(tokio::time::timeout(timeout, &mut task.0).await)
         }))
         .await;
         match waited {
             Ok(Ok(Ok(result))) => result,
             Ok(Ok(Err(join_error))) => Err(AgentError::internal("the body failed unexpectedly")
                 .with_operator_detail(join_error.to_string())),
-            Ok(Err(_elapsed)) => {
-                task.abort();
-                return Err(timed_out());
-            }
-            Err(err) => {
-                task.abort();
-                return Err(err);
-            }
+            Ok(Err(_elapsed)) => return Err(timed_out()),
+            Err(err) => return Err(err),
         }
     } else {
         let timed = contain_panics(Box::pin(async move {
@@ -766,6 +855,36 @@ async fn run_attempt(
         return Err(timed_out());
     }
     result
+}
+
+/// A spawned attempt that is aborted when its handle is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs a call until it finishes or `cancellation` fires, whichever comes first; a cancelled
+/// call's future is dropped, which stops the body at its next `.await`.
+async fn until_cancelled(
+    call: impl Future<Output = Result<Value, ToolError>>,
+    cancellation: &Cancellation,
+    tool_id: &str,
+) -> Result<Value, ToolError> {
+    let mut call = std::pin::pin!(call);
+    let mut cancelled = std::pin::pin!(cancellation.cancelled());
+    std::future::poll_fn(|cx| {
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(AgentError::new(
+                ErrorCode::Cancelled,
+                format!("the call to `{tool_id}` was cancelled by its caller"),
+            )));
+        }
+        call.as_mut().poll(cx)
+    })
+    .await
 }
 
 async fn sleep(duration: Duration) -> Result<(), ToolError> {
@@ -801,7 +920,7 @@ impl ToolInvoker for ToolRegistry {
         Box::pin(async move {
             let options = CallOptions {
                 run_id: Some(call.run_id),
-                context: Value::Null,
+                ..CallOptions::default()
             };
             self.call_with(&call.tool_id, call.input, options).await
         })

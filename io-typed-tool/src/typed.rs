@@ -8,6 +8,7 @@ use io_core::{AgentError, AgentInput, AgentOutput, BoundarySchema, BoxFuture, Er
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::call::{Cancellation, Progress, ProgressReporter};
 use crate::contract::ToolContract;
 use io_core::files::mutation_covers;
 
@@ -154,6 +155,8 @@ pub struct ToolContext {
     attempt: u32,
     context: Value,
     mutates: Arc<[String]>,
+    progress: Option<ProgressReporter>,
+    cancellation: Option<Cancellation>,
 }
 
 impl ToolContext {
@@ -166,7 +169,52 @@ impl ToolContext {
             attempt: 1,
             context: Value::Null,
             mutates: Arc::from(Vec::new()),
+            progress: None,
+            cancellation: None,
         }
+    }
+
+    /// Sends the call's progress reports to `reporter` (the registry sets the caller's).
+    #[must_use]
+    pub fn with_progress(mut self, reporter: ProgressReporter) -> Self {
+        self.progress = Some(reporter);
+        self
+    }
+
+    /// Lets the body see the caller's cancellation (the registry sets the caller's).
+    #[must_use]
+    pub fn with_cancellation(mut self, cancellation: Cancellation) -> Self {
+        self.cancellation = Some(cancellation);
+        self
+    }
+
+    /// Reports progress to the caller, when the caller listens (an MCP client that sent a
+    /// progress token, a host that set [`CallOptions::progress`](crate::CallOptions)); otherwise
+    /// does nothing. Returns whether anyone listens.
+    ///
+    /// ```
+    /// use io_typed_tool::{Progress, ProgressReporter, ToolContext};
+    /// let quiet = ToolContext::new("run-1", "kb.index");
+    /// assert!(!quiet.report_progress(Progress::new(1.0).with_total(2.0)));
+    /// let heard = quiet.with_progress(ProgressReporter::new(|p: Progress| assert_eq!(p.progress, 1.0)));
+    /// assert!(heard.report_progress(Progress::new(1.0)));
+    /// ```
+    pub fn report_progress(&self, progress: Progress) -> bool {
+        match &self.progress {
+            Some(reporter) => {
+                reporter.report(progress);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether the caller has cancelled the call. The registry stops a cancelled call at its
+    /// next `.await` anyway; a body doing long synchronous work checks this between steps.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation
+            .as_ref()
+            .is_some_and(Cancellation::is_cancelled)
     }
 
     /// Sets the host context (already validated against `contextSchema` by the registry).

@@ -82,7 +82,7 @@ impl PhaseAgent for ToolAgent {
         Box::pin(async move {
             let options = CallOptions {
                 run_id: Some(ctx.task_id.clone()),
-                context: Value::Null,
+                ..CallOptions::default()
             };
             self.registry
                 .call_with(&self.tool_id, Value::Object(ctx.input.clone()), options)

@@ -1,5 +1,6 @@
 //! Integration tests of agent-io, in one binary so the suite links once.
 
+mod call_options;
 mod erased;
 mod exports;
 mod file_hardening;

@@ -295,8 +295,8 @@ fn the_approver_sees_the_contract_and_a_yes_runs_the_tool() {
 fn a_context_that_breaks_the_context_schema_is_refused_before_dispatch() {
     let registry = tool_registry![TenantTool].unwrap();
     let options = CallOptions {
-        run_id: None,
         context: json!({ "tenant": "acme" }),
+        ..CallOptions::default()
     };
     let envelope = block_on(registry.call_envelope("test.tenant", json!({}), options));
     assert_eq!(
@@ -311,8 +311,8 @@ fn a_context_that_breaks_the_context_schema_is_refused_before_dispatch() {
             ] } } })
     );
     let options = CallOptions {
-        run_id: None,
         context: json!({ "tenant_id": "acme" }),
+        ..CallOptions::default()
     };
     assert_eq!(
         block_on(registry.call_with("test.tenant", json!({}), options)).unwrap(),
@@ -400,7 +400,7 @@ fn every_call_is_audited_with_the_contract_mutates_and_argument_keys_only() {
     registry.register(Guarded { runs: counter() }).unwrap();
     let options = CallOptions {
         run_id: Some("run-9".into()),
-        context: Value::Null,
+        ..CallOptions::default()
     };
     block_on(registry.call_with("test.guarded", json!({ "n": 2 }), options)).unwrap();
     block_on(registry.call("missing", json!({ "secret": "hunter2" }))).unwrap_err();

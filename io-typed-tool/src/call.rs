@@ -1,0 +1,159 @@
+//! What a host hands one call besides its input: progress reporting and cancellation.
+//!
+//! Both are transport-neutral. The MCP server (`io-mcp`) turns a client's progress token into
+//! a [`ProgressReporter`] and its `notifications/cancelled` into [`Cancellation::cancel`]; a
+//! host of its own can do the same with a channel or a UI.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::Notify;
+
+/// One progress report from a running tool body: `progress` out of `total` (when known).
+///
+/// ```
+/// use io_typed_tool::Progress;
+/// let report = Progress::new(3.0).with_total(10.0).with_message("indexing");
+/// assert_eq!(report.total, Some(10.0));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// How far the call is. It should grow with each report.
+    pub progress: f64,
+    /// The value `progress` reaches when the call is done, when known.
+    pub total: Option<f64>,
+    /// A line for a person watching.
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// A report of `progress`, with no total and no message.
+    pub fn new(progress: f64) -> Self {
+        Progress {
+            progress,
+            total: None,
+            message: None,
+        }
+    }
+
+    /// Sets the total.
+    #[must_use]
+    pub fn with_total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// Sets the message.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// Where a call's progress reports go; a tool body sends them with
+/// [`ToolContext::report_progress`](crate::ToolContext::report_progress).
+///
+/// ```
+/// use io_typed_tool::{Progress, ProgressReporter};
+/// use std::sync::{Arc, Mutex};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// let reporter = ProgressReporter::new(move |p: Progress| sink.lock().unwrap().push(p.progress));
+/// reporter.report(Progress::new(1.0));
+/// assert_eq!(*seen.lock().unwrap(), vec![1.0]);
+/// ```
+#[derive(Clone)]
+pub struct ProgressReporter {
+    sink: Arc<dyn Fn(Progress) + Send + Sync>,
+}
+
+impl ProgressReporter {
+    /// A reporter that hands every report to `sink`. The sink runs on the body's task: it
+    /// should hand the report on (to a channel, a spawned send) rather than block.
+    pub fn new(sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        ProgressReporter {
+            sink: Arc::new(sink),
+        }
+    }
+
+    /// Sends one report.
+    pub fn report(&self, progress: Progress) {
+        (self.sink)(progress);
+    }
+}
+
+impl fmt::Debug for ProgressReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressReporter")
+    }
+}
+
+/// A cancellation signal for one call, shared by the host (who cancels) and the registry
+/// (who stops the call and answers `cancelled`).
+///
+/// Cancelling stops the call at its next `.await`: the body's future is dropped (on a
+/// multi-thread runtime its task is aborted), nothing after it runs (no retry, no output
+/// validation), and the audit record says `cancelled`. A tool with a file contract syncs
+/// nothing back from a cancelled call.
+///
+/// ```
+/// use io_typed_tool::Cancellation;
+/// let cancel = Cancellation::new();
+/// let seen_by_the_registry = cancel.clone();
+/// assert!(!seen_by_the_registry.is_cancelled());
+/// cancel.cancel();
+/// assert!(seen_by_the_registry.is_cancelled());
+/// ```
+#[derive(Clone, Default)]
+pub struct Cancellation {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    cancelled: AtomicBool,
+    notify: Notify,
+}
+
+impl Cancellation {
+    /// A signal that has not fired.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fires the signal; every clone sees it. Firing twice is harmless.
+    pub fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::SeqCst);
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether the signal has fired.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the signal has fired (at once if it already has).
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Register before checking the flag, so a `cancel` in between is not missed.
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl fmt::Debug for Cancellation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cancellation")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
