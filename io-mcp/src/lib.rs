@@ -1,0 +1,60 @@
+//! MCP for agent-io: serve a [`ToolRegistry`](io_typed_tool::ToolRegistry) to any MCP client,
+//! and import any MCP server's tools into one.
+//!
+//! Both sides are built on [rmcp](https://docs.rs/rmcp), the official Rust MCP SDK: its
+//! `ServerHandler`, its client, and its stdio, child-process and streamable HTTP transports.
+//! This crate adds what rmcp leaves to each server: every call is validated against the schema
+//! the server advertises, both ways, under the tool's AIP-14 contract.
+//!
+//! - [`McpServer`]: a registry as an MCP server, over stdio ([`McpServer::serve_stdio`]) or
+//!   streamable HTTP ([`McpServer::serve_http`], or [`McpServer::http_service`] to mount the
+//!   tower service in a router of your own).
+//! - [`McpClient`]: a connection to an MCP server (a child process or an HTTP endpoint)
+//!   whose tools [`McpClient::import_into`] registers as contract-enforced tools.
+//!
+//! The crate is separate from `io-typed-tool` because it needs rmcp, Tokio's networking and
+//! hyper; a registry that never speaks MCP does not build them.
+//!
+//! ```
+//! use io_mcp::{McpClient, McpServer};
+//! use io_typed_tool::{ToolError, ToolRegistry, tool};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+//! struct Sum { a: i64, b: i64, #[serde(default)] total: i64 }
+//!
+//! /// Adds two numbers.
+//! #[tool(id = "math.add")]
+//! async fn add(s: Sum) -> Result<Sum, ToolError> { Ok(Sum { total: s.a + s.b, ..s }) }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+//! runtime.block_on(async {
+//!     let mut registry = ToolRegistry::new();
+//!     registry.register(AddTool)?;
+//!     // Serve it on a loopback port, then import it back through an MCP client.
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//!     let url = format!("http://{}/mcp", listener.local_addr()?);
+//!     tokio::spawn(McpServer::new(registry)?.serve_http(listener));
+//!
+//!     let client = McpClient::connect_http(&url).await?;
+//!     let mut local = ToolRegistry::new();
+//!     let imported = client.import_into(&mut local, "remote").await?;
+//!     assert_eq!(imported[0].tool_id, "remote.math.add");
+//!     let sum = local.call("remote.math.add", json!({ "a": 2, "b": 3 })).await?;
+//!     assert_eq!(sum["total"], 5);
+//!     // The advertised schema is enforced before anything is sent.
+//!     let err = local.call("remote.math.add", json!({ "a": "two", "b": 3 })).await.unwrap_err();
+//!     assert_eq!(err.violations()[0].pointer, "/a");
+//!     Ok::<_, Box<dyn std::error::Error>>(())
+//! })
+//! # }
+//! ```
+
+mod client;
+mod server;
+
+pub use crate::client::{ClientError, ImportedTool, McpClient, RefusedTool};
+pub use crate::server::{APPROVAL_INPUT_KEY, DEFAULT_PAGE_SIZE, McpServer, ServeError};
+/// The MCP SDK this crate is built on, for what it does not wrap.
+pub use rmcp;

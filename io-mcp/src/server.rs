@@ -1,0 +1,554 @@
+//! [`McpServer`]: a [`ToolRegistry`] served over MCP through rmcp's `ServerHandler`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use io_typed_tool::{
+    Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, Export,
+    ExportError, Progress, ToolError, ToolRegistry,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, Implementation, InputRequest,
+    InputRequiredResult, InputRequests, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, Request, ServerCapabilities, ServerConfig, Tool,
+};
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use rmcp::ServiceExt;
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+
+/// The key of the approval question in an MCP `input_required` result (protocol 2026-07-28).
+pub const APPROVAL_INPUT_KEY: &str = "approval";
+
+/// How many tools one `tools/list` page holds by default.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// A [`ToolRegistry`] as an MCP server.
+///
+/// Every `tools/call` goes through [`ToolRegistry::call_with`], so each tool's contract holds
+/// over MCP exactly as it does in process: the arguments are validated against the schema
+/// advertised in `tools/list` (which rmcp's own `#[tool]` does not do), the output against the
+/// `outputSchema`, and approval, timeout, retry, file staging and the audit trail all apply.
+///
+/// What a client sees:
+/// - `tools/list`: the registry's [`Export::Mcp`] definitions (annotations derived from the
+///   contract), [`DEFAULT_PAGE_SIZE`] to a page; the cursor is opaque to clients.
+/// - A successful call: `structuredContent` (an object output, matching `outputSchema`) plus
+///   the same JSON as a text block; a non-object output comes as the text block alone.
+/// - A contract failure (`input_invalid`, `timeout`, `approval_denied`, a tool's own error,
+///   ...): a tool result with `isError: true` whose one text block is the AIP-14 error envelope
+///   `{"ok":false,"error":{"code",...}}`. It carries no `structuredContent`, because clients
+///   validate `structuredContent` against `outputSchema` and an envelope is not an output.
+/// - A protocol error only for what is not a call at all: an unknown tool name
+///   (`-32602`, as the MCP specification asks).
+/// - `notifications/cancelled` stops the call (the body's future is dropped, its task
+///   aborted); rmcp then sends no response, as the protocol asks.
+/// - A progress token in the request's `_meta` turns the body's
+///   [`ToolContext::report_progress`](io_typed_tool::ToolContext::report_progress) into
+///   `notifications/progress`, in order, all sent before the result.
+/// - Approval: a tool whose contract requires it is put to the *client's user* through
+///   elicitation (a form with one required boolean, `approve`): on protocol 2026-07-28 as an
+///   `input_required` result the client answers on retry; on older protocols as an
+///   `elicitation/create` request. A client that does not declare the elicitation capability
+///   gets `approval_denied`: no gated call runs without a person saying yes. The registry's
+///   own approver is not consulted for MCP calls.
+///
+/// ```
+/// use io_mcp::McpServer;
+/// use io_typed_tool::{ToolError, ToolRegistry, tool};
+///
+/// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// struct City { name: String }
+///
+/// /// Says hello to a city.
+/// #[tool(id = "demo.hello")]
+/// async fn hello(city: City) -> Result<City, ToolError> { Ok(city) }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(HelloTool)?;
+/// let server = McpServer::new(registry)?.with_server_info("demo", "1.0.0");
+/// assert_eq!(server.tools()[0].name, "demo.hello");
+/// // In a binary: `server.serve_stdio().await?`, or `server.serve_http(listener).await?`.
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    registry: Arc<ToolRegistry>,
+    tools: Arc<[Tool]>,
+    /// MCP tool name -> what the registry is called with (`id`, or `id@major`).
+    names: Arc<HashMap<String, String>>,
+    page_size: usize,
+    info: Arc<Implementation>,
+    instructions: Option<Arc<str>>,
+}
+
+impl McpServer {
+    /// A server for `registry`'s tools. Fails when a tool cannot be exported to MCP (a name
+    /// over the length limit, a schema the MCP profile refuses), naming the tool and where.
+    pub fn new(registry: impl Into<Arc<ToolRegistry>>) -> Result<Self, ExportError> {
+        let registry = registry.into();
+        let definitions = registry.export(Export::Mcp)?;
+        let mut tools = Vec::with_capacity(definitions.len());
+        let mut names = HashMap::with_capacity(definitions.len());
+        for definition in definitions {
+            let tool: Tool = serde_json::from_value(definition)
+                .expect("an MCP export deserializes into rmcp's Tool");
+            if let Some(target) = registry.tool_for_provider_name(&tool.name) {
+                names.insert(tool.name.to_string(), target);
+            }
+            tools.push(tool);
+        }
+        Ok(McpServer {
+            registry,
+            tools: tools.into(),
+            names: Arc::new(names),
+            page_size: DEFAULT_PAGE_SIZE,
+            info: Arc::new(Implementation::new("agent-io", env!("CARGO_PKG_VERSION"))),
+            instructions: None,
+        })
+    }
+
+    /// Sets how many tools one `tools/list` page holds (at least 1).
+    #[must_use]
+    pub fn with_page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// Sets the name and version the server gives clients at initialization.
+    #[must_use]
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Arc::new(Implementation::new(name, version));
+        self
+    }
+
+    /// Sets the instructions the server gives clients at initialization.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(Arc::from(instructions.into()));
+        self
+    }
+
+    /// The tools as `tools/list` advertises them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The registry the server calls.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, McpError> {
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|start| *start <= self.tools.len())
+                .ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!("`{cursor}` is not a cursor this server gave out"),
+                        None,
+                    )
+                })?,
+        };
+        let end = start.saturating_add(self.page_size).min(self.tools.len());
+        let mut result = ListToolsResult::with_all_items(self.tools[start..end].to_vec());
+        if end < self.tools.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(target) = self.names.get(request.name.as_ref()) else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool: `{}`", request.name),
+                None,
+            ));
+        };
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let needs_approval = self
+            .registry
+            .contract(target)
+            .is_some_and(|contract| contract.needs_approval());
+        let inline = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let can_elicit = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.elicitation.is_some());
+
+        let approver: Arc<dyn Approver> = if !needs_approval {
+            Arc::new(Refuse("this call needed no approval"))
+        } else if inline {
+            match request
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get(APPROVAL_INPUT_KEY))
+            {
+                Some(answer) => Arc::new(Answered(decision_of(answer))),
+                None if can_elicit => {
+                    // Ask only about a call that can run: a bad input is refused first.
+                    let valid = self
+                        .registry
+                        .input_boundary(target)
+                        .is_some_and(|schema| schema.validate(&input).is_ok());
+                    if valid {
+                        return Ok(approval_question(target, &self.registry, &input).into());
+                    }
+                    Arc::new(Refuse("the input is invalid"))
+                }
+                None => Arc::new(Refuse(NO_ELICITATION)),
+            }
+        } else if can_elicit {
+            Arc::new(Elicit {
+                peer: context.peer.clone(),
+            })
+        } else {
+            Arc::new(Refuse(NO_ELICITATION))
+        };
+
+        let cancellation = Cancellation::new();
+        let mut options = CallOptions::default()
+            .with_cancellation(cancellation.clone())
+            .with_approver(approver);
+        let mut forwarder = None;
+        if let Some(token) = context.meta.get_progress_token() {
+            let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+            let peer = context.peer.clone();
+            forwarder = Some(tokio::spawn(async move {
+                while let Some(report) = receiver.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), report.progress);
+                    param.total = report.total;
+                    param.message = report.message;
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            }));
+            options = options.with_progress(move |report| {
+                let _ = sender.send(report);
+            });
+        }
+
+        let call = self.registry.call_with(target, input, options);
+        let result = until_done_or_cancelled(call, context.ct.cancelled(), &cancellation).await;
+        if let Some(forwarder) = forwarder {
+            // Every report the body made is sent before the result; a body still running on
+            // a blocked thread (past its timeout) cannot hold the answer back for long.
+            let _ = tokio::time::timeout(Duration::from_secs(1), forwarder).await;
+        }
+        Ok(match result {
+            Ok(value) if value.is_object() => CallToolResult::structured(value),
+            Ok(value) => CallToolResult::success(vec![ContentBlock::text(value.to_string())]),
+            Err(err) => CallToolResult::error(vec![ContentBlock::text(
+                err.to_envelope().to_string(),
+            )]),
+        }
+        .into())
+    }
+}
+
+const NO_ELICITATION: &str = "the tool needs approval, and the MCP client does not support elicitation, so no one could be asked";
+
+/// Races the call against the request's cancellation: when the client cancels, the registry's
+/// cancellation fires, and the call (which then ends at once with `cancelled`) is polled on so
+/// that its audit record is written.
+async fn until_done_or_cancelled(
+    call: impl Future<Output = Result<Value, ToolError>>,
+    cancelled: impl Future<Output = ()>,
+    cancellation: &Cancellation,
+) -> Result<Value, ToolError> {
+    let mut call = std::pin::pin!(call);
+    let mut cancelled = std::pin::pin!(cancelled);
+    let mut fired = false;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(result) = call.as_mut().poll(cx) {
+            return Poll::Ready(result);
+        }
+        if !fired && cancelled.as_mut().poll(cx).is_ready() {
+            fired = true;
+            cancellation.cancel();
+            // Poll the call again: it now sees the cancellation.
+            return call.as_mut().poll(cx);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+fn approval_schema() -> ElicitationSchema {
+    ElicitationSchema::builder()
+        .required_bool("approve")
+        .build()
+        .expect("a one-boolean form is a valid elicitation schema")
+}
+
+fn approval_question(target: &str, registry: &ToolRegistry, input: &Value) -> InputRequiredResult {
+    let request = InputRequest::Elicitation(Request::new(
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: approval_message(&question(target, registry, input)),
+            requested_schema: approval_schema(),
+        },
+    ));
+    let mut requests = InputRequests::new();
+    requests.insert(APPROVAL_INPUT_KEY.to_owned(), request);
+    InputRequiredResult::new(Some(requests), None)
+}
+
+/// A yes only for an accepted form whose `approve` is `true`.
+fn decision_of(answer: &Value) -> ApprovalDecision {
+    match serde_json::from_value::<ElicitResult>(answer.clone()) {
+        Ok(result) => decide(&result),
+        Err(_) => ApprovalDecision::Deny {
+            reason: "the client's answer to the approval question was not an elicitation result"
+                .into(),
+        },
+    }
+}
+
+fn decide(result: &ElicitResult) -> ApprovalDecision {
+    let approved = result.action == ElicitationAction::Accept
+        && result
+            .content
+            .as_ref()
+            .and_then(|c| c.get("approve"))
+            .and_then(Value::as_bool)
+            == Some(true);
+    if approved {
+        ApprovalDecision::Approve
+    } else {
+        let reason = match result.action {
+            ElicitationAction::Accept => "the user did not approve the call",
+            ElicitationAction::Decline => "the user declined the call",
+            _ => "the user dismissed the approval question",
+        };
+        ApprovalDecision::Deny {
+            reason: reason.into(),
+        }
+    }
+}
+
+struct Refuse(&'static str);
+
+impl Approver for Refuse {
+    fn approve<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+    ) -> io_core::BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            ApprovalDecision::Deny {
+                reason: self.0.into(),
+            }
+        })
+    }
+}
+
+struct Answered(ApprovalDecision);
+
+impl Approver for Answered {
+    fn approve<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+    ) -> io_core::BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move { self.0.clone() })
+    }
+}
+
+/// Legacy protocols: asks the client with an `elicitation/create` request.
+struct Elicit {
+    peer: Peer<RoleServer>,
+}
+
+impl Approver for Elicit {
+    fn approve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> io_core::BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: approval_message(request),
+                requested_schema: approval_schema(),
+            };
+            match self.peer.create_elicitation(params).await {
+                Ok(result) => decide(&result),
+                Err(err) => ApprovalDecision::Deny {
+                    reason: format!("the approval question could not be asked: {err}"),
+                },
+            }
+        })
+    }
+}
+
+/// The approval request the registry would make, for the question asked before the call.
+fn question(target: &str, registry: &ToolRegistry, input: &Value) -> ApprovalRequest {
+    let contract = registry.contract(target);
+    ApprovalRequest {
+        run_id: String::new(),
+        tool_id: contract.map_or_else(|| target.to_owned(), |c| c.id.clone()),
+        identity: contract.map_or_else(|| target.to_owned(), |c| c.identity()),
+        approval: contract.map_or(Approval::Always, |c| c.approval.clone()),
+        mutates: contract.map(|c| c.mutates.clone()).unwrap_or_default(),
+        risk_level: contract.map_or(0, |c| c.risk_level),
+        input: input.clone(),
+    }
+}
+
+fn approval_message(request: &ApprovalRequest) -> String {
+    let mut arguments = request.input.to_string();
+    if arguments.len() > 2_000 {
+        let mut cut = 2_000;
+        while !arguments.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        arguments.truncate(cut);
+        arguments.push('…');
+    }
+    format!(
+        "Approve a call to `{}` (approval: {}; risk level {}; modifies: {})? Arguments: {arguments}",
+        request.identity,
+        request.approval,
+        request.risk_level,
+        if request.mutates.is_empty() {
+            "nothing declared".to_owned()
+        } else {
+            request.mutates.join(", ")
+        },
+    )
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info((*self.info).clone());
+        if let Some(instructions) = &self.instructions {
+            config = config.with_instructions(instructions.to_string());
+        }
+        config
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.call(request, context).await
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .field("page_size", &self.page_size)
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+/// Why serving stopped.
+#[derive(Debug)]
+pub struct ServeError {
+    what: &'static str,
+    reason: String,
+}
+
+impl ServeError {
+    fn new(what: &'static str, reason: impl fmt::Display) -> Self {
+        ServeError {
+            what,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.what, self.reason)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+impl McpServer {
+    /// Serves one client over this process's stdin and stdout until the client closes them.
+    /// Nothing else may write to stdout meanwhile (log to stderr).
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServeError::new("the MCP handshake over stdio failed", e))?;
+        running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| ServeError::new("the stdio session ended abnormally", e))
+    }
+
+    /// The server as rmcp's streamable HTTP tower service (sessions kept in memory; loopback
+    /// `Host`s only, rmcp's DNS-rebinding guard), to mount at a path of your own router.
+    pub fn http_service(self) -> StreamableHttpService<McpServer, LocalSessionManager> {
+        self.http_service_with(StreamableHttpServerConfig::default())
+    }
+
+    /// [`Self::http_service`] with rmcp's configuration (allowed hosts and origins, body
+    /// limit, keep-alive, ...).
+    pub fn http_service_with(
+        self,
+        config: StreamableHttpServerConfig,
+    ) -> StreamableHttpService<McpServer, LocalSessionManager> {
+        StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        )
+    }
+
+    /// Serves streamable HTTP on `listener` (every path; clients use `http://host:port/mcp`)
+    /// until the listener fails. Each connection is served on its own task.
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+        let service = self.http_service();
+        loop {
+            let (stream, _) = listener
+                .accept()
+                .await
+                .map_err(|e| ServeError::new("the HTTP listener failed", e))?;
+            let service = TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                // A connection's own failure (a client hanging up) ends that connection only.
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    }
+}
