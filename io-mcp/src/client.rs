@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use io_core::{AgentError, BoxFuture, ErrorCode};
 use io_typed_tool::{
-    Approval, ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry, RegistrationError,
+    Approval, RegistrationError, ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry,
 };
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceError};
@@ -105,20 +105,14 @@ impl McpClient {
     pub async fn spawn(command: tokio::process::Command) -> Result<Self, ClientError> {
         let transport =
             TokioChildProcess::new(command).map_err(|e| ClientError::Connect(e.to_string()))?;
-        let service = ()
-            .serve(transport)
-            .await
-            .map_err(|e| ClientError::Connect(e.to_string()))?;
+        let service = ().serve(transport).await.map_err(|e| ClientError::Connect(e.to_string()))?;
         Ok(McpClient { service })
     }
 
     /// Connects to a streamable HTTP endpoint (`http://host:port/mcp`).
     pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-        let service = ()
-            .serve(transport)
-            .await
-            .map_err(|e| ClientError::Connect(e.to_string()))?;
+        let service = ().serve(transport).await.map_err(|e| ClientError::Connect(e.to_string()))?;
         Ok(McpClient { service })
     }
 
@@ -201,7 +195,14 @@ impl McpClient {
 impl fmt::Debug for McpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpClient")
-            .field("server", &self.service.peer().peer_info().and_then(|i| i.server_info.clone().map(|s| s.name)))
+            .field(
+                "server",
+                &self
+                    .service
+                    .peer()
+                    .peer_info()
+                    .and_then(|i| i.server_info.clone().map(|s| s.name)),
+            )
             .finish()
     }
 }
@@ -286,7 +287,11 @@ impl ToolPlugin for RemoteTool {
             };
             let params =
                 CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-            let result = self.peer.call_tool(params).await.map_err(|e| remote_failure(&e))?;
+            let result = self
+                .peer
+                .call_tool(params)
+                .await
+                .map_err(|e| remote_failure(&e))?;
             output_of(result, self.has_output_schema)
         })
     }
@@ -300,7 +305,10 @@ fn remote_failure(error: &ServiceError) -> ToolError {
     .with_operator_detail(error.to_string())
 }
 
-pub(crate) fn output_of(result: CallToolResult, has_output_schema: bool) -> Result<Value, ToolError> {
+pub(crate) fn output_of(
+    result: CallToolResult,
+    has_output_schema: bool,
+) -> Result<Value, ToolError> {
     let text = || {
         result
             .content

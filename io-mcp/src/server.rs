@@ -7,19 +7,19 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
 use io_typed_tool::{
     Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, Export,
     ExportError, Progress, ToolError, ToolRegistry,
 };
+use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, Implementation, InputRequest,
-    InputRequiredResult, InputRequests, ListToolsResult, PaginatedRequestParams,
+    InputRequests, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProtocolVersion, Request, ServerCapabilities, ServerConfig, Tool,
 };
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
-use rmcp::ServiceExt;
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -89,6 +89,7 @@ pub struct McpServer {
     page_size: usize,
     info: Arc<Implementation>,
     instructions: Option<Arc<str>>,
+    context: Arc<Value>,
 }
 
 impl McpServer {
@@ -114,6 +115,7 @@ impl McpServer {
             page_size: DEFAULT_PAGE_SIZE,
             info: Arc::new(Implementation::new("agent-io", env!("CARGO_PKG_VERSION"))),
             instructions: None,
+            context: Arc::new(Value::Null),
         })
     }
 
@@ -135,6 +137,14 @@ impl McpServer {
     #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(Arc::from(instructions.into()));
+        self
+    }
+
+    /// Sets the host context every call gets (what a contract's `contextSchema` describes: a
+    /// workspace root, a tenant). MCP clients cannot supply it; the host does.
+    #[must_use]
+    pub fn with_context(mut self, context: Value) -> Self {
+        self.context = Arc::new(context);
         self
     }
 
@@ -225,6 +235,7 @@ impl McpServer {
 
         let cancellation = Cancellation::new();
         let mut options = CallOptions::default()
+            .with_context((*self.context).clone())
             .with_cancellation(cancellation.clone())
             .with_approver(approver);
         let mut forwarder = None;
@@ -256,9 +267,9 @@ impl McpServer {
         Ok(match result {
             Ok(value) if value.is_object() => CallToolResult::structured(value),
             Ok(value) => CallToolResult::success(vec![ContentBlock::text(value.to_string())]),
-            Err(err) => CallToolResult::error(vec![ContentBlock::text(
-                err.to_envelope().to_string(),
-            )]),
+            Err(err) => {
+                CallToolResult::error(vec![ContentBlock::text(err.to_envelope().to_string())])
+            }
         }
         .into())
     }
@@ -300,13 +311,12 @@ fn approval_schema() -> ElicitationSchema {
 }
 
 fn approval_question(target: &str, registry: &ToolRegistry, input: &Value) -> InputRequiredResult {
-    let request = InputRequest::Elicitation(Request::new(
-        ElicitRequestParams::FormElicitationParams {
+    let request =
+        InputRequest::Elicitation(Request::new(ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: approval_message(&question(target, registry, input)),
             requested_schema: approval_schema(),
-        },
-    ));
+        }));
     let mut requests = InputRequests::new();
     requests.insert(APPROVAL_INPUT_KEY.to_owned(), request);
     InputRequiredResult::new(Some(requests), None)
@@ -468,7 +478,10 @@ impl ServerHandler for McpServer {
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
-            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            )
             .field("page_size", &self.page_size)
             .field("info", &self.info)
             .finish()

@@ -1,1 +1,3 @@
 //! Shared fixtures of the agent-io test suite (the tests themselves are under `tests/`).
+
+pub mod mcp_fixture;

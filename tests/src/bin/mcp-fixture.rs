@@ -1,0 +1,29 @@
+//! The MCP fixture server the client tests drive (Rust's rmcp client, Python's `mcp` SDK).
+//!
+//! `mcp-fixture stdio` serves over stdin and stdout; `mcp-fixture http` binds a loopback port
+//! and prints `http://127.0.0.1:PORT/mcp` as its first line, then serves until killed.
+
+use io_mcp::McpServer;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "stdio".into());
+    let server = McpServer::new(agent_io_tests::mcp_fixture::registry())?
+        .with_server_info("agent-io-fixture", env!("CARGO_PKG_VERSION"))
+        .with_page_size(2);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match mode.as_str() {
+            "stdio" => server.serve_stdio().await?,
+            "http" => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                println!("http://{}/mcp", listener.local_addr()?);
+                server.serve_http(listener).await?;
+            }
+            other => return Err(format!("unknown mode `{other}`: use stdio or http").into()),
+        }
+        Ok(())
+    })
+}

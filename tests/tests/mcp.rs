@@ -1,0 +1,586 @@
+//! The MCP server and client, driven by rmcp's own client over every transport: in-process
+//! (a duplex pipe), a child process over stdio, and streamable HTTP.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_io_tests::mcp_fixture;
+use futures::StreamExt;
+use io_core::BoundarySchema;
+use io_mcp::{ClientError, McpClient, McpServer};
+use io_typed_tool::{ApprovalDecision, ApprovalRequest, AuditLog, ToolRegistry};
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, Request, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime")
+}
+
+/// A client that answers approval questions as told and collects progress.
+#[derive(Clone)]
+struct TestClient {
+    /// `None`: declares no elicitation capability.
+    answer: Option<ElicitationAction>,
+    approve: bool,
+    protocol: ProtocolVersion,
+    progress: ProgressDispatcher,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestClient {
+    fn new(answer: Option<ElicitationAction>) -> Self {
+        TestClient {
+            answer,
+            approve: true,
+            protocol: ProtocolVersion::LATEST,
+            progress: ProgressDispatcher::new(),
+            asked: Arc::default(),
+        }
+    }
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.answer.is_some() {
+            capabilities.elicitation = Some(ElicitationCapability::default());
+        }
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("agent-io-test-client", "0.0.0"),
+        )
+        .with_protocol_version(self.protocol.clone())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.asked.lock().unwrap().push(message.clone());
+        }
+        let action = self.answer.clone().unwrap_or(ElicitationAction::Decline);
+        let mut result = ElicitResult::new(action.clone());
+        if action == ElicitationAction::Accept {
+            result.content = Some(json!({ "approve": self.approve }));
+        }
+        Ok(result)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.handle_notification(params).await;
+    }
+}
+
+/// The fixture registry served in-process over a duplex pipe, with its audit log.
+async fn connect(
+    client: TestClient,
+    registry: ToolRegistry,
+) -> (RunningService<RoleClient, TestClient>, Arc<AuditLog>) {
+    let audit = Arc::new(AuditLog::default());
+    let registry = registry.with_audit_sink(audit.clone());
+    let server = McpServer::new(registry).unwrap().with_page_size(2);
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    (client.serve(client_side).await.unwrap(), audit)
+}
+
+fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object")
+    };
+    CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+/// The envelope an `isError` result carries in its text block.
+fn envelope_of(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert!(
+        result.structured_content.is_none(),
+        "an error carries no structuredContent"
+    );
+    serde_json::from_str(&text_of(result)).expect("the text block is the JSON envelope")
+}
+
+#[test]
+fn tools_list_pages_through_every_tool_and_refuses_a_forged_cursor() {
+    runtime().block_on(async {
+        let (client, _) = connect(TestClient::new(None), mcp_fixture::registry()).await;
+        let first = client.list_tools(None).await.unwrap();
+        assert_eq!(first.tools.len(), 2);
+        let cursor = first.next_cursor.clone().expect("more pages");
+        let second = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(Some(cursor)),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(second.tools.len(), 2);
+        let all = client.list_all_tools().await.unwrap();
+        let mut names: Vec<String> = all.iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "fixture.add",
+                "fixture.count",
+                "fixture.record",
+                "fixture.refuse",
+                "fixture.work"
+            ]
+        );
+        let add = all.iter().find(|t| t.name == "fixture.add").unwrap();
+        assert!(add.output_schema.is_some());
+        let hints = add.annotations.clone().unwrap();
+        assert_eq!(hints.read_only_hint, Some(true));
+        assert_eq!(hints.idempotent_hint, Some(true));
+        let record = all.iter().find(|t| t.name == "fixture.record").unwrap();
+        assert_eq!(
+            record.annotations.clone().unwrap().destructive_hint,
+            Some(true)
+        );
+        // A bare-number output has no outputSchema: structuredContent must be an object.
+        let count = all.iter().find(|t| t.name == "fixture.count").unwrap();
+        assert!(count.output_schema.is_none());
+
+        let forged = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(Some("999".into())),
+            ))
+            .await;
+        assert!(forged.is_err(), "{forged:?}");
+    });
+}
+
+#[test]
+fn a_call_answers_structured_content_that_matches_the_advertised_output_schema() {
+    runtime().block_on(async {
+        let (client, audit) = connect(TestClient::new(None), mcp_fixture::registry()).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let add = tools.iter().find(|t| t.name == "fixture.add").unwrap();
+        let result = client
+            .call_tool(call("fixture.add", json!({ "a": 2, "b": 40 })))
+            .await
+            .unwrap();
+        assert_ne!(result.is_error, Some(true));
+        let structured = result.structured_content.clone().unwrap();
+        assert_eq!(structured, json!({ "sum": 42 }));
+        let text: Value = serde_json::from_str(&text_of(&result)).unwrap();
+        assert_eq!(
+            text, structured,
+            "the text block repeats the structured value"
+        );
+        let schema = Value::Object((**add.output_schema.as_ref().unwrap()).clone());
+        let schema = BoundarySchema::from_value("outputSchema", io_core::Direction::Output, schema);
+        schema.validate(&structured).unwrap();
+        assert_eq!(audit.records().len(), 1);
+        assert!(audit.records()[0].ok);
+
+        // A non-object output comes as text alone.
+        let counted = client
+            .call_tool(call("fixture.count", json!({ "text": "one two three" })))
+            .await
+            .unwrap();
+        assert!(counted.structured_content.is_none());
+        assert_eq!(text_of(&counted), "3");
+    });
+}
+
+#[test]
+fn contract_failures_are_tool_errors_carrying_the_envelope() {
+    runtime().block_on(async {
+        let (client, audit) = connect(TestClient::new(None), mcp_fixture::registry()).await;
+        // Out of the advertised range: rmcp's own #[tool] would run the body with it.
+        let result = client
+            .call_tool(call("fixture.add", json!({ "a": 5000, "b": 1 })))
+            .await
+            .unwrap();
+        let envelope = envelope_of(&result);
+        assert_eq!(envelope["ok"], false);
+        assert_eq!(envelope["error"]["code"], "input_invalid");
+        assert_eq!(envelope["error"]["cause"]["violations"][0]["pointer"], "/a");
+
+        let result = client
+            .call_tool(call("fixture.add", json!({ "a": 1 })))
+            .await
+            .unwrap();
+        assert_eq!(envelope_of(&result)["error"]["code"], "input_invalid");
+
+        let result = client
+            .call_tool(call("fixture.refuse", json!({ "text": "x" })))
+            .await
+            .unwrap();
+        let envelope = envelope_of(&result);
+        assert_eq!(envelope["error"]["code"], "ledger:closed");
+        assert_eq!(
+            envelope["error"]["message"],
+            "the ledger is closed for the day"
+        );
+
+        let codes: Vec<Option<String>> =
+            audit.records().into_iter().map(|r| r.error_code).collect();
+        assert_eq!(
+            codes,
+            vec![
+                Some("input_invalid".into()),
+                Some("input_invalid".into()),
+                Some("ledger:closed".into())
+            ]
+        );
+    });
+}
+
+#[test]
+fn an_unknown_tool_is_a_protocol_error_not_a_tool_result() {
+    runtime().block_on(async {
+        let (client, audit) = connect(TestClient::new(None), mcp_fixture::registry()).await;
+        let err = client
+            .call_tool(call("fixture.nope", json!({})))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("fixture.nope"), "{err}");
+        assert!(audit.records().is_empty());
+    });
+}
+
+#[test]
+fn progress_reaches_the_client_in_order_before_the_result() {
+    runtime().block_on(async {
+        let handler = TestClient::new(None);
+        let progress = handler.progress.clone();
+        let (client, _) = connect(handler, mcp_fixture::registry()).await;
+        let request = ClientRequest::CallToolRequest(Request::new(call(
+            "fixture.work",
+            json!({ "steps": 4 }),
+        )));
+        let handle = client
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        let mut reports = progress.subscribe(handle.progress_token.clone()).await;
+        let response = handle.await_response().await.unwrap();
+        let ServerResult::CallToolResult(result) = response else {
+            panic!("a call result: {response:?}")
+        };
+        assert_eq!(result.structured_content, Some(json!({ "steps": 4 })));
+        let mut seen = Vec::new();
+        while let Ok(Some(report)) =
+            tokio::time::timeout(Duration::from_millis(500), reports.next()).await
+        {
+            seen.push((report.progress, report.total, report.message));
+            if seen.len() == 4 {
+                break;
+            }
+        }
+        assert_eq!(
+            seen,
+            (1..=4)
+                .map(|s| (f64::from(s), Some(4.0), Some(format!("step {s} of 4"))))
+                .collect::<Vec<_>>()
+        );
+    });
+}
+
+#[test]
+fn a_cancelled_call_stops_on_the_server_and_is_audited_as_cancelled() {
+    runtime().block_on(async {
+        let handler = TestClient::new(None);
+        let progress = handler.progress.clone();
+        let (client, audit) = connect(handler, mcp_fixture::registry()).await;
+        let request = ClientRequest::CallToolRequest(Request::new(call(
+            "fixture.work",
+            json!({ "steps": 5000 }),
+        )));
+        let handle = client
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        let mut reports = progress.subscribe(handle.progress_token.clone()).await;
+        // Cancel once the body is surely running.
+        reports.next().await.expect("a first progress report");
+        handle
+            .cancel(Some("the user pressed stop".into()))
+            .await
+            .unwrap();
+        // The server answers nothing for a cancelled request; its audit record says why.
+        let mut records = Vec::new();
+        for _ in 0..100 {
+            records = audit.records();
+            if !records.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(records.len(), 1, "the call was audited");
+        assert_eq!(records[0].error_code.as_deref(), Some("cancelled"));
+        assert!(records[0].duration_ms < 5_000, "{}", records[0].duration_ms);
+        // And the server still serves.
+        let result = client
+            .call_tool(call("fixture.add", json!({ "a": 1, "b": 1 })))
+            .await
+            .unwrap();
+        assert_eq!(result.structured_content, Some(json!({ "sum": 2 })));
+    });
+}
+
+#[test]
+fn approval_is_denied_when_the_client_cannot_be_asked() {
+    runtime().block_on(async {
+        // The registry's own approver would say yes; over MCP, the client's user decides.
+        let registry = mcp_fixture::registry()
+            .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+        let (client, _) = connect(TestClient::new(None), registry).await;
+        let result = client
+            .call_tool(call("fixture.record", json!({ "text": "pay rent" })))
+            .await
+            .unwrap();
+        let envelope = envelope_of(&result);
+        assert_eq!(envelope["error"]["code"], "approval_denied");
+        assert!(
+            envelope["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not support elicitation"),
+            "{envelope}"
+        );
+    });
+}
+
+fn approval_cases() -> Vec<(ProtocolVersion, ElicitationAction, bool, bool)> {
+    let mut cases = Vec::new();
+    // The inline protocol (input_required and a retry) and the legacy one (elicitation/create).
+    for protocol in [ProtocolVersion::LATEST, ProtocolVersion::V_2025_11_25] {
+        cases.push((protocol.clone(), ElicitationAction::Accept, true, true));
+        cases.push((protocol.clone(), ElicitationAction::Accept, false, false));
+        cases.push((protocol.clone(), ElicitationAction::Decline, true, false));
+        cases.push((protocol, ElicitationAction::Cancel, true, false));
+    }
+    cases
+}
+
+#[test]
+fn approval_is_put_to_the_user_through_elicitation_on_both_protocols() {
+    runtime().block_on(async {
+        for (protocol, action, approve, runs) in approval_cases() {
+            let mut handler = TestClient::new(Some(action.clone()));
+            handler.approve = approve;
+            handler.protocol = protocol.clone();
+            let asked = handler.asked.clone();
+            let (client, audit) = connect(handler, mcp_fixture::registry()).await;
+            let result = client
+                .call_tool(call("fixture.record", json!({ "text": "pay rent" })))
+                .await
+                .unwrap();
+            let case = format!("{protocol:?} {action:?} approve={approve}");
+            if runs {
+                assert_eq!(
+                    result.structured_content,
+                    Some(json!({ "text": "pay rent" })),
+                    "{case}"
+                );
+            } else {
+                assert_eq!(
+                    envelope_of(&result)["error"]["code"],
+                    "approval_denied",
+                    "{case}"
+                );
+            }
+            let asked = asked.lock().unwrap().clone();
+            assert_eq!(asked.len(), 1, "{case}: asked once");
+            assert!(asked[0].contains("fixture.record"), "{case}: {}", asked[0]);
+            assert!(asked[0].contains("pay rent"), "{case}: {}", asked[0]);
+            // One audited call: the question is asked before the registry runs anything.
+            assert_eq!(audit.records().len(), 1, "{case}");
+        }
+    });
+}
+
+#[test]
+fn an_invalid_input_to_a_gated_tool_is_refused_without_asking_anyone() {
+    runtime().block_on(async {
+        let handler = TestClient::new(Some(ElicitationAction::Accept));
+        let asked = handler.asked.clone();
+        let (client, _) = connect(handler, mcp_fixture::registry()).await;
+        let result = client
+            .call_tool(call("fixture.record", json!({ "text": 7 })))
+            .await
+            .unwrap();
+        assert_eq!(envelope_of(&result)["error"]["code"], "input_invalid");
+        assert!(asked.lock().unwrap().is_empty());
+    });
+}
+
+fn fixture_command(mode: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
+    command.arg(mode);
+    command
+}
+
+#[test]
+fn over_stdio_a_child_process_serves_list_call_and_tool_errors() {
+    runtime().block_on(async {
+        let transport = rmcp::transport::TokioChildProcess::new(fixture_command("stdio")).unwrap();
+        let client = ().serve(transport).await.unwrap();
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
+        let result = client
+            .call_tool(call("fixture.add", json!({ "a": 20, "b": 22 })))
+            .await
+            .unwrap();
+        assert_eq!(result.structured_content, Some(json!({ "sum": 42 })));
+        let bad = client
+            .call_tool(call("fixture.add", json!({ "a": "x", "b": 1 })))
+            .await
+            .unwrap();
+        assert_eq!(envelope_of(&bad)["error"]["code"], "input_invalid");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn over_streamable_http_a_server_serves_list_call_and_tool_errors() {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let server = McpServer::new(mcp_fixture::registry()).unwrap();
+        let serving = tokio::spawn(server.serve_http(listener));
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+        let client = ().serve(transport).await.unwrap();
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
+        let result = client
+            .call_tool(call("fixture.add", json!({ "a": -2, "b": 1 })))
+            .await
+            .unwrap();
+        assert_eq!(result.structured_content, Some(json!({ "sum": -1 })));
+        let bad = client
+            .call_tool(call("fixture.refuse", json!({ "text": "x" })))
+            .await
+            .unwrap();
+        assert_eq!(envelope_of(&bad)["error"]["code"], "ledger:closed");
+        client.cancel().await.unwrap();
+        serving.abort();
+    });
+}
+
+#[test]
+fn imported_tools_round_trip_under_the_advertised_schemas() {
+    runtime().block_on(async {
+        let client = McpClient::spawn(fixture_command("stdio")).await.unwrap();
+        let audit = Arc::new(AuditLog::default());
+        let mut registry = ToolRegistry::new()
+            .with_audit_sink(audit.clone())
+            .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+        let mut imported = client.import_into(&mut registry, "remote").await.unwrap();
+        imported.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
+        let ids: Vec<&str> = imported.iter().map(|t| t.tool_id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "remote.fixture.add",
+                "remote.fixture.count",
+                "remote.fixture.record",
+                "remote.fixture.refuse",
+                "remote.fixture.work"
+            ]
+        );
+
+        let sum = registry
+            .call("remote.fixture.add", json!({ "a": 3, "b": 4 }))
+            .await
+            .unwrap();
+        assert_eq!(sum, json!({ "sum": 7 }));
+
+        // Refused locally, against the advertised schema, with the pointer.
+        let err = registry
+            .call("remote.fixture.add", json!({ "a": 3, "b": 4000 }))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code().as_str(), "input_invalid");
+        assert_eq!(err.violations()[0].pointer, "/b");
+        assert_eq!(
+            audit.records().last().unwrap().attempts,
+            0,
+            "nothing was sent"
+        );
+
+        // The remote tool's own error keeps its code.
+        let err = registry
+            .call("remote.fixture.refuse", json!({ "text": "x" }))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code().as_str(), "ledger:closed");
+
+        // Read-only remote tools need no approval; the others are gated locally, and the
+        // remote server still asks its own client (which cannot answer here).
+        assert!(
+            registry
+                .contract("remote.fixture.add")
+                .unwrap()
+                .mutates
+                .is_empty()
+        );
+        assert_eq!(
+            registry.contract("remote.fixture.record").unwrap().mutates,
+            vec!["external:mcp/remote".to_owned()]
+        );
+        let err = registry
+            .call("remote.fixture.record", json!({ "text": "x" }))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code().as_str(), "approval_denied");
+
+        // A tool without an outputSchema answers its content blocks.
+        let counted = registry
+            .call("remote.fixture.count", json!({ "text": "a b" }))
+            .await
+            .unwrap();
+        assert_eq!(counted["content"][0]["text"], "2");
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn importing_twice_into_one_registry_names_every_refused_tool() {
+    runtime().block_on(async {
+        let client = McpClient::spawn(fixture_command("stdio")).await.unwrap();
+        let mut registry = ToolRegistry::new();
+        client.import_into(&mut registry, "remote").await.unwrap();
+        let err = client
+            .import_into(&mut registry, "remote")
+            .await
+            .unwrap_err();
+        let ClientError::Refused(refused) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(refused.len(), 5, "{err}");
+        assert!(err.to_string().contains("fixture.add"), "{err}");
+        client.close().await.unwrap();
+    });
+}
