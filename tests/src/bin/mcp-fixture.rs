@@ -2,12 +2,27 @@
 //!
 //! `mcp-fixture stdio` serves over stdin and stdout; `mcp-fixture http` binds a loopback port
 //! and prints `http://127.0.0.1:PORT/mcp` as its first line, then serves until killed.
+//! With `AGENT_IO_AUDIT_FILE` set, every call's audit record is appended there as a JSON line,
+//! so a client test can see what the server did with a call it answered nothing to.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use io_typed_tool::{AuditRecord, AuditSink};
 
 use io_mcp::McpServer;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "stdio".into());
-    let server = McpServer::new(agent_io_tests::mcp_fixture::registry())?
+    let mut registry = agent_io_tests::mcp_fixture::registry();
+    if let Some(path) = std::env::var_os("AGENT_IO_AUDIT_FILE") {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        registry = registry.with_audit_sink(Arc::new(JsonLines(Mutex::new(file))));
+    }
+    let server = McpServer::new(registry)?
         .with_server_info("agent-io-fixture", env!("CARGO_PKG_VERSION"))
         .with_page_size(2);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -26,4 +41,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok(())
     })
+}
+
+/// Audit records as JSON lines.
+struct JsonLines(Mutex<std::fs::File>);
+
+impl AuditSink for JsonLines {
+    fn record(&self, record: AuditRecord) {
+        if let (Ok(mut file), Ok(line)) = (self.0.lock(), serde_json::to_string(&record)) {
+            let _ = writeln!(file, "{line}");
+        }
+    }
 }
