@@ -355,12 +355,27 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
         .unwrap_or("(a non-string panic payload)")
 }
 
-/// A run id unique within this host: `run-<unix ms>-<process id>-<sequence>`, all hex.
+/// A run id unique within this host: `run-<unix ms>-<process id>-<sequence>`, all hex. The
+/// milliseconds are those of the process's first run id (read once, not per call: a clock read
+/// and a formatted timestamp per call cost more than the rest of the id), so ids stay unique
+/// across restarts of a process and across processes.
 pub fn new_run_id() -> String {
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let prefix = PREFIX.get_or_init(|| {
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        format!("run-{millis:x}-{:x}-", std::process::id())
+    });
     let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-    format!("run-{millis:x}-{:x}-{sequence:x}", std::process::id())
+    let mut id = String::with_capacity(prefix.len() + 16);
+    id.push_str(prefix);
+    // Hex digits, most significant first, without the formatting machinery.
+    let digits = (64 - sequence.leading_zeros()).div_ceil(4).max(1);
+    for shift in (0..digits).rev() {
+        let nibble = (sequence >> (shift * 4)) & 0xf;
+        id.push(char::from_digit(nibble as u32, 16).unwrap_or('0'));
+    }
+    id
 }

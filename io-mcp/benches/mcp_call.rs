@@ -1,1 +1,212 @@
-fn main() {}
+//! One MCP `tools/call`, handled by our server and by rmcp's `#[tool_router]`, for the same
+//! tool, each as a ratio to the serde floor, measured in one run.
+//!
+//! - `serde_floor`: decode the arguments from a borrowed `Value`, run the body, `to_value` the
+//!   output: the least any JSON-speaking tool host must do.
+//! - `rmcp_tool_router`: rmcp's `#[tool_router]` + `#[tool_handler]` server, structured output
+//!   through `Json<T>`; it validates neither the arguments nor the output against the schemas
+//!   it advertises.
+//! - `agent_io_server`: [`io_mcp::McpServer`] over a `ToolRegistry`: both ways validated, the
+//!   contract's timeout, audit (no sink here, as rmcp has none), and the envelope on failure.
+//!
+//! Both servers are driven by the same rmcp client over the same in-process duplex pipe on a
+//! current-thread runtime, so the transport, JSON-RPC framing and client cost the same in both
+//! rows. Run with `cargo bench -p io-mcp --bench mcp_call`; the ratios are printed at the end.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::Criterion;
+use io_core::{AgentInput, AgentOutput};
+use io_mcp::McpServer;
+use io_typed_tool::{ToolError, ToolRegistry, tool};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServerHandler, ServiceExt, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for.
+    #[schemars(length(min = 1, max = 200))]
+    pub query: String,
+    /// How many hits.
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: u32,
+    /// Only these tags.
+    #[serde(default)]
+    pub filters: Vec<String>,
+    /// Where the previous page ended.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Hit {
+    pub id: String,
+    pub title: String,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub score: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct SearchResult {
+    pub hits: Vec<Hit>,
+    pub next_cursor: Option<String>,
+}
+
+fn search_body(args: &SearchArgs) -> SearchResult {
+    let hits = (0..args.limit.min(10))
+        .map(|i| Hit {
+            id: format!("doc-{i}"),
+            title: format!("{} result {i}", args.query),
+            score: 1.0 / f64::from(i + 1),
+        })
+        .collect();
+    SearchResult {
+        hits,
+        next_cursor: Some("page-2".into()),
+    }
+}
+
+/// Searches the knowledge base.
+#[tool(id = "kb.search", idempotent)]
+async fn search(args: SearchArgs) -> Result<SearchResult, ToolError> {
+    Ok(search_body(&args))
+}
+
+#[derive(Clone)]
+pub struct RmcpServer {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl RmcpServer {
+    /// Searches the knowledge base.
+    #[rmcp::tool(name = "kb.search")]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<Json<SearchResult>, rmcp::ErrorData> {
+        Ok(Json(search_body(&args)))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RmcpServer {}
+
+async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
+    let (server_side, client_side) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_side).await.expect("the client connects")
+}
+
+fn params(arguments: &Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments.clone() else {
+        unreachable!()
+    };
+    CallToolRequestParams::new("kb.search").with_arguments(arguments)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let arguments = json!({ "query": "invoices", "limit": 10, "filters": ["billing"] });
+
+    let mut registry = ToolRegistry::new();
+    registry.register(SearchTool).expect("registers");
+    let (ours, theirs) = runtime.block_on(async {
+        let ours = connect(McpServer::new(registry).expect("exports")).await;
+        let theirs = connect(RmcpServer {
+            tool_router: RmcpServer::tool_router(),
+        })
+        .await;
+        (ours, theirs)
+    });
+    // Both answer the same structured value.
+    let (a, b) = runtime.block_on(async {
+        (
+            ours.call_tool(params(&arguments)).await.expect("ours"),
+            theirs.call_tool(params(&arguments)).await.expect("theirs"),
+        )
+    });
+    assert_eq!(a.structured_content, b.structured_content);
+
+    let mut criterion = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .configure_from_args();
+    let mut group = criterion.benchmark_group("mcp_tools_call");
+    group.bench_function("serde_floor", |b| {
+        b.iter(|| {
+            let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
+            black_box(serde_json::to_value(search_body(&args)).expect("encodes"))
+        })
+    });
+    group.bench_function("rmcp_tool_router", |b| {
+        b.iter(|| {
+            black_box(
+                runtime
+                    .block_on(theirs.call_tool(params(&arguments)))
+                    .expect("ok"),
+            )
+        })
+    });
+    group.bench_function("agent_io_server", |b| {
+        b.iter(|| {
+            black_box(
+                runtime
+                    .block_on(ours.call_tool(params(&arguments)))
+                    .expect("ok"),
+            )
+        })
+    });
+    group.finish();
+    criterion.final_summary();
+    report();
+}
+
+/// The medians of this run, as ratios to the floor.
+fn report() {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("criterion/mcp_tools_call");
+    let median = |name: &str| -> Option<f64> {
+        let text = std::fs::read_to_string(dir.join(name).join("new/estimates.json")).ok()?;
+        let value: Value = serde_json::from_str(&text).ok()?;
+        value["median"]["point_estimate"].as_f64()
+    };
+    let Some(floor) = median("serde_floor") else {
+        return;
+    };
+    println!("\nmcp tools/call, median, as a ratio to the serde floor ({floor:.0} ns):");
+    for name in ["rmcp_tool_router", "agent_io_server"] {
+        if let Some(time) = median(name) {
+            println!(
+                "  {name:18} {:>8.1} µs  {:>6.1}× floor",
+                time / 1000.0,
+                time / floor
+            );
+        }
+    }
+    if let (Some(ours), Some(theirs)) = (median("agent_io_server"), median("rmcp_tool_router")) {
+        println!(
+            "  agent_io_server / rmcp_tool_router = {:.3}",
+            ours / theirs
+        );
+    }
+}

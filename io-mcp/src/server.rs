@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -18,7 +18,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, Implementation, InputRequest,
     InputRequests, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, Request, ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, Request, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -60,7 +61,8 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 ///   `input_required` result the client answers on retry; on older protocols as an
 ///   `elicitation/create` request. A client that does not declare the elicitation capability
 ///   gets `approval_denied`: no gated call runs without a person saying yes. The registry's
-///   own approver is not consulted for MCP calls.
+///   own approver is not consulted for a gated tool's MCP calls (it still reviews the other
+///   calls of a registry built `with_approval_of_every_call`).
 ///
 /// ```
 /// use io_mcp::McpServer;
@@ -180,9 +182,51 @@ impl McpServer {
         Ok(result)
     }
 
+    /// Who decides a gated call: the client's user, through elicitation; or, when the user
+    /// must first be asked on the inline protocol, the question to answer (`Err`).
+    fn approver_for(
+        &self,
+        target: &str,
+        request: &CallToolRequestParams,
+        input: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Arc<dyn Approver>, InputRequiredResult> {
+        let inline = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let can_elicit = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.elicitation.is_some());
+        if !can_elicit {
+            return Ok(Arc::new(Refuse(NO_ELICITATION)));
+        }
+        if !inline {
+            return Ok(Arc::new(Elicit {
+                peer: context.peer.clone(),
+            }));
+        }
+        let answer = request
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(APPROVAL_INPUT_KEY));
+        if let Some(answer) = answer {
+            return Ok(Arc::new(Answered(decision_of(answer))));
+        }
+        // Ask only about a call that can run: a bad input is refused first, by the registry.
+        let valid = self
+            .registry
+            .input_boundary(target)
+            .is_some_and(|schema| schema.validate(input).is_ok());
+        if valid {
+            Err(approval_question(target, &self.registry, input))
+        } else {
+            Ok(Arc::new(Refuse("the input is invalid")))
+        }
+    }
+
     async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(target) = self.names.get(request.name.as_ref()) else {
@@ -191,78 +235,47 @@ impl McpServer {
                 None,
             ));
         };
-        let input = Value::Object(request.arguments.unwrap_or_default());
+        let input = Value::Object(request.arguments.take().unwrap_or_default());
         let needs_approval = self
             .registry
             .contract(target)
             .is_some_and(|contract| contract.needs_approval());
-        let inline = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let can_elicit = context
-            .client_capabilities()
-            .is_some_and(|caps| caps.elicitation.is_some());
-
-        let approver: Arc<dyn Approver> = if !needs_approval {
-            Arc::new(Refuse("this call needed no approval"))
-        } else if inline {
-            match request
-                .input_responses
-                .as_ref()
-                .and_then(|r| r.get(APPROVAL_INPUT_KEY))
-            {
-                Some(answer) => Arc::new(Answered(decision_of(answer))),
-                None if can_elicit => {
-                    // Ask only about a call that can run: a bad input is refused first.
-                    let valid = self
-                        .registry
-                        .input_boundary(target)
-                        .is_some_and(|schema| schema.validate(&input).is_ok());
-                    if valid {
-                        return Ok(approval_question(target, &self.registry, &input).into());
-                    }
-                    Arc::new(Refuse("the input is invalid"))
-                }
-                None => Arc::new(Refuse(NO_ELICITATION)),
+        let approver: Option<Arc<dyn Approver>> = if needs_approval {
+            match self.approver_for(target, &request, &input, &context) {
+                Ok(approver) => Some(approver),
+                Err(question) => return Ok(question.into()),
             }
-        } else if can_elicit {
-            Arc::new(Elicit {
-                peer: context.peer.clone(),
-            })
         } else {
-            Arc::new(Refuse(NO_ELICITATION))
+            None
         };
 
         let cancellation = Cancellation::new();
         let mut options = CallOptions::default()
             .with_context((*self.context).clone())
-            .with_cancellation(cancellation.clone())
-            .with_approver(approver);
-        let mut forwarder = None;
+            .with_cancellation(cancellation.clone());
+        options.approver = approver;
+        // A forwarder task is started at the body's first report, not before: most calls
+        // report nothing, though rmcp's clients send a progress token with every request.
+        let forwarder: Arc<Mutex<Option<Forwarder>>> = Arc::default();
         if let Some(token) = context.meta.get_progress_token() {
-            let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
             let peer = context.peer.clone();
-            forwarder = Some(tokio::spawn(async move {
-                while let Some(report) = receiver.recv().await {
-                    let mut param = ProgressNotificationParam::new(token.clone(), report.progress);
-                    param.total = report.total;
-                    param.message = report.message;
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
-                    }
-                }
-            }));
+            let slot = Arc::clone(&forwarder);
             options = options.with_progress(move |report| {
-                let _ = sender.send(report);
+                let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+                let forwarder =
+                    slot.get_or_insert_with(|| Forwarder::start(peer.clone(), token.clone()));
+                let _ = forwarder.sender.send(report);
             });
         }
 
         let call = self.registry.call_with(target, input, options);
         let result = until_done_or_cancelled(call, context.ct.cancelled(), &cancellation).await;
-        if let Some(forwarder) = forwarder {
+        let started = forwarder.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(Forwarder { sender, task }) = started {
             // Every report the body made is sent before the result; a body still running on
             // a blocked thread (past its timeout) cannot hold the answer back for long.
-            let _ = tokio::time::timeout(Duration::from_secs(1), forwarder).await;
+            drop(sender);
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
         }
         Ok(match result {
             Ok(value) if value.is_object() => CallToolResult::structured(value),
@@ -272,6 +285,29 @@ impl McpServer {
             }
         }
         .into())
+    }
+}
+
+/// Sends one call's progress reports to the client, in order.
+struct Forwarder {
+    sender: tokio::sync::mpsc::UnboundedSender<Progress>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Forwarder {
+    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+        let task = tokio::spawn(async move {
+            while let Some(report) = receiver.recv().await {
+                let mut param = ProgressNotificationParam::new(token.clone(), report.progress);
+                param.total = report.total;
+                param.message = report.message;
+                if peer.notify_progress(param).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Forwarder { sender, task }
     }
 }
 

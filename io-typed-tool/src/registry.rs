@@ -588,10 +588,11 @@ impl ToolRegistry {
             tool_id: tool_id.to_owned(),
             tool_version: String::new(),
             tool_mutates: Vec::new(),
-            input_keys: input
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default(),
+            // Built only for a sink that reads it.
+            input_keys: match (&self.audit, input.as_object()) {
+                (Some(_), Some(object)) => object.keys().cloned().collect(),
+                _ => Vec::new(),
+            },
             approval: ApprovalOutcome::NotRequired,
             attempts: 0,
             duration_ms: 0,
@@ -637,8 +638,10 @@ impl ToolRegistry {
         } = options;
         let tool = self.resolve(tool_id)?;
         let contract = &tool.contract;
-        audit.tool_version = contract.version.clone();
-        audit.tool_mutates = contract.mutates.clone();
+        if self.audit.is_some() {
+            audit.tool_version = contract.version.clone();
+            audit.tool_mutates = contract.mutates.clone();
+        }
 
         if let Err(err) = tool.inputs.get().validate(&input) {
             // A refused value may be deeper than a recursive drop can take.
@@ -841,13 +844,30 @@ async fn run_attempt(
             Err(err) => return Err(err),
         }
     } else {
-        let timed = contain_panics(Box::pin(async move {
-            Ok(tokio::time::timeout(timeout, contain_panics(plugin.execute(input, ctx))).await)
-        }))
-        .await?;
-        match timed {
-            Ok(result) => result,
-            Err(_elapsed) => return Err(timed_out()),
+        let mut body = std::pin::pin!(contain_panics(plugin.execute(input, ctx)));
+        // Most bodies finish on their first poll: those never arm a timer (arming one can
+        // wake the runtime's driver, a system call per call). A body that waits gets the
+        // timer for what is left of its ceiling.
+        let first = std::future::poll_fn(|cx| {
+            Poll::Ready(match body.as_mut().poll(cx) {
+                Poll::Ready(result) => Some(result),
+                Poll::Pending => None,
+            })
+        })
+        .await;
+        match first {
+            Some(result) => result,
+            None => {
+                let left = timeout.saturating_sub(started.elapsed());
+                let timed = contain_panics(Box::pin(async move {
+                    Ok(tokio::time::timeout(left, body).await)
+                }))
+                .await?;
+                match timed {
+                    Ok(result) => result,
+                    Err(_elapsed) => return Err(timed_out()),
+                }
+            }
         }
     };
     // A body that blocked its thread past the ceiling: its result is not a success.

@@ -150,8 +150,8 @@ impl<T: TypedTool> ToolPlugin for T {
 /// What a tool body receives from the host with each call.
 #[derive(Clone, Debug)]
 pub struct ToolContext {
-    run_id: String,
-    tool_id: String,
+    run_id: Arc<str>,
+    tool_id: Arc<str>,
     attempt: u32,
     context: Value,
     mutates: Arc<[String]>,
@@ -164,8 +164,8 @@ impl ToolContext {
     /// no declared mutations. The registry builds these; tests of a tool body can too.
     pub fn new(run_id: impl Into<String>, tool_id: impl Into<String>) -> Self {
         ToolContext {
-            run_id: run_id.into(),
-            tool_id: tool_id.into(),
+            run_id: Arc::from(run_id.into()),
+            tool_id: Arc::from(tool_id.into()),
             attempt: 1,
             context: Value::Null,
             mutates: Arc::from(Vec::new()),
