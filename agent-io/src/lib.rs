@@ -46,6 +46,7 @@
 //! | [`core`] (`io-core`) | `AgentInput`/`AgentOutput`, schemas and validation, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts, schema profiles | always |
 //! | [`tools`] (`io-typed-tool`) | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
 //! | [`workflow`] (`io-workflow`) | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
+//! | `mcp` (`io-mcp`) | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry | `mcp` |
 
 pub use io_core as core;
 pub use schemars;
@@ -68,6 +69,11 @@ pub use io_typed_tool::{
 
 #[cfg(feature = "workflows")]
 pub use io_workflow as workflow;
+
+/// MCP: [`McpServer`](io_mcp::McpServer) serves a registry to any MCP client, and
+/// [`McpClient`](io_mcp::McpClient) imports an MCP server's tools (feature `mcp`).
+#[cfg(feature = "mcp")]
+pub use io_mcp as mcp;
 
 /// The names a program using agent-io reaches for first.
 ///
