@@ -190,7 +190,7 @@ impl McpServer {
         request: &CallToolRequestParams,
         input: &Value,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Arc<dyn Approver>, InputRequiredResult> {
+    ) -> Result<Arc<dyn Approver>, Box<InputRequiredResult>> {
         let inline = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
@@ -218,7 +218,7 @@ impl McpServer {
             .input_boundary(target)
             .is_some_and(|schema| schema.validate(input).is_ok());
         if valid {
-            Err(approval_question(target, &self.registry, input))
+            Err(Box::new(approval_question(target, &self.registry, input)))
         } else {
             Ok(Arc::new(Refuse("the input is invalid")))
         }
@@ -243,7 +243,7 @@ impl McpServer {
         let approver: Option<Arc<dyn Approver>> = if needs_approval {
             match self.approver_for(target, &request, &input, &context) {
                 Ok(approver) => Some(approver),
-                Err(question) => return Ok(question.into()),
+                Err(question) => return Ok((*question).into()),
             }
         } else {
             None
