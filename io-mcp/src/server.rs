@@ -11,7 +11,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use io_typed_tool::{
     Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, Export,
-    ExportError, Progress, ToolError, ToolRegistry,
+    ExportError, Progress, ProgressReporter, ToolError, ToolRegistry,
 };
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -256,21 +256,28 @@ impl McpServer {
         options.approver = approver;
         // A forwarder task is started at the body's first report, not before: most calls
         // report nothing, though rmcp's clients send a progress token with every request.
-        let forwarder: Arc<Mutex<Option<Forwarder>>> = Arc::default();
-        if let Some(token) = context.meta.get_progress_token() {
-            let peer = context.peer.clone();
-            let slot = Arc::clone(&forwarder);
-            options = options.with_progress(move |report| {
-                let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-                let forwarder =
-                    slot.get_or_insert_with(|| Forwarder::start(peer.clone(), token.clone()));
-                let _ = forwarder.sender.send(report);
+        let progress = context.meta.get_progress_token().map(|token| {
+            let state = Arc::new(ProgressState {
+                peer: context.peer.clone(),
+                token,
+                forwarder: Mutex::new(None),
             });
-        }
+            let reporter = Arc::clone(&state);
+            options.progress = Some(ProgressReporter::new(move |report| reporter.send(report)));
+            state
+        });
 
-        let call = self.registry.call_with(target, input, options);
+        // Boxed: rmcp spawns each request's handler as a task, and a task's future is copied
+        // whole on spawn and on completion; the registry call's state is kilobytes.
+        let call = Box::pin(self.registry.call_with(target, input, options));
         let result = until_done_or_cancelled(call, context.ct.cancelled(), &cancellation).await;
-        let started = forwarder.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let started = progress.and_then(|state| {
+            state
+                .forwarder
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+        });
         if let Some(Forwarder { sender, task }) = started {
             // Every report the body made is sent before the result; a body still running on
             // a blocked thread (past its timeout) cannot hold the answer back for long.
@@ -285,6 +292,22 @@ impl McpServer {
             }
         }
         .into())
+    }
+}
+
+/// One call's progress: where reports go, and the forwarder once the body has reported.
+struct ProgressState {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    forwarder: Mutex<Option<Forwarder>>,
+}
+
+impl ProgressState {
+    fn send(&self, report: Progress) {
+        let mut slot = self.forwarder.lock().unwrap_or_else(|e| e.into_inner());
+        let forwarder =
+            slot.get_or_insert_with(|| Forwarder::start(self.peer.clone(), self.token.clone()));
+        let _ = forwarder.sender.send(report);
     }
 }
 

@@ -1,6 +1,6 @@
 //! The registry: tools by id, called with JSON, under their contracts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -334,6 +334,8 @@ impl Schema {
 /// ```
 pub struct ToolRegistry {
     tools: BTreeMap<String, RegisteredTool>,
+    /// id -> the identities (`id@major`) registered under it: a bare id resolves in one lookup.
+    majors: HashMap<String, Vec<String>>,
     approver: Option<Arc<dyn Approver>>,
     review_every_call: bool,
     audit: Option<Arc<dyn AuditSink>>,
@@ -352,6 +354,7 @@ impl ToolRegistry {
     pub fn new() -> Self {
         ToolRegistry {
             tools: BTreeMap::new(),
+            majors: HashMap::new(),
             approver: None,
             review_every_call: false,
             audit: None,
@@ -472,6 +475,10 @@ impl ToolRegistry {
         if let Some(sink) = &self.audit {
             sink.tool_registered(&registered.contract);
         }
+        self.majors
+            .entry(registered.contract.id.clone())
+            .or_default()
+            .push(identity.clone());
         self.tools.insert(identity, registered);
         Ok(())
     }
@@ -484,20 +491,14 @@ impl ToolRegistry {
                 AgentError::new(ErrorCode::NotFound, format!("there is no tool `{tool_id}`"))
             });
         }
-        let mut majors = self.tools.values().filter(|t| t.contract.id == tool_id);
-        match (majors.next(), majors.next()) {
-            (Some(only), None) => Ok(only),
-            (None, _) => Err(AgentError::new(
-                ErrorCode::NotFound,
-                format!("there is no tool `{tool_id}`"),
-            )),
-            (Some(_), Some(_)) => {
-                let identities: Vec<String> = self
-                    .tools
-                    .values()
-                    .filter(|t| t.contract.id == tool_id)
-                    .map(|t| t.contract.identity())
-                    .collect();
+        let not_found =
+            || AgentError::new(ErrorCode::NotFound, format!("there is no tool `{tool_id}`"));
+        match self.majors.get(tool_id).map(Vec::as_slice) {
+            None | Some([]) => Err(not_found()),
+            Some([only]) => self.tools.get(only).ok_or_else(not_found),
+            Some(several) => {
+                let mut identities = several.to_vec();
+                identities.sort();
                 Err(AgentError::new(
                     ErrorCode::NoRoute,
                     format!(
@@ -582,10 +583,20 @@ impl ToolRegistry {
         let started = Instant::now();
         let run_id = options.run_id.take().unwrap_or_else(new_run_id);
         let input = if input.is_null() { json!({}) } else { input };
+        // Without a sink the record is never read: its strings stay empty (no allocation).
+        let audited = self.audit.is_some();
         let mut audit = AuditRecord {
             kind: "tool.invoked",
-            run_id: run_id.clone(),
-            tool_id: tool_id.to_owned(),
+            run_id: if audited {
+                run_id.clone()
+            } else {
+                String::new()
+            },
+            tool_id: if audited {
+                tool_id.to_owned()
+            } else {
+                String::new()
+            },
             tool_version: String::new(),
             tool_mutates: Vec::new(),
             // Built only for a sink that reads it.
@@ -603,11 +614,11 @@ impl ToolRegistry {
         };
         let cancellation = options.cancellation.clone();
         let result = {
-            let dispatch = self.dispatch(tool_id, input, options, &run_id, &mut audit);
-            match &cancellation {
-                None => dispatch.await,
-                Some(cancellation) => until_cancelled(dispatch, cancellation, tool_id).await,
-            }
+            // Pinned here once and polled in place: a second copy of this future per match arm
+            // would double the size of every call's state.
+            let dispatch =
+                std::pin::pin!(self.dispatch(tool_id, input, options, &run_id, &mut audit));
+            until_cancelled(dispatch, cancellation.as_ref(), tool_id).await
         };
         if let Some(sink) = &self.audit {
             audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -716,9 +727,11 @@ impl ToolRegistry {
         };
         let vars = RunVars::new(run_id, &contract.id);
         let mut attempts = 0;
-        let (result, record) = run_with_files(io, host, &vars, input, |input| {
+        // Boxed: the file lifecycle's future is large, and a call without files should not
+        // carry (and move) its space.
+        let (result, record) = Box::pin(run_with_files(io, host, &vars, input, |input| {
             run_attempts(tool, input, &base, tool_id, &mut attempts)
-        })
+        }))
         .await;
         audit.attempts = attempts;
         audit.files = Some(record);
@@ -886,23 +899,36 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// Runs a call until it finishes or `cancellation` fires, whichever comes first; a cancelled
-/// call's future is dropped, which stops the body at its next `.await`.
+/// Runs a call until it finishes or `cancellation` (when there is one) fires, whichever comes
+/// first; a cancelled call's future is dropped, which stops the body at its next `.await`.
 async fn until_cancelled(
-    call: impl Future<Output = Result<Value, ToolError>>,
-    cancellation: &Cancellation,
+    mut call: std::pin::Pin<&mut impl Future<Output = Result<Value, ToolError>>>,
+    cancellation: Option<&Cancellation>,
     tool_id: &str,
 ) -> Result<Value, ToolError> {
-    let mut call = std::pin::pin!(call);
+    let Some(cancellation) = cancellation else {
+        return call.await;
+    };
+    let cancelled_error = || {
+        AgentError::new(
+            ErrorCode::Cancelled,
+            format!("the call to `{tool_id}` was cancelled by its caller"),
+        )
+    };
+    if cancellation.is_cancelled() {
+        return Err(cancelled_error());
+    }
+    // Waiting on the signal registers a waiter (a lock); a call that finishes on its first
+    // poll never needs to.
     let mut cancelled = std::pin::pin!(cancellation.cancelled());
     std::future::poll_fn(|cx| {
-        if cancelled.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Err(AgentError::new(
-                ErrorCode::Cancelled,
-                format!("the call to `{tool_id}` was cancelled by its caller"),
-            )));
+        if let Poll::Ready(result) = call.as_mut().poll(cx) {
+            return Poll::Ready(result);
         }
-        call.as_mut().poll(cx)
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(cancelled_error()));
+        }
+        Poll::Pending
     })
     .await
 }
