@@ -358,3 +358,115 @@ fn io_core_cut(message: &mut String) {
         *message = "the MCP tool failed without saying why".into();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_names_map_into_the_id_alphabet_under_the_namespace() {
+        assert_eq!(
+            tool_id_for("weather", "get_weather").unwrap(),
+            "weather.get-weather"
+        );
+        assert_eq!(
+            tool_id_for("gh", "Create Issue").unwrap(),
+            "gh.create-issue"
+        );
+        assert_eq!(
+            tool_id_for("remote", "kb.search").unwrap(),
+            "remote.kb.search"
+        );
+        // Leading and trailing separators are trimmed, so the id still ends in a letter or digit.
+        assert_eq!(tool_id_for("r", "_private_").unwrap(), "r.private");
+    }
+
+    #[test]
+    fn names_that_map_to_no_valid_id_are_refused_with_the_reason() {
+        for (namespace, name) in [("r", "___"), ("r", ""), ("-r", "x"), ("r", &"x".repeat(80))] {
+            let err = tool_id_for(namespace, name).unwrap_err();
+            assert!(err.contains("not a valid tool id"), "{name}: {err}");
+        }
+        // Exactly 80 characters is the longest id.
+        assert!(tool_id_for("r", &"x".repeat(78)).is_ok());
+        assert!(tool_id_for("r", &"x".repeat(79)).is_err());
+    }
+
+    fn tool(name: &str, hints: Option<rmcp::model::ToolAnnotations>, output: bool) -> Tool {
+        let mut input = serde_json::Map::new();
+        input.insert("type".into(), json!("object"));
+        let mut tool = Tool::new(name.to_owned(), "", input.clone());
+        tool.annotations = hints;
+        if output {
+            tool.output_schema = Some(Arc::new(input));
+        }
+        tool
+    }
+
+    #[test]
+    fn contracts_follow_the_hints_and_gate_what_may_write() {
+        use rmcp::model::ToolAnnotations;
+        let read_only = contract_of(
+            "r",
+            &tool(
+                "look",
+                Some(ToolAnnotations::new().read_only(true).idempotent(true)),
+                true,
+            ),
+        )
+        .unwrap();
+        assert!(read_only.mutates.is_empty());
+        assert_eq!(read_only.approval, Approval::Auto);
+        assert!(read_only.idempotent);
+        assert_eq!(read_only.description, "The MCP tool `look`.");
+        assert_eq!(read_only.metadata["mcpName"], "look");
+        read_only.check().unwrap();
+
+        // No hints: the protocol's defaults (not read-only, may destroy), so gated.
+        let unknown = contract_of("r", &tool("write", None, false)).unwrap();
+        assert_eq!(unknown.mutates, vec!["external:mcp/r".to_owned()]);
+        assert_eq!(unknown.approval, Approval::OnMutate);
+        assert!(!unknown.idempotent);
+        assert!(unknown.needs_approval());
+        unknown.check().unwrap();
+        // Without an outputSchema the output is the content blocks.
+        assert_eq!(unknown.outputs["required"], json!(["content"]));
+    }
+
+    #[test]
+    fn results_become_outputs_or_the_errors_they_carry() {
+        let ok = CallToolResult::structured(json!({ "a": 1 }));
+        assert_eq!(output_of(ok, true).unwrap(), json!({ "a": 1 }));
+
+        let text = CallToolResult::success(vec![rmcp::model::ContentBlock::text("hi")]);
+        assert_eq!(
+            output_of(text.clone(), false).unwrap()["content"][0]["text"],
+            "hi"
+        );
+        // A declared output schema with no structured content is the server's fault.
+        let err = output_of(text, true).unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::UpstreamError);
+
+        let envelope = json!({ "ok": false, "error": { "code": "ledger:closed", "message": "closed", "retryable": false } });
+        let failed =
+            CallToolResult::error(vec![rmcp::model::ContentBlock::text(envelope.to_string())]);
+        let err = output_of(failed, true).unwrap_err();
+        assert_eq!(err.code().as_str(), "ledger:closed");
+        assert_eq!(err.message(), "closed");
+
+        let plain = CallToolResult::error(vec![rmcp::model::ContentBlock::text("disk full")]);
+        let err = output_of(plain, true).unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::UpstreamError);
+        assert_eq!(err.message(), "disk full");
+
+        let silent = CallToolResult::error(vec![]);
+        assert_eq!(
+            output_of(silent, true).unwrap_err().message(),
+            "the MCP tool failed without saying why"
+        );
+        let long = CallToolResult::error(vec![rmcp::model::ContentBlock::text("é".repeat(5000))]);
+        let message = output_of(long, true).unwrap_err().message().to_owned();
+        assert!(message.len() <= 4_096 + '…'.len_utf8(), "{}", message.len());
+        assert!(message.ends_with('…'));
+    }
+}

@@ -624,3 +624,97 @@ impl McpServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answer(action: ElicitationAction, content: Option<Value>) -> Value {
+        let mut result = ElicitResult::new(action);
+        result.content = content;
+        serde_json::to_value(result).unwrap()
+    }
+
+    #[test]
+    fn only_an_accepted_yes_approves() {
+        let yes = answer(ElicitationAction::Accept, Some(json!({ "approve": true })));
+        assert_eq!(decision_of(&yes), ApprovalDecision::Approve);
+        let cases = [
+            (
+                answer(ElicitationAction::Accept, Some(json!({ "approve": false }))),
+                "the user did not approve the call",
+            ),
+            (
+                answer(
+                    ElicitationAction::Accept,
+                    Some(json!({ "approve": "true" })),
+                ),
+                "the user did not approve the call",
+            ),
+            (
+                answer(ElicitationAction::Accept, None),
+                "the user did not approve the call",
+            ),
+            (
+                answer(ElicitationAction::Decline, Some(json!({ "approve": true }))),
+                "the user declined the call",
+            ),
+            (
+                answer(ElicitationAction::Cancel, None),
+                "the user dismissed the approval question",
+            ),
+            (
+                json!("yes"),
+                "the client's answer to the approval question was not an elicitation result",
+            ),
+        ];
+        for (answer, reason) in cases {
+            assert_eq!(
+                decision_of(&answer),
+                ApprovalDecision::Deny {
+                    reason: reason.into()
+                },
+                "{answer}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_approval_question_names_the_call_and_bounds_the_arguments() {
+        let mut request = ApprovalRequest {
+            run_id: String::new(),
+            tool_id: "ledger.record".into(),
+            identity: "ledger.record@1".into(),
+            approval: Approval::Always,
+            mutates: vec!["external:ledger".into()],
+            risk_level: 2,
+            input: json!({ "text": "pay rent" }),
+        };
+        let message = approval_message(&request);
+        assert_eq!(
+            message,
+            "Approve a call to `ledger.record@1` (approval: always; risk level 2; modifies: external:ledger)? Arguments: {\"text\":\"pay rent\"}"
+        );
+        request.mutates.clear();
+        request.input = json!({ "text": "ü".repeat(3000) });
+        let message = approval_message(&request);
+        assert!(message.contains("modifies: nothing declared"));
+        let arguments = message.split("Arguments: ").nth(1).unwrap();
+        assert!(arguments.ends_with('…'));
+        assert!(
+            arguments.len() <= 2_000 + '…'.len_utf8(),
+            "{}",
+            arguments.len()
+        );
+        // Exactly at the bound: kept whole.
+        request.input = json!("x".repeat(1_998));
+        let arguments = approval_message(&request)
+            .split("Arguments: ")
+            .nth(1)
+            .unwrap()
+            .to_owned();
+        assert_eq!(arguments.len(), 2_000);
+        assert!(!arguments.ends_with('…'));
+    }
+}

@@ -50,6 +50,7 @@
 mod call;
 mod check;
 mod contract;
+mod core_tool;
 mod drift;
 mod examples;
 mod export;
@@ -65,6 +66,7 @@ pub use crate::contract::{
     Approval, Backoff, CostClass, DEFAULT_TIMEOUT_MS, DriverConstraints, DriverKind,
     MUTATION_CLASSES, Requires, RetryPolicy, ToolContract, ToolExample,
 };
+pub use crate::core_tool::CoreTool;
 pub use crate::drift::{BLESS_VAR, Difference, DriftError, check_manifest};
 pub use crate::examples::{
     ExampleFailure, assert_examples, assert_examples_with_context, check_examples,

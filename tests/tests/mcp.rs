@@ -584,3 +584,108 @@ fn importing_twice_into_one_registry_names_every_refused_tool() {
         client.close().await.unwrap();
     });
 }
+
+mod core_as_tool {
+    use super::*;
+    use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    use io_typed_tool::{CoreTool, Export};
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+    struct Question {
+        #[schemars(length(min = 1))]
+        text: String,
+    }
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+    struct Reply {
+        text: String,
+        turn: u32,
+    }
+
+    /// Echoes in capitals and counts its turns: state that calls must not interleave on.
+    struct Shouter {
+        turns: u32,
+    }
+
+    impl AgentCore for Shouter {
+        type Input = Question;
+        type Output = Reply;
+
+        fn core_type(&self) -> &str {
+            "shouter"
+        }
+
+        async fn run_turn(
+            &mut self,
+            q: Question,
+            _ctx: &mut AgentContext,
+        ) -> Result<Reply, AgentError> {
+            self.turns += 1;
+            Ok(Reply {
+                text: q.text.to_uppercase(),
+                turn: self.turns,
+            })
+        }
+    }
+
+    #[test]
+    fn an_agent_core_is_exported_and_served_like_any_tool() {
+        runtime().block_on(async {
+            let core = CoreTool::new(
+                "agents.shouter",
+                "1.0.0",
+                "Shouts back.",
+                Shouter { turns: 0 },
+            )
+            .unwrap()
+            .with_contract(|c| c.tags = vec!["agents".into()])
+            .unwrap();
+            let mut registry = ToolRegistry::new();
+            registry.register_plugin(Arc::new(core)).unwrap();
+            for target in [
+                Export::OpenAiChat { strict: false },
+                Export::Anthropic,
+                Export::Gemini,
+                Export::Mcp,
+            ] {
+                assert_eq!(registry.export(target).unwrap().len(), 1, "{target:?}");
+            }
+            let (client, _) = connect(TestClient::new(None), registry).await;
+            let tools = client.list_all_tools().await.unwrap();
+            assert_eq!(tools[0].name, "agents.shouter");
+            assert!(tools[0].output_schema.is_some());
+            for turn in 1..=2 {
+                let result = client
+                    .call_tool(call("agents.shouter", json!({ "text": "hi" })))
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    result.structured_content,
+                    Some(json!({ "text": "HI", "turn": turn }))
+                );
+            }
+            // The core's own schema is enforced.
+            let bad = client
+                .call_tool(call("agents.shouter", json!({ "text": "" })))
+                .await
+                .unwrap();
+            assert_eq!(envelope_of(&bad)["error"]["code"], "input_invalid");
+        });
+    }
+
+    #[test]
+    fn a_core_tool_refuses_an_invalid_contract() {
+        let err = CoreTool::new("Not An Id", "1.0.0", "x", Shouter { turns: 0 }).unwrap_err();
+        assert!(err.problems.iter().any(|p| p.pointer == "/id"), "{err}");
+        let err = CoreTool::new("agents.ok", "1.0.0", "x", Shouter { turns: 0 })
+            .unwrap()
+            .with_contract(|c| c.timeout_ms = 0)
+            .unwrap_err();
+        assert!(
+            err.problems.iter().any(|p| p.pointer == "/timeout_ms"),
+            "{err}"
+        );
+    }
+}
