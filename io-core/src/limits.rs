@@ -134,16 +134,32 @@ pub fn dismantle(value: Value) {
     }
 }
 
-/// A pointer cut to [`MAX_POINTER_BYTES`] (on a character boundary, ending in `…`).
-pub(crate) fn clip_pointer(mut pointer: String) -> String {
-    if pointer.len() > MAX_POINTER_BYTES {
-        let mut cut = MAX_POINTER_BYTES;
-        while !pointer.is_char_boundary(cut) {
+/// Cuts `text` to at most `max_bytes` bytes on a character boundary, ending in `…` when cut:
+/// how every text that comes from outside (a remote message, a pointer, echoed arguments) is
+/// kept to a size a log or a person can take.
+///
+/// ```
+/// let mut text = "é".repeat(10);
+/// io_core::limits::clip(&mut text, 5);
+/// assert_eq!(text, "éé…");
+/// let mut short = String::from("fits");
+/// io_core::limits::clip(&mut short, 4);
+/// assert_eq!(short, "fits");
+/// ```
+pub fn clip(text: &mut String, max_bytes: usize) {
+    if text.len() > max_bytes {
+        let mut cut = max_bytes;
+        while !text.is_char_boundary(cut) {
             cut -= 1;
         }
-        pointer.truncate(cut);
-        pointer.push('…');
+        text.truncate(cut);
+        text.push('…');
     }
+}
+
+/// A pointer cut to [`MAX_POINTER_BYTES`] (on a character boundary, ending in `…`).
+pub(crate) fn clip_pointer(mut pointer: String) -> String {
+    clip(&mut pointer, MAX_POINTER_BYTES);
     pointer
 }
 

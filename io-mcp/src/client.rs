@@ -328,7 +328,7 @@ pub(crate) fn output_of(
             return Err(error);
         }
         let mut message = text;
-        io_core_cut(&mut message);
+        bound_remote_message(&mut message);
         return Err(AgentError::new(ErrorCode::UpstreamError, message));
     }
     match (result.structured_content, has_output_schema) {
@@ -344,16 +344,8 @@ pub(crate) fn output_of(
 }
 
 /// Keeps a remote message to a readable size.
-fn io_core_cut(message: &mut String) {
-    const MAX: usize = 4_096;
-    if message.len() > MAX {
-        let mut cut = MAX;
-        while !message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        message.truncate(cut);
-        message.push('…');
-    }
+fn bound_remote_message(message: &mut String) {
+    io_core::limits::clip(message, 4_096);
     if message.trim().is_empty() {
         *message = "the MCP tool failed without saying why".into();
     }

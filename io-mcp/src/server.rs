@@ -198,7 +198,7 @@ impl McpServer {
             .client_capabilities()
             .is_some_and(|caps| caps.elicitation.is_some());
         if !can_elicit {
-            return Ok(Arc::new(Refuse(NO_ELICITATION)));
+            return Ok(Decided::deny(NO_ELICITATION));
         }
         if !inline {
             return Ok(Arc::new(Elicit {
@@ -210,7 +210,7 @@ impl McpServer {
             .as_ref()
             .and_then(|r| r.get(APPROVAL_INPUT_KEY));
         if let Some(answer) = answer {
-            return Ok(Arc::new(Answered(decision_of(answer))));
+            return Ok(Arc::new(Decided(decision_of(answer))));
         }
         // Ask only about a call that can run: a bad input is refused first, by the registry.
         let valid = self
@@ -220,7 +220,7 @@ impl McpServer {
         if valid {
             Err(Box::new(approval_question(target, &self.registry, input)))
         } else {
-            Ok(Arc::new(Refuse("the input is invalid")))
+            Ok(Decided::deny("the input is invalid"))
         }
     }
 
@@ -414,24 +414,18 @@ fn decide(result: &ElicitResult) -> ApprovalDecision {
     }
 }
 
-struct Refuse(&'static str);
+/// An approver whose answer is already known.
+struct Decided(ApprovalDecision);
 
-impl Approver for Refuse {
-    fn approve<'a>(
-        &'a self,
-        _request: &'a ApprovalRequest,
-    ) -> io_core::BoxFuture<'a, ApprovalDecision> {
-        Box::pin(async move {
-            ApprovalDecision::Deny {
-                reason: self.0.into(),
-            }
-        })
+impl Decided {
+    fn deny(reason: &str) -> Arc<dyn Approver> {
+        Arc::new(Decided(ApprovalDecision::Deny {
+            reason: reason.into(),
+        }))
     }
 }
 
-struct Answered(ApprovalDecision);
-
-impl Approver for Answered {
+impl Approver for Decided {
     fn approve<'a>(
         &'a self,
         _request: &'a ApprovalRequest,
@@ -482,14 +476,7 @@ fn question(target: &str, registry: &ToolRegistry, input: &Value) -> ApprovalReq
 
 fn approval_message(request: &ApprovalRequest) -> String {
     let mut arguments = request.input.to_string();
-    if arguments.len() > 2_000 {
-        let mut cut = 2_000;
-        while !arguments.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        arguments.truncate(cut);
-        arguments.push('…');
-    }
+    io_core::limits::clip(&mut arguments, 2_000);
     format!(
         "Approve a call to `{}` (approval: {}; risk level {}; modifies: {})? Arguments: {arguments}",
         request.identity,
