@@ -371,11 +371,52 @@ pub fn new_run_id() -> String {
     let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
     let mut id = String::with_capacity(prefix.len() + 16);
     id.push_str(prefix);
-    // Hex digits, most significant first, without the formatting machinery.
-    let digits = (64 - sequence.leading_zeros()).div_ceil(4).max(1);
-    for shift in (0..digits).rev() {
-        let nibble = (sequence >> (shift * 4)) & 0xf;
-        id.push(char::from_digit(nibble as u32, 16).unwrap_or('0'));
-    }
+    push_hex(&mut id, sequence);
     id
+}
+
+/// `n` in lower-case hex, most significant digit first, without the formatting machinery.
+fn push_hex(out: &mut String, n: u64) {
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(1);
+    for shift in (0..digits).rev() {
+        let nibble = (n >> (shift * 4)) & 0xf;
+        out.push(char::from_digit(nibble as u32, 16).unwrap_or('0'));
+    }
+}
+
+#[cfg(test)]
+mod run_id_tests {
+    use super::*;
+
+    #[test]
+    fn hex_is_what_format_writes() {
+        for n in [0, 1, 9, 10, 0xf, 0x10, 0xff, 0x100, 0xdead_beef, u64::MAX] {
+            let mut out = String::new();
+            push_hex(&mut out, n);
+            assert_eq!(out, format!("{n:x}"));
+        }
+    }
+
+    #[test]
+    fn run_ids_are_run_ms_pid_sequence_and_never_repeat() {
+        let ids: Vec<String> = (0..40).map(|_| new_run_id()).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut previous: Option<u64> = None;
+        for id in &ids {
+            assert!(seen.insert(id.clone()), "{id} repeats");
+            let parts: Vec<&str> = id.split('-').collect();
+            assert_eq!(parts.len(), 4, "{id}");
+            assert_eq!(parts[0], "run");
+            assert_eq!(
+                u32::from_str_radix(parts[2], 16).unwrap(),
+                std::process::id()
+            );
+            let sequence = u64::from_str_radix(parts[3], 16).unwrap();
+            // Other tests make ids too, so the sequence only grows.
+            if let Some(previous) = previous {
+                assert!(sequence > previous, "{id}");
+            }
+            previous = Some(sequence);
+        }
+    }
 }

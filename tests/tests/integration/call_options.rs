@@ -27,6 +27,7 @@ struct Done {
 struct Worker {
     finished: Arc<AtomicBool>,
     started: Arc<tokio::sync::Notify>,
+    done_steps: Arc<AtomicU32>,
 }
 
 /// Works through its steps, reporting each.
@@ -39,6 +40,7 @@ impl TypedTool for Worker {
         self.started.notify_one();
         for step in 1..=input.steps {
             tokio::time::sleep(Duration::from_millis(10)).await;
+            self.done_steps.fetch_add(1, Ordering::SeqCst);
             ctx.report_progress(
                 Progress::new(f64::from(step))
                     .with_total(f64::from(input.steps))
@@ -57,15 +59,28 @@ async fn gated(input: Steps) -> Result<Done, ToolError> {
 }
 
 fn worker() -> (Worker, Arc<AtomicBool>, Arc<tokio::sync::Notify>) {
+    let (worker, finished, started, _) = counted_worker();
+    (worker, finished, started)
+}
+
+fn counted_worker() -> (
+    Worker,
+    Arc<AtomicBool>,
+    Arc<tokio::sync::Notify>,
+    Arc<AtomicU32>,
+) {
     let finished = Arc::new(AtomicBool::new(false));
     let started = Arc::new(tokio::sync::Notify::new());
+    let done_steps = Arc::new(AtomicU32::new(0));
     (
         Worker {
             finished: finished.clone(),
             started: started.clone(),
+            done_steps: done_steps.clone(),
         },
         finished,
         started,
+        done_steps,
     )
 }
 
@@ -86,7 +101,7 @@ fn a_cancelled_call_stops_its_body_answers_cancelled_and_is_audited() {
             .build()
             .unwrap(),
     ] {
-        let (tool, finished, started) = worker();
+        let (tool, finished, started, done_steps) = counted_worker();
         let audit = Arc::new(AuditLog::default());
         let mut registry = ToolRegistry::new().with_audit_sink(audit.clone());
         registry.register(tool).unwrap();
@@ -105,9 +120,13 @@ fn a_cancelled_call_stops_its_body_answers_cancelled_and_is_audited() {
             started.notified().await;
             cancel.cancel();
             let err = call.await.unwrap().unwrap_err();
-            // Long enough for the remaining 190+ steps to have marked `finished` had the body
-            // kept running.
+            // A body that kept running (its task not aborted) would go on taking steps.
+            let at_cancel = done_steps.load(Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(
+                done_steps.load(Ordering::SeqCst) <= at_cancel + 1,
+                "the body kept working after the cancellation"
+            );
             err
         });
         assert_eq!(err.code(), &ErrorCode::Cancelled);
@@ -223,4 +242,75 @@ fn a_body_sees_the_cancellation_through_its_context() {
     cancel.cancel();
     assert!(ctx.is_cancelled());
     assert!(!ToolContext::new("run", "t").is_cancelled());
+}
+
+#[test]
+fn call_options_say_what_they_carry_in_debug_output() {
+    let reporter = io_typed_tool::ProgressReporter::new(|_| {});
+    assert_eq!(format!("{reporter:?}"), "ProgressReporter");
+    let cancel = Cancellation::new();
+    assert_eq!(format!("{cancel:?}"), "Cancellation { cancelled: false }");
+    cancel.cancel();
+    assert_eq!(format!("{cancel:?}"), "Cancellation { cancelled: true }");
+    let options = CallOptions::default()
+        .with_run_id("r")
+        .with_context(json!({ "tenant": "acme" }))
+        .with_progress(|_| {})
+        .with_cancellation(cancel);
+    assert_eq!(
+        format!("{options:?}"),
+        "CallOptions { run_id: Some(\"r\"), context: Object {\"tenant\": String(\"acme\")}, progress: true, cancellation: Some(Cancellation { cancelled: true }), approver: false }"
+    );
+}
+
+/// Says which run it is in and what context it was given.
+#[tool(id = "test.whoami")]
+async fn whoami(_input: Steps, ctx: &ToolContext) -> Result<Seen, ToolError> {
+    Ok(Seen {
+        run_id: ctx.run_id().to_owned(),
+        context: ctx.raw_context().clone(),
+    })
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Seen {
+    run_id: String,
+    context: serde_json::Value,
+}
+
+#[test]
+fn the_run_id_and_context_given_reach_the_body() {
+    let mut registry = ToolRegistry::new();
+    registry.register(WhoamiTool).unwrap();
+    let options = CallOptions::default()
+        .with_run_id("run-given")
+        .with_context(json!({ "tenant": "acme" }));
+    let seen = multi_thread()
+        .block_on(registry.call_with("test.whoami", json!({ "steps": 1 }), options))
+        .unwrap();
+    assert_eq!(
+        seen,
+        json!({ "run_id": "run-given", "context": { "tenant": "acme" } })
+    );
+}
+
+#[test]
+fn a_core_tool_describes_itself() {
+    use io_core::{AgentContext, AgentCore, AgentError};
+    struct Counter;
+    impl AgentCore for Counter {
+        type Input = Steps;
+        type Output = Done;
+        fn core_type(&self) -> &str {
+            "counter"
+        }
+        async fn run_turn(&mut self, s: Steps, _: &mut AgentContext) -> Result<Done, AgentError> {
+            Ok(Done { steps: s.steps })
+        }
+    }
+    let tool = io_typed_tool::CoreTool::new("agents.counter", "1.0.0", "Counts.", Counter).unwrap();
+    assert_eq!(
+        format!("{tool:?}"),
+        "CoreTool { id: \"agents.counter\", core: \"counter\" }"
+    );
 }

@@ -1053,3 +1053,38 @@ fn a_host_can_have_auto_calls_shown_to_its_approver() {
     let err = block_on(registry.call("test.echo", json!({ "n": 1 }))).unwrap_err();
     assert_eq!(err.code(), &ErrorCode::ApprovalDenied);
 }
+
+#[test]
+fn a_core_calls_tools_in_its_own_run() {
+    use io_core::{
+        AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core,
+    };
+
+    struct Asker;
+
+    #[agent_core]
+    impl AgentCore for Asker {
+        fn core_type(&self) -> &str {
+            "asker"
+        }
+
+        async fn run_turn(
+            &mut self,
+            _input: TurnInput,
+            ctx: &mut AgentContext,
+        ) -> Result<TurnOutput, AgentError> {
+            ctx.call_tool("test.echo", json!({ "n": 1 })).await?;
+            Ok(TurnOutput::new(ctx.run_id().to_owned()))
+        }
+    }
+
+    let audit = Arc::new(AuditLog::default());
+    let registry = tool_registry![EchoTool]
+        .unwrap()
+        .with_audit_sink(audit.clone());
+    let mut runtime = AgentRuntime::new(Asker).with_tools(Arc::new(registry));
+    let out = block_on(runtime.run_turn(json!({ "message": "go" }))).unwrap();
+    let records = audit.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(out["response"], records[0].run_id.as_str());
+}
