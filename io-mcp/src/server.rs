@@ -615,7 +615,70 @@ impl McpServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use io_typed_tool::tool;
     use serde_json::json;
+
+    #[derive(
+        serde::Deserialize,
+        serde::Serialize,
+        schemars::JsonSchema,
+        io_core::AgentInput,
+        io_core::AgentOutput,
+    )]
+    struct Text {
+        text: String,
+    }
+
+    /// Echoes.
+    #[tool(id = "t.one")]
+    async fn one(t: Text) -> Result<Text, ToolError> {
+        Ok(t)
+    }
+
+    /// Echoes.
+    #[tool(id = "t.two")]
+    async fn two(t: Text) -> Result<Text, ToolError> {
+        Ok(t)
+    }
+
+    fn server() -> McpServer {
+        let mut registry = ToolRegistry::new();
+        registry.register(OneTool).unwrap();
+        registry.register(TwoTool).unwrap();
+        McpServer::new(registry).unwrap()
+    }
+
+    #[test]
+    fn pages_hold_at_least_one_tool_and_cursors_name_the_next_one() {
+        let server = server().with_page_size(0);
+        let first = server.page(None).unwrap();
+        assert_eq!(first.tools.len(), 1);
+        assert_eq!(first.next_cursor.as_deref(), Some("1"));
+        let last = server.page(Some("1")).unwrap();
+        assert_eq!(last.tools[0].name, "t.two");
+        assert_eq!(last.next_cursor, None);
+        assert!(server.page(Some("2")).unwrap().tools.is_empty());
+        assert!(server.page(Some("3")).is_err());
+        assert!(server.page(Some("-1")).is_err());
+        let whole = server.with_page_size(DEFAULT_PAGE_SIZE).page(None).unwrap();
+        assert_eq!(whole.tools.len(), 2);
+        assert_eq!(whole.next_cursor, None);
+    }
+
+    #[test]
+    fn server_info_and_instructions_reach_initialization() {
+        let server = server()
+            .with_server_info("kb", "2.0.0")
+            .with_instructions("Search first.");
+        let info = server.get_info();
+        assert_eq!(info.server_info.name, "kb");
+        assert_eq!(info.server_info.version, "2.0.0");
+        assert_eq!(info.instructions.as_deref(), Some("Search first."));
+        assert!(info.capabilities.tools.is_some());
+        assert_eq!(server.get_tool("t.one").unwrap().name, "t.one");
+        assert!(server.get_tool("t.three").is_none());
+        assert_eq!(server.registry().contracts().count(), 2);
+    }
 
     fn answer(action: ElicitationAction, content: Option<Value>) -> Value {
         let mut result = ElicitResult::new(action);

@@ -144,6 +144,14 @@ fn tools_list_pages_through_every_tool_and_refuses_a_forged_cursor() {
             .await
             .unwrap();
         assert_eq!(second.tools.len(), 2);
+        let third = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(second.next_cursor.clone()),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(third.tools.len(), 1);
+        assert_eq!(third.next_cursor, None, "the last page has no cursor");
         let all = client.list_all_tools().await.unwrap();
         let mut names: Vec<String> = all.iter().map(|t| t.name.to_string()).collect();
         names.sort();
@@ -688,4 +696,45 @@ mod core_as_tool {
             "{err}"
         );
     }
+}
+
+#[test]
+fn a_page_size_that_divides_the_tools_ends_without_an_empty_page() {
+    runtime().block_on(async {
+        let server = McpServer::new(mcp_fixture::registry())
+            .unwrap()
+            .with_page_size(5);
+        assert_eq!(server.tools().len(), 5);
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_side).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = TestClient::new(None).serve(client_side).await.unwrap();
+        let page = client.list_tools(None).await.unwrap();
+        assert_eq!(page.tools.len(), 5);
+        assert_eq!(page.next_cursor, None);
+        // A cursor at the end is one this server never gives out, but it is not past the end:
+        // it names an empty page, not an error.
+        let end = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(Some("5".into())),
+            ))
+            .await
+            .unwrap();
+        assert!(end.tools.is_empty());
+        let past = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(Some("6".into())),
+            ))
+            .await;
+        assert!(past.is_err());
+        let junk = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(Some("page-two".into())),
+            ))
+            .await;
+        assert!(junk.is_err());
+    });
 }
