@@ -332,8 +332,12 @@ fn a_cancelled_call_stops_on_the_server_and_is_audited_as_cancelled() {
             .await
             .unwrap();
         let mut reports = progress.subscribe(handle.progress_token.clone()).await;
-        // Cancel once the body is surely running.
-        reports.next().await.expect("a first progress report");
+        // Cancel once the body is surely running (bounded: a broken server must fail this
+        // test, not hang it).
+        tokio::time::timeout(Duration::from_secs(10), reports.next())
+            .await
+            .expect("a first progress report within 10 s")
+            .expect("a first progress report");
         handle
             .cancel(Some("the user pressed stop".into()))
             .await

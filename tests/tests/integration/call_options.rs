@@ -117,7 +117,9 @@ fn a_cancelled_call_stops_its_body_answers_cancelled_and_is_audited() {
                         .await
                 })
             };
-            started.notified().await;
+            tokio::time::timeout(Duration::from_secs(10), started.notified())
+                .await
+                .expect("the body starts within 10 s");
             cancel.cancel();
             let err = call.await.unwrap().unwrap_err();
             // A body that kept running (its task not aborted) would go on taking steps.
