@@ -551,7 +551,10 @@ fn cores_reach_registry_tools_through_their_context() {
         AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core,
     };
 
-    struct Asker;
+    /// Asks `test.echo`, noting the run of each turn.
+    struct Asker {
+        runs: Arc<std::sync::Mutex<Vec<String>>>,
+    }
 
     #[agent_core]
     impl AgentCore for Asker {
@@ -564,16 +567,25 @@ fn cores_reach_registry_tools_through_their_context() {
             input: TurnInput,
             ctx: &mut AgentContext,
         ) -> Result<TurnOutput, AgentError> {
+            self.runs.lock().unwrap().push(ctx.run_id().to_owned());
             let n: u32 = input.message.parse().unwrap_or(0);
             let answer = ctx.call_tool("test.echo", json!({ "n": n })).await?;
             Ok(TurnOutput::new(answer["value"].to_string()))
         }
     }
 
-    let registry: Arc<dyn io_core::ToolInvoker> = Arc::new(tool_registry![EchoTool].unwrap());
-    let mut runtime = AgentRuntime::new(Asker).with_tools(registry);
+    let audit = Arc::new(AuditLog::default());
+    let registry: Arc<dyn io_core::ToolInvoker> = Arc::new(
+        tool_registry![EchoTool]
+            .unwrap()
+            .with_audit_sink(audit.clone()),
+    );
+    let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut runtime = AgentRuntime::new(Asker { runs: runs.clone() }).with_tools(registry);
     let out = block_on(runtime.run_turn(json!({ "message": "7" }))).unwrap();
     assert_eq!(out, json!({ "response": "7" }));
+    // The core's tool call is made in the core's own run.
+    assert_eq!(audit.records()[0].run_id, runs.lock().unwrap()[0]);
     // A tool failure reaches the core as a structured error.
     let err = block_on(runtime.run_turn(json!({ "message": "42" }))).unwrap_err();
     assert_eq!(err.code(), &ErrorCode::OutputInvalid);
@@ -1052,39 +1064,4 @@ fn a_host_can_have_auto_calls_shown_to_its_approver() {
         .with_approval_of_every_call(true);
     let err = block_on(registry.call("test.echo", json!({ "n": 1 }))).unwrap_err();
     assert_eq!(err.code(), &ErrorCode::ApprovalDenied);
-}
-
-#[test]
-fn a_core_calls_tools_in_its_own_run() {
-    use io_core::{
-        AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core,
-    };
-
-    struct Asker;
-
-    #[agent_core]
-    impl AgentCore for Asker {
-        fn core_type(&self) -> &str {
-            "asker"
-        }
-
-        async fn run_turn(
-            &mut self,
-            _input: TurnInput,
-            ctx: &mut AgentContext,
-        ) -> Result<TurnOutput, AgentError> {
-            ctx.call_tool("test.echo", json!({ "n": 1 })).await?;
-            Ok(TurnOutput::new(ctx.run_id().to_owned()))
-        }
-    }
-
-    let audit = Arc::new(AuditLog::default());
-    let registry = tool_registry![EchoTool]
-        .unwrap()
-        .with_audit_sink(audit.clone());
-    let mut runtime = AgentRuntime::new(Asker).with_tools(Arc::new(registry));
-    let out = block_on(runtime.run_turn(json!({ "message": "go" }))).unwrap();
-    let records = audit.records();
-    assert_eq!(records.len(), 1);
-    assert_eq!(out["response"], records[0].run_id.as_str());
 }
