@@ -105,6 +105,17 @@ async fn connect(
     (client.serve(client_side).await.unwrap(), audit)
 }
 
+/// Every listed tool, bounded in time: a server whose cursors never end must fail the test, not
+/// hang it.
+async fn all_tools<S: rmcp::service::Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+) -> Vec<rmcp::model::Tool> {
+    tokio::time::timeout(Duration::from_secs(10), client.list_all_tools())
+        .await
+        .expect("the listing ends within 10 s")
+        .expect("the listing succeeds")
+}
+
 fn call(name: &str, arguments: Value) -> CallToolRequestParams {
     let Value::Object(arguments) = arguments else {
         panic!("arguments are an object")
@@ -152,7 +163,7 @@ fn tools_list_pages_through_every_tool_and_refuses_a_forged_cursor() {
             .unwrap();
         assert_eq!(third.tools.len(), 1);
         assert_eq!(third.next_cursor, None, "the last page has no cursor");
-        let all = client.list_all_tools().await.unwrap();
+        let all = all_tools(&client).await;
         let mut names: Vec<String> = all.iter().map(|t| t.name.to_string()).collect();
         names.sort();
         assert_eq!(
@@ -192,7 +203,7 @@ fn tools_list_pages_through_every_tool_and_refuses_a_forged_cursor() {
 fn a_call_answers_structured_content_that_matches_the_advertised_output_schema() {
     runtime().block_on(async {
         let (client, audit) = connect(TestClient::new(None), mcp_fixture::registry()).await;
-        let tools = client.list_all_tools().await.unwrap();
+        let tools = all_tools(&client).await;
         let add = tools.iter().find(|t| t.name == "fixture.add").unwrap();
         let result = client
             .call_tool(call("fixture.add", json!({ "a": 2, "b": 40 })))
@@ -461,7 +472,7 @@ fn over_stdio_a_child_process_serves_list_call_and_tool_errors() {
     runtime().block_on(async {
         let transport = rmcp::transport::TokioChildProcess::new(fixture_command("stdio")).unwrap();
         let client = ().serve(transport).await.unwrap();
-        assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
+        assert_eq!(all_tools(&client).await.len(), 5);
         let result = client
             .call_tool(call("fixture.add", json!({ "a": 20, "b": 22 })))
             .await
@@ -485,7 +496,7 @@ fn over_streamable_http_a_server_serves_list_call_and_tool_errors() {
         let serving = tokio::spawn(server.serve_http(listener));
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
         let client = ().serve(transport).await.unwrap();
-        assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
+        assert_eq!(all_tools(&client).await.len(), 5);
         let result = client
             .call_tool(call("fixture.add", json!({ "a": -2, "b": 1 })))
             .await
@@ -665,7 +676,7 @@ mod core_as_tool {
                 assert_eq!(registry.export(target).unwrap().len(), 1, "{target:?}");
             }
             let (client, _) = connect(TestClient::new(None), registry).await;
-            let tools = client.list_all_tools().await.unwrap();
+            let tools = all_tools(&client).await;
             assert_eq!(tools[0].name, "agents.shouter");
             assert!(tools[0].output_schema.is_some());
             for turn in 1..=2 {
