@@ -666,6 +666,17 @@ mod tests {
     }
 
     #[test]
+    fn debug_and_errors_say_what_they_are() {
+        let shown = format!("{:?}", server().with_page_size(7));
+        assert!(
+            shown.starts_with("McpServer { tools: [\"t.one\", \"t.two\"], page_size: 7"),
+            "{shown}"
+        );
+        let err = ServeError::new("the HTTP listener failed", "address in use");
+        assert_eq!(err.to_string(), "the HTTP listener failed: address in use");
+    }
+
+    #[test]
     fn server_info_and_instructions_reach_initialization() {
         let server = server()
             .with_server_info("kb", "2.0.0")
