@@ -86,8 +86,9 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 pub struct McpServer {
     registry: Arc<ToolRegistry>,
     tools: Arc<[Tool]>,
-    /// MCP tool name -> what the registry is called with (`id`, or `id@major`).
-    names: Arc<HashMap<String, String>>,
+    /// MCP tool name -> the registry's name for it and whether its contract gates each call,
+    /// both fixed when the server is made (the registry cannot change under it).
+    names: Arc<HashMap<String, Target>>,
     page_size: usize,
     info: Arc<Implementation>,
     instructions: Option<Arc<str>>,
@@ -105,8 +106,9 @@ impl McpServer {
         for definition in definitions {
             let tool: Tool = serde_json::from_value(definition)
                 .expect("an MCP export deserializes into rmcp's Tool");
-            if let Some(target) = registry.tool_for_provider_name(&tool.name) {
-                names.insert(tool.name.to_string(), target);
+            if let Some(id) = registry.tool_for_provider_name(&tool.name) {
+                let gated = registry.contract(&id).is_some_and(|c| c.needs_approval());
+                names.insert(tool.name.to_string(), Target { id, gated });
             }
             tools.push(tool);
         }
@@ -229,18 +231,14 @@ impl McpServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(target) = self.names.get(request.name.as_ref()) else {
+        let Some(Target { id: target, gated }) = self.names.get(request.name.as_ref()) else {
             return Err(McpError::invalid_params(
                 format!("unknown tool: `{}`", request.name),
                 None,
             ));
         };
         let input = Value::Object(request.arguments.take().unwrap_or_default());
-        let needs_approval = self
-            .registry
-            .contract(target)
-            .is_some_and(|contract| contract.needs_approval());
-        let approver: Option<Arc<dyn Approver>> = if needs_approval {
+        let approver: Option<Arc<dyn Approver>> = if *gated {
             match self.approver_for(target, &request, &input, &context) {
                 Ok(approver) => Some(approver),
                 Err(question) => return Ok((*question).into()),
@@ -332,6 +330,14 @@ impl Forwarder {
         });
         Forwarder { sender, task }
     }
+}
+
+/// What an MCP tool name stands for in the registry.
+struct Target {
+    /// `id`, or `id@major` when several majors are registered.
+    id: String,
+    /// Whether the contract requires approval for every call.
+    gated: bool,
 }
 
 const NO_ELICITATION: &str = "the tool needs approval, and the MCP client does not support elicitation, so no one could be asked";
