@@ -20,11 +20,27 @@ pub trait IsJsonSchema {
     /// Builds the boundary schema of `Self`; see [`BoundarySchema::build`].
     #[doc(hidden)]
     fn __build_boundary(direction: Direction, strict_name: Option<&str>) -> BoundarySchema;
+
+    /// Builds it with what serde enforces; see [`BoundarySchema::build_shaped`].
+    #[doc(hidden)]
+    fn __build_boundary_shaped(
+        direction: Direction,
+        strict_name: Option<&str>,
+        shape: crate::residual::Shape,
+    ) -> BoundarySchema;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T: JsonSchema + ?Sized> IsJsonSchema for T {
     fn __build_boundary(direction: Direction, strict_name: Option<&str>) -> BoundarySchema {
         BoundarySchema::build::<T>(direction, strict_name)
+    }
+
+    fn __build_boundary_shaped(
+        direction: Direction,
+        strict_name: Option<&str>,
+        shape: crate::residual::Shape,
+    ) -> BoundarySchema {
+        BoundarySchema::build_shaped::<T>(direction, strict_name, Some(shape))
     }
 }

@@ -96,6 +96,33 @@ pub trait ErasedAgentCore: Send + Sync {
         input: Value,
         ctx: &'a mut AgentContext,
     ) -> BoxFuture<'a, Result<Value, AgentError>>;
+
+    /// [`Self::run_turn_erased`] with the input and the output checked against their schemas:
+    /// what [`AgentRuntime`](crate::AgentRuntime) runs. The default validates both `Value`s in
+    /// full; the blanket impl for typed cores checks only what serde leaves unchecked
+    /// ([`BoundarySchema::residual_schema`]), with the same outcome and errors.
+    #[doc(hidden)]
+    fn __run_turn_validated<'a>(
+        &'a mut self,
+        input: Value,
+        ctx: &'a mut AgentContext,
+    ) -> BoxFuture<'a, Result<Value, AgentError>> {
+        Box::pin(async move {
+            let input_boundary = self.input_boundary();
+            let output_boundary = self.output_boundary();
+            if let Err(err) = input_boundary.validate(&input) {
+                // A refused value may be deeper than a recursive drop can take.
+                crate::limits::dismantle(input);
+                return Err(err);
+            }
+            let output = self.run_turn_erased(input, ctx).await?;
+            if let Err(err) = output_boundary.validate(&output) {
+                crate::limits::dismantle(output);
+                return Err(err);
+            }
+            Ok(output)
+        })
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -133,6 +160,25 @@ impl<T: AgentCore> ErasedAgentCore for T {
             T::Output::output_boundary().encode(&output)
         })
     }
+
+    fn __run_turn_validated<'a>(
+        &'a mut self,
+        input: Value,
+        ctx: &'a mut AgentContext,
+    ) -> BoxFuture<'a, Result<Value, AgentError>> {
+        Box::pin(async move {
+            let decoded = match T::Input::from_input_value(&input) {
+                Ok(decoded) => decoded,
+                Err(err) => {
+                    crate::limits::dismantle(input);
+                    return Err(err);
+                }
+            };
+            drop(input);
+            let output = self.run_turn(decoded, ctx).await?;
+            output.to_output_value()
+        })
+    }
 }
 
 impl BoundarySchema {
@@ -153,6 +199,47 @@ impl BoundarySchema {
         match T::deserialize(value) {
             Ok(decoded) => Ok(decoded),
             Err(_) => Err(self.decode_error::<T>(value)),
+        }
+    }
+
+    /// Decodes a value into this schema's own type and checks it: the same outcome, and the
+    /// same error, as [`Self::validate`] followed by [`Self::decode`], for less work. serde
+    /// decodes first; then only the residual ([`Self::residual_schema`]) is checked. The full
+    /// validator runs only when one of them fails, to report every violation.
+    ///
+    /// `T` must be the type the schema was built for (the traits' methods guarantee it).
+    pub(crate) fn decode_typed<T: DeserializeOwned>(&self, value: &Value) -> Result<T, AgentError> {
+        self.validator()?;
+        if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
+            return Err(self.violation_error(vec![too_deep]));
+        }
+        match T::deserialize(value) {
+            Ok(decoded) => {
+                self.validate_typed(value, true)?;
+                Ok(decoded)
+            }
+            Err(_) => Err(match self.violations(value) {
+                Ok(violations) if !violations.is_empty() => self.violation_error(violations),
+                Ok(_) => self.decode_error::<T>(value),
+                Err(err) => err,
+            }),
+        }
+    }
+
+    /// Encodes a value of this schema's own type and checks the result: the same outcome as
+    /// [`Self::encode`] followed by [`Self::validate`], checking only the residual.
+    pub(crate) fn encode_typed<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> Result<Value, AgentError> {
+        self.validator()?;
+        let encoded = self.encode(value)?;
+        match self.validate_typed(&encoded, false) {
+            Ok(()) => Ok(encoded),
+            Err(err) => {
+                crate::limits::dismantle(encoded);
+                Err(err)
+            }
         }
     }
 

@@ -66,6 +66,29 @@ pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync 
     fn validate_input(value: &Value) -> Result<(), AgentError> {
         Self::input_boundary().validate(value)
     }
+
+    /// Checks a candidate input and decodes it: the same outcome and the same error as
+    /// [`Self::validate_input`] followed by decoding, at less cost. serde decodes first and
+    /// only what serde does not enforce is then checked
+    /// ([`BoundarySchema::residual_schema`]); the full schema runs only to report a failure.
+    ///
+    /// ```
+    /// use io_core::AgentInput;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+    /// struct Page {
+    ///     #[schemars(range(max = 100))]
+    ///     size: u32,
+    /// }
+    /// assert_eq!(Page::from_input_value(&json!({ "size": 20 })).unwrap().size, 20);
+    /// let err = Page::from_input_value(&json!({ "size": 500 })).unwrap_err();
+    /// assert_eq!(err.violations()[0].pointer, "/size");
+    /// assert_eq!(err.violations()[0].keyword, "maximum");
+    /// ```
+    fn from_input_value(value: &Value) -> Result<Self, AgentError> {
+        Self::input_boundary().decode_typed(value)
+    }
 }
 
 /// A type that can be the output of an agent core or a tool.
@@ -108,6 +131,27 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// Checks a candidate output; every violation is reported with its JSON pointer.
     fn validate_output(value: &Value) -> Result<(), AgentError> {
         Self::output_boundary().validate(value)
+    }
+
+    /// Encodes this output and checks it: the same outcome and the same error as encoding
+    /// followed by [`Self::validate_output`], checking only what the type's serialization does
+    /// not guarantee ([`BoundarySchema::residual_schema`]).
+    ///
+    /// ```
+    /// use io_core::AgentOutput;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// struct Score {
+    ///     #[schemars(range(min = 0.0, max = 1.0))]
+    ///     value: f64,
+    /// }
+    /// assert_eq!(Score { value: 0.5 }.to_output_value().unwrap()["value"], 0.5);
+    /// let err = Score { value: 2.0 }.to_output_value().unwrap_err();
+    /// assert_eq!(err.code().as_str(), "output_invalid");
+    /// assert_eq!(err.violations()[0].pointer, "/value");
+    /// ```
+    fn to_output_value(&self) -> Result<Value, AgentError> {
+        Self::output_boundary().encode_typed(self)
     }
 
     /// The provider structured-output description for types marked `#[agent(strict)]`:

@@ -35,6 +35,7 @@ pub mod files;
 mod io;
 pub mod limits;
 pub mod profiles;
+pub mod residual;
 mod runtime;
 mod schema;
 mod strict;
@@ -77,6 +78,23 @@ pub mod __private {
 
     pub fn build_output<T: AgentOutput>(strict_name: Option<&str>) -> BoundarySchema {
         T::__build_boundary(Direction::Output, strict_name)
+    }
+
+    pub use crate::residual::{
+        FieldShape, InputShape, OutputShape, Probe, ProbeInput, ProbeOpaqueInput,
+        ProbeOpaqueOutput, ProbeOutput, Shape, StructShape,
+    };
+
+    pub fn build_input_shaped<T: AgentInput + InputShape>(
+        strict_name: Option<&str>,
+    ) -> BoundarySchema {
+        T::__build_boundary_shaped(Direction::Input, strict_name, T::input_shape())
+    }
+
+    pub fn build_output_shaped<T: AgentOutput + OutputShape>(
+        strict_name: Option<&str>,
+    ) -> BoundarySchema {
+        T::__build_boundary_shaped(Direction::Output, strict_name, T::output_shape())
     }
 
     pub fn cached_input<T: AgentInput>(strict_name: Option<&str>) -> &'static BoundarySchema {

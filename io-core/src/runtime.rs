@@ -302,19 +302,9 @@ impl AgentRuntime {
         input: Value,
         ctx: &mut AgentContext,
     ) -> Result<Value, AgentError> {
-        let input_boundary = core.input_boundary();
-        let output_boundary = core.output_boundary();
-        if let Err(err) = input_boundary.validate(&input) {
-            // A refused value may be deeper than a recursive drop can take.
-            crate::limits::dismantle(input);
-            return Err(err);
-        }
-        let output = contain_panics(core.run_turn_erased(input, ctx)).await?;
-        if let Err(err) = output_boundary.validate(&output) {
-            crate::limits::dismantle(output);
-            return Err(err);
-        }
-        Ok(output)
+        // Validation (in full, or of the residual for typed cores) happens inside, around
+        // the turn; a panic anywhere in it is contained.
+        contain_panics(core.__run_turn_validated(input, ctx)).await
     }
 }
 

@@ -84,6 +84,19 @@ pub struct BoundarySchema {
     strict: Option<Result<Value, StrictModeError>>,
     /// Each profile's form, built on first use and kept ([`crate::profiles`]).
     profiles: Box<[ProfileSlot; 7]>,
+    /// What serde does not enforce, for types whose shape is known ([`crate::residual`]).
+    residual: Option<Residual>,
+}
+
+/// The residual check of a boundary whose type's shape is known.
+enum Residual {
+    /// serde enforces the whole schema.
+    Nothing,
+    /// This much is left to check.
+    Check {
+        schema: Value,
+        validator: jsonschema::Validator,
+    },
 }
 
 impl BoundarySchema {
@@ -93,15 +106,43 @@ impl BoundarySchema {
     /// structured-output format is then derived too, under that name. Never panics: a schema
     /// that cannot compile is kept as an error and reported as `internal` by [`Self::validate`].
     pub fn build<T: JsonSchema + ?Sized>(direction: Direction, strict_name: Option<&str>) -> Self {
-        let settings = match direction {
+        Self::build_shaped::<T>(direction, strict_name, None)
+    }
+
+    /// [`Self::build`], with what serde enforces of `T` (the derives pass it): the boundary
+    /// then keeps a residual check ([`Self::residual_schema`]).
+    #[doc(hidden)]
+    pub fn build_shaped<T: JsonSchema + ?Sized>(
+        direction: Direction,
+        strict_name: Option<&str>,
+        shape: Option<crate::residual::Shape>,
+    ) -> Self {
+        let settings = || match direction {
             Direction::Input => SchemaSettings::draft2020_12().for_deserialize(),
             Direction::Output => SchemaSettings::draft2020_12().for_serialize(),
         };
-        let schema = settings
+        let schema = settings()
             .into_generator()
             .into_root_schema_for::<T>()
             .to_value();
-        Self::from_schema(
+        let residual = shape.and_then(|shape| {
+            let schema = crate::residual::residual_schema(
+                &schema,
+                &shape,
+                direction == Direction::Input,
+                &mut settings().into_generator(),
+            )?;
+            if schema == Value::Bool(true) {
+                return Some(Residual::Nothing);
+            }
+            // A residual that does not compile (it always should) only loses the fast path.
+            let validator = jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .ok()?;
+            Some(Residual::Check { schema, validator })
+        });
+        let mut built = Self::from_schema(
             type_name::<T>(),
             direction,
             schema,
@@ -129,7 +170,11 @@ impl BoundarySchema {
                 }
                 strict::structured_output_format(name, accepted)
             }),
-        )
+        );
+        if built.validator.is_ok() {
+            built.residual = residual;
+        }
+        built
     }
 
     /// Wraps a schema that was not generated from a Rust type (a hand-written or loaded
@@ -164,6 +209,7 @@ impl BoundarySchema {
             validator,
             strict: None,
             profiles: Default::default(),
+            residual: None,
         }
     }
 
@@ -189,6 +235,7 @@ impl BoundarySchema {
             validator,
             strict,
             profiles: Default::default(),
+            residual: None,
         }
     }
 
@@ -318,6 +365,72 @@ impl BoundarySchema {
         .with_violations(violations)
     }
 
+    /// What is left to check of this schema once serde has decoded a value into its type (an
+    /// input) or encoded one from it (an output): `None` when the type's shape is not known (a
+    /// hand-written schema, a generic type) and the full schema is checked; `Some(true)` when
+    /// serde enforces all of it. See the [`residual`](crate::residual) module.
+    ///
+    /// ```
+    /// use io_core::{AgentInput, AgentOutput};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Search {
+    ///     #[schemars(range(min = 1, max = 100))]
+    ///     limit: u32,
+    ///     tags: Vec<String>,
+    /// }
+    /// // serde checks `tags` (and that `limit` is a `u32`); the range is left to the schema.
+    /// assert_eq!(
+    ///     Search::input_boundary().residual_schema(),
+    ///     Some(&json!({
+    ///         "type": "object",
+    ///         "properties": { "limit": { "type": "integer", "format": "uint32", "minimum": 1, "maximum": 100 } },
+    ///         "$schema": "https://json-schema.org/draft/2020-12/schema"
+    ///     })),
+    /// );
+    /// ```
+    pub fn residual_schema(&self) -> Option<&Value> {
+        const NOTHING: &Value = &Value::Bool(true);
+        match self.residual.as_ref()? {
+            Residual::Nothing => Some(NOTHING),
+            Residual::Check { schema, .. } => Some(schema),
+        }
+    }
+
+    /// Checks a value that serde has just decoded into, or encoded from, this schema's type:
+    /// only the residual when there is one, the full schema otherwise. On failure the error is
+    /// the one [`Self::validate`] gives.
+    ///
+    /// `depth_checked`: the caller has already refused values nested too deep.
+    pub(crate) fn validate_typed(
+        &self,
+        value: &Value,
+        depth_checked: bool,
+    ) -> Result<(), AgentError> {
+        let passed = match &self.residual {
+            Some(Residual::Nothing) => return Ok(()),
+            Some(Residual::Check { validator, .. }) => {
+                (depth_checked
+                    || crate::limits::check_depth(value, crate::limits::MAX_DEPTH).is_ok())
+                    && validator.is_valid(value)
+            }
+            None => return self.validate(value),
+        };
+        if passed {
+            return Ok(());
+        }
+        match self.validate(value) {
+            Err(err) => Err(err),
+            // Unreachable while the residual is part of the schema; fail closed if it is not.
+            Ok(()) => Err(self.violation_error(vec![Violation {
+                pointer: String::new(),
+                keyword: "residual".into(),
+                message: "the value breaks a constraint of the schema".into(),
+            }])),
+        }
+    }
+
     /// The provider structured-output description (`{"type": "json_schema", ...}`) for
     /// types marked strict whose schema strict mode can express; `None` otherwise.
     pub fn structured_output_format(&self) -> Option<&Value> {
@@ -330,7 +443,7 @@ impl BoundarySchema {
         self.strict.as_ref().map(Result::as_ref)
     }
 
-    fn validator(&self) -> Result<&jsonschema::Validator, AgentError> {
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, AgentError> {
         self.validator.as_ref().map_err(|reason| {
             AgentError::internal(format!(
                 "the {} schema of `{}` cannot be compiled",

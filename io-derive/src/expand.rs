@@ -75,11 +75,22 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
         .as_ref()
         .filter(|_| serde_ok)
         .is_none_or(check::accepts_fs_root);
-    let implementation = impl_block(input, side, &krate, strict_name.as_deref(), accepts_fs_root);
+    let shape = cont
+        .as_ref()
+        .filter(|_| serde_ok)
+        .and_then(|cont| crate::shape::shape_impl(cont, side, &krate));
+    let implementation = impl_block(
+        input,
+        side,
+        &krate,
+        strict_name.as_deref(),
+        accepts_fs_root,
+        shape.is_some(),
+    );
     let errors = errors.finish().err().map(darling::Error::write_errors);
     quote! {
         #errors
-        const _: () = { #implementation };
+        const _: () = { #implementation #shape };
     }
 }
 
@@ -89,6 +100,7 @@ fn impl_block(
     krate: &syn::Path,
     strict: Option<&str>,
     accepts_fs_root: bool,
+    shaped: bool,
 ) -> TokenStream {
     let ident = &input.ident;
     let (trait_name, method, build, cached) = match side {
@@ -108,6 +120,14 @@ fn impl_block(
     let strict = match strict {
         Some(name) => quote!(::core::option::Option::Some(#name)),
         None => quote!(::core::option::Option::None),
+    };
+    let build = if shaped {
+        match side {
+            Side::Input => quote!(build_input_shaped),
+            Side::Output => quote!(build_output_shaped),
+        }
+    } else {
+        build
     };
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let generic = input.generics.type_params().next().is_some()

@@ -15,6 +15,7 @@ mod define_io;
 mod expand;
 mod naming;
 mod paths;
+mod shape;
 mod tool;
 mod ty;
 

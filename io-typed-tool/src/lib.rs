@@ -78,6 +78,8 @@ pub use crate::registry::{
     ApprovalDecision, ApprovalOutcome, ApprovalRequest, Approver, AuditLog, AuditRecord, AuditSink,
     CallOptions, ToolRegistry,
 };
+#[doc(hidden)]
+pub use crate::typed::DecodedInput;
 pub use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
 pub use io_core::ErrorCode;
 /// Writes and checks a tool contract; see [`TypedTool`].

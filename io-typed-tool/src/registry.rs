@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::call::{Cancellation, Progress, ProgressReporter};
 use crate::check::{ContractProblem, RegistrationError};
 use crate::contract::{Approval, ToolContract};
-use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
+use crate::typed::{DecodedInput, ToolContext, ToolError, ToolPlugin, TypedTool};
 
 /// What the host's approver is asked before a gated call runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -654,11 +654,29 @@ impl ToolRegistry {
             audit.tool_mutates = contract.mutates.clone();
         }
 
-        if let Err(err) = tool.inputs.get().validate(&input) {
-            // A refused value may be deeper than a recursive drop can take.
-            io_core::limits::dismantle(input);
-            return Err(err);
-        }
+        // A typed tool without files decodes its input here, checking only what serde leaves
+        // unchecked; every other tool's input is validated in full. Either way a bad input
+        // stops here, before approval, with the same error.
+        let decoded = if tool.plugin.file_contract().is_none() {
+            tool.plugin.__decode(&input)
+        } else {
+            None
+        };
+        let decoded = match decoded {
+            Some(Ok(decoded)) => Some(decoded),
+            Some(Err(err)) => {
+                // A refused value may be deeper than a recursive drop can take.
+                io_core::limits::dismantle(input);
+                return Err(err);
+            }
+            None => {
+                if let Err(err) = tool.inputs.get().validate(&input) {
+                    io_core::limits::dismantle(input);
+                    return Err(err);
+                }
+                None
+            }
+        };
         if let Some(schema) = &tool.context {
             schema.validate(&context).map_err(|err| {
                 let violations = err.violations().to_vec();
@@ -709,7 +727,7 @@ impl ToolRegistry {
             base = base.with_cancellation(cancellation);
         }
         let Some(io) = tool.plugin.file_contract() else {
-            return run_attempts(tool, input, &base, tool_id, &mut audit.attempts).await;
+            return run_attempts(tool, input, decoded, &base, tool_id, &mut audit.attempts).await;
         };
         // AIP-16 file contract: stage, inject `_workflowFsRoot`, validate, run, sync, clean up.
         let Some(workspace) = &self.workspace else {
@@ -730,7 +748,7 @@ impl ToolRegistry {
         // Boxed: the file lifecycle's future is large, and a call without files should not
         // carry (and move) its space.
         let (result, record) = Box::pin(run_with_files(io, host, &vars, input, |input| {
-            run_attempts(tool, input, &base, tool_id, &mut attempts)
+            run_attempts(tool, input, None, &base, tool_id, &mut attempts)
         }))
         .await;
         audit.attempts = attempts;
@@ -744,11 +762,12 @@ impl ToolRegistry {
 async fn run_attempts(
     tool: &RegisteredTool,
     input: Value,
+    decoded: Option<DecodedInput>,
     base: &ToolContext,
     tool_id: &str,
     attempts: &mut u32,
 ) -> Result<Value, ToolError> {
-    let result = attempt_until_done(tool, input, base, tool_id, attempts).await;
+    let result = attempt_until_done(tool, input, decoded, base, tool_id, attempts).await;
     // The host never retries a tool that is not idempotent, so a caller must not either: its
     // errors are not retryable, whatever their code says by default. (Every error that can be
     // retryable comes from an attempt: a timeout, or the body's own.)
@@ -763,6 +782,7 @@ async fn run_attempts(
 async fn attempt_until_done(
     tool: &RegisteredTool,
     input: Value,
+    mut decoded: Option<DecodedInput>,
     base: &ToolContext,
     tool_id: &str,
     attempts: &mut u32,
@@ -774,24 +794,19 @@ async fn attempt_until_done(
     };
     let timeout = Duration::from_millis(contract.timeout_ms);
     let mut attempt = 1;
-    let mut input = Some(input);
+    // The first attempt runs on the decoded input when there is one; the JSON form is kept
+    // only while a retry may still need it.
+    let mut input = (decoded.is_none() || max_attempts > 1).then_some(input);
     let output = loop {
         *attempts = attempt;
         let ctx = base.clone().with_attempt(attempt);
-        // Keep a copy only while a retry may still need it; the last attempt takes the input.
-        let this_input = if attempt < max_attempts {
-            input.clone()
-        } else {
-            input.take()
+        let payload = match decoded.take() {
+            Some(decoded) => Payload::Decoded(decoded),
+            // Keep a copy only while a retry may still need it; the last attempt takes it.
+            None if attempt < max_attempts => Payload::Json(input.clone().unwrap_or_default()),
+            None => Payload::Json(input.take().unwrap_or_default()),
         };
-        let result = run_attempt(
-            &tool.plugin,
-            this_input.unwrap_or_default(),
-            &ctx,
-            timeout,
-            tool_id,
-        )
-        .await;
+        let result = run_attempt(&tool.plugin, payload, &ctx, timeout, tool_id).await;
         match result {
             Err(err) if err.is_retryable() && attempt < max_attempts => {
                 if let Some(policy) = &contract.retry {
@@ -802,11 +817,35 @@ async fn attempt_until_done(
             other => break other?,
         }
     };
-    if let Err(err) = tool.outputs.get().validate(&output) {
+    // A typed tool checked its output as it encoded it.
+    if !tool.plugin.__validates_output()
+        && let Err(err) = tool.outputs.get().validate(&output)
+    {
         io_core::limits::dismantle(output);
         return Err(err);
     }
     Ok(output)
+}
+
+/// What one attempt runs on.
+enum Payload {
+    /// The input as JSON, decoded by the plugin.
+    Json(Value),
+    /// The input decoded (and checked) ahead of the call.
+    Decoded(DecodedInput),
+}
+
+impl Payload {
+    fn execute<'a>(
+        self,
+        plugin: &'a dyn ToolPlugin,
+        ctx: &'a ToolContext,
+    ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
+        match self {
+            Payload::Json(input) => plugin.execute(input, ctx),
+            Payload::Decoded(input) => plugin.__execute_decoded(input, ctx),
+        }
+    }
 }
 
 /// One attempt under the contract's wall-clock ceiling.
@@ -819,7 +858,7 @@ async fn attempt_until_done(
 /// result that arrives after the ceiling is still reported as `timeout`, never as success.
 async fn run_attempt(
     plugin: &Arc<dyn ToolPlugin>,
-    input: Value,
+    input: Payload,
     ctx: &ToolContext,
     timeout: Duration,
     tool_id: &str,
@@ -842,7 +881,7 @@ async fn run_attempt(
         let ctx = ctx.clone();
         // Aborted when this future is dropped (a cancelled call), not only at the ceiling.
         let mut task = AbortOnDrop(
-            handle.spawn(async move { contain_panics(plugin.execute(input, &ctx)).await }),
+            handle.spawn(async move { contain_panics(input.execute(plugin.as_ref(), &ctx)).await }),
         );
         // The timer itself panics in a runtime built without time; contain that as well.
         let waited = contain_panics(Box::pin(async {
@@ -857,7 +896,7 @@ async fn run_attempt(
             Err(err) => return Err(err),
         }
     } else {
-        let mut body = std::pin::pin!(contain_panics(plugin.execute(input, ctx)));
+        let mut body = std::pin::pin!(contain_panics(input.execute(plugin.as_ref(), ctx)));
         // Most bodies finish on their first poll: those never arm a timer (arming one can
         // wake the runtime's driver, a system call per call). A body that waits gets the
         // timer for what is left of its ceiling.

@@ -113,6 +113,47 @@ pub trait ToolPlugin: Send + Sync {
         input: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
+
+    /// Checks and decodes an input ahead of the call, for [`Self::__execute_decoded`]: the
+    /// registry's fast path for typed tools (serde decodes, and only the residual of the
+    /// schema is checked; the outcome and errors are those of full validation). `None`: the
+    /// plugin has no typed input, and the registry validates the `Value` in full.
+    #[doc(hidden)]
+    fn __decode(&self, _input: &Value) -> Option<Result<DecodedInput, ToolError>> {
+        None
+    }
+
+    /// Runs the tool on an input [`Self::__decode`] returned.
+    #[doc(hidden)]
+    fn __execute_decoded<'a>(
+        &'a self,
+        _input: DecodedInput,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async {
+            Err(AgentError::internal(
+                "the tool plugin decodes no input ahead of the call",
+            ))
+        })
+    }
+
+    /// Whether [`Self::execute`] already checks its output against
+    /// [`Self::output_boundary`] (typed tools do, on the typed value); the registry then does
+    /// not check it again.
+    #[doc(hidden)]
+    fn __validates_output(&self) -> bool {
+        false
+    }
+}
+
+/// A typed input decoded and checked ahead of a call ([`ToolPlugin::__decode`]). Not public API.
+#[doc(hidden)]
+pub struct DecodedInput(Box<dyn std::any::Any + Send>);
+
+impl std::fmt::Debug for DecodedInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DecodedInput(..)")
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -142,8 +183,32 @@ impl<T: TypedTool> ToolPlugin for T {
             let decoded: T::Input = T::Input::input_boundary().decode(&input)?;
             drop(input);
             let output = self.execute_typed(decoded, ctx).await?;
-            T::Output::output_boundary().encode(&output)
+            output.to_output_value()
         })
+    }
+
+    fn __decode(&self, input: &Value) -> Option<Result<DecodedInput, ToolError>> {
+        Some(T::Input::from_input_value(input).map(|decoded| DecodedInput(Box::new(decoded))))
+    }
+
+    fn __execute_decoded<'a>(
+        &'a self,
+        input: DecodedInput,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let Ok(decoded) = input.0.downcast::<T::Input>() else {
+                return Err(AgentError::internal(
+                    "a decoded input was given to a tool of another input type",
+                ));
+            };
+            let output = self.execute_typed(*decoded, ctx).await?;
+            output.to_output_value()
+        })
+    }
+
+    fn __validates_output(&self) -> bool {
+        true
     }
 }
 

@@ -1,0 +1,622 @@
+//! Residual validation: the part of a derived schema that serde does not already enforce.
+//!
+//! Decoding a `Value` into a derived type checks most of its input schema on the way (the
+//! types, the required fields, unknown fields under `deny_unknown_fields`), and serializing a
+//! derived type produces its output schema's structure by construction. What is left — ranges,
+//! lengths, patterns, formats, anything a `#[schemars(...)]` attribute adds, and every part of
+//! the schema whose Rust type is not known here — is the *residual* schema. A boundary that has
+//! one checks an input by decoding it and validating only the residual, and an output by
+//! validating only the residual of what the type serialized; the full validator runs only when
+//! either fails, to report every violation exactly as it always did.
+//!
+//! # What is trusted, and why
+//!
+//! A part of the schema is dropped only when it is *provably* enforced. The proof has two
+//! halves, and both must hold:
+//!
+//! - **The Rust type**, known through [`InputShape`] / [`OutputShape`]: implemented here for
+//!   the std types whose serde behaviour is fixed (`bool`, `char`, the integers up to 64 bits,
+//!   `String`, `Option`, `Vec`, `Box`, maps with `String` keys, `serde_json::Value`; floats on
+//!   input only, since a NaN serializes to `null`), and by `#[derive(AgentInput)]` /
+//!   `#[derive(AgentOutput)]` for non-generic structs with named fields. A field that serde
+//!   reads or writes in its own way (`with`, `deserialize_with`, `serialize_with`, `alias`,
+//!   `flatten`, `getter`), and every field whose type has no shape (a hand-written
+//!   `Deserialize`, a type with only `JsonSchema` derived, a generic parameter), is *opaque*:
+//!   its whole subschema is kept.
+//! - **The schema text**: a subschema is trusted only when it is exactly what the type alone
+//!   generates (annotations aside). A `#[schemars(range(...))]` or any other attribute that
+//!   adds a keyword makes it differ, and it is kept whole; a struct's schema must list exactly
+//!   the fields serde reads, with no keyword beyond `type`, `properties`, `required` and
+//!   `additionalProperties: false`, or it is kept whole. A hand-written `JsonSchema` impl
+//!   therefore gets the full validator unless it says exactly what the derive would.
+//!
+//! Two serde_json leniencies are kept in the residual on the input side: a struct decodes from
+//! a JSON *array* of its fields, so `"type": "object"` stays; and a `required` entry stays for
+//! every field serde does not itself require (a field with a default, an `Option`, an opaque
+//! field).
+//!
+//! The equivalence is proven by the property tests in `tests/tests/residual.rs`: over the serde
+//! attribute matrix, "decodes and passes the residual" holds exactly when "passes the full
+//! schema and decodes", and the error reported is the same.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+
+/// What serde enforces of one Rust type's schema. Built by [`InputShape`] / [`OutputShape`];
+/// the derives generate them. Not public API.
+#[doc(hidden)]
+pub enum Shape {
+    /// Nothing is known: the subschema is kept whole.
+    Opaque,
+    /// serde enforces all of the type's own schema, which `natural` generates.
+    Exact(fn(&mut SchemaGenerator) -> Schema),
+    /// `Option<T>`: `null`, or a `T`.
+    Option {
+        /// The shape of `T`.
+        inner: Box<Shape>,
+        /// The schema of `Option<T>` itself, for an exact `T`.
+        natural: fn(&mut SchemaGenerator) -> Schema,
+    },
+    /// A sequence (`Vec<T>`) of items of this shape.
+    Seq(Box<Shape>),
+    /// A map with string keys and values of this shape.
+    Map(Box<Shape>),
+    /// A derived struct with named fields (built on demand, so recursive types terminate).
+    Struct(fn() -> StructShape),
+}
+
+/// The serde view of a derived struct. Not public API.
+#[doc(hidden)]
+pub struct StructShape {
+    /// `#[serde(deny_unknown_fields)]`.
+    pub deny_unknown_fields: bool,
+    /// The fields serde reads (input) or writes (output), skipped ones left out.
+    pub fields: Vec<FieldShape>,
+}
+
+/// One field of a [`StructShape`]. Not public API.
+#[doc(hidden)]
+pub struct FieldShape {
+    /// The JSON name, after renames.
+    pub name: &'static str,
+    /// Input: the field has a `#[serde(default)]` (its own or the container's).
+    pub has_default: bool,
+    /// Output: `skip_serializing_if` may leave the field out.
+    pub omittable: bool,
+    /// The shape of its type, or [`Shape::Opaque`] when serde handles it specially.
+    pub shape: Shape,
+}
+
+fn is_exact(shape: &Shape) -> bool {
+    match shape {
+        Shape::Exact(_) => true,
+        Shape::Option { inner, .. } => is_exact(inner),
+        _ => false,
+    }
+}
+
+/// Types whose deserialization from a `serde_json::Value` is known. Not public API.
+#[doc(hidden)]
+pub trait InputShape {
+    /// The shape, on the input side.
+    fn input_shape() -> Shape;
+}
+
+/// Types whose serialization to a `serde_json::Value` is known. Not public API.
+#[doc(hidden)]
+pub trait OutputShape {
+    /// The shape, on the output side.
+    fn output_shape() -> Shape;
+}
+
+fn natural<T: JsonSchema + ?Sized>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+macro_rules! exact {
+    ($($ty:ty),*) => {$(
+        impl InputShape for $ty {
+            fn input_shape() -> Shape { Shape::Exact(natural::<$ty>) }
+        }
+        impl OutputShape for $ty {
+            fn output_shape() -> Shape { Shape::Exact(natural::<$ty>) }
+        }
+    )*};
+}
+
+exact!(
+    bool, char, String, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, Value
+);
+
+// A float decodes from any JSON number; but a NaN or an infinity serializes to `null`, which
+// `"type": "number"` refuses, so on the output side a float is checked.
+impl InputShape for f32 {
+    fn input_shape() -> Shape {
+        Shape::Exact(natural::<f32>)
+    }
+}
+impl InputShape for f64 {
+    fn input_shape() -> Shape {
+        Shape::Exact(natural::<f64>)
+    }
+}
+impl OutputShape for f32 {
+    fn output_shape() -> Shape {
+        Shape::Opaque
+    }
+}
+impl OutputShape for f64 {
+    fn output_shape() -> Shape {
+        Shape::Opaque
+    }
+}
+
+macro_rules! wrappers {
+    ($trait:ident, $method:ident) => {
+        impl<T: $trait + JsonSchema> $trait for Option<T> {
+            fn $method() -> Shape {
+                Shape::Option {
+                    inner: Box::new(T::$method()),
+                    natural: natural::<Option<T>>,
+                }
+            }
+        }
+        impl<T: $trait + JsonSchema> $trait for Vec<T> {
+            fn $method() -> Shape {
+                let inner = T::$method();
+                if is_exact(&inner) {
+                    Shape::Exact(natural::<Vec<T>>)
+                } else {
+                    Shape::Seq(Box::new(inner))
+                }
+            }
+        }
+        impl<T: $trait + ?Sized> $trait for Box<T> {
+            fn $method() -> Shape {
+                T::$method()
+            }
+        }
+        impl<V: $trait + JsonSchema, S> $trait for HashMap<String, V, S> {
+            fn $method() -> Shape {
+                let inner = V::$method();
+                if is_exact(&inner) {
+                    Shape::Exact(natural::<BTreeMap<String, V>>)
+                } else {
+                    Shape::Map(Box::new(inner))
+                }
+            }
+        }
+        impl<V: $trait + JsonSchema> $trait for BTreeMap<String, V> {
+            fn $method() -> Shape {
+                let inner = V::$method();
+                if is_exact(&inner) {
+                    Shape::Exact(natural::<BTreeMap<String, V>>)
+                } else {
+                    Shape::Map(Box::new(inner))
+                }
+            }
+        }
+    };
+}
+
+wrappers!(InputShape, input_shape);
+wrappers!(OutputShape, output_shape);
+
+/// Finds a field type's shape where it has one and [`Shape::Opaque`] where it has none, by
+/// autoref: `(&Probe::<T>::new()).input_shape()` picks [`ProbeInput`] when `T: InputShape` and
+/// falls back to [`ProbeOpaqueInput`] otherwise. Not public API.
+#[doc(hidden)]
+pub struct Probe<T: ?Sized>(std::marker::PhantomData<T>);
+
+impl<T: ?Sized> Probe<T> {
+    /// A probe for `T`.
+    pub fn new() -> Self {
+        Probe(std::marker::PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for Probe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// See [`Probe`].
+#[doc(hidden)]
+pub trait ProbeInput {
+    /// The shape of the probed type.
+    fn input_shape(&self) -> Shape;
+}
+impl<T: InputShape + ?Sized> ProbeInput for Probe<T> {
+    fn input_shape(&self) -> Shape {
+        T::input_shape()
+    }
+}
+/// See [`Probe`].
+#[doc(hidden)]
+pub trait ProbeOpaqueInput {
+    /// [`Shape::Opaque`].
+    fn input_shape(&self) -> Shape {
+        Shape::Opaque
+    }
+}
+impl<T: ?Sized> ProbeOpaqueInput for &Probe<T> {}
+
+/// See [`Probe`].
+#[doc(hidden)]
+pub trait ProbeOutput {
+    /// The shape of the probed type.
+    fn output_shape(&self) -> Shape;
+}
+impl<T: OutputShape + ?Sized> ProbeOutput for Probe<T> {
+    fn output_shape(&self) -> Shape {
+        T::output_shape()
+    }
+}
+/// See [`Probe`].
+#[doc(hidden)]
+pub trait ProbeOpaqueOutput {
+    /// [`Shape::Opaque`].
+    fn output_shape(&self) -> Shape {
+        Shape::Opaque
+    }
+}
+impl<T: ?Sized> ProbeOpaqueOutput for &Probe<T> {}
+
+/// Keywords that annotate and never constrain: ignored when schemas are compared.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "examples",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// What remains of one subschema.
+enum Residual {
+    /// Nothing: serde enforces all of it.
+    Nothing,
+    /// This schema (kept whole, or reduced).
+    Check(Value),
+}
+
+struct Walk<'a> {
+    root: &'a Value,
+    input: bool,
+    generator: &'a mut SchemaGenerator,
+    /// `$ref`s being expanded, so a recursive type keeps its recursive part whole.
+    expanding: Vec<String>,
+}
+
+/// The residual of `root` (a type's whole schema) for a type of `shape`: `None` when nothing
+/// can be dropped (the full validator is as good), `Some(true)` when serde enforces all of it,
+/// otherwise the residual schema document (the root's `$defs` kept, for the kept parts).
+pub(crate) fn residual_schema(
+    root: &Value,
+    shape: &Shape,
+    input: bool,
+    generator: &mut SchemaGenerator,
+) -> Option<Value> {
+    if matches!(shape, Shape::Opaque) {
+        return None;
+    }
+    let mut walk = Walk {
+        root,
+        input,
+        generator,
+        expanding: Vec::new(),
+    };
+    match walk.residual(root, shape) {
+        Residual::Nothing => Some(Value::Bool(true)),
+        Residual::Check(schema) if &schema == root => None,
+        Residual::Check(Value::Object(mut document)) => {
+            // Kept parts are the root's own text, whose references resolve against the root:
+            // `#/$defs/...` resolves the same here (the `$defs` are copied), but `#` or
+            // `#/properties/...` would name the residual. Those point at a copy of the root.
+            if mentions_any(root, &["$id", "$anchor", "$dynamicRef", "$dynamicAnchor"]) {
+                return None;
+            }
+            let mut defs = root
+                .get("$defs")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            let mut rewritten = rewrite_root_refs(&mut defs);
+            let mut body = Value::Object(std::mem::take(&mut document));
+            rewritten |= rewrite_root_refs(&mut body);
+            let Value::Object(body) = body else {
+                return None;
+            };
+            document = body;
+            if rewritten {
+                let mut copy = root.clone();
+                if let Value::Object(copy) = &mut copy {
+                    copy.remove("$defs");
+                    copy.remove("$schema");
+                }
+                rewrite_root_refs(&mut copy);
+                if let Value::Object(defs) = &mut defs {
+                    defs.insert(ROOT_DEF.to_owned(), copy);
+                }
+            }
+            if let Some(schema) = root.get("$schema") {
+                document.insert("$schema".to_owned(), schema.clone());
+            }
+            if defs.as_object().is_some_and(|d| !d.is_empty()) {
+                document.insert("$defs".to_owned(), defs);
+            }
+            Some(Value::Object(document))
+        }
+        Residual::Check(_) => None,
+    }
+}
+
+/// Where a residual document keeps the full root, for references to it.
+const ROOT_DEF: &str = "__agent_io_root";
+
+/// Whether any object in `schema` has one of `keys`.
+fn mentions_any(schema: &Value, keys: &[&str]) -> bool {
+    match schema {
+        Value::Object(map) => {
+            keys.iter().any(|k| map.contains_key(*k)) || map.values().any(|v| mentions_any(v, keys))
+        }
+        Value::Array(items) => items.iter().any(|v| mentions_any(v, keys)),
+        _ => false,
+    }
+}
+
+/// Points every `$ref` to the root (`#`, `#/properties/...`; not `#/$defs/...`) at the root's
+/// copy under `$defs`. Returns whether it changed any.
+fn rewrite_root_refs(schema: &mut Value) -> bool {
+    let mut changed = false;
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get_mut("$ref")
+                && let Some(rest) = reference.strip_prefix('#')
+                && !rest.starts_with("/$defs/")
+            {
+                *reference = format!("#/$defs/{ROOT_DEF}{rest}");
+                changed = true;
+            }
+            for value in map.values_mut() {
+                changed |= rewrite_root_refs(value);
+            }
+        }
+        Value::Array(items) => {
+            for value in items {
+                changed |= rewrite_root_refs(value);
+            }
+        }
+        _ => {}
+    }
+    changed
+}
+
+/// A schema's constraining keywords (`true` has none); `None` for `false`.
+fn without_annotations(schema: &Value) -> Option<Map<String, Value>> {
+    if schema == &Value::Bool(true) {
+        return Some(Map::new());
+    }
+    let mut map = schema.as_object()?.clone();
+    for key in ANNOTATIONS {
+        map.remove(*key);
+    }
+    Some(map)
+}
+
+/// The keys of `schema` other than annotations and `allowed`.
+fn has_other_keys(schema: &Map<String, Value>, allowed: &[&str]) -> bool {
+    schema
+        .keys()
+        .any(|k| !ANNOTATIONS.contains(&k.as_str()) && !allowed.contains(&k.as_str()))
+}
+
+impl Walk<'_> {
+    fn residual(&mut self, sub: &Value, shape: &Shape) -> Residual {
+        let keep = || Residual::Check(sub.clone());
+        match shape {
+            Shape::Opaque => keep(),
+            Shape::Exact(natural) => {
+                let natural = natural(self.generator).to_value();
+                match (without_annotations(sub), without_annotations(&natural)) {
+                    (Some(a), Some(b)) if a == b => Residual::Nothing,
+                    _ => keep(),
+                }
+            }
+            Shape::Option { inner, natural } => {
+                if is_exact(inner) {
+                    return self.residual(sub, &Shape::Exact(*natural));
+                }
+                // `{"anyOf": [<T>, {"type": "null"}]}`: a null passes; anything else was a `T`.
+                let Some(map) = sub.as_object() else {
+                    return keep();
+                };
+                if has_other_keys(map, &["anyOf"]) {
+                    return keep();
+                }
+                let Some([first, second]) = map
+                    .get("anyOf")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                else {
+                    return keep();
+                };
+                if second != &serde_json::json!({ "type": "null" }) {
+                    return keep();
+                }
+                match self.residual(first, inner) {
+                    Residual::Nothing => Residual::Nothing,
+                    Residual::Check(rest) => Residual::Check(serde_json::json!({
+                        "anyOf": [rest, { "type": "null" }]
+                    })),
+                }
+            }
+            Shape::Seq(inner) => self.container(sub, "array", "items", inner),
+            Shape::Map(inner) => self.container(sub, "object", "additionalProperties", inner),
+            Shape::Struct(fields) => {
+                let Some(map) = sub.as_object() else {
+                    return keep();
+                };
+                if let Some(reference) = map.get("$ref") {
+                    return self.referenced(sub, map, reference, shape);
+                }
+                self.structure(sub, map, &fields())
+            }
+        }
+    }
+
+    /// `{"$ref": "#/$defs/Name"}` (annotations aside): the residual of what it names.
+    fn referenced(
+        &mut self,
+        sub: &Value,
+        map: &Map<String, Value>,
+        reference: &Value,
+        shape: &Shape,
+    ) -> Residual {
+        let keep = || Residual::Check(sub.clone());
+        if has_other_keys(map, &["$ref"]) {
+            return keep();
+        }
+        let Some(name) = reference.as_str().and_then(|r| r.strip_prefix("#/$defs/")) else {
+            return keep();
+        };
+        if name.contains(['/', '~']) || self.expanding.iter().any(|e| e == name) {
+            return keep();
+        }
+        let Some(target) = self.root.get("$defs").and_then(|defs| defs.get(name)) else {
+            return keep();
+        };
+        if target.get("$ref").is_some() {
+            return keep();
+        }
+        self.expanding.push(name.to_owned());
+        let result = self.residual(target, shape);
+        self.expanding.pop();
+        match result {
+            // Nothing gained by inlining what is kept whole: point at it.
+            Residual::Check(kept) if &kept == target => keep(),
+            other => other,
+        }
+    }
+
+    /// `{"type": kind, key: <inner>}`, for sequences and maps.
+    fn container(&mut self, sub: &Value, kind: &str, key: &str, inner: &Shape) -> Residual {
+        let keep = || Residual::Check(sub.clone());
+        let Some(map) = sub.as_object() else {
+            return keep();
+        };
+        if has_other_keys(map, &["type", key]) || map.get("type") != Some(&Value::from(kind)) {
+            return keep();
+        }
+        let Some(items) = map.get(key) else {
+            return keep();
+        };
+        // serde decodes a sequence only from an array and a map only from an object, and a
+        // `Vec` or a map serializes to one: the type is enforced either way.
+        match self.residual(items, inner) {
+            Residual::Nothing => Residual::Nothing,
+            Residual::Check(rest) => {
+                let mut out = Map::new();
+                out.insert(key.to_owned(), rest);
+                Residual::Check(Value::Object(out))
+            }
+        }
+    }
+
+    fn structure(
+        &mut self,
+        sub: &Value,
+        map: &Map<String, Value>,
+        shape: &StructShape,
+    ) -> Residual {
+        let keep = || Residual::Check(sub.clone());
+        if has_other_keys(
+            map,
+            &[
+                "type",
+                "properties",
+                "required",
+                "additionalProperties",
+                "$schema",
+                "$defs",
+            ],
+        ) || map.get("type") != Some(&Value::from("object"))
+        {
+            return keep();
+        }
+        match map.get("additionalProperties") {
+            None => {}
+            // On input serde refuses unknown fields only under `deny_unknown_fields`; on
+            // output the derived impl writes only its own fields.
+            Some(Value::Bool(false)) if shape.deny_unknown_fields || !self.input => {}
+            Some(_) => return keep(),
+        }
+        let empty = Map::new();
+        let properties = match map.get("properties") {
+            Some(Value::Object(properties)) => properties,
+            None => &empty,
+            Some(_) => return keep(),
+        };
+        // The schema must name exactly the fields serde reads or writes.
+        let names: BTreeSet<&str> = shape.fields.iter().map(|f| f.name).collect();
+        if names.len() != shape.fields.len()
+            || properties.len() != names.len()
+            || !properties.keys().all(|k| names.contains(k.as_str()))
+        {
+            return keep();
+        }
+        let Some(required) = map.get("required").map_or(Some(Vec::new()), |r| {
+            r.as_array()?
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<Vec<&str>>>()
+        }) else {
+            return keep();
+        };
+        if !required.iter().all(|r| names.contains(r)) {
+            return keep();
+        }
+
+        let mut kept_required = Vec::new();
+        let mut kept_properties = Map::new();
+        for field in &shape.fields {
+            let listed_required = required.contains(&field.name);
+            let enforced = if self.input {
+                // serde requires a field with no default whose type cannot be absent.
+                !field.has_default && !matches!(field.shape, Shape::Option { .. } | Shape::Opaque)
+            } else {
+                // The derived impl writes every field but those `skip_serializing_if` drops.
+                !field.omittable
+            };
+            if listed_required && !enforced {
+                kept_required.push(Value::from(field.name));
+            }
+            let Some(property) = properties.get(field.name) else {
+                return keep();
+            };
+            if let Residual::Check(rest) = self.residual(property, &field.shape) {
+                kept_properties.insert(field.name.to_owned(), rest);
+            }
+        }
+        let mut out = Map::new();
+        if self.input {
+            // serde_json decodes a struct from an array of its fields, too.
+            out.insert("type".into(), Value::from("object"));
+        }
+        if !kept_required.is_empty() {
+            out.insert("required".into(), Value::Array(kept_required));
+        }
+        if !kept_properties.is_empty() {
+            out.insert("properties".into(), Value::Object(kept_properties));
+        }
+        if out.is_empty() {
+            Residual::Nothing
+        } else {
+            Residual::Check(Value::Object(out))
+        }
+    }
+}
