@@ -96,6 +96,9 @@ enum Residual {
     Check {
         schema: Value,
         validator: jsonschema::Validator,
+        /// The residual has no `$ref`, so validating it descends no deeper than the schema
+        /// itself, whatever the value's depth: an encoded output needs no depth check.
+        bounded: bool,
     },
 }
 
@@ -140,7 +143,12 @@ impl BoundarySchema {
                 .should_validate_formats(true)
                 .build(&schema)
                 .ok()?;
-            Some(Residual::Check { schema, validator })
+            let bounded = !schema.to_string().contains("\"$ref\"");
+            Some(Residual::Check {
+                schema,
+                validator,
+                bounded,
+            })
         });
         let mut built = Self::from_schema(
             type_name::<T>(),
@@ -410,8 +418,11 @@ impl BoundarySchema {
     ) -> Result<(), AgentError> {
         let passed = match &self.residual {
             Some(Residual::Nothing) => return Ok(()),
-            Some(Residual::Check { validator, .. }) => {
+            Some(Residual::Check {
+                validator, bounded, ..
+            }) => {
                 (depth_checked
+                    || *bounded
                     || crate::limits::check_depth(value, crate::limits::MAX_DEPTH).is_ok())
                     && validator.is_valid(value)
             }

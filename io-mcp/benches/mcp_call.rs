@@ -48,7 +48,9 @@ pub struct SearchArgs {
     pub cursor: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+/// `AgentOutput` on a nested type lets the fast path trust its structure (serde writes it),
+/// leaving only its `score` range to check; rmcp's server uses the same type.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
 pub struct Hit {
     pub id: String,
     pub title: String,
