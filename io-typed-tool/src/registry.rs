@@ -257,6 +257,8 @@ impl fmt::Debug for CallOptions {
 
 struct RegisteredTool {
     plugin: Arc<dyn ToolPlugin>,
+    /// The contract's id, shared with every call's context instead of copied per call.
+    id: Arc<str>,
     /// The contract's `mutates`, shared with every call's context instead of copied per call.
     mutates: Arc<[String]>,
     contract: ToolContract,
@@ -467,6 +469,7 @@ impl ToolRegistry {
         let registered = RegisteredTool {
             plugin,
             mutates: Arc::from(contract.mutates.clone()),
+            id: Arc::from(contract.id.as_str()),
             inputs,
             outputs,
             context: compiled.context,
@@ -581,14 +584,14 @@ impl ToolRegistry {
         mut options: CallOptions,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let run_id = options.run_id.take().unwrap_or_else(new_run_id);
+        let run_id: Arc<str> = Arc::from(options.run_id.take().unwrap_or_else(new_run_id));
         let input = if input.is_null() { json!({}) } else { input };
         // Without a sink the record is never read: its strings stay empty (no allocation).
         let audited = self.audit.is_some();
         let mut audit = AuditRecord {
             kind: "tool.invoked",
             run_id: if audited {
-                run_id.clone()
+                run_id.to_string()
             } else {
                 String::new()
             },
@@ -637,7 +640,7 @@ impl ToolRegistry {
         tool_id: &str,
         input: Value,
         options: CallOptions,
-        run_id: &str,
+        run_id: &Arc<str>,
         audit: &mut AuditRecord,
     ) -> Result<Value, ToolError> {
         let CallOptions {
@@ -691,7 +694,7 @@ impl ToolRegistry {
 
         if contract.needs_approval() || self.review_every_call {
             let request = ApprovalRequest {
-                run_id: run_id.to_owned(),
+                run_id: run_id.to_string(),
                 tool_id: contract.id.clone(),
                 identity: contract.identity(),
                 approval: contract.approval.clone(),
@@ -717,7 +720,7 @@ impl ToolRegistry {
             }
         }
 
-        let mut base = ToolContext::new(run_id, &contract.id)
+        let mut base = ToolContext::new(Arc::clone(run_id), Arc::clone(&tool.id))
             .with_context(context)
             .with_shared_mutates(tool.mutates.clone());
         if let Some(progress) = progress {
@@ -743,7 +746,7 @@ impl ToolRegistry {
             // A declared output file is a workspace mutation: sync only what `mutates` covers.
             mutates: Some(&contract.mutates),
         };
-        let vars = RunVars::new(run_id, &contract.id);
+        let vars = RunVars::new(&**run_id, &contract.id);
         let mut attempts = 0;
         // Boxed: the file lifecycle's future is large, and a call without files should not
         // carry (and move) its space.

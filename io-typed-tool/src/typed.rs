@@ -227,13 +227,16 @@ pub struct ToolContext {
 impl ToolContext {
     /// A context for calling `tool_id` in the run `run_id`, first attempt, no host context and
     /// no declared mutations. The registry builds these; tests of a tool body can too.
-    pub fn new(run_id: impl Into<String>, tool_id: impl Into<String>) -> Self {
+    ///
+    /// Both ids take a `&str`, a `String` or an `Arc<str>` (shared, not copied).
+    pub fn new(run_id: impl Into<Arc<str>>, tool_id: impl Into<Arc<str>>) -> Self {
+        static NO_MUTATIONS: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
         ToolContext {
-            run_id: Arc::from(run_id.into()),
-            tool_id: Arc::from(tool_id.into()),
+            run_id: run_id.into(),
+            tool_id: tool_id.into(),
             attempt: 1,
             context: Value::Null,
-            mutates: Arc::from(Vec::new()),
+            mutates: Arc::clone(NO_MUTATIONS.get_or_init(|| Arc::from(Vec::new()))),
             progress: None,
             cancellation: None,
         }
