@@ -28,6 +28,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bounds;
+pub mod compat;
 mod context;
 mod core;
 mod error;

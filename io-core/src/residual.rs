@@ -356,7 +356,7 @@ pub(crate) fn residual_schema(
 }
 
 /// Where a residual document keeps the full root, for references to it.
-const ROOT_DEF: &str = "__agent_io_root";
+pub(crate) const ROOT_DEF: &str = "__agent_io_root";
 
 /// Whether any object in `schema` has one of `keys`.
 fn mentions_any(schema: &Value, keys: &[&str]) -> bool {
@@ -371,7 +371,7 @@ fn mentions_any(schema: &Value, keys: &[&str]) -> bool {
 
 /// Points every `$ref` to the root (`#`, `#/properties/...`; not `#/$defs/...`) at the root's
 /// copy under `$defs`. Returns whether it changed any.
-fn rewrite_root_refs(schema: &mut Value) -> bool {
+pub(crate) fn rewrite_root_refs(schema: &mut Value) -> bool {
     let mut changed = false;
     match schema {
         Value::Object(map) => {

@@ -1,0 +1,1769 @@
+//! Schema inclusion: can every value one schema allows be given to another?
+//!
+//! [`schema_compatible`] answers for a producer's output schema and a consumer's input schema
+//! with one of three answers:
+//!
+//! - [`Compatibility::Compatible`]: proven: every instance of the producer is valid for the
+//!   consumer. The check is **sound**: it never says so when a counter-example exists.
+//! - [`Compatibility::Incompatible`]: with a [`Counterexample`]: a concrete JSON value that the
+//!   producer's schema accepts and the consumer's refuses (both checked by the real validator
+//!   before it is reported), and the pointers on both sides where they part.
+//! - [`Compatibility::Unknown`]: what stopped the proof (a consumer `pattern` the producer does
+//!   not share, a keyword the checker does not reason about, a budget).
+//!
+//! # How
+//!
+//! Structural rules over what schemars emits, in the manner of `jsonsubschema` (Habib et al.,
+//! ISSTA 2021): `type` sets (`integer` ⊂ `number`), numeric bounds (inclusive and exclusive,
+//! `multipleOf`), string lengths, `pattern` and `format` (equal, or absent on the consumer),
+//! `enum` / `const` (each producer value is checked for membership), arrays (`items`,
+//! `prefixItems`, `minItems`, `maxItems`, `uniqueItems`), objects (`properties`, `required`,
+//! `additionalProperties`), `anyOf` / `oneOf` / `allOf`, `$ref` / `$defs` including recursive
+//! types (a pair of references already being compared is assumed included, which is sound for
+//! inclusion of recursive types), and boolean schemas.
+//!
+//! Two principles keep it sound. A keyword the checker does not reason about is ignored on the
+//! producer side only when it can only *narrow* the producer (`not`, `if`, `propertyNames`, ...),
+//! since a wider producer proven included is still included; on the consumer side, or when it
+//! would widen the producer (`patternProperties`), the answer is unknown. And a witness is
+//! reported only after the producer's and the consumer's validators agree on it; a candidate that
+//! fails that check turns the answer into unknown, never into a wrong "incompatible".
+//!
+//! ```
+//! use io_core::compat::{Compatibility, schema_compatible};
+//! use serde_json::json;
+//!
+//! let produced = json!({ "type": "object", "properties": { "n": { "type": "integer", "minimum": 1, "maximum": 10 } }, "required": ["n"] });
+//! let wider = json!({ "type": "object", "properties": { "n": { "type": "number", "maximum": 100 } } });
+//! assert!(schema_compatible(&produced, &wider).is_compatible());
+//!
+//! let Compatibility::Incompatible(why) = schema_compatible(&wider, &produced) else { panic!() };
+//! assert_eq!(why.consumer_pointer, "/properties/n");
+//! // The witness is a real value: the producer accepts it and the consumer refuses it.
+//! assert!(why.witness.is_object());
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// The answer of [`schema_compatible`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum Compatibility {
+    /// Every instance of the producer is valid for the consumer (proven).
+    Compatible,
+    /// A value the producer allows and the consumer refuses.
+    Incompatible(Counterexample),
+    /// Neither could be shown; the reason says what stopped the proof.
+    Unknown(Undecided),
+}
+
+impl Compatibility {
+    /// Whether inclusion was proven.
+    pub fn is_compatible(&self) -> bool {
+        matches!(self, Compatibility::Compatible)
+    }
+}
+
+/// A value the producer's schema accepts and the consumer's refuses, and where they part.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Counterexample {
+    /// The value (checked: valid for the producer, invalid for the consumer).
+    pub witness: Value,
+    /// Where in the producer's schema the difference lies (a JSON pointer).
+    pub producer_pointer: String,
+    /// Where in the consumer's schema (a JSON pointer).
+    pub consumer_pointer: String,
+    /// What differs, in words.
+    pub reason: String,
+}
+
+/// Why neither inclusion nor a counter-example could be shown.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Undecided {
+    /// Where in the producer's schema the proof stopped.
+    pub producer_pointer: String,
+    /// Where in the consumer's schema.
+    pub consumer_pointer: String,
+    /// What stopped it.
+    pub reason: String,
+}
+
+impl fmt::Display for Compatibility {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compatibility::Compatible => f.write_str("compatible"),
+            Compatibility::Incompatible(c) => write!(
+                f,
+                "incompatible at {} (producer {}): {}; for example {}",
+                or_root(&c.consumer_pointer),
+                or_root(&c.producer_pointer),
+                c.reason,
+                crate::limits::bounded_display(&c.witness, 200)
+            ),
+            Compatibility::Unknown(u) => write!(
+                f,
+                "not proven at {} (producer {}): {}",
+                or_root(&u.consumer_pointer),
+                or_root(&u.producer_pointer),
+                u.reason
+            ),
+        }
+    }
+}
+
+fn or_root(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "the root"
+    } else {
+        pointer
+    }
+}
+
+/// Whether every instance of `producer` is valid for `consumer` (both Draft 2020-12 schema
+/// documents; `$ref`s resolve within each document). See the [module](self) documentation.
+pub fn schema_compatible(producer: &Value, consumer: &Value) -> Compatibility {
+    let arena = typed_arena::Arena::new();
+    let mut checker = Checker {
+        arena: &arena,
+        p_root: producer,
+        c_root: consumer,
+        assumed: HashMap::new(),
+        steps: 0,
+        validators: HashMap::new(),
+    };
+    match checker.check(Node::root(producer), Node::root(consumer), 0, 0) {
+        Outcome::Ok => Compatibility::Compatible,
+        Outcome::Unknown(u) => Compatibility::Unknown(u),
+        Outcome::Fail(local) => {
+            // The local witness sits at `local.at` in the producer; the parents built the
+            // whole document around it. Report it only if both validators agree.
+            let witness = local.value;
+            let producer_ok = checker.valid(Side::Producer, &Node::root(producer), &witness);
+            let consumer_ok = checker.valid(Side::Consumer, &Node::root(consumer), &witness);
+            if producer_ok == Some(true) && consumer_ok == Some(false) {
+                Compatibility::Incompatible(Counterexample {
+                    witness,
+                    producer_pointer: local.p_ptr,
+                    consumer_pointer: local.c_ptr,
+                    reason: local.reason,
+                })
+            } else {
+                Compatibility::Unknown(Undecided {
+                    producer_pointer: local.p_ptr,
+                    consumer_pointer: local.c_ptr,
+                    reason: format!(
+                        "{}, but no value showing it was confirmed by both validators",
+                        local.reason
+                    ),
+                })
+            }
+        }
+    }
+}
+
+/// How many comparisons one check may make: a hostile or huge schema gets `unknown`.
+const MAX_STEPS: usize = 200_000;
+/// How deep the comparison (and witness building) may recurse.
+const MAX_DEPTH: usize = 64;
+
+/// Keywords this checker reasons about.
+const UNDERSTOOD: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "$ref",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+];
+
+/// Draft 2020-12 keywords that only narrow what a schema allows: on the producer side,
+/// ignoring them keeps a proof sound (a wider producer proven included is still included).
+const NARROWING: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "maxProperties",
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
+
+/// Draft 2020-12 keywords that can widen what a schema allows, or that refer elsewhere in
+/// ways not followed here: unknown on either side.
+const OPAQUE: &[&str] = &["patternProperties", "$dynamicRef", "$recursiveRef"];
+
+/// Whether a keyword constrains values. Draft 2020-12 validators ignore keywords they do not
+/// define (`nullable`, `x-...`, `title`): so does this checker.
+fn constrains(keyword: &str) -> bool {
+    UNDERSTOOD.contains(&keyword) || NARROWING.contains(&keyword) || OPAQUE.contains(&keyword)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Side {
+    Producer,
+    Consumer,
+}
+
+#[derive(Clone)]
+struct Node<'a> {
+    schema: &'a Value,
+    /// Where the schema is in its document (for a node built here: the node it stands for).
+    ptr: String,
+    /// Built here (a narrowed or split copy), not found in the document: validated by its
+    /// own text.
+    synthetic: bool,
+}
+
+impl<'a> Node<'a> {
+    fn root(schema: &'a Value) -> Self {
+        Node {
+            schema,
+            ptr: String::new(),
+            synthetic: false,
+        }
+    }
+
+    fn child(&self, schema: &'a Value, tokens: &[&str]) -> Self {
+        let mut ptr = self.ptr.clone();
+        for token in tokens {
+            ptr.push('/');
+            ptr.push_str(&crate::schema::escape_pointer_token(token));
+        }
+        Node {
+            schema,
+            ptr,
+            synthetic: self.synthetic,
+        }
+    }
+
+    fn map(&self) -> Option<&'a Map<String, Value>> {
+        self.schema.as_object()
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.schema.get(key)
+    }
+}
+
+/// A witness found below the root, already wrapped into a whole producer document by the
+/// levels it passed through.
+struct Local {
+    value: Value,
+    p_ptr: String,
+    c_ptr: String,
+    reason: String,
+}
+
+enum Outcome {
+    Ok,
+    Fail(Local),
+    Unknown(Undecided),
+}
+
+/// The JSON types, `number` split into integers and the rest.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Types(u8);
+
+const NULL: u8 = 1;
+const BOOLEAN: u8 = 2;
+const INTEGER: u8 = 4;
+const FRACTION: u8 = 8;
+const STRING: u8 = 16;
+const ARRAY: u8 = 32;
+const OBJECT: u8 = 64;
+const ALL: u8 = 127;
+
+impl Types {
+    fn of_name(name: &str) -> u8 {
+        match name {
+            "null" => NULL,
+            "boolean" => BOOLEAN,
+            "integer" => INTEGER,
+            "number" => INTEGER | FRACTION,
+            "string" => STRING,
+            "array" => ARRAY,
+            "object" => OBJECT,
+            _ => 0,
+        }
+    }
+
+    fn of_value(value: &Value) -> u8 {
+        match value {
+            Value::Null => NULL,
+            Value::Bool(_) => BOOLEAN,
+            Value::Number(n) => {
+                if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+                    INTEGER
+                } else {
+                    FRACTION
+                }
+            }
+            Value::String(_) => STRING,
+            Value::Array(_) => ARRAY,
+            Value::Object(_) => OBJECT,
+        }
+    }
+
+    /// The types a schema's own `type` (and `nullable`, `enum`, `const`) allow; `None` when
+    /// `type` is malformed.
+    fn of_schema(map: &Map<String, Value>) -> Option<u8> {
+        let mut types = match map.get("type") {
+            None => ALL,
+            Some(Value::String(name)) => Self::of_name(name),
+            Some(Value::Array(names)) => names
+                .iter()
+                .map(|n| n.as_str().map(Self::of_name))
+                .try_fold(0, |acc, t| t.map(|t| acc | t))?,
+            Some(_) => return None,
+        };
+        if let Some(Value::Array(values)) = map.get("enum") {
+            types &= values.iter().fold(0, |acc, v| acc | Self::of_value(v));
+        }
+        if let Some(value) = map.get("const") {
+            types &= Self::of_value(value);
+        }
+        Some(types)
+    }
+}
+
+fn type_name(t: u8) -> &'static str {
+    match t {
+        NULL => "null",
+        BOOLEAN => "boolean",
+        INTEGER => "integer",
+        FRACTION => "non-integer number",
+        STRING => "string",
+        ARRAY => "array",
+        _ => "object",
+    }
+}
+
+struct Checker<'a> {
+    /// Schemas built during the comparison (narrowed copies), freed with it.
+    arena: &'a typed_arena::Arena<Value>,
+    p_root: &'a Value,
+    c_root: &'a Value,
+    /// Pairs of producer and consumer pointers being compared (recursion).
+    assumed: HashMap<(String, String), usize>,
+    steps: usize,
+    validators: HashMap<(Side, String), Option<jsonschema::Validator>>,
+}
+
+fn unknown(p: &Node<'_>, c: &Node<'_>, reason: impl Into<String>) -> Outcome {
+    Outcome::Unknown(Undecided {
+        producer_pointer: p.ptr.clone(),
+        consumer_pointer: c.ptr.clone(),
+        reason: reason.into(),
+    })
+}
+
+fn fail(p: &Node<'_>, c: &Node<'_>, value: Value, reason: impl Into<String>) -> Outcome {
+    Outcome::Fail(Local {
+        value,
+        p_ptr: p.ptr.clone(),
+        c_ptr: c.ptr.clone(),
+        reason: reason.into(),
+    })
+}
+
+/// Constraining keywords of a schema (annotations left out).
+fn constraints(map: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+    map.iter().filter(|(k, _)| constrains(k))
+}
+
+fn is_true(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(map) => constraints(map).next().is_none(),
+        _ => false,
+    }
+}
+
+fn number(value: Option<&Value>) -> Option<f64> {
+    value.and_then(Value::as_f64)
+}
+
+/// A numeric interval: bounds with exclusivity.
+#[derive(Clone, Copy, Debug)]
+struct Interval {
+    lo: f64,
+    lo_excl: bool,
+    hi: f64,
+    hi_excl: bool,
+}
+
+impl Interval {
+    fn of(map: &Map<String, Value>, integer: bool) -> Interval {
+        let mut iv = Interval {
+            lo: f64::NEG_INFINITY,
+            lo_excl: false,
+            hi: f64::INFINITY,
+            hi_excl: false,
+        };
+        if let Some(m) = number(map.get("minimum")) {
+            iv.lo = m;
+        }
+        if let Some(m) = number(map.get("exclusiveMinimum"))
+            && m >= iv.lo
+        {
+            iv.lo = m;
+            iv.lo_excl = true;
+        }
+        if let Some(m) = number(map.get("maximum")) {
+            iv.hi = m;
+        }
+        if let Some(m) = number(map.get("exclusiveMaximum"))
+            && m <= iv.hi
+        {
+            iv.hi = m;
+            iv.hi_excl = true;
+        }
+        if integer {
+            // Over the integers, every bound is inclusive.
+            if iv.lo.is_finite() {
+                iv.lo = if iv.lo_excl {
+                    iv.lo.floor() + 1.0
+                } else {
+                    iv.lo.ceil()
+                };
+                iv.lo_excl = false;
+            }
+            if iv.hi.is_finite() {
+                iv.hi = if iv.hi_excl {
+                    iv.hi.ceil() - 1.0
+                } else {
+                    iv.hi.floor()
+                };
+                iv.hi_excl = false;
+            }
+        }
+        iv
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lo > self.hi || (self.lo == self.hi && (self.lo_excl || self.hi_excl))
+    }
+
+    /// Whether `self` lies within `other`.
+    fn within(&self, other: &Interval) -> bool {
+        let lo_ok = self.lo > other.lo || (self.lo == other.lo && (self.lo_excl || !other.lo_excl));
+        let hi_ok = self.hi < other.hi || (self.hi == other.hi && (self.hi_excl || !other.hi_excl));
+        lo_ok && hi_ok
+    }
+}
+
+/// Numbers past 2^53 are not all exact as `f64`; bounds there are not reasoned about.
+fn exact(map: &Map<String, Value>) -> bool {
+    const LIMIT: f64 = 9_007_199_254_740_992.0;
+    [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    ]
+    .iter()
+    .all(|k| number(map.get(*k)).is_none_or(|n| n.abs() <= LIMIT))
+}
+
+impl<'a> Checker<'a> {
+    fn root(&self, side: Side) -> &'a Value {
+        match side {
+            Side::Producer => self.p_root,
+            Side::Consumer => self.c_root,
+        }
+    }
+
+    /// Whether `value` is valid for `node` of one side, by the real validator (`None`: it
+    /// cannot be built). A node built here is checked against its own text; a node of the
+    /// document against the document at its pointer.
+    fn valid(&mut self, side: Side, node: &Node<'a>, value: &Value) -> Option<bool> {
+        let root = self.root(side);
+        let key = if node.synthetic {
+            format!("text:{}", node.schema)
+        } else {
+            node.ptr.clone()
+        };
+        let (ptr, synthetic, schema) = (node.ptr.clone(), node.synthetic, node.schema);
+        let validator = self.validators.entry((side, key)).or_insert_with(|| {
+            let document = if synthetic {
+                with_root(root, schema)?
+            } else if ptr.is_empty() {
+                root.clone()
+            } else {
+                at_pointer(root, &ptr)?
+            };
+            let built = jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(&document);
+            built.ok()
+        });
+        validator.as_ref().map(|v| v.is_valid(value))
+    }
+
+    fn resolve(&self, side: Side, node: &Node<'a>) -> Option<Node<'a>> {
+        let reference = node.get("$ref")?.as_str()?;
+        let pointer = unescape_uri(reference.strip_prefix('#')?)?;
+        let root = self.root(side);
+        let target = if pointer.is_empty() {
+            root
+        } else {
+            root.pointer(&pointer)?
+        };
+        Some(Node {
+            schema: target,
+            ptr: pointer,
+            synthetic: false,
+        })
+    }
+
+    /// Whether every value of `p` (at value depth `level`) is valid for `c`.
+    fn check(&mut self, p: Node<'a>, c: Node<'a>, depth: usize, level: usize) -> Outcome {
+        self.steps += 1;
+        if self.steps > MAX_STEPS || depth > MAX_DEPTH {
+            return unknown(&p, &c, "the schemas are too large or too deep to compare");
+        }
+        // Boolean schemas and the trivial consumer.
+        if p.schema == &Value::Bool(false) || is_true(c.schema) {
+            return Outcome::Ok;
+        }
+        if c.schema == &Value::Bool(false) {
+            return match self.example(&p, depth) {
+                Some(v) => fail(&p, &c, v, "the consumer accepts nothing here"),
+                None => unknown(&p, &c, "the consumer accepts nothing here"),
+            };
+        }
+        if p.schema == &Value::Bool(true) {
+            return self.check(built(self.arena, &p, Map::new()), c, depth + 1, level);
+        }
+        let (Some(p_map), Some(c_map)) = (p.map(), c.map()) else {
+            return unknown(&p, &c, "a schema is neither an object nor a boolean");
+        };
+        for (side, map) in [("producer", p_map), ("consumer", c_map)] {
+            if let Some(k) = map.keys().find(|k| OPAQUE.contains(&k.as_str())) {
+                return unknown(&p, &c, format!("the {side}'s `{k}` is not reasoned about"));
+            }
+        }
+
+        // References: a pair already being compared at a shallower value is assumed included
+        // (guarded recursion); at the same value it would be circular, and is not assumed.
+        if p_map.contains_key("$ref") || c_map.contains_key("$ref") {
+            let pair = (p.ptr.clone(), c.ptr.clone());
+            match self.assumed.get(&pair) {
+                Some(at) if *at < level => return Outcome::Ok,
+                Some(_) => {
+                    return unknown(
+                        &p,
+                        &c,
+                        "a reference refers to itself without consuming any value",
+                    );
+                }
+                None => {}
+            }
+            self.assumed.insert(pair.clone(), level);
+            let outcome = self.check_refs(p, c, p_map, c_map, depth, level);
+            self.assumed.remove(&pair);
+            return outcome;
+        }
+        // A consumer conjunction: every part must hold.
+        if let Some(Value::Array(all)) = c_map.get("allOf") {
+            let rest = without(c_map, &["allOf"]);
+            let mut parts: Vec<Node<'a>> = all
+                .iter()
+                .enumerate()
+                .map(|(i, s)| c.child(s, &["allOf", &i.to_string()]))
+                .collect();
+            parts.push(built(self.arena, &c, rest));
+            for part in parts {
+                match self.check(p.clone(), part, depth + 1, level) {
+                    Outcome::Ok => {}
+                    other => return other,
+                }
+            }
+            return Outcome::Ok;
+        }
+        // A producer conjunction is included if any of its parts is.
+        if let Some(Value::Array(all)) = p_map.get("allOf") {
+            let rest = built(self.arena, &p, without(p_map, &["allOf"]));
+            let mut first_unknown = None;
+            for part in std::iter::once(rest).chain(
+                all.iter()
+                    .enumerate()
+                    .map(|(i, s)| p.child(s, &["allOf", &i.to_string()])),
+            ) {
+                match self.check(part, c.clone(), depth + 1, level) {
+                    Outcome::Ok => return Outcome::Ok,
+                    Outcome::Unknown(u) => {
+                        first_unknown.get_or_insert(u);
+                    }
+                    // A part's witness may break another part: not reported.
+                    Outcome::Fail(_) => {}
+                }
+            }
+            return Outcome::Unknown(first_unknown.unwrap_or_else(|| Undecided {
+                producer_pointer: p.ptr.clone(),
+                consumer_pointer: c.ptr.clone(),
+                reason: "no part of the producer's `allOf` is included on its own".into(),
+            }));
+        }
+        // Producer alternatives: each must be included.
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = p_map.get(key) {
+                let rest = without(p_map, &[key]);
+                for (i, branch) in branches.iter().enumerate() {
+                    let branch = p.child(branch, &[key, &i.to_string()]);
+                    let narrowed = if constraints(&rest).next().is_none() {
+                        branch
+                    } else {
+                        built(self.arena, &branch, merge(&rest, branch.schema))
+                    };
+                    match self.check(narrowed, c.clone(), depth + 1, level) {
+                        Outcome::Ok => {}
+                        Outcome::Fail(mut local) => {
+                            local.reason =
+                                format!("in the producer's `{key}` branch {i}: {}", local.reason);
+                            return Outcome::Fail(local);
+                        }
+                        other => return other,
+                    }
+                }
+                return Outcome::Ok;
+            }
+        }
+        // A finite producer: each of its values is checked by the consumer's validator.
+        if let Some(values) = finite(p_map) {
+            for value in values {
+                match self.valid(Side::Consumer, &c, &value) {
+                    Some(true) => {}
+                    Some(false) => {
+                        return fail(&p, &c, value, "the consumer does not accept this value");
+                    }
+                    None => return unknown(&p, &c, "a consumer validator could not be built"),
+                }
+            }
+            return Outcome::Ok;
+        }
+        // Consumer alternatives.
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = c_map.get(key) {
+                return self.check_alternatives(p, c, key, branches, depth, level);
+            }
+        }
+        self.check_simple(p, c, p_map, c_map, depth, level)
+    }
+
+    fn check_refs(
+        &mut self,
+        p: Node<'a>,
+        c: Node<'a>,
+        p_map: &'a Map<String, Value>,
+        c_map: &'a Map<String, Value>,
+        depth: usize,
+        level: usize,
+    ) -> Outcome {
+        if p_map.contains_key("$ref") {
+            // Keywords beside the `$ref` only narrow the producer: the target alone is wider.
+            let Some(target) = self.resolve(Side::Producer, &p) else {
+                return unknown(
+                    &p,
+                    &c,
+                    "a producer `$ref` does not resolve within its document",
+                );
+            };
+            return self.check(target, c, depth + 1, level);
+        }
+        let Some(target) = self.resolve(Side::Consumer, &c) else {
+            return unknown(
+                &p,
+                &c,
+                "a consumer `$ref` does not resolve within its document",
+            );
+        };
+        // Keywords beside the `$ref` must hold too.
+        let rest = without(c_map, &["$ref"]);
+        if constraints(&rest).next().is_some() {
+            match self.check(p.clone(), built(self.arena, &c, rest), depth + 1, level) {
+                Outcome::Ok => {}
+                other => return other,
+            }
+        }
+        self.check(p, target, depth + 1, level)
+    }
+
+    fn check_alternatives(
+        &mut self,
+        p: Node<'a>,
+        c: Node<'a>,
+        key: &str,
+        branches: &'a [Value],
+        depth: usize,
+        level: usize,
+    ) -> Outcome {
+        let Some(c_map) = c.map() else {
+            return unknown(&p, &c, "malformed consumer");
+        };
+        let rest = without(c_map, &[key]);
+        if constraints(&rest).next().is_some() {
+            // `{"type": ..., "anyOf": [...]}`: both must hold.
+            match self.check(p.clone(), built(self.arena, &c, rest), depth + 1, level) {
+                Outcome::Ok => {}
+                other => return other,
+            }
+        }
+        // For `oneOf` the value must match exactly one branch: the branches must be disjoint
+        // (by type, or by a constant property) for "one includes it" to be enough.
+        if key == "oneOf" && !pairwise_disjoint(branches) {
+            return unknown(&p, &c, "the consumer's `oneOf` branches may overlap");
+        }
+        let mut first_fail = None;
+        let mut first_unknown = None;
+        for (i, branch) in branches.iter().enumerate() {
+            let branch = c.child(branch, &[key, &i.to_string()]);
+            match self.check(p.clone(), branch, depth + 1, level) {
+                Outcome::Ok => return Outcome::Ok,
+                Outcome::Fail(local) => {
+                    first_fail.get_or_insert(local);
+                }
+                Outcome::Unknown(u) => {
+                    first_unknown.get_or_insert(u);
+                }
+            }
+        }
+        // Several branches may cover the producer together: split it by type, which schemars'
+        // alternatives (`Option<T>`: T or null) almost always separate.
+        if let Some(p_map) = p.map() {
+            let types = Types::of_schema(p_map).unwrap_or(ALL);
+            if types.count_ones() > 1 {
+                let mut all_ok = true;
+                for t in split(types) {
+                    let narrowed = built(self.arena, &p, with_type(p_map, t));
+                    match self.check(narrowed, c.clone(), depth + 1, level) {
+                        Outcome::Ok => {}
+                        Outcome::Fail(local) => return Outcome::Fail(local),
+                        Outcome::Unknown(u) => {
+                            first_unknown.get_or_insert(u);
+                            all_ok = false;
+                        }
+                    }
+                }
+                if all_ok {
+                    return Outcome::Ok;
+                }
+            }
+        }
+        if let Some(mut local) = first_fail {
+            // Reported only if the final check confirms the consumer refuses it as a whole.
+            local.reason = format!(
+                "no branch of the consumer's `{key}` accepts it: {}",
+                local.reason
+            );
+            return Outcome::Fail(local);
+        }
+        match first_unknown {
+            Some(u) => Outcome::Unknown(u),
+            None => unknown(&p, &c, "the consumer's alternatives are empty"),
+        }
+    }
+
+    fn check_simple(
+        &mut self,
+        p: Node<'a>,
+        c: Node<'a>,
+        p_map: &'a Map<String, Value>,
+        c_map: &'a Map<String, Value>,
+        depth: usize,
+        level: usize,
+    ) -> Outcome {
+        if let Some((k, _)) = constraints(c_map).find(|(k, _)| !UNDERSTOOD.contains(&k.as_str())) {
+            return unknown(
+                &p,
+                &c,
+                format!("the consumer's `{k}` is not reasoned about"),
+            );
+        }
+        if let Some(problem) = malformed(c_map) {
+            return unknown(&p, &c, format!("the consumer's {problem}"));
+        }
+        let (Some(p_types), Some(c_types)) = (Types::of_schema(p_map), Types::of_schema(c_map))
+        else {
+            return unknown(&p, &c, "a malformed `type`");
+        };
+        if let Some(Value::Array(values)) = c_map.get("enum") {
+            return self.against_finite(&p, &c, values);
+        }
+        if let Some(value) = c_map.get("const") {
+            return self.against_finite(&p, &c, std::slice::from_ref(value));
+        }
+        for t in split(p_types) {
+            if c_types & t == 0 {
+                let reason = format!(
+                    "the producer allows a {}, the consumer does not",
+                    type_name(t)
+                );
+                return match self.example_typed(&p, Some(t), depth) {
+                    Some(v) => fail(&p, &c, v, reason),
+                    // The producer may allow no value of that type at all (empty bounds).
+                    None => unknown(&p, &c, reason),
+                };
+            }
+            let outcome = match t {
+                INTEGER | FRACTION => self.numbers(&p, &c, p_map, c_map, t),
+                STRING => self.strings(&p, &c, p_map, c_map),
+                ARRAY => self.arrays(&p, &c, p_map, c_map, depth, level),
+                OBJECT => self.objects(&p, &c, p_map, c_map, depth, level),
+                _ => Outcome::Ok,
+            };
+            if !matches!(outcome, Outcome::Ok) {
+                return outcome;
+            }
+        }
+        Outcome::Ok
+    }
+
+    /// An infinite producer against a finite consumer: find a producer value it lacks.
+    fn against_finite(&mut self, p: &Node<'a>, c: &Node<'a>, values: &[Value]) -> Outcome {
+        let Some(p_map) = p.map() else {
+            return unknown(p, c, "malformed producer");
+        };
+        for candidate in candidates(p_map) {
+            if !values.contains(&candidate)
+                && self.valid(Side::Producer, p, &candidate) == Some(true)
+            {
+                return fail(p, c, candidate, "the consumer allows only some values");
+            }
+        }
+        unknown(
+            p,
+            c,
+            "the consumer allows only some values, and the producer does not list its own",
+        )
+    }
+
+    fn numbers(
+        &mut self,
+        p: &Node<'a>,
+        c: &Node<'a>,
+        p_map: &Map<String, Value>,
+        c_map: &Map<String, Value>,
+        t: u8,
+    ) -> Outcome {
+        if !exact(p_map) || !exact(c_map) {
+            return unknown(p, c, "numeric bounds beyond 2^53 are not reasoned about");
+        }
+        let integer = t == INTEGER;
+        let pi = Interval::of(p_map, integer);
+        if pi.is_empty() {
+            return Outcome::Ok;
+        }
+        let ci = Interval::of(c_map, integer);
+        let contained = pi.within(&ci);
+        let multiple_ok = match number(c_map.get("multipleOf")) {
+            None => true,
+            Some(m) => {
+                let by_p = number(p_map.get("multipleOf")).is_some_and(|pm| {
+                    let ratio = pm / m;
+                    ratio.is_finite() && ratio.fract() == 0.0 && ratio * m == pm
+                });
+                by_p || (integer && m == 1.0)
+            }
+        };
+        if contained && multiple_ok {
+            return Outcome::Ok;
+        }
+        // A value inside the producer's range that the consumer refuses.
+        let mut tries = vec![
+            pi.lo,
+            pi.hi,
+            ci.lo,
+            ci.hi,
+            ci.lo - 1.0,
+            ci.hi + 1.0,
+            0.0,
+            1.0,
+            -1.0,
+        ];
+        if let Some(pm) = number(p_map.get("multipleOf")) {
+            let base = if pi.lo.is_finite() {
+                (pi.lo / pm).ceil() * pm
+            } else {
+                0.0
+            };
+            tries.extend([base + pm, base + 2.0 * pm, base + 3.0 * pm, pm]);
+        }
+        if integer {
+            if let Some(m) = number(c_map.get("multipleOf")) {
+                tries.extend([m + 1.0, m - 1.0, pi.lo + 1.0]);
+            }
+        } else {
+            tries.extend([
+                ci.lo - 0.5,
+                ci.hi + 0.5,
+                pi.lo + 0.5,
+                pi.hi - 0.5,
+                0.5,
+                0.25,
+                -0.5,
+            ]);
+            if let Some(m) = number(c_map.get("multipleOf")) {
+                tries.push(m / 2.0);
+            }
+        }
+        for x in tries {
+            if !x.is_finite() || (x.fract() == 0.0) != integer {
+                continue;
+            }
+            let v = if integer && x.abs() < 9.0e15 {
+                json!(x as i64)
+            } else {
+                json!(x)
+            };
+            if self.valid(Side::Producer, p, &v) == Some(true)
+                && self.valid(Side::Consumer, c, &v) == Some(false)
+            {
+                let why = if contained {
+                    "the consumer's `multipleOf` is not implied by the producer's"
+                } else {
+                    "the producer allows numbers outside the consumer's range"
+                };
+                return fail(p, c, v, why);
+            }
+        }
+        unknown(
+            p,
+            c,
+            "numeric constraints differ and no value showing it was found",
+        )
+    }
+
+    fn strings(
+        &mut self,
+        p: &Node<'a>,
+        c: &Node<'a>,
+        p_map: &Map<String, Value>,
+        c_map: &Map<String, Value>,
+    ) -> Outcome {
+        let len = |map: &Map<String, Value>, k: &str| map.get(k).and_then(Value::as_u64);
+        let (p_min, p_max) = (
+            len(p_map, "minLength").unwrap_or(0),
+            len(p_map, "maxLength"),
+        );
+        let (c_min, c_max) = (
+            len(c_map, "minLength").unwrap_or(0),
+            len(c_map, "maxLength"),
+        );
+        let lengths_ok = p_min >= c_min
+            && match (p_max, c_max) {
+                (_, None) => true,
+                (Some(p), Some(c)) => p <= c,
+                (None, Some(_)) => false,
+            };
+        let same = |k: &str| match (p_map.get(k), c_map.get(k)) {
+            (_, None) => true,
+            (Some(a), Some(b)) => a == b,
+            (None, Some(_)) => false,
+        };
+        let (pattern_ok, format_ok) = (same("pattern"), same("format"));
+        if lengths_ok && pattern_ok && format_ok {
+            return Outcome::Ok;
+        }
+        let mut tries: Vec<String> = Vec::new();
+        for n in [
+            Some(p_min),
+            c_min.checked_sub(1),
+            c_max.map(|m| m + 1),
+            p_max,
+        ] {
+            if let Some(n) = n.filter(|n| *n <= 4096) {
+                tries.push("a".repeat(n as usize));
+            }
+        }
+        for s in [
+            "",
+            "a",
+            "A",
+            "0",
+            " ",
+            "-",
+            "é",
+            "a b",
+            "example",
+            "x@y",
+            "1970-01-01",
+        ] {
+            tries.push(s.to_owned());
+        }
+        for s in tries {
+            let v = Value::String(s);
+            if self.valid(Side::Producer, p, &v) == Some(true)
+                && self.valid(Side::Consumer, c, &v) == Some(false)
+            {
+                let why = if !lengths_ok {
+                    "the producer allows strings of lengths the consumer refuses"
+                } else if !pattern_ok {
+                    "the consumer's `pattern` is not the producer's"
+                } else {
+                    "the consumer's `format` is not the producer's"
+                };
+                return fail(p, c, v, why);
+            }
+        }
+        let why = if !pattern_ok {
+            "the consumer has a `pattern` the producer does not share"
+        } else if !format_ok {
+            "the consumer has a `format` the producer does not share"
+        } else {
+            "string lengths differ and no value showing it was found"
+        };
+        unknown(p, c, why)
+    }
+
+    fn arrays(
+        &mut self,
+        p: &Node<'a>,
+        c: &Node<'a>,
+        p_map: &'a Map<String, Value>,
+        c_map: &'a Map<String, Value>,
+        depth: usize,
+        level: usize,
+    ) -> Outcome {
+        let count = |map: &Map<String, Value>, k: &str| map.get(k).and_then(Value::as_u64);
+        let (p_min, p_max) = (
+            count(p_map, "minItems").unwrap_or(0),
+            count(p_map, "maxItems"),
+        );
+        let (c_min, c_max) = (
+            count(c_map, "minItems").unwrap_or(0),
+            count(c_map, "maxItems"),
+        );
+        let p_prefix: &'a [Value] = p_map
+            .get("prefixItems")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice);
+        let c_prefix: &'a [Value] = c_map
+            .get("prefixItems")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice);
+        // The producer's longest array, when bounded.
+        let p_len_max = match (p_max, p_map.get("items")) {
+            (Some(m), Some(Value::Bool(false))) => Some(m.min(p_prefix.len() as u64)),
+            (Some(m), _) => Some(m),
+            (None, Some(Value::Bool(false))) => Some(p_prefix.len() as u64),
+            _ => None,
+        };
+        let counts_ok =
+            p_min >= c_min && c_max.is_none_or(|cm| p_len_max.is_some_and(|pm| pm <= cm));
+        if !counts_ok {
+            let mut lengths = vec![p_min];
+            lengths.extend(c_min.checked_sub(1));
+            lengths.extend(c_max.map(|m| m + 1));
+            for n in lengths {
+                if n > 64 || n < p_min || p_len_max.is_some_and(|pm| n > pm) {
+                    continue;
+                }
+                if let Some(v) = self.array_example(p, p_map, p_prefix, n as usize, None, depth)
+                    && self.valid(Side::Consumer, c, &v) == Some(false)
+                {
+                    return fail(
+                        p,
+                        c,
+                        v,
+                        "the producer allows more or fewer items than the consumer",
+                    );
+                }
+            }
+            return unknown(p, c, "item counts differ and no value showing it was found");
+        }
+        // Positions: each producer item that can exist must fit the consumer's schema there.
+        let positions = p_prefix.len().max(c_prefix.len());
+        for i in 0..=positions {
+            if p_len_max.is_some_and(|m| (i as u64) >= m) {
+                break;
+            }
+            let p_i = match p_prefix.get(i) {
+                Some(s) => p.child(s, &["prefixItems", &i.to_string()]),
+                None => p.child(p_map.get("items").unwrap_or(&TRUE), &["items"]),
+            };
+            let c_i = match c_prefix.get(i) {
+                Some(s) => c.child(s, &["prefixItems", &i.to_string()]),
+                None => c.child(c_map.get("items").unwrap_or(&TRUE), &["items"]),
+            };
+            match self.check(p_i, c_i, depth + 1, level + 1) {
+                Outcome::Ok => {}
+                Outcome::Fail(mut local) => {
+                    let len = (i + 1).max(p_min as usize);
+                    let at = Some((i, local.value.clone()));
+                    return match self.array_example(p, p_map, p_prefix, len, at, depth) {
+                        Some(v) => {
+                            local.value = v;
+                            Outcome::Fail(local)
+                        }
+                        None => unknown(
+                            p,
+                            c,
+                            "an item differs, but no array around it could be built",
+                        ),
+                    };
+                }
+                other => return other,
+            }
+        }
+        if c_map.get("uniqueItems") == Some(&Value::Bool(true))
+            && p_map.get("uniqueItems") != Some(&Value::Bool(true))
+            && p_len_max.is_none_or(|m| m >= 2)
+        {
+            let len = 2.max(p_min as usize);
+            if let Some(Value::Array(items)) =
+                self.array_example(p, p_map, p_prefix, len, None, depth)
+                && let Some(first) = items.first()
+            {
+                let dup = Value::Array(vec![first.clone(); len]);
+                return fail(
+                    p,
+                    c,
+                    dup,
+                    "the consumer requires unique items, the producer does not",
+                );
+            }
+            return unknown(
+                p,
+                c,
+                "the consumer requires unique items, the producer does not",
+            );
+        }
+        Outcome::Ok
+    }
+
+    fn objects(
+        &mut self,
+        p: &Node<'a>,
+        c: &Node<'a>,
+        p_map: &'a Map<String, Value>,
+        c_map: &'a Map<String, Value>,
+        depth: usize,
+        level: usize,
+    ) -> Outcome {
+        let empty = &*EMPTY_MAP;
+        let p_props = p_map
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(empty);
+        let c_props = c_map
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(empty);
+        let p_required = required(p_map);
+        let c_required = required(c_map);
+        let p_additional = p_map.get("additionalProperties").unwrap_or(&TRUE);
+        let c_additional = c_map.get("additionalProperties").unwrap_or(&TRUE);
+        for r in &c_required {
+            if !p_required.contains(r) {
+                let reason = format!("the consumer requires `{r}`, the producer may leave it out");
+                return match self.object_example(p, p_map, None, depth) {
+                    Some(v) if v.get(*r).is_none() => fail(p, c, v, reason),
+                    _ => unknown(p, c, reason),
+                };
+            }
+        }
+        if let Some(min) = c_map.get("minProperties").and_then(Value::as_u64) {
+            let distinct: HashSet<&&str> = p_required.iter().collect();
+            if (distinct.len() as u64) < min {
+                return unknown(
+                    p,
+                    c,
+                    "the consumer's `minProperties` is more than the producer requires",
+                );
+            }
+        }
+        // Named properties, then any other name.
+        let mut keys: Vec<&'a str> = p_props.keys().map(String::as_str).collect();
+        keys.extend(
+            c_props
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !p_props.contains_key(*k)),
+        );
+        let mut other = String::from("extra");
+        while p_props.contains_key(&other) || c_props.contains_key(&other) {
+            other.push('_');
+        }
+        for key in keys.into_iter().map(Some).chain([None]) {
+            let (p_k, c_k) = match key {
+                Some(key) => (
+                    match p_props.get(key) {
+                        Some(s) => p.child(s, &["properties", key]),
+                        None => p.child(p_additional, &["additionalProperties"]),
+                    },
+                    match c_props.get(key) {
+                        Some(s) => c.child(s, &["properties", key]),
+                        None => c.child(c_additional, &["additionalProperties"]),
+                    },
+                ),
+                None => (
+                    p.child(p_additional, &["additionalProperties"]),
+                    c.child(c_additional, &["additionalProperties"]),
+                ),
+            };
+            if p_k.schema == &Value::Bool(false) {
+                continue;
+            }
+            match self.check(p_k, c_k, depth + 1, level + 1) {
+                Outcome::Ok => {}
+                Outcome::Fail(mut local) => {
+                    let name = key.unwrap_or(&other);
+                    let set = Some((name, local.value.clone()));
+                    return match self.object_example(p, p_map, set, depth) {
+                        Some(v) => {
+                            local.value = v;
+                            Outcome::Fail(local)
+                        }
+                        None => unknown(
+                            p,
+                            c,
+                            format!("`{name}` differs, but no object around it could be built"),
+                        ),
+                    };
+                }
+                other => return other,
+            }
+        }
+        Outcome::Ok
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Examples: small producer values to build witnesses around. They are not trusted: a
+    // witness is reported only once both validators have checked the whole document.
+
+    fn example(&mut self, node: &Node<'a>, depth: usize) -> Option<Value> {
+        self.example_typed(node, None, depth)
+    }
+
+    /// An example of `node`, of type `only` when given.
+    fn example_typed(&mut self, node: &Node<'a>, only: Option<u8>, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return None;
+        }
+        let map = match node.schema {
+            Value::Bool(true) => return Some(Value::Null),
+            Value::Object(map) => map,
+            _ => return None,
+        };
+        let fits = |v: &&Value| only.is_none_or(|t| Types::of_value(v) & t != 0);
+        if let Some(v) = map.get("const") {
+            return Some(v).filter(fits).cloned();
+        }
+        if let Some(Value::Array(values)) = map.get("enum") {
+            return values.iter().find(fits).cloned();
+        }
+        if map.contains_key("$ref") {
+            let target = self.resolve(Side::Producer, node)?;
+            return self.example_typed(&target, only, depth + 1);
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(Value::Array(branches)) = map.get(key) {
+                for (i, b) in branches.iter().enumerate() {
+                    let child = node.child(b, &[key, &i.to_string()]);
+                    if let Some(v) = self.example_typed(&child, only, depth + 1) {
+                        return Some(v);
+                    }
+                }
+                return None;
+            }
+        }
+        let types = Types::of_schema(map)? & only.unwrap_or(ALL);
+        let t = split(types).into_iter().next()?;
+        Some(match t {
+            NULL => Value::Null,
+            BOOLEAN => Value::Bool(false),
+            INTEGER | FRACTION => {
+                let iv = Interval::of(map, t == INTEGER);
+                let mut x = if iv.lo.is_finite() {
+                    iv.lo
+                } else if iv.hi.is_finite() {
+                    iv.hi.min(0.0)
+                } else {
+                    0.0
+                };
+                if iv.lo_excl {
+                    x += 1.0;
+                }
+                if let Some(m) = number(map.get("multipleOf")).filter(|m| *m > 0.0) {
+                    x = (x / m).ceil() * m;
+                }
+                if t == FRACTION {
+                    if x.fract() == 0.0 {
+                        x += 0.5;
+                    }
+                    json!(x)
+                } else if x.abs() < 9.0e15 {
+                    json!(x as i64)
+                } else {
+                    return None;
+                }
+            }
+            STRING => {
+                let n = map.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+                match map.get("format").and_then(Value::as_str) {
+                    Some("date-time") => json!("1970-01-01T00:00:00Z"),
+                    Some("date") => json!("1970-01-01"),
+                    Some("time") => json!("00:00:00Z"),
+                    Some("email") => json!("a@example.com"),
+                    Some("uri" | "url") => json!("https://example.com/"),
+                    Some("uuid") => json!("00000000-0000-0000-0000-000000000000"),
+                    Some("ipv4") => json!("127.0.0.1"),
+                    Some("ipv6") => json!("::1"),
+                    Some("hostname") => json!("example.com"),
+                    _ if n <= 4096 => Value::String("a".repeat(n as usize)),
+                    _ => return None,
+                }
+            }
+            ARRAY => {
+                let prefix = map.get("prefixItems").and_then(Value::as_array);
+                let prefix = prefix.map_or(&[][..], Vec::as_slice);
+                let n = map.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+                return self.array_example(
+                    node,
+                    map,
+                    prefix,
+                    usize::try_from(n).ok()?,
+                    None,
+                    depth,
+                );
+            }
+            _ => return self.object_example(node, map, None, depth),
+        })
+    }
+
+    /// An array of `len` producer items (at least), with `at` placed at its index.
+    fn array_example(
+        &mut self,
+        node: &Node<'a>,
+        map: &'a Map<String, Value>,
+        prefix: &'a [Value],
+        len: usize,
+        at: Option<(usize, Value)>,
+        depth: usize,
+    ) -> Option<Value> {
+        if len > 64 {
+            return None;
+        }
+        let mut items = Vec::with_capacity(len);
+        let _ = (node.ptr.len(), map.len());
+        for i in 0..len {
+            if let Some((j, v)) = &at
+                && *j == i
+            {
+                items.push(v.clone());
+                continue;
+            }
+            let schema = match prefix.get(i) {
+                Some(s) => node.child(s, &["prefixItems", &i.to_string()]),
+                None => node.child(map.get("items").unwrap_or(&TRUE), &["items"]),
+            };
+            items.push(self.example(&schema, depth + 1)?);
+        }
+        Some(Value::Array(items))
+    }
+
+    /// An object with the producer's required properties, and `set` placed.
+    fn object_example(
+        &mut self,
+        node: &Node<'a>,
+        map: &'a Map<String, Value>,
+        set: Option<(&str, Value)>,
+        depth: usize,
+    ) -> Option<Value> {
+        let empty: &'a Map<String, Value> = &EMPTY_MAP;
+        let props = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(empty);
+        let additional = map.get("additionalProperties").unwrap_or(&TRUE);
+        let mut out = Map::new();
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for r in required {
+            if set.as_ref().is_some_and(|(k, _)| *k == r) || out.contains_key(r) {
+                continue;
+            }
+            let schema = match props.get(r) {
+                Some(s) => node.child(s, &["properties", r]),
+                None => node.child(additional, &["additionalProperties"]),
+            };
+            out.insert(r.to_owned(), self.example(&schema, depth + 1)?);
+        }
+        if let Some((k, v)) = set {
+            out.insert(k.to_owned(), v);
+        }
+        Some(Value::Object(out))
+    }
+}
+
+static TRUE: Value = Value::Bool(true);
+static EMPTY_MAP: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+
+fn required(map: &Map<String, Value>) -> Vec<&str> {
+    map.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// A consumer keyword whose value is not what Draft 2020-12 expects: a validator would treat
+/// it in its own way, so nothing is concluded.
+fn malformed(map: &Map<String, Value>) -> Option<String> {
+    let numbers = [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    ];
+    let counts = [
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+    ];
+    for k in numbers {
+        if map.get(k).is_some_and(|v| !v.is_number()) {
+            return Some(format!("`{k}` is not a number"));
+        }
+    }
+    if map
+        .get("multipleOf")
+        .and_then(Value::as_f64)
+        .is_some_and(|m| m <= 0.0)
+    {
+        return Some("`multipleOf` is not positive".into());
+    }
+    for k in counts {
+        if map.get(k).is_some_and(|v| v.as_u64().is_none()) {
+            return Some(format!("`{k}` is not a non-negative integer"));
+        }
+    }
+    let schema = |v: &Value| v.is_object() || v.is_boolean();
+    let checks: [(&str, bool); 8] = [
+        (
+            "required",
+            map.get("required")
+                .is_none_or(|r| r.as_array().is_some_and(|a| a.iter().all(Value::is_string))),
+        ),
+        (
+            "properties",
+            map.get("properties")
+                .is_none_or(|p| p.as_object().is_some_and(|o| o.values().all(schema))),
+        ),
+        (
+            "additionalProperties",
+            map.get("additionalProperties").is_none_or(schema),
+        ),
+        ("items", map.get("items").is_none_or(schema)),
+        (
+            "prefixItems",
+            map.get("prefixItems")
+                .is_none_or(|p| p.as_array().is_some_and(|a| a.iter().all(schema))),
+        ),
+        ("enum", map.get("enum").is_none_or(Value::is_array)),
+        (
+            "uniqueItems",
+            map.get("uniqueItems").is_none_or(Value::is_boolean),
+        ),
+        ("pattern", map.get("pattern").is_none_or(Value::is_string)),
+    ];
+    checks
+        .iter()
+        .find(|(_, ok)| !ok)
+        .map(|(k, _)| format!("`{k}` is malformed"))
+}
+
+/// A node for a schema built here (a narrowed or merged copy), kept in the comparison's arena.
+fn built<'a>(
+    arena: &'a typed_arena::Arena<Value>,
+    at: &Node<'a>,
+    map: Map<String, Value>,
+) -> Node<'a> {
+    let schema: &'a Value = arena.alloc(Value::Object(map));
+    Node {
+        schema,
+        ptr: at.ptr.clone(),
+        synthetic: true,
+    }
+}
+
+/// A document for a schema built here, in the context of its side's root (whose `$defs` and
+/// root references it may use).
+fn with_root(root: &Value, schema: &Value) -> Option<Value> {
+    let mut defs = root.get("$defs").cloned().unwrap_or_else(|| json!({}));
+    let mut copy = root.clone();
+    if let Value::Object(copy) = &mut copy {
+        copy.remove("$defs");
+    }
+    crate::residual::rewrite_root_refs(&mut defs);
+    crate::residual::rewrite_root_refs(&mut copy);
+    defs.as_object_mut()?
+        .insert(crate::residual::ROOT_DEF.to_owned(), copy);
+    let mut document = match schema {
+        Value::Bool(_) => return Some(schema.clone()),
+        Value::Object(map) => map.clone(),
+        _ => return None,
+    };
+    document.remove("$defs");
+    let mut document = Value::Object(document);
+    crate::residual::rewrite_root_refs(&mut document);
+    let map = document.as_object_mut()?;
+    map.insert("$defs".into(), defs);
+    map.insert(
+        "$schema".into(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    Some(document)
+}
+
+fn without(map: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
+    map.iter()
+        .filter(|(k, _)| !keys.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// `rest` and `branch` as one schema (`allOf`).
+fn merge(rest: &Map<String, Value>, branch: &Value) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("allOf".into(), json!([Value::Object(rest.clone()), branch]));
+    out
+}
+
+fn with_type(map: &Map<String, Value>, t: u8) -> Map<String, Value> {
+    let mut out = map.clone();
+    let name = match t {
+        NULL => "null",
+        BOOLEAN => "boolean",
+        INTEGER => "integer",
+        FRACTION => "number",
+        STRING => "string",
+        ARRAY => "array",
+        _ => "object",
+    };
+    out.insert("type".into(), json!(name));
+    out
+}
+
+fn split(types: u8) -> Vec<u8> {
+    [NULL, BOOLEAN, INTEGER, FRACTION, STRING, ARRAY, OBJECT]
+        .into_iter()
+        .filter(|t| types & t != 0)
+        .collect()
+}
+
+/// The values of a finite producer (`enum`, `const`, `null` or `boolean` alone).
+fn finite(map: &Map<String, Value>) -> Option<Vec<Value>> {
+    if let Some(v) = map.get("const") {
+        return Some(vec![v.clone()]);
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        return Some(values.clone());
+    }
+    match Types::of_schema(map)? {
+        NULL => Some(vec![Value::Null]),
+        BOOLEAN => Some(vec![json!(false), json!(true)]),
+        t if t == NULL | BOOLEAN => Some(vec![Value::Null, json!(false), json!(true)]),
+        _ => None,
+    }
+}
+
+/// Candidate values for finding one outside a consumer's `enum`.
+fn candidates(map: &Map<String, Value>) -> Vec<Value> {
+    let mut out = vec![
+        json!(""),
+        json!("a"),
+        json!("other"),
+        json!("__agent_io_other__"),
+        json!(0),
+        json!(1),
+        json!(-1),
+        json!(1000),
+        json!(0.5),
+        json!(false),
+        json!(true),
+        Value::Null,
+        json!([]),
+        json!({}),
+    ];
+    if let Some(n) = map
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .filter(|n| *n <= 4096)
+    {
+        out.push(Value::String("z".repeat(n as usize)));
+    }
+    out
+}
+
+/// Whether `oneOf` branches can never both accept one value: disjoint `type` sets, or each
+/// fixes a shared required property to distinct constants (an internally tagged enum).
+fn pairwise_disjoint(branches: &[Value]) -> bool {
+    let maps: Vec<&Map<String, Value>> = branches.iter().filter_map(Value::as_object).collect();
+    if maps.len() != branches.len() {
+        return false;
+    }
+    for (i, a) in maps.iter().enumerate() {
+        for b in &maps[i + 1..] {
+            if !disjoint(a, b) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    if a.contains_key("$ref") || b.contains_key("$ref") {
+        return false;
+    }
+    let (Some(ta), Some(tb)) = (Types::of_schema(a), Types::of_schema(b)) else {
+        return false;
+    };
+    if ta & tb == 0 {
+        return true;
+    }
+    if let (Some(x), Some(y)) = (finite_only(a), finite_only(b)) {
+        return x.iter().all(|v| !y.iter().any(|w| same_instance(v, w)));
+    }
+    // A property one side requires, fixed to constants the other side's same property (when
+    // present) cannot take: no value has both.
+    fixed_apart(a, b) || fixed_apart(b, a)
+}
+
+fn fixed_apart(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    let (Some(a_props), Some(b_props)) = (
+        a.get("properties").and_then(Value::as_object),
+        b.get("properties").and_then(Value::as_object),
+    ) else {
+        return false;
+    };
+    required(a).into_iter().any(|k| {
+        let a_values = a_props
+            .get(k)
+            .and_then(Value::as_object)
+            .and_then(finite_only);
+        let b_values = b_props
+            .get(k)
+            .and_then(Value::as_object)
+            .and_then(finite_only);
+        match (a_values, b_values) {
+            (Some(x), Some(y)) => x.iter().all(|v| !y.iter().any(|w| same_instance(v, w))),
+            _ => false,
+        }
+    })
+}
+
+/// JSON Schema's equality: numbers by value (`1` is `1.0`), the rest structurally.
+fn same_instance(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_instance(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_instance(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn finite_only(map: &Map<String, Value>) -> Option<Vec<Value>> {
+    if let Some(v) = map.get("const") {
+        return Some(vec![v.clone()]);
+    }
+    map.get("enum").and_then(Value::as_array).cloned()
+}
+
+/// `#/a/b` in a `$ref` is a URI fragment: percent-decoded, then a JSON pointer.
+fn unescape_uri(fragment: &str) -> Option<String> {
+    if !fragment.is_empty() && !fragment.starts_with('/') {
+        return None;
+    }
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A standalone document for the subschema at `ptr` of `root`: the root is kept under
+/// `$defs`, every reference to it re-pointed, and the document refers to the subschema.
+fn at_pointer(root: &Value, ptr: &str) -> Option<Value> {
+    root.pointer(ptr)?;
+    let mut defs = root.get("$defs").cloned().unwrap_or_else(|| json!({}));
+    let mut copy = root.clone();
+    if let Value::Object(copy) = &mut copy {
+        copy.remove("$defs");
+    }
+    crate::residual::rewrite_root_refs(&mut defs);
+    crate::residual::rewrite_root_refs(&mut copy);
+    defs.as_object_mut()?
+        .insert(crate::residual::ROOT_DEF.to_owned(), copy);
+    let target = if let Some(rest) = ptr.strip_prefix("/$defs/") {
+        format!("#/$defs/{rest}")
+    } else {
+        format!("#/$defs/{}{ptr}", crate::residual::ROOT_DEF)
+    };
+    let target = target
+        .split('/')
+        .map(|t| t.replace('%', "%25"))
+        .collect::<Vec<_>>()
+        .join("/");
+    Some(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": defs,
+        "$ref": target,
+    }))
+}

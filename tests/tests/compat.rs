@@ -1,0 +1,870 @@
+//! `schema_compatible`: soundness (property-tested over the serde attribute matrix and random
+//! mutations of its schemas), completeness on a corpus of compatible-by-construction pairs, and
+//! the answers for the cases a user meets first.
+#![allow(missing_docs, dead_code, clippy::collapsible_if)]
+
+use std::collections::BTreeMap;
+
+use io_core::compat::{Compatibility, schema_compatible};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+fn output_schema<T: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+fn input_schema<T: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+fn validator(schema: &Value) -> jsonschema::Validator {
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .expect("the schema compiles")
+}
+
+/// Checks an incompatible answer's witness independently of the checker.
+fn assert_witness(producer: &Value, consumer: &Value, answer: &Compatibility) {
+    if let Compatibility::Incompatible(why) = answer {
+        assert!(
+            validator(producer).is_valid(&why.witness),
+            "witness not valid for the producer: {why:?}"
+        );
+        assert!(
+            !validator(consumer).is_valid(&why.witness),
+            "witness valid for the consumer: {why:?}"
+        );
+    }
+}
+
+fn incompatible(producer: &Value, consumer: &Value) -> io_core::compat::Counterexample {
+    let answer = schema_compatible(producer, consumer);
+    assert_witness(producer, consumer, &answer);
+    match answer {
+        Compatibility::Incompatible(why) => why,
+        other => panic!("expected incompatible, got {other}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cases a user meets first.
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Search {
+    query: String,
+    #[schemars(range(min = 1, max = 50))]
+    limit: u32,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct SearchWide {
+    query: String,
+    #[schemars(range(min = 1, max = 100))]
+    limit: u32,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Hit {
+    id: String,
+    score: f64,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Hits {
+    hits: Vec<Hit>,
+    next: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Summarize {
+    hits: Vec<Hit>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SummarizeStrict {
+    hits: Vec<Hit>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct NeedsLanguage {
+    hits: Vec<Hit>,
+    language: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Level {
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum LevelNarrow {
+    Low,
+    Medium,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct WithLevel {
+    level: Level,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct WithNarrowLevel {
+    level: LevelNarrow,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Tree {
+    name: String,
+    children: Vec<Tree>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct TreeAgain {
+    name: String,
+    children: Vec<TreeAgain>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Shape {
+    Circle { r: f64 },
+    Square { side: f64 },
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Drawing {
+    shapes: Vec<Shape>,
+}
+
+#[test]
+fn a_type_is_compatible_with_itself_and_with_a_wider_one() {
+    for schema in [
+        output_schema::<Search>(),
+        output_schema::<Hits>(),
+        output_schema::<Tree>(),
+        output_schema::<Drawing>(),
+        output_schema::<WithLevel>(),
+    ] {
+        let answer = schema_compatible(&schema, &schema);
+        assert!(answer.is_compatible(), "{answer} for {schema}");
+    }
+    // A wider range is compatible; a field the consumer adds is not, as schemas: the producer's
+    // schema does not forbid other properties, so `cursor: false` is one of its values.
+    let answer = schema_compatible(&output_schema::<Search>(), &input_schema::<SearchWide>());
+    assert!(!answer.is_compatible(), "{answer}");
+    let closed = json!({ "type": "object", "required": ["query", "limit", "tags"], "additionalProperties": false,
+        "properties": { "query": { "type": "string" }, "limit": { "type": "integer", "minimum": 1, "maximum": 50 }, "tags": { "type": "array", "items": { "type": "string" } } } });
+    let answer = schema_compatible(&closed, &input_schema::<SearchWide>());
+    assert!(answer.is_compatible(), "{answer}");
+    // Recursive types with different names are compared structurally.
+    let answer = schema_compatible(&output_schema::<Tree>(), &input_schema::<TreeAgain>());
+    assert!(answer.is_compatible(), "{answer}");
+    // An extra property of the producer is fine unless the consumer denies unknown fields.
+    assert!(
+        schema_compatible(&output_schema::<Hits>(), &input_schema::<Summarize>()).is_compatible()
+    );
+    let why = incompatible(&output_schema::<Hits>(), &input_schema::<SummarizeStrict>());
+    assert_eq!(why.producer_pointer, "/properties/next");
+}
+
+#[test]
+fn a_wider_range_a_missing_field_and_an_enum_value_are_refused_with_a_witness() {
+    let why = incompatible(&output_schema::<SearchWide>(), &input_schema::<Search>());
+    assert_eq!(why.consumer_pointer, "/properties/limit");
+    assert!(why.witness["limit"].as_u64().unwrap() > 50, "{why:?}");
+
+    let why = incompatible(&output_schema::<Hits>(), &input_schema::<NeedsLanguage>());
+    assert!(why.reason.contains("`language`"), "{why:?}");
+    assert!(why.witness.get("language").is_none());
+
+    let why = incompatible(
+        &output_schema::<WithLevel>(),
+        &input_schema::<WithNarrowLevel>(),
+    );
+    assert_eq!(why.witness, json!({ "level": "high" }));
+    assert!(
+        schema_compatible(
+            &output_schema::<WithNarrowLevel>(),
+            &input_schema::<WithLevel>()
+        )
+        .is_compatible()
+    );
+}
+
+#[test]
+fn types_nullability_and_numbers() {
+    let int = json!({ "type": "integer" });
+    let num = json!({ "type": "number" });
+    assert!(schema_compatible(&int, &num).is_compatible());
+    let why = incompatible(&num, &int);
+    assert!(why.witness.as_f64().unwrap().fract() != 0.0);
+    let nullable = json!({ "type": ["string", "null"] });
+    let string = json!({ "type": "string" });
+    assert!(schema_compatible(&string, &nullable).is_compatible());
+    assert_eq!(incompatible(&nullable, &string).witness, Value::Null);
+    // Exclusive bounds over integers.
+    let a = json!({ "type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10 });
+    let b = json!({ "type": "integer", "minimum": 1, "maximum": 9 });
+    assert!(schema_compatible(&a, &b).is_compatible());
+    assert!(schema_compatible(&b, &a).is_compatible());
+    let c = json!({ "type": "number", "exclusiveMinimum": 0 });
+    let d = json!({ "type": "number", "minimum": 0 });
+    assert!(schema_compatible(&c, &d).is_compatible());
+    assert_eq!(incompatible(&d, &c).witness, json!(0));
+    // multipleOf.
+    let by4 = json!({ "type": "integer", "multipleOf": 4 });
+    let by2 = json!({ "type": "integer", "multipleOf": 2 });
+    assert!(schema_compatible(&by4, &by2).is_compatible());
+    incompatible(&by2, &by4);
+    // Boolean schemas.
+    assert!(schema_compatible(&json!(false), &json!({ "type": "string" })).is_compatible());
+    assert!(schema_compatible(&json!({ "type": "string" }), &json!(true)).is_compatible());
+    incompatible(&json!(true), &json!({ "type": "string" }));
+    incompatible(&json!({ "type": "string" }), &json!(false));
+}
+
+#[test]
+fn strings_arrays_and_tagged_unions() {
+    let short = json!({ "type": "string", "maxLength": 5 });
+    let long = json!({ "type": "string", "maxLength": 10 });
+    assert!(schema_compatible(&short, &long).is_compatible());
+    assert_eq!(incompatible(&long, &short).witness, json!("aaaaaa"));
+    // A consumer pattern the producer does not share is not provable.
+    let free = json!({ "type": "string" });
+    let slug = json!({ "type": "string", "pattern": "^[a-z]+$" });
+    assert!(schema_compatible(&slug, &slug).is_compatible());
+    incompatible(&free, &slug);
+    let slug_long = json!({ "type": "string", "pattern": "^[a-z]+$", "minLength": 2 });
+    assert!(matches!(
+        schema_compatible(
+            &slug_long,
+            &json!({ "type": "string", "pattern": "^[a-z]{2,}$" })
+        ),
+        Compatibility::Unknown(_)
+    ));
+
+    let few = json!({ "type": "array", "items": { "type": "integer" }, "maxItems": 2 });
+    let many = json!({ "type": "array", "items": { "type": "number" }, "maxItems": 5 });
+    assert!(schema_compatible(&few, &many).is_compatible());
+    incompatible(&many, &few);
+    let pair = json!({ "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }], "items": false, "minItems": 2 });
+    let loose = json!({ "type": "array", "items": { "type": ["string", "integer"] } });
+    assert!(schema_compatible(&pair, &loose).is_compatible());
+    incompatible(&loose, &pair);
+    let unique = json!({ "type": "array", "items": { "type": "integer" }, "uniqueItems": true });
+    incompatible(
+        &json!({ "type": "array", "items": { "type": "integer" } }),
+        &unique,
+    );
+
+    // An internally tagged enum: `oneOf` branches told apart by their tag.
+    let drawing = output_schema::<Drawing>();
+    assert!(schema_compatible(&drawing, &input_schema::<Drawing>()).is_compatible());
+    let circles = json!({ "type": "object", "required": ["shapes"], "properties": { "shapes": { "type": "array", "items": {
+        "type": "object", "required": ["kind", "r"], "properties": { "kind": { "const": "circle" }, "r": { "type": "number" } } } } } });
+    assert!(
+        schema_compatible(&circles, &drawing).is_compatible(),
+        "{}",
+        schema_compatible(&circles, &drawing)
+    );
+    incompatible(&drawing, &circles);
+}
+
+#[test]
+fn hostile_schemas_get_an_answer_not_a_hang() {
+    // Self-reference that consumes no value.
+    let cycle = json!({ "$defs": { "A": { "anyOf": [{ "$ref": "#/$defs/A" }, { "type": "string" }] } }, "$ref": "#/$defs/A" });
+    let answer = schema_compatible(&json!({ "type": "integer" }), &cycle);
+    assert!(!answer.is_compatible(), "{answer}");
+    // A dangling reference.
+    let dangling = json!({ "$ref": "#/$defs/Nope" });
+    assert!(matches!(
+        schema_compatible(&json!({}), &dangling),
+        Compatibility::Unknown(_)
+    ));
+    // Deep nesting.
+    let mut deep = json!({ "type": "integer" });
+    for _ in 0..500 {
+        deep = json!({ "type": "array", "items": deep });
+    }
+    let answer = schema_compatible(&deep, &deep);
+    assert!(!matches!(answer, Compatibility::Incompatible(_)));
+    // Keywords a validator does not define are annotations; ones it does but the checker
+    // does not reason about make the answer unknown on the consumer side.
+    let annotated = json!({ "type": "string", "nullable": true, "x-kind": 1 });
+    assert!(schema_compatible(&json!({ "type": "string" }), &annotated).is_compatible());
+    assert_eq!(
+        incompatible(&json!({ "type": ["string", "null"] }), &annotated).witness,
+        Value::Null
+    );
+    let not = json!({ "type": "string", "not": { "const": "x" } });
+    assert!(matches!(
+        schema_compatible(&json!({ "type": "string" }), &not),
+        Compatibility::Unknown(_)
+    ));
+    assert!(schema_compatible(&not, &json!({ "type": "string" })).is_compatible());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Soundness, property-tested.
+
+/// Every type of the serde attribute matrix used elsewhere, as schema pairs.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Attributes {
+    #[schemars(length(min = 1, max = 5))]
+    short_name: String,
+    #[schemars(range(min = 1, max = 10))]
+    count: u32,
+    #[serde(default)]
+    tags: Vec<String>,
+    reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    level: Level,
+    ratio: f32,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Nested {
+    inner: Hit,
+    list: Vec<Hit>,
+    map: BTreeMap<String, Hit>,
+    maybe: Option<Hit>,
+    pair: (u8, String),
+    flag: bool,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Untagged {
+    Num(i64),
+    Text(String),
+    Obj { a: u8 },
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "t", content = "c")]
+enum Adjacent {
+    A(u8),
+    B { x: String },
+    C,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Everything {
+    untagged: Untagged,
+    adjacent: Adjacent,
+    shapes: Vec<Shape>,
+    tree: Option<Box<Tree>>,
+    value: Value,
+    #[schemars(regex(pattern = r"^[a-z]+$"))]
+    slug: String,
+    #[schemars(length(max = 3))]
+    few: Vec<u8>,
+}
+
+fn matrix() -> Vec<Value> {
+    vec![
+        output_schema::<Attributes>(),
+        input_schema::<Attributes>(),
+        output_schema::<Nested>(),
+        input_schema::<Nested>(),
+        output_schema::<Everything>(),
+        input_schema::<Everything>(),
+        output_schema::<Drawing>(),
+        output_schema::<Tree>(),
+        output_schema::<Search>(),
+        input_schema::<SearchWide>(),
+        output_schema::<WithLevel>(),
+        input_schema::<WithNarrowLevel>(),
+    ]
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// Every object in a schema, by pointer.
+fn subschemas(schema: &Value, at: String, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            out.push(at.clone());
+            for (k, v) in map {
+                if matches!(
+                    k.as_str(),
+                    "enum" | "const" | "required" | "examples" | "default"
+                ) {
+                    continue;
+                }
+                subschemas(
+                    v,
+                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    out,
+                );
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                subschemas(v, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One random change that usually narrows or widens: a bound, a required property, an enum
+/// value, a type, `additionalProperties`.
+fn mutate(schema: &Value, rng: &mut Rng) -> Value {
+    let mut out = schema.clone();
+    let mut places = Vec::new();
+    subschemas(&out, String::new(), &mut places);
+    let place = places[rng.below(places.len())].clone();
+    let Some(Value::Object(map)) = out.pointer_mut(&place) else {
+        return out;
+    };
+    match rng.below(11) {
+        0 => {
+            map.insert("maximum".into(), json!(rng.below(20)));
+        }
+        1 => {
+            map.insert("minimum".into(), json!(rng.below(5)));
+        }
+        2 => {
+            map.insert("maxLength".into(), json!(rng.below(4)));
+        }
+        3 => {
+            if let Some(Value::Object(props)) = map.get("properties") {
+                let keys: Vec<String> = props.keys().cloned().collect();
+                if !keys.is_empty() {
+                    let k = keys[rng.below(keys.len())].clone();
+                    let req = map.entry("required").or_insert_with(|| json!([]));
+                    if let Value::Array(r) = req {
+                        if !r.contains(&json!(k)) {
+                            r.push(json!(k));
+                        }
+                    }
+                }
+            }
+        }
+        4 => {
+            map.remove("required");
+        }
+        5 => {
+            if let Some(Value::Array(values)) = map.get_mut("enum") {
+                if values.len() > 1 {
+                    let i = rng.below(values.len());
+                    values.remove(i);
+                }
+            }
+        }
+        6 => {
+            map.insert("additionalProperties".into(), json!(false));
+        }
+        7 => {
+            map.remove("additionalProperties");
+        }
+        8 => {
+            let t = [
+                "string", "integer", "number", "null", "object", "array", "boolean",
+            ][rng.below(7)];
+            map.insert("type".into(), json!(t));
+        }
+        9 => {
+            map.insert("minItems".into(), json!(rng.below(3)));
+        }
+        _ => {
+            map.remove("type");
+        }
+    }
+    out
+}
+
+/// Random values, most of them valid for `schema` (kept only when they are).
+fn instances(schema: &Value, rng: &mut Rng, count: usize) -> Vec<Value> {
+    let check = validator(schema);
+    let mut out = Vec::new();
+    let mut tries = 0;
+    while out.len() < count && tries < count * 30 {
+        tries += 1;
+        let v = generate(schema, schema, rng, 0);
+        if check.is_valid(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+fn generate(root: &Value, schema: &Value, rng: &mut Rng, depth: usize) -> Value {
+    let wild = |rng: &mut Rng| match rng.below(6) {
+        0 => Value::Null,
+        1 => json!(rng.chance(50)),
+        2 => json!(rng.below(200) as i64 - 50),
+        3 => json!(0.5),
+        4 => json!(["a"][..rng.below(2)]),
+        _ => json!("x"),
+    };
+    if depth > 6 {
+        return wild(rng);
+    }
+    let Some(map) = schema.as_object() else {
+        return wild(rng);
+    };
+    if let Some(Value::String(r)) = map.get("$ref") {
+        let target = if r == "#" {
+            root
+        } else {
+            root.pointer(r.trim_start_matches('#'))
+                .unwrap_or(&Value::Null)
+        };
+        return generate(root, target, rng, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(b)) = map.get(key) {
+            if !b.is_empty() {
+                let pick = &b[rng.below(b.len())];
+                if let (Some(pm), true) = (pick.as_object(), map.len() > 1) {
+                    let mut merged = pm.clone();
+                    for (k, v) in map {
+                        if k != key {
+                            merged.entry(k.clone()).or_insert(v.clone());
+                        }
+                    }
+                    return generate(root, &Value::Object(merged), rng, depth + 1);
+                }
+                return generate(root, pick, rng, depth + 1);
+            }
+        }
+    }
+    if let Some(c) = map.get("const") {
+        return c.clone();
+    }
+    if let Some(Value::Array(e)) = map.get("enum") {
+        if !e.is_empty() {
+            return e[rng.below(e.len())].clone();
+        }
+    }
+    let t = match map.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) if !ts.is_empty() => ts[rng.below(ts.len())]
+            .as_str()
+            .unwrap_or("null")
+            .to_owned(),
+        _ => ["null", "boolean", "integer", "string", "object", "array"][rng.below(6)].to_owned(),
+    };
+    let num = |k: &str| map.get(k).and_then(Value::as_f64);
+    match t.as_str() {
+        "null" => Value::Null,
+        "boolean" => json!(rng.chance(50)),
+        "integer" | "number" => {
+            let lo = num("minimum").unwrap_or(-20.0).max(-1e6);
+            let hi = num("maximum").unwrap_or(lo + 40.0).min(lo + 1e6);
+            let x = lo + (hi - lo) * (rng.below(1001) as f64 / 1000.0);
+            if t == "integer" {
+                json!(x.round() as i64)
+            } else if rng.chance(50) {
+                json!(x)
+            } else {
+                json!(x.round() as i64)
+            }
+        }
+        "string" => {
+            let min = map.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let max = map
+                .get("maxLength")
+                .and_then(Value::as_u64)
+                .map_or(min + 6, |m| m as usize);
+            let len = if max >= min {
+                min + rng.below(max - min + 1)
+            } else {
+                min
+            };
+            json!(
+                (0..len)
+                    .map(|_| ["a", "b", "z", "é"][rng.below(4)])
+                    .collect::<String>()
+            )
+        }
+        "array" => {
+            let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let max = map
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .map_or(min + 3, |m| m as usize);
+            let len = if max >= min {
+                min + rng.below(max - min + 1)
+            } else {
+                min
+            };
+            let prefix = map
+                .get("prefixItems")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let items = map.get("items").cloned().unwrap_or(Value::Bool(true));
+            Value::Array(
+                (0..len)
+                    .map(|i| generate(root, prefix.get(i).unwrap_or(&items), rng, depth + 1))
+                    .collect(),
+            )
+        }
+        _ => {
+            let mut out = Map::new();
+            let required: Vec<&str> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (k, s) in props {
+                    if required.contains(&k.as_str()) || rng.chance(60) {
+                        out.insert(k.clone(), generate(root, s, rng, depth + 1));
+                    }
+                }
+            }
+            for r in required {
+                if !out.contains_key(r) {
+                    out.insert(r.to_owned(), wild(rng));
+                }
+            }
+            if rng.chance(20) {
+                let extra = map
+                    .get("additionalProperties")
+                    .cloned()
+                    .unwrap_or(Value::Bool(true));
+                out.insert("zz_extra".into(), generate(root, &extra, rng, depth + 1));
+            }
+            Value::Object(out)
+        }
+    }
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    compatible: usize,
+    incompatible: usize,
+    unknown: usize,
+    instances_checked: usize,
+}
+
+#[test]
+fn compatible_answers_hold_for_every_generated_instance_and_witnesses_are_real() {
+    let cases: usize = std::env::var("AGENT_IO_COMPAT_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500);
+    let mut rng = Rng(std::env::var("AGENT_IO_COMPAT_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7));
+    let matrix = matrix();
+    let mut tally = Tally::default();
+    for case in 0..cases {
+        let base = &matrix[rng.below(matrix.len())];
+        // Pairs: a base and a mutation of it, either way round, or two mutations.
+        let a = if rng.chance(30) {
+            base.clone()
+        } else {
+            mutate(base, &mut rng)
+        };
+        let b = mutate(base, &mut rng);
+        let (producer, consumer) = if rng.chance(50) { (a, b) } else { (b, a) };
+        if jsonschema::draft202012::options().build(&producer).is_err()
+            || jsonschema::draft202012::options().build(&consumer).is_err()
+        {
+            continue;
+        }
+        let answer = schema_compatible(&producer, &consumer);
+        match &answer {
+            Compatibility::Compatible => {
+                tally.compatible += 1;
+                let check = validator(&consumer);
+                for v in instances(&producer, &mut rng, 20) {
+                    tally.instances_checked += 1;
+                    assert!(
+                        check.is_valid(&v),
+                        "case {case}: said compatible, but {v} is valid for the producer and not the consumer\nproducer: {producer}\nconsumer: {consumer}"
+                    );
+                }
+            }
+            Compatibility::Incompatible(_) => {
+                tally.incompatible += 1;
+                assert_witness(&producer, &consumer, &answer);
+            }
+            Compatibility::Unknown(_) => tally.unknown += 1,
+        }
+    }
+    eprintln!("{tally:?}");
+    assert!(
+        tally.compatible * 10 >= cases,
+        "too few compatible answers to test: {tally:?}"
+    );
+    assert!(
+        tally.incompatible * 10 >= cases,
+        "too few incompatible answers: {tally:?}"
+    );
+    assert!(tally.instances_checked >= cases, "{tally:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Completeness, measured.
+
+/// Widening changes: each keeps the first schema included in the second.
+fn widen(schema: &Value, place: &str, how: usize) -> Option<Value> {
+    let mut out = schema.clone();
+    let Some(Value::Object(map)) = out.pointer_mut(place) else {
+        return None;
+    };
+    match how {
+        0 => {
+            // A required field made optional.
+            let Some(Value::Array(r)) = map.get_mut("required") else {
+                return None;
+            };
+            r.pop()?;
+        }
+        1 => {
+            // A range widened.
+            let m = map.get("maximum")?.as_f64()?;
+            map.insert("maximum".into(), json!(m * 2.0 + 1.0));
+        }
+        2 => {
+            let m = map.get("minimum")?.as_f64()?;
+            map.insert("minimum".into(), json!(m - 10.0));
+        }
+        3 => {
+            // An optional field added: compatible only where the producer names all its
+            // properties (`additionalProperties: false`); an open producer may already carry
+            // that name with any value.
+            if map.get("additionalProperties") != Some(&json!(false)) {
+                return None;
+            }
+            let Some(Value::Object(props)) = map.get_mut("properties") else {
+                return None;
+            };
+            props.insert("added_optional".into(), json!({ "type": "string" }));
+        }
+        4 => {
+            // Integer widened to number.
+            if map.get("type") != Some(&json!("integer")) {
+                return None;
+            }
+            map.insert("type".into(), json!("number"));
+        }
+        5 => {
+            // Null allowed.
+            let t = map.get("type")?.as_str()?.to_owned();
+            map.insert("type".into(), json!([t, "null"]));
+        }
+        6 => {
+            // A length limit lifted.
+            map.remove("maxLength")?;
+        }
+        7 => {
+            // An enum value added.
+            let Some(Value::Array(values)) = map.get_mut("enum") else {
+                return None;
+            };
+            values.push(json!("added_value"));
+        }
+        _ => {
+            // Unknown properties allowed.
+            map.remove("additionalProperties")?;
+        }
+    }
+    Some(out)
+}
+
+#[test]
+fn completeness_on_compatible_by_construction_pairs() {
+    let mut bases = matrix();
+    bases.extend([
+        output_schema::<Hits>(),
+        input_schema::<Summarize>(),
+        output_schema::<SearchWide>(),
+        input_schema::<Tree>(),
+        output_schema::<Adjacent>(),
+        output_schema::<Untagged>(),
+    ]);
+    let mut pairs = Vec::new();
+    for base in &bases {
+        pairs.push((base.clone(), base.clone()));
+        let mut places = Vec::new();
+        subschemas(base, String::new(), &mut places);
+        for place in &places {
+            for how in 0..9 {
+                if let Some(wider) = widen(base, place, how)
+                    && jsonschema::draft202012::options().build(&wider).is_ok()
+                {
+                    pairs.push((base.clone(), wider));
+                }
+            }
+        }
+    }
+    assert!(pairs.len() >= 200, "the corpus has {} pairs", pairs.len());
+    let mut proven = 0;
+    let mut unproven = Vec::new();
+    for (producer, consumer) in &pairs {
+        let answer = schema_compatible(producer, consumer);
+        assert!(
+            !matches!(answer, Compatibility::Incompatible(_)),
+            "a compatible pair refused: {answer}"
+        );
+        if answer.is_compatible() {
+            proven += 1;
+        } else {
+            unproven.push(answer.to_string());
+        }
+    }
+    let share = proven as f64 / pairs.len() as f64;
+    eprintln!(
+        "completeness: {proven} of {} pairs proven compatible ({:.1}%)",
+        pairs.len(),
+        share * 100.0
+    );
+    for why in unproven.iter().take(10) {
+        eprintln!("  unproven: {why}");
+    }
+    assert!(
+        share >= 0.95,
+        "only {:.1}% proven; first reasons: {:?}",
+        share * 100.0,
+        &unproven[..unproven.len().min(5)]
+    );
+}
