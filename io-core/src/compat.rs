@@ -34,7 +34,7 @@
 //! use serde_json::json;
 //!
 //! let produced = json!({ "type": "object", "properties": { "n": { "type": "integer", "minimum": 1, "maximum": 10 } }, "required": ["n"] });
-//! let wider = json!({ "type": "object", "properties": { "n": { "type": "number", "maximum": 100 } } });
+//! let wider = json!({ "type": "object", "properties": { "n": { "type": "number", "maximum": 100 } }, "required": ["n"] });
 //! assert!(schema_compatible(&produced, &wider).is_compatible());
 //!
 //! let Compatibility::Incompatible(why) = schema_compatible(&wider, &produced) else { panic!() };
