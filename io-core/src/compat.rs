@@ -1527,6 +1527,26 @@ fn built<'a>(
     }
 }
 
+/// Points `document`'s references to `root`'s root (`#`, `#/properties/...`) at a copy of that
+/// root under `$defs`, for a document assembled from parts of `root` (a mapped skill input).
+pub(crate) fn keep_root_refs(root: &Value, document: &mut Value) {
+    if !crate::residual::rewrite_root_refs(document) {
+        return;
+    }
+    let mut copy = root.clone();
+    if let Value::Object(copy) = &mut copy {
+        copy.remove("$defs");
+    }
+    crate::residual::rewrite_root_refs(&mut copy);
+    if let Some(map) = document.as_object_mut() {
+        let defs = map.entry("$defs").or_insert_with(|| json!({}));
+        if let Value::Object(defs) = defs {
+            crate::residual::rewrite_root_refs_in_defs(defs);
+            defs.insert(crate::residual::ROOT_DEF.to_owned(), copy);
+        }
+    }
+}
+
 /// A document for a schema built here, in the context of its side's root (whose `$defs` and
 /// root references it may use).
 fn with_root(root: &Value, schema: &Value) -> Option<Value> {

@@ -31,6 +31,14 @@ pub trait ToolInvoker: Send + Sync {
 
     /// The ids of the tools this invoker offers.
     fn tool_ids(&self) -> Vec<String>;
+
+    /// A tool's input schema and the schema of what it can produce, for checking skills
+    /// before they run ([`AgentRuntime::validate_skill`](crate::AgentRuntime::validate_skill)).
+    /// `None` when the tool is unknown, or when the invoker does not say (the default).
+    fn tool_schemas(&self, tool_id: &str) -> Option<(Value, Value)> {
+        let _ = tool_id;
+        None
+    }
 }
 
 /// Something a core or the runtime reports: a turn started or failed, a tool was called, or

@@ -39,6 +39,7 @@ pub mod profiles;
 pub mod residual;
 mod runtime;
 mod schema;
+pub mod skill;
 mod strict;
 mod turn;
 

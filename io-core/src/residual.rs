@@ -39,7 +39,7 @@
 //! attribute matrix, "decodes and passes the residual" holds exactly when "passes the full
 //! schema and decodes", and the error reported is the same.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
@@ -291,6 +291,83 @@ struct Walk<'a> {
     generator: &'a mut SchemaGenerator,
     /// `$ref`s being expanded, so a recursive type keeps its recursive part whole.
     expanding: Vec<String>,
+    /// Struct subschemas proven to be written by a derived impl (by address in `root`).
+    structs: HashSet<usize>,
+    /// How many references to each `$defs` entry led to a proven struct.
+    trusted_refs: HashMap<String, usize>,
+}
+
+fn address(value: &Value) -> usize {
+    std::ptr::from_ref(value) as usize
+}
+
+/// The output schema of a type whose shape is known, closed: `additionalProperties: false` on
+/// every object a derived `Serialize` writes (it writes its own fields and nothing else), for
+/// proofs about what the type can produce ([`crate::compat`]). `None` when nothing is closed.
+pub(crate) fn closed_schema(
+    root: &Value,
+    shape: &Shape,
+    generator: &mut SchemaGenerator,
+) -> Option<Value> {
+    let mut walk = Walk {
+        root,
+        input: false,
+        generator,
+        expanding: Vec::new(),
+        structs: HashSet::new(),
+        trusted_refs: HashMap::new(),
+    };
+    walk.residual(root, shape);
+    if walk.structs.is_empty() {
+        return None;
+    }
+    // Every reference to a definition must be one that was proven, or some use of it is not a
+    // derived struct's and it stays open.
+    let mut total_refs: HashMap<String, usize> = HashMap::new();
+    count_refs(root, &mut total_refs);
+    let defs = root.get("$defs").and_then(Value::as_object);
+    let mut pointers = Vec::new();
+    if walk.structs.contains(&address(root)) {
+        pointers.push(String::new());
+    }
+    if let Some(defs) = defs {
+        for (name, def) in defs {
+            if walk.structs.contains(&address(def))
+                && walk.trusted_refs.get(name) == total_refs.get(name)
+            {
+                pointers.push(format!(
+                    "/$defs/{}",
+                    crate::schema::escape_pointer_token(name)
+                ));
+            }
+        }
+    }
+    let mut closed = root.clone();
+    let mut changed = false;
+    for pointer in pointers {
+        if let Some(Value::Object(map)) = closed.pointer_mut(&pointer)
+            && !map.contains_key("additionalProperties")
+        {
+            map.insert("additionalProperties".into(), Value::Bool(false));
+            changed = true;
+        }
+    }
+    changed.then_some(closed)
+}
+
+fn count_refs(value: &Value, out: &mut HashMap<String, usize>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref")
+                && let Some(name) = reference.strip_prefix("#/$defs/")
+            {
+                *out.entry(name.to_owned()).or_default() += 1;
+            }
+            map.values().for_each(|v| count_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| count_refs(v, out)),
+        _ => {}
+    }
 }
 
 /// The residual of `root` (a type's whole schema) for a type of `shape`: `None` when nothing
@@ -310,6 +387,8 @@ pub(crate) fn residual_schema(
         input,
         generator,
         expanding: Vec::new(),
+        structs: HashSet::new(),
+        trusted_refs: HashMap::new(),
     };
     match walk.residual(root, shape) {
         Residual::Nothing => Some(Value::Bool(true)),
@@ -394,6 +473,13 @@ pub(crate) fn rewrite_root_refs(schema: &mut Value) -> bool {
         _ => {}
     }
     changed
+}
+
+/// [`rewrite_root_refs`] over each definition of a `$defs` map.
+pub(crate) fn rewrite_root_refs_in_defs(defs: &mut Map<String, Value>) {
+    for def in defs.values_mut() {
+        rewrite_root_refs(def);
+    }
 }
 
 /// A schema's constraining keywords (`true` has none); `None` for `false`.
@@ -496,6 +582,9 @@ impl Walk<'_> {
         self.expanding.push(name.to_owned());
         let result = self.residual(target, shape);
         self.expanding.pop();
+        if self.structs.contains(&address(target)) {
+            *self.trusted_refs.entry(name.to_owned()).or_default() += 1;
+        }
         match result {
             // Nothing gained by inlining what is kept whole: point at it.
             Residual::Check(kept) if &kept == target => keep(),
@@ -602,6 +691,7 @@ impl Walk<'_> {
                 kept_properties.insert(field.name.to_owned(), rest);
             }
         }
+        self.structs.insert(address(sub));
         let mut out = Map::new();
         if self.input {
             // serde_json decodes a struct from an array of its fields, too.

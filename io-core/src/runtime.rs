@@ -89,6 +89,50 @@ impl AgentRuntime {
         self
     }
 
+    /// Checks a skill before it runs ([`crate::skill`]): its steps name this runtime's core
+    /// (by [`ErasedAgentCore::core_type`]) or the tools it may call (the invoker of
+    /// [`Self::with_tools`], within [`Self::with_allowed_tools`]); every link must be proven.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
+    /// use io_core::skill::{SkillManifest, SkillProblem};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Text { text: String }
+    /// struct Echo;
+    /// impl AgentCore for Echo {
+    ///     type Input = Text;
+    ///     type Output = Text;
+    ///     fn core_type(&self) -> &str { "echo" }
+    ///     async fn run_turn(&mut self, input: Text, _: &mut AgentContext) -> Result<Text, AgentError> { Ok(input) }
+    /// }
+    /// let runtime = AgentRuntime::new(Echo);
+    /// assert!(runtime.validate_skill(&SkillManifest::new("twice", ["echo", "echo"])).is_ok());
+    /// let err = runtime.validate_skill(&SkillManifest::new("lost", ["echo", "kb.search"])).unwrap_err();
+    /// assert!(matches!(err.problems[0], SkillProblem::UnknownStep { step: 1, .. }));
+    /// ```
+    pub fn validate_skill(
+        &self,
+        skill: &crate::skill::SkillManifest,
+    ) -> Result<(), crate::skill::SkillError> {
+        let core_type = self.core.core_type().to_owned();
+        let input = self.core.input_boundary().schema().clone();
+        let produced = self.core.output_boundary().produced_schema().clone();
+        crate::skill::check_skill(skill, |id| {
+            if id == core_type {
+                return Some((input.clone(), produced.clone()));
+            }
+            if self
+                .allowed_tools
+                .as_ref()
+                .is_some_and(|allowed| !allowed.contains(id))
+            {
+                return None;
+            }
+            self.tools.as_ref()?.tool_schemas(id)
+        })
+    }
+
     /// Limits the core to these tool ids.
     #[must_use]
     pub fn with_allowed_tools<I, S>(mut self, ids: I) -> Self

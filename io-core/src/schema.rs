@@ -86,6 +86,8 @@ pub struct BoundarySchema {
     profiles: Box<[ProfileSlot; 7]>,
     /// What serde does not enforce, for types whose shape is known ([`crate::residual`]).
     residual: Option<Residual>,
+    /// Outputs of a known shape: the schema with every derived struct closed.
+    closed: Option<Value>,
 }
 
 /// The residual check of a boundary whose type's shape is known.
@@ -128,6 +130,12 @@ impl BoundarySchema {
             .into_generator()
             .into_root_schema_for::<T>()
             .to_value();
+        let closed = match (&shape, direction) {
+            (Some(shape), Direction::Output) => {
+                crate::residual::closed_schema(&schema, shape, &mut settings().into_generator())
+            }
+            _ => None,
+        };
         let residual = shape.and_then(|shape| {
             let schema = crate::residual::residual_schema(
                 &schema,
@@ -181,6 +189,7 @@ impl BoundarySchema {
         );
         if built.validator.is_ok() {
             built.residual = residual;
+            built.closed = closed;
         }
         built
     }
@@ -218,6 +227,7 @@ impl BoundarySchema {
             strict: None,
             profiles: Default::default(),
             residual: None,
+            closed: None,
         }
     }
 
@@ -244,6 +254,7 @@ impl BoundarySchema {
             strict,
             profiles: Default::default(),
             residual: None,
+            closed: None,
         }
     }
 
@@ -404,6 +415,25 @@ impl BoundarySchema {
             Residual::Nothing => Some(NOTHING),
             Residual::Check { schema, .. } => Some(schema),
         }
+    }
+
+    /// What the type can actually produce, as a schema: for an output whose type's shape is
+    /// known, the output schema with `additionalProperties: false` on every object a derived
+    /// `Serialize` writes (it writes its own fields and nothing more); otherwise the schema
+    /// itself. Composition proofs ([`crate::compat`]) use it for producers, so that a consumer's
+    /// extra optional field is not refused for a property the producer can never write.
+    ///
+    /// ```
+    /// use io_core::AgentOutput;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// struct Hits { hits: Vec<String> }
+    /// let closed = Hits::output_boundary().produced_schema();
+    /// assert_eq!(closed["additionalProperties"], false);
+    /// assert!(Hits::output_boundary().schema().get("additionalProperties").is_none());
+    /// ```
+    pub fn produced_schema(&self) -> &Value {
+        self.closed.as_ref().unwrap_or(&self.schema)
     }
 
     /// Checks a value that serde has just decoded into, or encoded from, this schema's type:

@@ -548,6 +548,89 @@ impl ToolRegistry {
         self.resolve(tool_id).ok().map(|t| t.outputs.get())
     }
 
+    /// A tool's input JSON Schema, by id or `id@major` (io-traits.md's `tool_input_schema`).
+    pub fn tool_input_schema(&self, tool_id: &str) -> Option<&Value> {
+        self.input_boundary(tool_id).map(BoundarySchema::schema)
+    }
+
+    /// A tool's output JSON Schema, by id or `id@major`.
+    pub fn tool_output_schema(&self, tool_id: &str) -> Option<&Value> {
+        self.output_boundary(tool_id).map(BoundarySchema::schema)
+    }
+
+    /// Checks a skill before it runs: every step names a registered tool, and each step's
+    /// output can become the next step's input ([`io_core::skill`]). Every broken link is
+    /// reported at once.
+    ///
+    /// ```
+    /// use io_core::skill::{SkillManifest, SkillProblem};
+    /// use io_typed_tool::{ToolError, tool, tool_registry};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Query { q: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Hits { hits: Vec<String> }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Summary { text: String }
+    ///
+    /// /// Searches.
+    /// #[tool(id = "kb.search")]
+    /// async fn search(q: Query) -> Result<Hits, ToolError> { Ok(Hits { hits: vec![q.q] }) }
+    /// /// Summarizes hits.
+    /// #[tool(id = "kb.summarize")]
+    /// async fn summarize(h: Hits) -> Result<Summary, ToolError> { Ok(Summary { text: h.hits.join(" ") }) }
+    ///
+    /// let registry = tool_registry![SearchTool, SummarizeTool].unwrap();
+    /// assert!(registry.validate_skill(&SkillManifest::new("s", ["kb.search", "kb.summarize"])).is_ok());
+    /// let err = registry.validate_skill(&SkillManifest::new("s", ["kb.summarize", "kb.search"])).unwrap_err();
+    /// assert!(matches!(err.problems[0], SkillProblem::IncompatibleChain { step: 1, .. }));
+    /// ```
+    pub fn validate_skill(
+        &self,
+        skill: &io_core::skill::SkillManifest,
+    ) -> Result<(), io_core::skill::SkillError> {
+        io_core::skill::check_skill(skill, |id| self.tool_schemas(id))
+    }
+
+    /// Runs a skill: each step is called under its contract with the previous step's output
+    /// (or the input its mapping builds), and the last output is returned. The skill is
+    /// checked first ([`Self::validate_skill`]); a failing step's error says which step.
+    pub async fn run_skill(
+        &self,
+        skill: &io_core::skill::SkillManifest,
+        input: Value,
+        options: CallOptions,
+    ) -> Result<Value, ToolError> {
+        if let Err(err) = self.validate_skill(skill) {
+            return Err(AgentError::new(
+                ErrorCode::Other("incompatible_chain".into()),
+                err.to_string(),
+            ));
+        }
+        // One run id for every step, so the audit trail ties them together.
+        let mut options = options;
+        let run_id = options.run_id.take().unwrap_or_else(io_core::new_run_id);
+        let mut value = input;
+        for (index, step) in skill.steps.iter().enumerate() {
+            if index > 0 {
+                value = skill.next_input(index, value);
+            }
+            let step_options = options.clone().with_run_id(run_id.clone());
+            value = self
+                .call_with(&step.tool, value, step_options)
+                .await
+                .map_err(|err| {
+                    let message =
+                        format!("skill step {index} (`{}`): {}", step.tool, err.message());
+                    let violations = err.violations().to_vec();
+                    AgentError::new(err.code().clone(), message)
+                        .with_retryable(err.is_retryable())
+                        .with_violations(violations)
+                })?;
+        }
+        Ok(value)
+    }
+
     /// Every registered tool, ordered by identity: identity, contract, input and output schema.
     pub(crate) fn registered(
         &self,
@@ -1012,6 +1095,13 @@ impl ToolInvoker for ToolRegistry {
             };
             self.call_with(&call.tool_id, call.input, options).await
         })
+    }
+
+    fn tool_schemas(&self, tool_id: &str) -> Option<(Value, Value)> {
+        Some((
+            self.tool_input_schema(tool_id)?.clone(),
+            self.output_boundary(tool_id)?.produced_schema().clone(),
+        ))
     }
 
     fn tool_ids(&self) -> Vec<String> {

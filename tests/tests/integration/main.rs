@@ -8,6 +8,7 @@ mod files;
 mod hostile;
 mod hygiene;
 mod pinned;
+mod skills;
 mod soundness;
 mod tools;
 mod workflow;

@@ -1,0 +1,406 @@
+//! Skills (io-traits.md "Composition validation"): chains checked before anything runs, every
+//! broken link reported at once, and a checked chain run step by step.
+
+use std::sync::Arc;
+
+use io_core::skill::{SkillManifest, SkillProblem};
+use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
+use io_typed_tool::{ToolError, ToolRegistry, tool, tool_registry};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Query {
+    q: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Hits {
+    hits: Vec<Hit>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Hit {
+    title: String,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    score: f64,
+}
+
+/// What `summarize` takes: the hits, and optionally a language (a field `search` never
+/// writes: compatible because `search`'s output is a derived struct, closed).
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct SummarizeArgs {
+    hits: Vec<Hit>,
+    #[serde(default)]
+    language: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Summary {
+    text: String,
+    #[schemars(range(min = 0, max = 10))]
+    confidence: u8,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Tone {
+    Plain,
+    Formal,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Publish {
+    text: String,
+    #[schemars(range(min = 0, max = 10))]
+    confidence: u8,
+}
+
+/// Needs a field no step produces.
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct NeedsAuthor {
+    text: String,
+    author: String,
+}
+
+/// Takes a narrower range than `Summary` produces.
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct StrictConfidence {
+    text: String,
+    #[schemars(range(min = 5, max = 10))]
+    confidence: u8,
+}
+
+/// Takes a number where `Summary` has a string.
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct NumericText {
+    text: u32,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Styled {
+    tone: Tone,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum FormalOnly {
+    Formal,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct FormalStyled {
+    tone: FormalOnly,
+}
+
+/// Searches.
+#[tool(id = "kb.search", idempotent)]
+async fn search(q: Query) -> Result<Hits, ToolError> {
+    Ok(Hits {
+        hits: vec![Hit {
+            title: format!("about {}", q.q),
+            score: 0.5,
+        }],
+    })
+}
+
+/// Summarizes.
+#[tool(id = "kb.summarize", idempotent)]
+async fn summarize(args: SummarizeArgs) -> Result<Summary, ToolError> {
+    let text = args
+        .hits
+        .iter()
+        .map(|h| h.title.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    Ok(Summary {
+        text,
+        confidence: 7,
+    })
+}
+
+/// Publishes.
+#[tool(id = "kb.publish", idempotent)]
+async fn publish(p: Publish) -> Result<Query, ToolError> {
+    Ok(Query { q: p.text })
+}
+
+/// Needs an author.
+#[tool(id = "kb.attribute", idempotent)]
+async fn attribute(a: NeedsAuthor) -> Result<Query, ToolError> {
+    Ok(Query { q: a.author })
+}
+
+/// Needs confidence ≥ 5.
+#[tool(id = "kb.confident", idempotent)]
+async fn confident(a: StrictConfidence) -> Result<Query, ToolError> {
+    Ok(Query { q: a.text })
+}
+
+/// Wants a number.
+#[tool(id = "kb.count", idempotent)]
+async fn count(a: NumericText) -> Result<Query, ToolError> {
+    Ok(Query {
+        q: a.text.to_string(),
+    })
+}
+
+/// Picks a tone.
+#[tool(id = "style.pick", idempotent)]
+async fn pick(_q: Query) -> Result<Styled, ToolError> {
+    Ok(Styled { tone: Tone::Plain })
+}
+
+/// Formal only.
+#[tool(id = "style.formal", idempotent)]
+async fn formal(s: FormalStyled) -> Result<Query, ToolError> {
+    let _ = s.tone;
+    Ok(Query { q: "formal".into() })
+}
+
+fn registry() -> ToolRegistry {
+    tool_registry![
+        SearchTool,
+        SummarizeTool,
+        PublishTool,
+        AttributeTool,
+        ConfidentTool,
+        CountTool,
+        PickTool,
+        FormalTool
+    ]
+    .unwrap()
+}
+
+#[test]
+fn a_valid_three_step_chain_passes() {
+    let registry = registry();
+    let skill = SkillManifest::new("research", ["kb.search", "kb.summarize", "kb.publish"]);
+    registry.validate_skill(&skill).unwrap();
+}
+
+#[test]
+fn broken_links_are_each_named_with_a_witness() {
+    let registry = registry();
+    let check = |steps: &[&str]| {
+        registry
+            .validate_skill(&SkillManifest::new("broken", steps.iter().copied()))
+            .unwrap_err()
+            .problems
+    };
+    // A missing required field.
+    let problems = check(&["kb.search", "kb.summarize", "kb.attribute"]);
+    let [
+        SkillProblem::IncompatibleChain {
+            step: 2,
+            from,
+            to,
+            counterexample,
+        },
+    ] = problems.as_slice()
+    else {
+        panic!("{problems:?}")
+    };
+    assert_eq!(
+        (from.as_str(), to.as_str()),
+        ("kb.summarize", "kb.attribute")
+    );
+    assert!(
+        counterexample.reason.contains("`author`"),
+        "{counterexample:?}"
+    );
+    // A range.
+    let problems = check(&["kb.search", "kb.summarize", "kb.confident"]);
+    let [SkillProblem::IncompatibleChain { counterexample, .. }] = problems.as_slice() else {
+        panic!("{problems:?}")
+    };
+    assert_eq!(counterexample.consumer_pointer, "/properties/confidence");
+    assert!(counterexample.witness["confidence"].as_u64().unwrap() < 5);
+    // A type.
+    let problems = check(&["kb.search", "kb.summarize", "kb.count"]);
+    let [SkillProblem::IncompatibleChain { counterexample, .. }] = problems.as_slice() else {
+        panic!("{problems:?}")
+    };
+    assert!(counterexample.witness["text"].is_string());
+    // An enum value.
+    let problems = check(&["style.pick", "style.formal"]);
+    let [SkillProblem::IncompatibleChain { counterexample, .. }] = problems.as_slice() else {
+        panic!("{problems:?}")
+    };
+    assert_eq!(counterexample.witness["tone"], "plain");
+}
+
+#[test]
+fn every_broken_step_is_reported_at_once() {
+    let registry = registry();
+    let skill = SkillManifest::new(
+        "all wrong",
+        [
+            "kb.search",
+            "kb.publish",
+            "kb.nope",
+            "kb.summarize",
+            "kb.count",
+        ],
+    );
+    let err = registry.validate_skill(&skill).unwrap_err();
+    let steps: Vec<(usize, &str)> = err
+        .problems
+        .iter()
+        .map(|p| match p {
+            SkillProblem::UnknownStep { step, .. } => (*step, "unknown"),
+            SkillProblem::IncompatibleChain { step, .. } => (*step, "incompatible"),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [(2, "unknown"), (1, "incompatible"), (4, "incompatible")]
+    );
+    let text = err.to_string();
+    assert!(
+        text.starts_with("all wrong cannot run as written (3 problem(s))"),
+        "{text}"
+    );
+}
+
+#[test]
+fn mappings_pick_fields_and_are_checked() {
+    let registry = registry();
+    let skill = SkillManifest::from_yaml_or_json(
+        r#"
+name: mapped
+steps:
+  - tool: kb.search
+  - tool: kb.publish
+    inputs: { text: /hits/0/title }
+"#,
+    )
+    .unwrap();
+    // The list of hits may be empty, so `text` may be missing; and `publish` also requires
+    // `confidence`, which no mapping gives.
+    let err = registry.validate_skill(&skill).unwrap_err();
+    assert!(
+        matches!(&err.problems[0], SkillProblem::IncompatibleChain { step: 1, counterexample, .. } if counterexample.reason.contains("`text`")),
+        "{err}"
+    );
+    let mut both = skill.clone();
+    both.steps[1]
+        .inputs
+        .insert("confidence".into(), "/hits/0/score".into());
+    let err = registry.validate_skill(&both).unwrap_err();
+    assert!(
+        matches!(&err.problems[0], SkillProblem::IncompatibleChain { .. }),
+        "{err}"
+    );
+    // A pointer to nothing in the producer.
+    let bad = SkillManifest::from_yaml_or_json(
+        r#"{ "steps": [ { "tool": "kb.search" }, { "tool": "kb.publish", "inputs": { "text": "/nope" } } ] }"#,
+    )
+    .unwrap();
+    let err = registry.validate_skill(&bad).unwrap_err();
+    assert!(
+        matches!(&err.problems[0], SkillProblem::BadMapping { field, .. } if field == "text"),
+        "{err}"
+    );
+    // A hit's title may be absent (the list may be empty): `Query` requires `q`.
+    let maybe = SkillManifest::from_yaml_or_json(
+        r#"{ "steps": [ { "tool": "kb.search" }, { "tool": "kb.search", "inputs": { "q": "/hits/0/title" } } ] }"#,
+    )
+    .unwrap();
+    let err = registry.validate_skill(&maybe).unwrap_err();
+    assert!(
+        matches!(&err.problems[0], SkillProblem::IncompatibleChain { .. }),
+        "{err}"
+    );
+    // A malformed manifest says where.
+    let err = SkillManifest::from_yaml_or_json("steps: [ { tool: a, extra: 1 } ]").unwrap_err();
+    assert!(err.to_string().contains("extra"), "{err}");
+}
+
+#[tokio::test]
+async fn a_checked_skill_runs_step_by_step() {
+    let registry = registry();
+    let skill = SkillManifest::new("research", ["kb.search", "kb.summarize", "kb.publish"]);
+    let out = registry
+        .run_skill(&skill, json!({ "q": "rust" }), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(out, json!({ "q": "about rust" }));
+    // A skill that does not check does not run any step.
+    let bad = SkillManifest::new("bad", ["kb.search", "kb.count"]);
+    let err = registry
+        .run_skill(&bad, json!({ "q": "rust" }), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "incompatible_chain");
+    // A step's failure names the step.
+    let err = registry
+        .run_skill(&skill, json!({ "q": 3 }), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "input_invalid");
+    assert!(
+        err.message().starts_with("skill step 0 (`kb.search`)"),
+        "{}",
+        err.message()
+    );
+}
+
+struct Summarizer;
+
+impl AgentCore for Summarizer {
+    type Input = Hits;
+    type Output = Summary;
+
+    fn core_type(&self) -> &str {
+        "summarizer"
+    }
+
+    async fn run_turn(
+        &mut self,
+        input: Hits,
+        _ctx: &mut AgentContext,
+    ) -> Result<Summary, AgentError> {
+        Ok(Summary {
+            text: input.hits.len().to_string(),
+            confidence: 1,
+        })
+    }
+}
+
+#[test]
+fn the_runtime_checks_skills_over_its_core_and_its_tools() {
+    let runtime = AgentRuntime::new(Summarizer).with_tools(Arc::new(registry()));
+    runtime
+        .validate_skill(&SkillManifest::new(
+            "mixed",
+            ["kb.search", "summarizer", "kb.publish"],
+        ))
+        .unwrap();
+    let err = runtime
+        .validate_skill(&SkillManifest::new(
+            "mixed",
+            ["kb.search", "summarizer", "kb.confident"],
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.problems[0],
+            SkillProblem::IncompatibleChain { step: 2, .. }
+        ),
+        "{err}"
+    );
+    // Tools outside the allow-list are not the runtime's to chain.
+    let limited = AgentRuntime::new(Summarizer)
+        .with_tools(Arc::new(registry()))
+        .with_allowed_tools(["kb.publish"]);
+    let err = limited
+        .validate_skill(&SkillManifest::new("mixed", ["kb.search", "summarizer"]))
+        .unwrap_err();
+    assert!(
+        matches!(err.problems[0], SkillProblem::UnknownStep { step: 0, .. }),
+        "{err}"
+    );
+}
