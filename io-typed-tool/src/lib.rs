@@ -48,6 +48,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod call;
+pub mod chain;
 mod check;
 mod contract;
 mod core_tool;

@@ -36,7 +36,7 @@ struct SummarizeArgs {
     language: Option<String>,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
 struct Summary {
     text: String,
     #[schemars(range(min = 0, max = 10))]
@@ -403,4 +403,52 @@ fn the_runtime_checks_skills_over_its_core_and_its_tools() {
         matches!(err.problems[0], SkillProblem::UnknownStep { step: 0, .. }),
         "{err}"
     );
+}
+
+/// Claims more confidence than its schema allows.
+#[tool(id = "kb.overconfident", idempotent)]
+async fn overconfident(args: SummarizeArgs) -> Result<Summary, ToolError> {
+    Ok(Summary {
+        text: args.hits.len().to_string(),
+        confidence: 11,
+    })
+}
+
+impl From<Hits> for SummarizeArgs {
+    fn from(hits: Hits) -> Self {
+        SummarizeArgs {
+            hits: hits.hits,
+            language: None,
+        }
+    }
+}
+impl From<Summary> for Publish {
+    fn from(s: Summary) -> Self {
+        Publish {
+            text: s.text,
+            confidence: s.confidence,
+        }
+    }
+}
+
+#[tokio::test]
+async fn typed_chains_run_the_bodies_and_check_each_output() {
+    use io_typed_tool::ToolContext;
+    use io_typed_tool::chain::{Then, TypedStep};
+
+    let ctx = ToolContext::new("run-1", "research");
+    let research = SearchTool.then(SummarizeTool).then(PublishTool);
+    let out = research
+        .run(Query { q: "rust".into() }, &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.q, "about rust");
+    // A step's output is held to its schema, as the registry would hold it.
+    let err = SearchTool
+        .then(OverconfidentTool)
+        .run(Query { q: "x".into() }, &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "output_invalid");
+    assert_eq!(err.violations()[0].pointer, "/confidence");
 }
