@@ -1530,35 +1530,47 @@ fn built<'a>(
 /// Points `document`'s references to `root`'s root (`#`, `#/properties/...`) at a copy of that
 /// root under `$defs`, for a document assembled from parts of `root` (a mapped skill input).
 pub(crate) fn keep_root_refs(root: &Value, document: &mut Value) {
-    if !crate::residual::rewrite_root_refs(document) {
+    let name = fresh_root_name(root);
+    if !crate::residual::rewrite_root_refs_to(document, &name) {
         return;
     }
-    let mut copy = root.clone();
-    if let Value::Object(copy) = &mut copy {
-        copy.remove("$defs");
-    }
-    crate::residual::rewrite_root_refs(&mut copy);
+    let Some(defs) = defs_with_root(root, &name) else {
+        return;
+    };
     if let Some(map) = document.as_object_mut() {
-        let defs = map.entry("$defs").or_insert_with(|| json!({}));
-        if let Value::Object(defs) = defs {
-            crate::residual::rewrite_root_refs_in_defs(defs);
-            defs.insert(crate::residual::ROOT_DEF.to_owned(), copy);
-        }
+        map.insert("$defs".into(), defs);
     }
 }
 
-/// A document for a schema built here, in the context of its side's root (whose `$defs` and
-/// root references it may use).
-fn with_root(root: &Value, schema: &Value) -> Option<Value> {
+/// A `$defs` name for a copy of `root` that `root` does not use.
+fn fresh_root_name(root: &Value) -> String {
+    let defs = root.get("$defs").and_then(Value::as_object);
+    let mut name = crate::residual::ROOT_DEF.to_owned();
+    while defs.is_some_and(|d| d.contains_key(&name)) {
+        name.push('_');
+    }
+    name
+}
+
+/// `root`'s `$defs`, with a copy of `root` itself under `name`, every reference to the root
+/// re-pointed at that copy.
+fn defs_with_root(root: &Value, name: &str) -> Option<Value> {
     let mut defs = root.get("$defs").cloned().unwrap_or_else(|| json!({}));
     let mut copy = root.clone();
     if let Value::Object(copy) = &mut copy {
         copy.remove("$defs");
     }
-    crate::residual::rewrite_root_refs(&mut defs);
-    crate::residual::rewrite_root_refs(&mut copy);
-    defs.as_object_mut()?
-        .insert(crate::residual::ROOT_DEF.to_owned(), copy);
+    crate::residual::rewrite_root_refs_to(&mut defs, name);
+    crate::residual::rewrite_root_refs_to(&mut copy, name);
+    defs.as_object_mut()?.insert(name.to_owned(), copy);
+    Some(defs)
+}
+
+/// A document for a schema built here, in the context of its side's root (whose `$defs` and
+/// root references it may use).
+fn with_root(root: &Value, schema: &Value) -> Option<Value> {
+    let name = fresh_root_name(root);
+    let defs = defs_with_root(root, &name)?;
     let mut document = match schema {
         Value::Bool(_) => return Some(schema.clone()),
         Value::Object(map) => map.clone(),
@@ -1566,7 +1578,7 @@ fn with_root(root: &Value, schema: &Value) -> Option<Value> {
     };
     document.remove("$defs");
     let mut document = Value::Object(document);
-    crate::residual::rewrite_root_refs(&mut document);
+    crate::residual::rewrite_root_refs_to(&mut document, &name);
     let map = document.as_object_mut()?;
     map.insert("$defs".into(), defs);
     map.insert(
@@ -1758,29 +1770,30 @@ fn unescape_uri(fragment: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// A standalone document for the subschema at `ptr` of `root`: the root is kept under
-/// `$defs`, every reference to it re-pointed, and the document refers to the subschema.
+/// A standalone document for the subschema at `ptr` (a JSON pointer) of `root`: the root is
+/// kept under `$defs`, every reference to it re-pointed, and the document refers to the
+/// subschema. `None` when nothing is there.
+///
+/// ```
+/// use serde_json::json;
+/// let root = json!({ "$defs": { "N": { "type": "integer" } }, "properties": { "n": { "$ref": "#/$defs/N" } } });
+/// let n = io_core::compat::schema_at(&root, "/properties/n").unwrap();
+/// assert!(io_core::compat::schema_compatible(&json!({ "type": "integer", "minimum": 0 }), &n).is_compatible());
+/// ```
+pub fn schema_at(root: &Value, ptr: &str) -> Option<Value> {
+    at_pointer(root, ptr)
+}
+
 fn at_pointer(root: &Value, ptr: &str) -> Option<Value> {
     root.pointer(ptr)?;
-    let mut defs = root.get("$defs").cloned().unwrap_or_else(|| json!({}));
-    let mut copy = root.clone();
-    if let Value::Object(copy) = &mut copy {
-        copy.remove("$defs");
-    }
-    crate::residual::rewrite_root_refs(&mut defs);
-    crate::residual::rewrite_root_refs(&mut copy);
-    defs.as_object_mut()?
-        .insert(crate::residual::ROOT_DEF.to_owned(), copy);
-    let target = if let Some(rest) = ptr.strip_prefix("/$defs/") {
-        format!("#/$defs/{rest}")
-    } else {
-        format!("#/$defs/{}{ptr}", crate::residual::ROOT_DEF)
+    let name = fresh_root_name(root);
+    let defs = defs_with_root(root, &name)?;
+    let target = match ptr.strip_prefix("/$defs/") {
+        Some(rest) => format!("#/$defs/{rest}"),
+        None => format!("#/$defs/{name}{ptr}"),
     };
-    let target = target
-        .split('/')
-        .map(|t| t.replace('%', "%25"))
-        .collect::<Vec<_>>()
-        .join("/");
+    // A `$ref` is a URI: `%` in a pointer token is escaped.
+    let target = target.replace('%', "%25");
     Some(json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$defs": defs,

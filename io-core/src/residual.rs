@@ -451,6 +451,11 @@ fn mentions_any(schema: &Value, keys: &[&str]) -> bool {
 /// Points every `$ref` to the root (`#`, `#/properties/...`; not `#/$defs/...`) at the root's
 /// copy under `$defs`. Returns whether it changed any.
 pub(crate) fn rewrite_root_refs(schema: &mut Value) -> bool {
+    rewrite_root_refs_to(schema, ROOT_DEF)
+}
+
+/// [`rewrite_root_refs`], the copy being `$defs/<name>`.
+pub(crate) fn rewrite_root_refs_to(schema: &mut Value, name: &str) -> bool {
     let mut changed = false;
     match schema {
         Value::Object(map) => {
@@ -458,28 +463,21 @@ pub(crate) fn rewrite_root_refs(schema: &mut Value) -> bool {
                 && let Some(rest) = reference.strip_prefix('#')
                 && !rest.starts_with("/$defs/")
             {
-                *reference = format!("#/$defs/{ROOT_DEF}{rest}");
+                *reference = format!("#/$defs/{name}{rest}");
                 changed = true;
             }
             for value in map.values_mut() {
-                changed |= rewrite_root_refs(value);
+                changed |= rewrite_root_refs_to(value, name);
             }
         }
         Value::Array(items) => {
             for value in items {
-                changed |= rewrite_root_refs(value);
+                changed |= rewrite_root_refs_to(value, name);
             }
         }
         _ => {}
     }
     changed
-}
-
-/// [`rewrite_root_refs`] over each definition of a `$defs` map.
-pub(crate) fn rewrite_root_refs_in_defs(defs: &mut Map<String, Value>) {
-    for def in defs.values_mut() {
-        rewrite_root_refs(def);
-    }
 }
 
 /// A schema's constraining keywords (`true` has none); `None` for `false`.

@@ -190,6 +190,11 @@ impl AgentRuntime {
         self.core.output_schema()
     }
 
+    /// The core's compiled output schema (with [`BoundarySchema::produced_schema`]).
+    pub fn output_boundary(&self) -> &'static crate::BoundarySchema {
+        self.core.output_boundary()
+    }
+
     /// Checks an input without running anything.
     pub fn validate_input(&self, input: &Value) -> Result<(), AgentError> {
         self.core.input_boundary().validate(input)

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
 
+use io_core::compat::Compatibility;
 use io_core::{AgentCore, AgentError, AgentRuntime, BoxFuture};
 use io_typed_tool::{CallOptions, ToolRegistry};
 use serde_json::{Map, Value};
@@ -298,7 +299,7 @@ impl Executor {
         let agent = CoreFactoryAgent {
             factory,
             input_schema: C::Input::input_schema(),
-            output_schema: C::Output::output_schema(),
+            output_schema: C::Output::output_boundary().produced_schema(),
         };
         self.bind(assign, agent)
     }
@@ -329,9 +330,8 @@ impl Executor {
         tool_id: impl Into<String>,
     ) -> Self {
         let tool_id = tool_id.into();
-        let schemas = registry
-            .contract(&tool_id)
-            .map(|c| (c.inputs.clone(), c.outputs.clone()));
+        // What the tool can produce: its output schema, derived structs closed.
+        let schemas = io_core::ToolInvoker::tool_schemas(&*registry, &tool_id);
         self.bind(
             assign,
             ToolAgent {
@@ -433,9 +433,43 @@ impl Executor {
                         && let Some(declared) = workflow
                             .phase(upstream)
                             .and_then(|p| p.output_decl_for(key))
-                        && let Some(reason) =
-                            workflow.fits_schema(&declared.ty, field, input_schema)
                     {
+                        // A typed producer feeding a typed consumer: their schemas decide, so
+                        // this check and a skill's cannot disagree. An unproven pair falls back
+                        // to the declared type.
+                        let producer = workflow
+                            .phase(upstream)
+                            .and_then(|p| self.agent_for(p))
+                            .and_then(|agent| agent.schemas())
+                            .and_then(|(_, produced)| field_schema(produced, key));
+                        let consumer = field_schema(input_schema, &decl.key);
+                        if let (Some(producer), Some(consumer)) = (&producer, &consumer) {
+                            match io_core::compat::schema_compatible(producer, consumer) {
+                                Compatibility::Compatible => continue,
+                                Compatibility::Incompatible(why) => {
+                                    problems.push(wiring(
+                                        &decl.key,
+                                        format!("a value its input field accepts ({})", why.reason),
+                                        format!("`{}`, which can be {}", decl.expression, {
+                                            let mut shown = why.witness.to_string();
+                                            io_core::limits::clip(&mut shown, 120);
+                                            shown
+                                        }),
+                                        format!(
+                                            "change the type of `{upstream}`'s output `{key}` or of the field `{}`",
+                                            decl.key
+                                        ),
+                                        decl.at,
+                                    ));
+                                    continue;
+                                }
+                                Compatibility::Unknown(_) => {}
+                            }
+                        }
+                        let Some(reason) = workflow.fits_schema(&declared.ty, field, input_schema)
+                        else {
+                            continue;
+                        };
                         problems.push(wiring(
                             &decl.key,
                             format!("a value its input field accepts ({reason})"),
@@ -635,10 +669,20 @@ impl Executor {
 /// The phases under way: each task gives back its phase, context, result and time.
 type Running = tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>, u64)>;
 
+/// The schema of one top-level field of an object schema, as a document of its own (the
+/// root's `$defs` kept); `None` when the root lists no such property.
+fn field_schema(root: &Value, key: &str) -> Option<Value> {
+    let resolved = resolve(root, root);
+    resolved.get("properties")?.get(key)?;
+    let token = key.replace('~', "~0").replace('/', "~1");
+    root.get("properties")
+        .and_then(|_| io_core::compat::schema_at(root, &format!("/properties/{token}")))
+}
+
 fn core_agent(runtime: AgentRuntime) -> CoreAgent {
     CoreAgent {
         input_schema: runtime.input_schema(),
-        output_schema: runtime.output_schema(),
+        output_schema: runtime.output_boundary().produced_schema(),
         runtime: tokio::sync::Mutex::new(runtime),
     }
 }

@@ -1172,3 +1172,107 @@ fn the_executor_reports_progress_per_phase() {
         ]
     );
 }
+
+// ---- typed producer feeding a typed consumer: the schemas decide ---------------------------
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Scored {
+    score: u8,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct NarrowScore {
+    #[schemars(range(max = 10))]
+    score: u8,
+}
+
+struct Scorer;
+
+impl AgentCore for Scorer {
+    type Input = Scored;
+    type Output = Scored;
+
+    fn core_type(&self) -> &str {
+        "scorer"
+    }
+
+    async fn run_turn(
+        &mut self,
+        input: Scored,
+        _: &mut AgentContext,
+    ) -> Result<Scored, AgentError> {
+        Ok(input)
+    }
+}
+
+struct Judge;
+
+impl AgentCore for Judge {
+    type Input = NarrowScore;
+    type Output = NarrowScore;
+
+    fn core_type(&self) -> &str {
+        "judge"
+    }
+
+    async fn run_turn(
+        &mut self,
+        input: NarrowScore,
+        _: &mut AgentContext,
+    ) -> Result<NarrowScore, AgentError> {
+        Ok(input)
+    }
+}
+
+const SCORING: &str = "\
+workflow:
+  score:
+    title: Score
+    assign: scorer
+    inputs:
+      score: $trigger.score
+    outputs:
+      score: integer
+  judge:
+    title: Judge
+    assign: judge
+    depends_on: [score]
+    inputs:
+      score: score.score
+    outputs:
+      score: integer
+openintent: \"1.0\"
+info:
+  name: scoring
+";
+
+#[test]
+fn typed_wiring_between_typed_agents_is_decided_by_their_schemas() {
+    // Both fields are `integer` by the declared type; the judge takes at most 10 and the
+    // scorer can produce up to 255: the schemas refuse the wiring, with a value showing why.
+    let workflow = Workflow::from_yaml(SCORING).unwrap();
+    let executor = Executor::new(workflow.clone())
+        .bind_core("scorer", Scorer)
+        .bind_core("judge", Judge);
+    let problems: Vec<Value> = executor
+        .check()
+        .iter()
+        .map(ValidationError::to_json)
+        .collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["error"], "TypedWiringError");
+    assert_eq!(problems[0]["key"], "score");
+    assert!(
+        problems[0]["actual"]
+            .as_str()
+            .unwrap()
+            .contains("which can be"),
+        "{}",
+        problems[0]
+    );
+    // The same producer feeding a consumer as wide as itself passes.
+    let fine = Executor::new(workflow)
+        .bind_core("scorer", Scorer)
+        .bind_core_factory("judge", || Scorer);
+    assert!(fine.check().is_empty(), "{:?}", fine.check());
+}
