@@ -32,10 +32,12 @@
 //!
 //! Chaining `SummarizeTool.then(SearchTool)` is a compile error naming both types:
 //! "the output of one step, `Summary`, cannot become the input of the next, `Query`".
+//!
+//! A typed core joins a chain through [`CoreStep`]: `CoreStep::new(core).then(tool)`.
 
 use std::future::Future;
 
-use io_core::AgentOutput;
+use io_core::{AgentContext, AgentCore, AgentOutput};
 
 use crate::typed::{ToolContext, ToolError, TypedTool};
 
@@ -123,3 +125,62 @@ pub trait Then: TypedStep + Sized {
 }
 
 impl<S: TypedStep> Then for S {}
+
+/// A typed core as a chain step: each run is one turn (turns of one core run one at a time,
+/// as cores take `&mut self`), its output held to the core's output schema.
+///
+/// ```
+/// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+/// use io_typed_tool::chain::{CoreStep, Then, TypedStep};
+/// use io_typed_tool::{ToolContext, ToolError, tool};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+/// struct Query { q: String }
+/// struct Planner;
+/// impl AgentCore for Planner {
+///     type Input = Query;
+///     type Output = Query;
+///     fn core_type(&self) -> &str { "planner" }
+///     async fn run_turn(&mut self, input: Query, _: &mut AgentContext) -> Result<Query, AgentError> {
+///         Ok(Query { q: format!("{} rust", input.q) })
+///     }
+/// }
+/// /// Echoes.
+/// #[tool(id = "echo")]
+/// async fn echo(q: Query) -> Result<Query, ToolError> { Ok(q) }
+///
+/// let plan = CoreStep::new(Planner).then(EchoTool);
+/// let out = pollster::block_on(plan.run(Query { q: "learn".into() }, &ToolContext::new("run-1", "plan"))).unwrap();
+/// assert_eq!(out.q, "learn rust");
+/// ```
+#[derive(Debug)]
+pub struct CoreStep<C> {
+    core: tokio::sync::Mutex<C>,
+}
+
+impl<C: AgentCore> CoreStep<C> {
+    /// Wraps a core.
+    pub fn new(core: C) -> Self {
+        CoreStep {
+            core: tokio::sync::Mutex::new(core),
+        }
+    }
+}
+
+impl<C> TypedStep for CoreStep<C>
+where
+    C: AgentCore + Sync,
+    C::Input: Send,
+    C::Output: Send,
+{
+    type Input = C::Input;
+    type Output = C::Output;
+
+    async fn run(&self, input: C::Input, ctx: &ToolContext) -> Result<C::Output, ToolError> {
+        let mut core = self.core.lock().await;
+        let mut turn = AgentContext::new(ctx.run_id());
+        let output = core.run_turn(input, &mut turn).await?;
+        output.to_output_value()?;
+        Ok(output)
+    }
+}
