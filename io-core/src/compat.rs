@@ -215,6 +215,12 @@ const NARROWING: &[&str] = &[
     "maxContains",
     "unevaluatedProperties",
     "unevaluatedItems",
+    // Draft 7's form of `dependentRequired` / `dependentSchemas`, which some validators still
+    // apply, and the content keywords, which some validators assert.
+    "dependencies",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
 ];
 
 /// Draft 2020-12 keywords that can widen what a schema allows, or that refer elsewhere in
@@ -267,6 +273,16 @@ impl<'a> Node<'a> {
 
     fn map(&self) -> Option<&'a Map<String, Value>> {
         self.schema.as_object()
+    }
+
+    /// What the node is, for recursion: its pointer, and for a node built here (whose text may
+    /// differ from what is at that pointer) its address too.
+    fn identity(&self) -> String {
+        if self.synthetic {
+            format!("{}@{:p}", self.ptr, self.schema)
+        } else {
+            self.ptr.clone()
+        }
     }
 
     fn get(&self, key: &str) -> Option<&'a Value> {
@@ -577,7 +593,7 @@ impl<'a> Checker<'a> {
         // References: a pair already being compared at a shallower value is assumed included
         // (guarded recursion); at the same value it would be circular, and is not assumed.
         if p_map.contains_key("$ref") || c_map.contains_key("$ref") {
-            let pair = (p.ptr.clone(), c.ptr.clone());
+            let pair = (p.identity(), c.identity());
             match self.assumed.get(&pair) {
                 Some(at) if *at < level => return Outcome::Ok,
                 Some(_) => {

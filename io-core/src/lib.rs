@@ -25,6 +25,17 @@
 //!   `answer` is written first.
 //! - **A panic in a core** is contained and reported as `internal`; the core stays in the
 //!   runtime and its next turn runs normally.
+//! - **Residual validation** ([`residual`]): a typed boundary decodes with serde first and
+//!   then checks only what serde does not enforce. Its promise is equivalence with the full
+//!   path ("validate, then decode"): the same values accepted, the same errors reported. That
+//!   is the property tested, rather than "decodes iff the schema accepts": serde is stricter
+//!   than a schema in places (`3.0` for a `u8` passes `"type": "integer"` and fails serde),
+//!   and both paths refuse such a value alike.
+//! - **Composition** ([`compat`], [`skill`]): a chain is accepted only when every link is
+//!   *proven*; a link the checker can neither prove nor refute is reported as
+//!   [`skill::SkillProblem::Unproven`], beside the incompatible ones, so that a careful host
+//!   decides. A typed producer is described by what it can produce (derived structs closed,
+//!   [`BoundarySchema::produced_schema`]); the schema it advertises stays open.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bounds;

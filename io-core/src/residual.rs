@@ -708,3 +708,270 @@ impl Walk<'_> {
         }
     }
 }
+
+/// A residual schema small enough to check without the general validator: the keywords a
+/// residual keeps for derived types (`type`, `properties`, `required`, `items`,
+/// `additionalProperties`, `anyOf`, numeric bounds, lengths, counts, and the Rust numeric
+/// `format`s, which validators ignore). Compiled once per boundary; anything else (a pattern,
+/// a `$ref`, a known format) leaves the residual to the general validator.
+#[derive(Debug)]
+pub(crate) struct FastCheck(Vec<Rule>);
+
+#[derive(Debug)]
+enum Rule {
+    /// The JSON types allowed (bits as in `compat`: null, boolean, integer, fraction, string,
+    /// array, object).
+    Types(u8),
+    Properties(Vec<(String, FastCheck)>),
+    /// `additionalProperties`: the schema for names not in `properties` here.
+    Additional(Vec<String>, Box<FastCheck>),
+    Required(Vec<String>),
+    Items(Box<FastCheck>),
+    AnyOf(Vec<FastCheck>),
+    /// A bound on numbers: the bound, whether it is a lower one, whether exclusive.
+    Bound(f64, bool, bool),
+    /// A bound on string lengths (in characters): the count, whether lower.
+    Length(u64, bool),
+    /// A bound on array lengths: the count, whether lower.
+    Count(u64, bool),
+}
+
+/// Formats validators ignore (schemars writes them for Rust numbers).
+const RUST_NUMBER_FORMATS: &[&str] = &[
+    "int8", "int16", "int32", "int64", "int", "uint8", "uint16", "uint32", "uint64", "uint",
+    "float", "double",
+];
+
+const SKIPPED: &[&str] = &[
+    "title",
+    "description",
+    "examples",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "$schema",
+];
+
+impl FastCheck {
+    /// Compiles `schema`, or `None` when it uses anything else (a `$ref` anywhere included, so
+    /// that its `$defs` are unused and checking is bounded by the schema's own depth).
+    pub(crate) fn compile(schema: &Value) -> Option<FastCheck> {
+        if mentions_any(schema, &["$ref", "$dynamicRef"]) {
+            return None;
+        }
+        Self::compile_at(schema, 0)
+    }
+
+    fn compile_at(schema: &Value, depth: usize) -> Option<FastCheck> {
+        if depth > 64 {
+            return None;
+        }
+        let map = match schema {
+            Value::Bool(true) => return Some(FastCheck(Vec::new())),
+            Value::Object(map) => map,
+            _ => return None,
+        };
+        let mut rules = Vec::new();
+        let names: Vec<String> = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        for (key, arg) in map {
+            let rule = match key.as_str() {
+                k if SKIPPED.contains(&k) => continue,
+                "$defs" if depth == 0 => continue,
+                "format" if arg.as_str().is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f)) => {
+                    continue;
+                }
+                "type" => Rule::Types(type_bits(arg)?),
+                "properties" => Rule::Properties(
+                    arg.as_object()?
+                        .iter()
+                        .map(|(k, v)| Some((k.clone(), Self::compile_at(v, depth + 1)?)))
+                        .collect::<Option<_>>()?,
+                ),
+                "additionalProperties" => {
+                    Rule::Additional(names.clone(), Box::new(Self::compile_at(arg, depth + 1)?))
+                }
+                "required" => Rule::Required(
+                    arg.as_array()?
+                        .iter()
+                        .map(|r| r.as_str().map(str::to_owned))
+                        .collect::<Option<_>>()?,
+                ),
+                "items" => Rule::Items(Box::new(Self::compile_at(arg, depth + 1)?)),
+                "anyOf" => Rule::AnyOf(
+                    arg.as_array()?
+                        .iter()
+                        .map(|b| Self::compile_at(b, depth + 1))
+                        .collect::<Option<_>>()?,
+                ),
+                "minimum" => Rule::Bound(exact_f64(arg)?, true, false),
+                "exclusiveMinimum" => Rule::Bound(exact_f64(arg)?, true, true),
+                "maximum" => Rule::Bound(exact_f64(arg)?, false, false),
+                "exclusiveMaximum" => Rule::Bound(exact_f64(arg)?, false, true),
+                "minLength" => Rule::Length(arg.as_u64()?, true),
+                "maxLength" => Rule::Length(arg.as_u64()?, false),
+                "minItems" => Rule::Count(arg.as_u64()?, true),
+                "maxItems" => Rule::Count(arg.as_u64()?, false),
+                _ => return None,
+            };
+            rules.push(rule);
+        }
+        Some(FastCheck(rules))
+    }
+
+    /// Whether `value` passes; `None` when a number is too large to compare exactly here.
+    pub(crate) fn check(&self, value: &Value) -> Option<bool> {
+        for rule in &self.0 {
+            let ok = match rule {
+                Rule::Types(bits) => bits & value_bits(value) != 0,
+                Rule::Properties(props) => match value {
+                    Value::Object(map) => {
+                        let mut all = true;
+                        for (name, check) in props {
+                            if let Some(v) = map.get(name)
+                                && !check.check(v)?
+                            {
+                                all = false;
+                                break;
+                            }
+                        }
+                        all
+                    }
+                    _ => true,
+                },
+                Rule::Additional(named, check) => match value {
+                    Value::Object(map) => {
+                        let mut all = true;
+                        for (k, v) in map {
+                            if !named.contains(k) && !check.check(v)? {
+                                all = false;
+                                break;
+                            }
+                        }
+                        all
+                    }
+                    _ => true,
+                },
+                Rule::Required(names) => match value {
+                    Value::Object(map) => names.iter().all(|n| map.contains_key(n)),
+                    _ => true,
+                },
+                Rule::Items(check) => match value {
+                    Value::Array(items) => {
+                        let mut all = true;
+                        for item in items {
+                            if !check.check(item)? {
+                                all = false;
+                                break;
+                            }
+                        }
+                        all
+                    }
+                    _ => true,
+                },
+                Rule::AnyOf(branches) => {
+                    let mut any = false;
+                    for branch in branches {
+                        if branch.check(value)? {
+                            any = true;
+                            break;
+                        }
+                    }
+                    any
+                }
+                Rule::Bound(bound, lower, exclusive) => match value {
+                    Value::Number(n) => {
+                        let x = n.as_f64()?;
+                        // Beyond 2^53 an integer may not be exactly an `f64`: leave it to the
+                        // validator.
+                        if x.abs() > 9_007_199_254_740_992.0 {
+                            return None;
+                        }
+                        match (lower, exclusive) {
+                            (true, false) => x >= *bound,
+                            (true, true) => x > *bound,
+                            (false, false) => x <= *bound,
+                            (false, true) => x < *bound,
+                        }
+                    }
+                    _ => true,
+                },
+                Rule::Length(count, lower) => match value {
+                    Value::String(s) => {
+                        // Bytes bound the characters: most strings are decided without
+                        // counting them.
+                        let (bytes, count) = (s.len() as u64, *count);
+                        if *lower {
+                            bytes >= count && (bytes / 4 >= count || s.chars().count() as u64 >= count)
+                        } else {
+                            bytes <= count || s.chars().count() as u64 <= count
+                        }
+                    }
+                    _ => true,
+                },
+                Rule::Count(count, lower) => match value {
+                    Value::Array(items) => {
+                        if *lower {
+                            items.len() as u64 >= *count
+                        } else {
+                            items.len() as u64 <= *count
+                        }
+                    }
+                    _ => true,
+                },
+            };
+            if !ok {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+}
+
+/// A bound as an `f64`, when it is one exactly.
+fn exact_f64(value: &Value) -> Option<f64> {
+    let x = value.as_f64()?;
+    (x.abs() <= 9_007_199_254_740_992.0).then_some(x)
+}
+
+fn type_bits(arg: &Value) -> Option<u8> {
+    let one = |name: &str| match name {
+        "null" => Some(1),
+        "boolean" => Some(2),
+        "integer" => Some(4),
+        "number" => Some(4 | 8),
+        "string" => Some(16),
+        "array" => Some(32),
+        "object" => Some(64),
+        _ => None,
+    };
+    match arg {
+        Value::String(name) => one(name),
+        Value::Array(names) => names
+            .iter()
+            .try_fold(0, |acc, n| Some(acc | one(n.as_str()?)?)),
+        _ => None,
+    }
+}
+
+fn value_bits(value: &Value) -> u8 {
+    match value {
+        Value::Null => 1,
+        Value::Bool(_) => 2,
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+                4
+            } else {
+                8
+            }
+        }
+        Value::String(_) => 16,
+        Value::Array(_) => 32,
+        Value::Object(_) => 64,
+    }
+}

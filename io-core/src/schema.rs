@@ -101,6 +101,8 @@ enum Residual {
         /// The residual has no `$ref`, so validating it descends no deeper than the schema
         /// itself, whatever the value's depth: an encoded output needs no depth check.
         bounded: bool,
+        /// The residual compiled for the common keywords, when it uses no other.
+        fast: Option<crate::residual::FastCheck>,
     },
 }
 
@@ -152,10 +154,12 @@ impl BoundarySchema {
                 .build(&schema)
                 .ok()?;
             let bounded = !schema.to_string().contains("\"$ref\"");
+            let fast = crate::residual::FastCheck::compile(&schema);
             Some(Residual::Check {
                 schema,
                 validator,
                 bounded,
+                fast,
             })
         });
         let mut built = Self::from_schema(
@@ -436,6 +440,13 @@ impl BoundarySchema {
         self.closed.as_ref().unwrap_or(&self.schema)
     }
 
+    /// Whether the residual is checked without the general validator (it uses only the common
+    /// keywords). For tests and benchmarks.
+    #[doc(hidden)]
+    pub fn __residual_is_fast(&self) -> bool {
+        matches!(&self.residual, Some(Residual::Check { fast: Some(_), .. }))
+    }
+
     /// Checks a value that serde has just decoded into, or encoded from, this schema's type:
     /// only the residual when there is one, the full schema otherwise. On failure the error is
     /// the one [`Self::validate`] gives.
@@ -449,13 +460,19 @@ impl BoundarySchema {
         let passed = match &self.residual {
             Some(Residual::Nothing) => return Ok(()),
             Some(Residual::Check {
-                validator, bounded, ..
-            }) => {
-                (depth_checked
-                    || *bounded
-                    || crate::limits::check_depth(value, crate::limits::MAX_DEPTH).is_ok())
-                    && validator.is_valid(value)
-            }
+                validator,
+                bounded,
+                fast,
+                ..
+            }) => match fast.as_ref().and_then(|fast| fast.check(value)) {
+                Some(passed) => passed,
+                None => {
+                    (depth_checked
+                        || *bounded
+                        || crate::limits::check_depth(value, crate::limits::MAX_DEPTH).is_ok())
+                        && validator.is_valid(value)
+                }
+            },
             None => return self.validate(value),
         };
         if passed {

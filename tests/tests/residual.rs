@@ -857,3 +857,14 @@ fn a_struct_given_as_an_array_is_refused_as_before() {
     let err = Aliased::from_input_value(&value).unwrap_err();
     assert_eq!(Err(err), full_input::<Aliased>(&value));
 }
+
+#[test]
+fn common_residuals_are_checked_without_the_general_validator() {
+    // Bounds, lengths, counts, options and nested derived types: the fast checker.
+    assert!(Nested::input_boundary().__residual_is_fast());
+    assert!(Leaves::output_boundary().__residual_is_fast());
+    assert!(Floats::output_boundary().__residual_is_fast());
+    // A pattern, or a reference kept whole: the general validator.
+    assert!(!Attributes::input_boundary().__residual_is_fast());
+    assert!(!Recursive::input_boundary().__residual_is_fast());
+}
