@@ -783,7 +783,11 @@ impl FastCheck {
             let rule = match key.as_str() {
                 k if SKIPPED.contains(&k) => continue,
                 "$defs" if depth == 0 => continue,
-                "format" if arg.as_str().is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f)) => {
+                "format"
+                    if arg
+                        .as_str()
+                        .is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f)) =>
+                {
                     continue;
                 }
                 "type" => Rule::Types(type_bits(arg)?),
@@ -907,7 +911,8 @@ impl FastCheck {
                         // counting them.
                         let (bytes, count) = (s.len() as u64, *count);
                         if *lower {
-                            bytes >= count && (bytes / 4 >= count || s.chars().count() as u64 >= count)
+                            bytes >= count
+                                && (bytes / 4 >= count || s.chars().count() as u64 >= count)
                         } else {
                             bytes <= count || s.chars().count() as u64 <= count
                         }

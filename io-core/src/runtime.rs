@@ -399,6 +399,22 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// and a formatted timestamp per call cost more than the rest of the id), so ids stay unique
 /// across restarts of a process and across processes.
 pub fn new_run_id() -> String {
+    let mut id = String::with_capacity(48);
+    write_run_id(&mut id);
+    id
+}
+
+/// [`new_run_id`] as a shared string, in one allocation (the tool registry's per-call id).
+#[doc(hidden)]
+pub fn __new_run_id_shared() -> std::sync::Arc<str> {
+    // Formatted on the stack, copied once into the `Arc`.
+    let mut buffer = [0u8; 64];
+    let mut id = StackString::new(&mut buffer);
+    write_run_id(&mut id);
+    std::sync::Arc::from(id.as_str())
+}
+
+fn write_run_id(out: &mut impl RunIdSink) {
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
     static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let prefix = PREFIX.get_or_init(|| {
@@ -408,14 +424,57 @@ pub fn new_run_id() -> String {
         format!("run-{millis:x}-{:x}-", std::process::id())
     });
     let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-    let mut id = String::with_capacity(prefix.len() + 16);
-    id.push_str(prefix);
-    push_hex(&mut id, sequence);
-    id
+    out.push_str(prefix);
+    push_hex(out, sequence);
+}
+
+/// Where a run id is written: a `String`, or a buffer on the stack.
+trait RunIdSink {
+    fn push_str(&mut self, text: &str);
+    fn push(&mut self, ch: char);
+}
+
+impl RunIdSink for String {
+    fn push_str(&mut self, text: &str) {
+        String::push_str(self, text);
+    }
+    fn push(&mut self, ch: char) {
+        String::push(self, ch);
+    }
+}
+
+/// A string in a fixed buffer; what does not fit is dropped (a run id is under 48 bytes).
+struct StackString<'a> {
+    buffer: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> StackString<'a> {
+    fn new(buffer: &'a mut [u8]) -> Self {
+        StackString { buffer, len: 0 }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buffer[..self.len]).unwrap_or("run")
+    }
+}
+
+impl RunIdSink for StackString<'_> {
+    fn push_str(&mut self, text: &str) {
+        let end = self.len + text.len();
+        if end <= self.buffer.len() {
+            self.buffer[self.len..end].copy_from_slice(text.as_bytes());
+            self.len = end;
+        }
+    }
+    fn push(&mut self, ch: char) {
+        let mut utf8 = [0u8; 4];
+        self.push_str(ch.encode_utf8(&mut utf8));
+    }
 }
 
 /// `n` in lower-case hex, most significant digit first, without the formatting machinery.
-fn push_hex(out: &mut String, n: u64) {
+fn push_hex(out: &mut impl RunIdSink, n: u64) {
     let digits = (64 - n.leading_zeros()).div_ceil(4).max(1);
     for shift in (0..digits).rev() {
         let nibble = (n >> (shift * 4)) & 0xf;
@@ -434,6 +493,24 @@ mod run_id_tests {
             push_hex(&mut out, n);
             assert_eq!(out, format!("{n:x}"));
         }
+    }
+
+    #[test]
+    fn shared_run_ids_are_the_same_ids() {
+        let a = new_run_id();
+        let b = __new_run_id_shared();
+        let c = new_run_id();
+        let prefix = |id: &str| id.rsplit_once('-').map(|(p, _)| p.to_owned());
+        assert_eq!(prefix(&a), prefix(&b));
+        let seq = |id: &str| u64::from_str_radix(id.rsplit('-').next().unwrap(), 16).unwrap();
+        assert!(seq(&a) < seq(&b) && seq(&b) < seq(&c), "{a} {b} {c}");
+        // A buffer too small keeps what fits, never more.
+        let mut small = [0u8; 5];
+        let mut out = StackString::new(&mut small);
+        out.push_str("run-1");
+        out.push_str("x");
+        out.push('y');
+        assert_eq!(out.as_str(), "run-1");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use io_typed_tool::{
     Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, Export,
-    ExportError, Progress, ProgressReporter, ToolError, ToolRegistry,
+    ExportError, Progress, ProgressReporter, ProgressSink, ToolError, ToolRegistry,
 };
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -260,8 +260,8 @@ impl McpServer {
                 token,
                 forwarder: Mutex::new(None),
             });
-            let reporter = Arc::clone(&state);
-            options.progress = Some(ProgressReporter::new(move |report| reporter.send(report)));
+            // The state is the sink: one allocation for both.
+            options.progress = Some(ProgressReporter::from_sink(state.clone()));
             state
         });
 
@@ -312,7 +312,7 @@ struct ProgressState {
     forwarder: Mutex<Option<Forwarder>>,
 }
 
-impl ProgressState {
+impl ProgressSink for ProgressState {
     fn send(&self, report: Progress) {
         let mut slot = self.forwarder.lock().unwrap_or_else(|e| e.into_inner());
         let forwarder =

@@ -67,7 +67,21 @@ impl Progress {
 /// ```
 #[derive(Clone)]
 pub struct ProgressReporter {
-    sink: Arc<dyn Fn(Progress) + Send + Sync>,
+    sink: Arc<dyn ProgressSink>,
+}
+
+/// Where a [`ProgressReporter`] sends reports: any `Fn(Progress)`, or a host's own type (which
+/// then needs no second allocation for the closure around it).
+pub trait ProgressSink: Send + Sync {
+    /// Takes one report. It runs on the body's task: hand the report on (to a channel, a
+    /// spawned send) rather than block.
+    fn send(&self, progress: Progress);
+}
+
+impl<F: Fn(Progress) + Send + Sync> ProgressSink for F {
+    fn send(&self, progress: Progress) {
+        self(progress);
+    }
 }
 
 impl ProgressReporter {
@@ -79,9 +93,28 @@ impl ProgressReporter {
         }
     }
 
+    /// A reporter over a shared sink.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use io_typed_tool::{Progress, ProgressReporter, ProgressSink};
+    ///
+    /// #[derive(Default)]
+    /// struct Last(Mutex<Option<f64>>);
+    /// impl ProgressSink for Last {
+    ///     fn send(&self, p: Progress) { *self.0.lock().unwrap() = Some(p.progress); }
+    /// }
+    /// let last = Arc::new(Last::default());
+    /// ProgressReporter::from_sink(last.clone()).report(Progress::new(3.0));
+    /// assert_eq!(*last.0.lock().unwrap(), Some(3.0));
+    /// ```
+    pub fn from_sink(sink: Arc<dyn ProgressSink>) -> Self {
+        ProgressReporter { sink }
+    }
+
     /// Sends one report.
     pub fn report(&self, progress: Progress) {
-        (self.sink)(progress);
+        self.sink.send(progress);
     }
 }
 

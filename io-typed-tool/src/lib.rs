@@ -61,7 +61,7 @@ pub mod manifest_limits;
 mod registry;
 mod typed;
 
-pub use crate::call::{Cancellation, Progress, ProgressReporter};
+pub use crate::call::{Cancellation, Progress, ProgressReporter, ProgressSink};
 pub use crate::check::{ContractProblem, RegistrationError};
 pub use crate::contract::{
     Approval, Backoff, CostClass, DEFAULT_TIMEOUT_MS, DriverConstraints, DriverKind,

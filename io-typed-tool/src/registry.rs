@@ -10,7 +10,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use io_core::files::{FileHost, FileObserver, FileRunRecord, RunVars, Workspace, run_with_files};
 use io_core::{
     AgentError, BoundarySchema, BoxFuture, ErrorCode, ToolCall, ToolInvoker, contain_panics,
-    new_run_id,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -667,7 +666,10 @@ impl ToolRegistry {
         mut options: CallOptions,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let run_id: Arc<str> = Arc::from(options.run_id.take().unwrap_or_else(new_run_id));
+        let run_id: Arc<str> = match options.run_id.take() {
+            Some(id) => Arc::from(id),
+            None => io_core::__new_run_id_shared(),
+        };
         let input = if input.is_null() { json!({}) } else { input };
         // Without a sink the record is never read: its strings stay empty (no allocation).
         let audited = self.audit.is_some();
