@@ -243,6 +243,29 @@ impl BoundarySchema {
         }
     }
 
+    /// [`Self::encode_typed`], to JSON text: without a `Value` when nothing is left to check.
+    pub(crate) fn encode_typed_json<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> Result<String, AgentError> {
+        if self.needs_no_check() {
+            return serde_json::to_string(value).map_err(|err| {
+                AgentError::new(
+                    ErrorCode::OutputInvalid,
+                    "the value cannot be represented as JSON",
+                )
+                .with_operator_detail(err.to_string())
+            });
+        }
+        // The residual is checked on the encoded value; the text is then written from the
+        // typed value, which serde writes faster than it walks a `Value`.
+        drop(self.encode_typed(value)?);
+        serde_json::to_string(value).map_err(|err| {
+            AgentError::internal("the value cannot be written as JSON")
+                .with_operator_detail(err.to_string())
+        })
+    }
+
     fn decode_error<T: DeserializeOwned>(&self, value: &Value) -> AgentError {
         let (pointer, message) = match serde_path_to_error::deserialize::<_, T>(value) {
             Err(err) => (

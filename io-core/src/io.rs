@@ -154,6 +154,23 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
         Self::output_boundary().encode_typed(self)
     }
 
+    /// Encodes this output straight to JSON text, checked as [`Self::to_output_value`] checks
+    /// it: when serde's output needs no check at all ([`BoundarySchema::residual_schema`] is
+    /// `true`), no `Value` is built; otherwise the residual is checked on the encoded value
+    /// first. For transports that send text (HTTP, MCP's text content).
+    ///
+    /// ```
+    /// use io_core::AgentOutput;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// struct Hits { hits: Vec<String>, total: u32 }
+    /// let text = Hits { hits: vec!["a".into()], total: 1 }.to_output_json().unwrap();
+    /// assert_eq!(text, r#"{"hits":["a"],"total":1}"#);
+    /// ```
+    fn to_output_json(&self) -> Result<String, AgentError> {
+        Self::output_boundary().encode_typed_json(self)
+    }
+
     /// The provider structured-output description for types marked `#[agent(strict)]`:
     /// `{"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}`.
     /// `None` for other types.

@@ -440,6 +440,11 @@ impl BoundarySchema {
         self.closed.as_ref().unwrap_or(&self.schema)
     }
 
+    /// Whether serde's own encoding needs no check at all (the residual is `true`).
+    pub(crate) fn needs_no_check(&self) -> bool {
+        self.validator.is_ok() && matches!(self.residual, Some(Residual::Nothing))
+    }
+
     /// Whether the residual is checked without the general validator (it uses only the common
     /// keywords). For tests and benchmarks.
     #[doc(hidden)]

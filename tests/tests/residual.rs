@@ -594,6 +594,17 @@ where
                     "outputs differ:\n full: {full:?}\n fast: {fast:?}"
                 ));
             }
+            // Straight to text: the same answer, as text.
+            let text = typed.to_output_json().map_err(|e| e.code().clone());
+            let expected = full
+                .as_ref()
+                .map(|v| serde_json::to_string(v).unwrap_or_default())
+                .map_err(|e| e.code().clone());
+            if text != expected {
+                fail(&format!(
+                    "text differs:\n full: {expected:?}\n text: {text:?}"
+                ));
+            }
             if full.is_err() {
                 tally.outputs_refused += 1;
             }
@@ -867,4 +878,59 @@ fn common_residuals_are_checked_without_the_general_validator() {
     // A pattern, or a reference kept whole: the general validator.
     assert!(!Attributes::input_boundary().__residual_is_fast());
     assert!(!Recursive::input_boundary().__residual_is_fast());
+}
+
+fn doubled_hit<S: Serializer>(hit: &Scored, s: S) -> Result<S::Ok, S::Error> {
+    // Writes a field `Scored`'s own schema does not list.
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(2))?;
+    map.serialize_entry("score", &hit.score)?;
+    map.serialize_entry("extra", &true)?;
+    map.end()
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Scored {
+    score: u8,
+}
+
+/// One use of `Scored` is written by its derived impl, the other by a function of its own.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct TwoUses {
+    plain: Scored,
+    #[serde(serialize_with = "doubled_hit")]
+    custom: Scored,
+}
+
+/// Both uses derived.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct BothDerived {
+    first: Scored,
+    second: Vec<Scored>,
+    third: Option<Scored>,
+}
+
+#[test]
+fn produced_schemas_close_only_what_every_use_writes_itself() {
+    // Every use of `Scored` is derived: its definition is closed, and so is the root.
+    let both = BothDerived::output_boundary().produced_schema();
+    assert_eq!(both["additionalProperties"], false);
+    assert_eq!(both["$defs"]["Scored"]["additionalProperties"], false);
+    // One use goes through `serialize_with`, which may write anything: the definition stays
+    // open (the root, written by the derive, is still closed).
+    let two = TwoUses::output_boundary().produced_schema();
+    assert_eq!(two["additionalProperties"], false);
+    assert!(
+        two["$defs"]["Scored"].get("additionalProperties").is_none(),
+        "{two}"
+    );
+    let written = serde_json::to_value(TwoUses {
+        plain: Scored { score: 1 },
+        custom: Scored { score: 2 },
+    })
+    .unwrap();
+    assert!(
+        jsonschema::is_valid(two, &written),
+        "the produced schema must accept what the type writes"
+    );
 }

@@ -1,0 +1,244 @@
+//! One validated tool call against the serde floor, in the peers' harness shape: the tool takes
+//! `SearchArgs {query, limit 1..=100, filters, cursor}` and returns ten hits; the floor is
+//! "decode from a borrowed `Value`, run the body, `to_value` the output".
+//!
+//! Rows (each a ratio to the floor, measured in one run; a paired interleaved measurement of
+//! the main ones follows, since criterion's rows run seconds apart):
+//! - `registry_call`: `ToolRegistry::call`, validated both ways (residual validation).
+//! - `runtime_turn`: `AgentRuntime::run_turn_in` over a core with the same body, validated.
+//! - `erased_turn`: `ErasedAgentCore::run_turn_erased`, no validation.
+//! - `plugin_execute`: `ToolPlugin::execute`, no validation.
+//! - `bytes`: the body and `to_output_json` (checked, straight to text), against
+//!   `floor_to_string` (the floor plus `serde_json::to_string` of its `Value`).
+//!
+//! Run with `cargo bench -p io-typed-tool --bench registry_call`.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use io_core::{
+    AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErasedAgentCore,
+};
+use io_typed_tool::{ToolContext, ToolError, ToolPlugin, ToolRegistry, tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    #[schemars(length(min = 1, max = 200))]
+    pub query: String,
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: u32,
+    #[serde(default)]
+    pub filters: Vec<String>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct Hit {
+    pub id: String,
+    pub title: String,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub score: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct SearchResult {
+    pub hits: Vec<Hit>,
+    pub next_cursor: Option<String>,
+}
+
+fn body(args: &SearchArgs) -> SearchResult {
+    SearchResult {
+        hits: (0..args.limit.min(10))
+            .map(|i| Hit {
+                id: format!("doc-{i}"),
+                title: format!("{} result {i}", args.query),
+                score: 1.0 / f64::from(i + 1),
+            })
+            .collect(),
+        next_cursor: Some("page-2".into()),
+    }
+}
+
+/// Searches.
+#[tool(id = "kb.search", idempotent)]
+async fn search(args: SearchArgs) -> Result<SearchResult, ToolError> {
+    Ok(body(&args))
+}
+
+struct Searcher;
+
+impl AgentCore for Searcher {
+    type Input = SearchArgs;
+    type Output = SearchResult;
+
+    fn core_type(&self) -> &str {
+        "searcher"
+    }
+
+    async fn run_turn(
+        &mut self,
+        input: SearchArgs,
+        _: &mut AgentContext,
+    ) -> Result<SearchResult, AgentError> {
+        Ok(body(&input))
+    }
+}
+
+fn main() {
+    let arguments = json!({ "query": "invoices", "limit": 10, "filters": ["billing"] });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let mut registry = ToolRegistry::new();
+    registry.register(SearchTool).expect("registers");
+    let mut core_runtime = AgentRuntime::new(Searcher);
+    let mut erased: Box<dyn ErasedAgentCore> = Box::new(Searcher);
+    let plugin = SearchTool;
+    let tool_ctx = ToolContext::new("run", "kb.search");
+
+    let floor = || {
+        let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
+        black_box(serde_json::to_value(body(&args)).expect("encodes"))
+    };
+    let call = || {
+        black_box(
+            runtime
+                .block_on(registry.call("kb.search", arguments.clone()))
+                .expect("ok"),
+        )
+    };
+
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let mut group = c.benchmark_group("registry_call");
+    group.bench_function("serde_floor", |b| b.iter(floor));
+    // The input is cloned inside every row that takes it by value, and in the floor's
+    // comparison below: the clone is timed on both sides.
+    group.bench_function("floor_with_clone", |b| {
+        b.iter(|| {
+            let owned = arguments.clone();
+            let args = SearchArgs::deserialize(black_box(&owned)).expect("decodes");
+            drop(owned);
+            black_box(serde_json::to_value(body(&args)).expect("encodes"))
+        })
+    });
+    group.bench_function("registry_call", |b| b.iter(call));
+    group.bench_function("runtime_turn", |b| {
+        b.iter(|| {
+            let mut ctx = core_runtime.context("run");
+            black_box(
+                pollster::block_on(core_runtime.run_turn_in(arguments.clone(), &mut ctx))
+                    .expect("ok"),
+            )
+        })
+    });
+    group.bench_function("erased_turn", |b| {
+        let mut ctx = AgentContext::new("run");
+        b.iter(|| {
+            black_box(
+                pollster::block_on(erased.run_turn_erased(arguments.clone(), &mut ctx))
+                    .expect("ok"),
+            )
+        })
+    });
+    group.bench_function("plugin_execute", |b| {
+        b.iter(|| {
+            black_box(pollster::block_on(plugin.execute(arguments.clone(), &tool_ctx)).expect("ok"))
+        })
+    });
+    group.bench_function("floor_to_string", |b| {
+        b.iter(|| {
+            let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
+            let value = serde_json::to_value(body(&args)).expect("encodes");
+            black_box(serde_json::to_string(&value).expect("writes"))
+        })
+    });
+    group.bench_function("bytes", |b| {
+        b.iter(|| {
+            let args = SearchArgs::from_input_value(black_box(&arguments)).expect("valid");
+            black_box(body(&args).to_output_json().expect("valid"))
+        })
+    });
+    group.finish();
+    c.final_summary();
+
+    // Paired, interleaved: each row against the floor with the clone, in alternating bursts.
+    let time = |f: &mut dyn FnMut(), n: u32| {
+        let started = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        started.elapsed().as_secs_f64() / f64::from(n)
+    };
+    let mut floor_clone = || {
+        let owned = arguments.clone();
+        let args = SearchArgs::deserialize(black_box(&owned)).expect("decodes");
+        drop(owned);
+        black_box(serde_json::to_value(body(&args)).expect("encodes"));
+    };
+    type Row<'a> = (&'static str, Box<dyn FnMut() + 'a>);
+    let mut rows: Vec<Row<'_>> = vec![
+        (
+            "registry_call (validated both ways)",
+            Box::new(|| {
+                call();
+            }),
+        ),
+        (
+            "erased_turn (no validation)",
+            Box::new(|| {
+                let mut ctx = AgentContext::new("run");
+                black_box(
+                    pollster::block_on(erased.run_turn_erased(arguments.clone(), &mut ctx))
+                        .expect("ok"),
+                );
+            }),
+        ),
+    ];
+    println!(
+        "\npaired with the floor (decode from a borrowed Value + body + to_value, input clone included), median of 31 rounds:"
+    );
+    for (name, row) in &mut rows {
+        let n = 2000;
+        let mut ratios: Vec<f64> = (0..31)
+            .map(|round| {
+                if round % 2 == 0 {
+                    let a = time(row.as_mut(), n);
+                    a / time(&mut floor_clone, n)
+                } else {
+                    let f = time(&mut floor_clone, n);
+                    time(row.as_mut(), n) / f
+                }
+            })
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        println!("  {name:40} {:.2}× floor", ratios[15]);
+    }
+    let mut floor_text = || {
+        let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
+        let value = serde_json::to_value(body(&args)).expect("encodes");
+        black_box(serde_json::to_string(&value).expect("writes"));
+    };
+    let mut bytes = || {
+        let args = SearchArgs::from_input_value(black_box(&arguments)).expect("valid");
+        black_box(body(&args).to_output_json().expect("valid"));
+    };
+    let mut ratios: Vec<f64> = (0..31)
+        .map(|_| time(&mut bytes, 2000) / time(&mut floor_text, 2000))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "  {:40} {:.2}× floor + to_string (validated both ways)",
+        "bytes (from_input_value, to_output_json)", ratios[15]
+    );
+}

@@ -1,0 +1,206 @@
+//! What the macros cost at compile time: 100 tools written with `#[tool]` and the derives,
+//! against the same 100 tools with plain serde + schemars derives and a hand-written
+//! `impl TypedTool` (and `impl AgentInput` / `AgentOutput`) each.
+//!
+//! Two crates are generated under `target/compile-time-bench/`, sharing one target directory
+//! whose dependencies are built first (not timed). Each is then timed for a full build of the
+//! crate itself (after `cargo clean -p`) and an incremental build (after touching one file), the
+//! median of five, and the ratios printed. Run with
+//! `cargo bench -p agent-io-tests --bench compile_time` (a few minutes; no criterion: a build is
+//! one process, timed whole). `COMPILE_BENCH_TOOLS` sets the number of tools.
+#![allow(missing_docs)]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn tool_types(i: usize, out: &mut String, derives: &str) {
+    let _ = write!(
+        out,
+        r#"
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema{derives})]
+pub struct Args{i} {{
+    /// What to look for.
+    #[schemars(length(min = 1, max = 200))]
+    pub query: String,
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: u32,
+    #[serde(default)]
+    pub filters: Vec<String>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+}}
+
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema{derives})]
+pub struct Out{i} {{
+    pub hits: Vec<String>,
+    pub next: Option<String>,
+    pub total: u64,
+}}
+"#
+    );
+}
+
+fn ours(tools: usize) -> String {
+    let mut src =
+        String::from("#![allow(missing_docs, dead_code)]\nuse io_typed_tool::{ToolError, tool};\n");
+    for i in 0..tools {
+        tool_types(i, &mut src, ", io_core::AgentInput, io_core::AgentOutput");
+        let _ = write!(
+            src,
+            r#"
+/// Searches corpus {i}.
+#[tool(id = "kb.search{i}", version = "1.2.0", idempotent, timeout_ms = 5000)]
+pub async fn search{i}(args: Args{i}) -> Result<Out{i}, ToolError> {{
+    Ok(Out{i} {{ hits: vec![args.query], next: args.cursor, total: u64::from(args.limit) }})
+}}
+"#
+        );
+    }
+    src
+}
+
+fn plain(tools: usize) -> String {
+    let mut src = String::from(
+        "#![allow(missing_docs, dead_code)]\nuse io_typed_tool::{ToolContext, ToolContract, ToolError, TypedTool};\n",
+    );
+    for i in 0..tools {
+        tool_types(i, &mut src, "");
+        let _ = write!(
+            src,
+            r#"
+impl io_core::AgentInput for Args{i} {{}}
+impl io_core::AgentOutput for Out{i} {{}}
+
+pub struct Search{i};
+
+impl TypedTool for Search{i} {{
+    type Input = Args{i};
+    type Output = Out{i};
+    const ID: &'static str = "kb.search{i}";
+
+    fn contract() -> ToolContract {{
+        let mut contract = ToolContract::new(
+            Self::ID,
+            "1.2.0",
+            "Searches corpus {i}.",
+            <Args{i} as io_core::AgentInput>::input_schema().clone(),
+            <Out{i} as io_core::AgentOutput>::output_schema().clone(),
+        );
+        contract.idempotent = true;
+        contract.timeout_ms = 5000;
+        contract
+    }}
+
+    async fn execute_typed(&self, args: Args{i}, _ctx: &ToolContext) -> Result<Out{i}, ToolError> {{
+        Ok(Out{i} {{ hits: vec![args.query], next: args.cursor, total: u64::from(args.limit) }})
+    }}
+}}
+"#
+        );
+    }
+    src
+}
+
+fn write_crate(dir: &Path, name: &str, source: &str) {
+    std::fs::create_dir_all(dir.join("src")).expect("creates the crate");
+    let root = root();
+    let manifest = format!(
+        r#"[package]
+name = "{name}"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+io-core = {{ path = "{core}" }}
+io-typed-tool = {{ path = "{tool}" }}
+serde = {{ version = "1", features = ["derive"] }}
+schemars = "1.2"
+
+# A workspace of its own (it lives under this repository's target directory).
+[workspace]
+"#,
+        core = root.join("io-core").display(),
+        tool = root.join("io-typed-tool").display(),
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).expect("writes the manifest");
+    std::fs::write(dir.join("src/lib.rs"), source).expect("writes the source");
+}
+
+fn cargo(dir: &Path, target: &Path, args: &[&str]) -> Duration {
+    let started = Instant::now();
+    let status = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("RUSTFLAGS")
+        .status()
+        .expect("cargo runs");
+    assert!(
+        status.success(),
+        "cargo {args:?} failed in {}",
+        dir.display()
+    );
+    started.elapsed()
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let tools: usize = std::env::var("COMPILE_BENCH_TOOLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100);
+    let base = root().join("target/compile-time-bench");
+    let target = base.join("target");
+    let crates = [("bench-ours", ours(tools)), ("bench-plain", plain(tools))];
+    for (name, source) in &crates {
+        let dir = base.join(name);
+        write_crate(&dir, name, source);
+        // Dependencies, once, untimed.
+        cargo(&dir, &target, &["build", "--quiet", "--offline"]);
+    }
+    let mut results = Vec::new();
+    for (name, _) in &crates {
+        let dir = base.join(name);
+        let full = median(
+            (0..5)
+                .map(|_| {
+                    cargo(&dir, &target, &["clean", "--quiet", "-p", name]);
+                    cargo(&dir, &target, &["build", "--quiet", "--offline"])
+                })
+                .collect(),
+        );
+        let incremental = median(
+            (0..5)
+                .map(|i| {
+                    let lib = dir.join("src/lib.rs");
+                    let mut text = std::fs::read_to_string(&lib).expect("reads");
+                    text.push_str(&format!("\n// touch {i}\n"));
+                    std::fs::write(&lib, text).expect("writes");
+                    cargo(&dir, &target, &["build", "--quiet", "--offline"])
+                })
+                .collect(),
+        );
+        println!("{name}: full {full:.2?}, incremental {incremental:.2?}");
+        results.push((full, incremental));
+    }
+    let (ours, plain) = (results[0], results[1]);
+    println!(
+        "compile time, {tools} tools, `#[tool]` + derives / plain serde + schemars + hand-written impls: full {:.2}×, incremental {:.2}×",
+        ours.0.as_secs_f64() / plain.0.as_secs_f64(),
+        ours.1.as_secs_f64() / plain.1.as_secs_f64()
+    );
+}
