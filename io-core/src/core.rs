@@ -257,10 +257,10 @@ impl BoundarySchema {
                 .with_operator_detail(err.to_string())
             });
         }
-        // The residual is checked on the encoded value; the text is then written from the
-        // typed value, which serde writes faster than it walks a `Value`.
-        drop(self.encode_typed(value)?);
-        serde_json::to_string(value).map_err(|err| {
+        // The text is written from the value that was checked: written from the typed value,
+        // an `f32` would read differently (`192.3`, not `192.3000030517578`) from what passed.
+        let encoded = self.encode_typed(value)?;
+        serde_json::to_string(&encoded).map_err(|err| {
             AgentError::internal("the value cannot be written as JSON")
                 .with_operator_detail(err.to_string())
         })

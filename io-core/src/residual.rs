@@ -648,10 +648,10 @@ impl Walk<'_> {
             None => &empty,
             Some(_) => return keep(),
         };
-        // The schema must name exactly the fields serde reads or writes.
+        // The schema must name exactly the fields serde reads or writes: no other (here), and
+        // every one of them (each is looked up below).
         let names: BTreeSet<&str> = shape.fields.iter().map(|f| f.name).collect();
         if names.len() != shape.fields.len()
-            || properties.len() != names.len()
             || !properties.keys().all(|k| names.contains(k.as_str()))
         {
             return keep();

@@ -88,6 +88,58 @@ struct Nested {
     boxed: Box<Inner>,
 }
 
+/// A list with a bound of its own: the container keeps it.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct ListBounds {
+    #[schemars(length(max = 2))]
+    items: Vec<Inner>,
+    #[serde(default)]
+    more: Vec<Inner>,
+}
+
+/// A derived struct whose hand-written schema limits the number of properties (serde does
+/// not): kept whole.
+#[derive(Debug, PartialEq, Serialize, Deserialize, AgentInput, AgentOutput)]
+struct HandWrittenExtra {
+    a: u8,
+}
+
+impl JsonSchema for HandWrittenExtra {
+    fn schema_name() -> Cow<'static, str> {
+        "HandWrittenExtra".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let a = generator.subschema_for::<u8>();
+        schemars::json_schema!({
+            "type": "object",
+            "properties": { "a": a },
+            "required": ["a"],
+            "maxProperties": 1
+        })
+    }
+}
+
+/// A hand-written schema that refuses unknown properties, over a type whose serde does not.
+#[derive(Debug, PartialEq, Serialize, Deserialize, AgentInput, AgentOutput)]
+struct HandWrittenClosed {
+    a: u8,
+}
+
+impl JsonSchema for HandWrittenClosed {
+    fn schema_name() -> Cow<'static, str> {
+        "HandWrittenClosed".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let a = generator.subschema_for::<u8>();
+        schemars::json_schema!({
+            "type": "object",
+            "properties": { "a": a },
+            "required": ["a"],
+            "additionalProperties": false
+        })
+    }
+}
+
 /// A nested type with only `JsonSchema` derived: opaque.
 #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 struct Hit {
@@ -688,6 +740,32 @@ fn hand_written_type() {
 #[test]
 fn hand_written_exact() {
     equivalent::<HandWrittenExact>(true);
+}
+
+#[test]
+fn list_bounds() {
+    equivalent::<ListBounds>(true);
+    let tally = check_equivalence::<ListBounds>();
+    assert!(tally.decoded_but_invalid > 0, "{tally:?}");
+}
+
+#[test]
+fn hand_written_extra() {
+    equivalent::<HandWrittenExtra>(false);
+    let tally = check_equivalence::<HandWrittenExtra>();
+    assert!(tally.decoded_but_invalid > 0, "{tally:?}");
+    assert_eq!(residual_in::<HandWrittenExtra>(), None);
+}
+
+#[test]
+fn hand_written_closed() {
+    equivalent::<HandWrittenClosed>(false);
+    let tally = check_equivalence::<HandWrittenClosed>();
+    assert!(tally.decoded_but_invalid > 0, "{tally:?}");
+    // serde takes unknown fields, the schema does not: the input keeps it all; the output
+    // (written by the derive, its own fields only) needs no check.
+    assert_eq!(residual_in::<HandWrittenClosed>(), None);
+    assert_eq!(residual_out::<HandWrittenClosed>(), Some(json!(true)));
 }
 
 #[test]
