@@ -140,6 +140,34 @@ impl JsonSchema for HandWrittenClosed {
     }
 }
 
+/// A hand-written schema naming a property serde does not read (and would ignore).
+#[derive(Debug, PartialEq, Serialize, Deserialize, AgentInput, AgentOutput)]
+struct HandWrittenExtraProperty {
+    a: u8,
+}
+
+impl JsonSchema for HandWrittenExtraProperty {
+    fn schema_name() -> Cow<'static, str> {
+        "HandWrittenExtraProperty".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let a = generator.subschema_for::<u8>();
+        schemars::json_schema!({
+            "type": "object",
+            "properties": { "a": a, "zz": { "type": "string", "maxLength": 1 } },
+            "required": ["a"]
+        })
+    }
+}
+
+/// Holds derived types whose schemas are kept whole: kept by reference, not copied.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Holder {
+    extra: HandWrittenExtra,
+    property: HandWrittenExtraProperty,
+    n: u8,
+}
+
 /// A nested type with only `JsonSchema` derived: opaque.
 #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 struct Hit {
@@ -766,6 +794,20 @@ fn hand_written_closed() {
     // (written by the derive, its own fields only) needs no check.
     assert_eq!(residual_in::<HandWrittenClosed>(), None);
     assert_eq!(residual_out::<HandWrittenClosed>(), Some(json!(true)));
+}
+
+#[test]
+fn hand_written_extra_property_and_holder() {
+    equivalent::<HandWrittenExtraProperty>(false);
+    let tally = check_equivalence::<HandWrittenExtraProperty>();
+    assert!(tally.decoded_but_invalid > 0, "{tally:?}");
+    equivalent::<Holder>(false);
+    let holder = residual_in::<Holder>().unwrap();
+    assert_eq!(
+        holder["properties"]["extra"],
+        json!({ "$ref": "#/$defs/HandWrittenExtra" })
+    );
+    assert!(holder["properties"].get("n").is_none(), "{holder}");
 }
 
 #[test]
