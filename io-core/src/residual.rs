@@ -980,3 +980,153 @@ fn value_bits(value: &Value) -> u8 {
         Value::Object(_) => 64,
     }
 }
+
+#[cfg(test)]
+mod fast_check_tests {
+    use super::FastCheck;
+    use serde_json::{Value, json};
+
+    /// Every pair is decided as the general validator decides it.
+    fn agrees(schema: Value, values: &[Value]) {
+        let fast = FastCheck::compile(&schema).unwrap_or_else(|| panic!("compiles: {schema}"));
+        let full = jsonschema::draft202012::options().build(&schema).unwrap();
+        for value in values {
+            assert_eq!(
+                fast.check(value),
+                Some(full.is_valid(value)),
+                "{value} against {schema}"
+            );
+        }
+    }
+
+    #[test]
+    fn bounds_inclusive_and_exclusive() {
+        let values = [
+            json!(0),
+            json!(1),
+            json!(2),
+            json!(9),
+            json!(10),
+            json!(11),
+            json!(0.5),
+            json!(9.5),
+            json!("x"),
+        ];
+        agrees(json!({ "minimum": 1, "maximum": 10 }), &values);
+        agrees(
+            json!({ "exclusiveMinimum": 1, "exclusiveMaximum": 10 }),
+            &values,
+        );
+        agrees(json!({ "exclusiveMinimum": 0.5 }), &values);
+        agrees(json!({ "exclusiveMaximum": 9.5 }), &values);
+    }
+
+    #[test]
+    fn numbers_past_2_pow_53_are_left_to_the_validator() {
+        let fast = FastCheck::compile(&json!({ "maximum": 10 })).unwrap();
+        assert_eq!(fast.check(&json!(u64::MAX)), None);
+        assert_eq!(fast.check(&json!(-1e300)), None);
+        assert_eq!(fast.check(&json!(9_007_199_254_740_992_u64)), Some(false));
+        // A bound past 2^53 is not compiled.
+        assert!(FastCheck::compile(&json!({ "maximum": 1e300 })).is_none());
+    }
+
+    #[test]
+    fn lengths_count_characters_and_counts_items() {
+        let strings = [
+            json!(""),
+            json!("a"),
+            json!("ab"),
+            json!("abc"),
+            json!("é"),
+            json!("éé"),
+            json!("ééé"),
+            json!("🙂🙂"),
+            json!("a🙂b"),
+            json!(1),
+        ];
+        agrees(json!({ "minLength": 2 }), &strings);
+        agrees(json!({ "maxLength": 2 }), &strings);
+        agrees(json!({ "minLength": 1, "maxLength": 1 }), &strings);
+        let arrays = [
+            json!([]),
+            json!([1]),
+            json!([1, 2]),
+            json!([1, 2, 3]),
+            json!("x"),
+        ];
+        agrees(json!({ "minItems": 2 }), &arrays);
+        agrees(json!({ "maxItems": 2 }), &arrays);
+    }
+
+    #[test]
+    fn types_objects_arrays_and_alternatives() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(3),
+            json!(3.0),
+            json!(3.5),
+            json!(-2),
+            json!("s"),
+            json!([1]),
+            json!({ "a": 1 }),
+        ];
+        for t in [
+            "integer", "number", "string", "null", "boolean", "array", "object",
+        ] {
+            agrees(json!({ "type": t }), &values);
+        }
+        agrees(json!({ "type": ["integer", "null"] }), &values);
+        agrees(
+            json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] }),
+            &values,
+        );
+        let objects = [
+            json!({}),
+            json!({ "a": 1 }),
+            json!({ "a": "x" }),
+            json!({ "a": 1, "b": "y" }),
+            json!({ "b": 2 }),
+            json!([1]),
+        ];
+        agrees(json!({ "required": ["a"] }), &objects);
+        agrees(
+            json!({ "properties": { "a": { "type": "integer" } } }),
+            &objects,
+        );
+        agrees(
+            json!({ "properties": { "a": true }, "additionalProperties": { "type": "string" } }),
+            &objects,
+        );
+        agrees(
+            json!({ "additionalProperties": { "type": "integer" } }),
+            &objects,
+        );
+        let lists = [
+            json!([]),
+            json!([1, 2]),
+            json!([1, "x"]),
+            json!(["x"]),
+            json!({}),
+        ];
+        agrees(json!({ "items": { "type": "integer" } }), &lists);
+        agrees(json!({ "items": { "maximum": 1 } }), &lists);
+    }
+
+    #[test]
+    fn only_the_common_keywords_compile() {
+        assert!(FastCheck::compile(&json!({ "pattern": "^a" })).is_none());
+        assert!(FastCheck::compile(&json!({ "format": "email" })).is_none());
+        assert!(
+            FastCheck::compile(&json!({ "$ref": "#/$defs/A", "$defs": { "A": true } })).is_none()
+        );
+        assert!(
+            FastCheck::compile(
+                &json!({ "type": "integer", "format": "uint8", "$defs": { "A": true } })
+            )
+            .is_some()
+        );
+        assert!(FastCheck::compile(&json!({ "properties": { "a": { "$defs": {} } } })).is_none());
+    }
+}

@@ -160,6 +160,20 @@ impl JsonSchema for HandWrittenExtraProperty {
     }
 }
 
+/// A recursive derived type reached through `$defs` (not the root).
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct TreeNode {
+    #[schemars(length(max = 3))]
+    label: String,
+    children: Vec<TreeNode>,
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Forest {
+    trees: Vec<TreeNode>,
+    count: u8,
+}
+
 /// Holds derived types whose schemas are kept whole: kept by reference, not copied.
 #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
 struct Holder {
@@ -808,6 +822,13 @@ fn hand_written_extra_property_and_holder() {
         json!({ "$ref": "#/$defs/HandWrittenExtra" })
     );
     assert!(holder["properties"].get("n").is_none(), "{holder}");
+}
+
+#[test]
+fn forest() {
+    equivalent::<Forest>(true);
+    let tally = check_equivalence::<Forest>();
+    assert!(tally.decoded_but_invalid > 0, "{tally:?}");
 }
 
 #[test]
