@@ -968,8 +968,9 @@ fn value_bits(value: &Value) -> u8 {
     match value {
         Value::Null => 1,
         Value::Bool(_) => 2,
+        // Every `i64` and `u64` is an `f64` without a fraction; so is `3.0` (an integer).
         Value::Number(n) => {
-            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+            if n.as_f64().is_some_and(|f| f.fract() == 0.0) {
                 4
             } else {
                 8
