@@ -307,7 +307,7 @@ enum Outcome {
 
 /// The JSON types, `number` split into integers and the rest.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct Types(u8);
+pub(crate) struct Types(u8);
 
 const NULL: u8 = 1;
 const BOOLEAN: u8 = 2;
@@ -319,7 +319,7 @@ const OBJECT: u8 = 64;
 const ALL: u8 = 127;
 
 impl Types {
-    fn of_name(name: &str) -> u8 {
+    pub(crate) fn of_name(name: &str) -> u8 {
         match name {
             "null" => NULL,
             "boolean" => BOOLEAN,
@@ -332,12 +332,13 @@ impl Types {
         }
     }
 
-    fn of_value(value: &Value) -> u8 {
+    pub(crate) fn of_value(value: &Value) -> u8 {
         match value {
             Value::Null => NULL,
             Value::Bool(_) => BOOLEAN,
+            // Every `i64` and `u64` is an `f64` without a fraction; so is `3.0` (an integer).
             Value::Number(n) => {
-                if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+                if n.as_f64().is_some_and(|f| f.fract() == 0.0) {
                     INTEGER
                 } else {
                     FRACTION

@@ -944,17 +944,10 @@ fn exact_f64(value: &Value) -> Option<f64> {
     (x.abs() <= 9_007_199_254_740_992.0).then_some(x)
 }
 
+/// The type bits of a `type` keyword (as [`crate::compat`] numbers them); `None` for a name
+/// it does not know.
 fn type_bits(arg: &Value) -> Option<u8> {
-    let one = |name: &str| match name {
-        "null" => Some(1),
-        "boolean" => Some(2),
-        "integer" => Some(4),
-        "number" => Some(4 | 8),
-        "string" => Some(16),
-        "array" => Some(32),
-        "object" => Some(64),
-        _ => None,
-    };
+    let one = |name: &str| Some(crate::compat::Types::of_name(name)).filter(|bits| *bits != 0);
     match arg {
         Value::String(name) => one(name),
         Value::Array(names) => names
@@ -965,21 +958,7 @@ fn type_bits(arg: &Value) -> Option<u8> {
 }
 
 fn value_bits(value: &Value) -> u8 {
-    match value {
-        Value::Null => 1,
-        Value::Bool(_) => 2,
-        // Every `i64` and `u64` is an `f64` without a fraction; so is `3.0` (an integer).
-        Value::Number(n) => {
-            if n.as_f64().is_some_and(|f| f.fract() == 0.0) {
-                4
-            } else {
-                8
-            }
-        }
-        Value::String(_) => 16,
-        Value::Array(_) => 32,
-        Value::Object(_) => 64,
-    }
+    crate::compat::Types::of_value(value)
 }
 
 #[cfg(test)]
