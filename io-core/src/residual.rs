@@ -728,13 +728,22 @@ enum Rule {
     Required(Vec<String>),
     Items(Box<FastCheck>),
     AnyOf(Vec<FastCheck>),
-    /// A bound on numbers: the bound, whether it is a lower one, whether exclusive.
-    Bound(f64, bool, bool),
+    /// Bounds on numbers, all of one schema's merged into one rule (one conversion of the
+    /// value): each bound with whether it is exclusive; an absent bound is infinite.
+    Range {
+        lower: f64,
+        lower_exclusive: bool,
+        upper: f64,
+        upper_exclusive: bool,
+    },
     /// A bound on string lengths (in characters): the count, whether lower.
     Length(u64, bool),
     /// A bound on array lengths: the count, whether lower.
     Count(u64, bool),
 }
+
+/// Up to this many members, an object's properties are found by scanning it, not by lookup.
+const SCAN_LIMIT: usize = 16;
 
 /// Formats validators ignore (schemars writes them for Rust numbers).
 const RUST_NUMBER_FORMATS: &[&str] = &[
@@ -813,10 +822,48 @@ impl FastCheck {
                         .map(|b| Self::compile_at(b, depth + 1))
                         .collect::<Option<_>>()?,
                 ),
-                "minimum" => Rule::Bound(exact_f64(arg)?, true, false),
-                "exclusiveMinimum" => Rule::Bound(exact_f64(arg)?, true, true),
-                "maximum" => Rule::Bound(exact_f64(arg)?, false, false),
-                "exclusiveMaximum" => Rule::Bound(exact_f64(arg)?, false, true),
+                "minimum" | "exclusiveMinimum" | "maximum" | "exclusiveMaximum" => {
+                    let bound = exact_f64(arg)?;
+                    let exclusive = key.starts_with("exclusive");
+                    let range = rules.iter_mut().find_map(|rule| match rule {
+                        Rule::Range {
+                            lower,
+                            lower_exclusive,
+                            upper,
+                            upper_exclusive,
+                        } => Some((lower, lower_exclusive, upper, upper_exclusive)),
+                        _ => None,
+                    });
+                    let (lower, lower_exclusive, upper, upper_exclusive) = match range {
+                        Some(range) => range,
+                        None => {
+                            rules.push(Rule::Range {
+                                lower: f64::NEG_INFINITY,
+                                lower_exclusive: false,
+                                upper: f64::INFINITY,
+                                upper_exclusive: false,
+                            });
+                            match rules.last_mut() {
+                                Some(Rule::Range {
+                                    lower,
+                                    lower_exclusive,
+                                    upper,
+                                    upper_exclusive,
+                                }) => (lower, lower_exclusive, upper, upper_exclusive),
+                                _ => return None,
+                            }
+                        }
+                    };
+                    // Both `minimum` and `exclusiveMinimum` may be present: keep the tighter.
+                    if key.ends_with("inimum") {
+                        if bound > *lower || (bound == *lower && exclusive) {
+                            (*lower, *lower_exclusive) = (bound, exclusive);
+                        }
+                    } else if bound < *upper || (bound == *upper && exclusive) {
+                        (*upper, *upper_exclusive) = (bound, exclusive);
+                    }
+                    continue;
+                }
                 "minLength" => Rule::Length(arg.as_u64()?, true),
                 "maxLength" => Rule::Length(arg.as_u64()?, false),
                 "minItems" => Rule::Count(arg.as_u64()?, true),
@@ -834,6 +881,20 @@ impl FastCheck {
             let ok = match rule {
                 Rule::Types(bits) => bits & value_bits(value) != 0,
                 Rule::Properties(props) => match value {
+                    // A small object is scanned: comparing a few short names costs less
+                    // than hashing each one for the map's lookup.
+                    Value::Object(map) if map.len() <= SCAN_LIMIT => {
+                        let mut all = true;
+                        for (name, v) in map {
+                            if let Some((_, check)) = props.iter().find(|(n, _)| n == name)
+                                && !check.check(v)?
+                            {
+                                all = false;
+                                break;
+                            }
+                        }
+                        all
+                    }
                     Value::Object(map) => {
                         let mut all = true;
                         for (name, check) in props {
@@ -862,6 +923,9 @@ impl FastCheck {
                     _ => true,
                 },
                 Rule::Required(names) => match value {
+                    Value::Object(map) if map.len() <= SCAN_LIMIT => {
+                        names.iter().all(|n| map.keys().any(|k| k == n))
+                    }
                     Value::Object(map) => names.iter().all(|n| map.contains_key(n)),
                     _ => true,
                 },
@@ -888,7 +952,12 @@ impl FastCheck {
                     }
                     any
                 }
-                Rule::Bound(bound, lower, exclusive) => match value {
+                Rule::Range {
+                    lower,
+                    lower_exclusive,
+                    upper,
+                    upper_exclusive,
+                } => match value {
                     Value::Number(n) => {
                         let x = n.as_f64()?;
                         // Beyond 2^53 an integer may not be exactly an `f64`: leave it to the
@@ -896,12 +965,15 @@ impl FastCheck {
                         if x.abs() > 9_007_199_254_740_992.0 {
                             return None;
                         }
-                        match (lower, exclusive) {
-                            (true, false) => x >= *bound,
-                            (true, true) => x > *bound,
-                            (false, false) => x <= *bound,
-                            (false, true) => x < *bound,
-                        }
+                        (if *lower_exclusive {
+                            x > *lower
+                        } else {
+                            x >= *lower
+                        }) && (if *upper_exclusive {
+                            x < *upper
+                        } else {
+                            x <= *upper
+                        })
                     }
                     _ => true,
                 },
@@ -999,6 +1071,14 @@ mod fast_check_tests {
         );
         agrees(json!({ "exclusiveMinimum": 0.5 }), &values);
         agrees(json!({ "exclusiveMaximum": 9.5 }), &values);
+        // Both kinds of one bound, in either order and either tighter: one merged range.
+        for (a, b) in [(1, 2), (2, 1), (1, 1), (9, 10), (10, 9), (10, 10)] {
+            agrees(json!({ "minimum": a, "exclusiveMinimum": b }), &values);
+            agrees(json!({ "exclusiveMinimum": b, "minimum": a }), &values);
+            agrees(json!({ "maximum": a, "exclusiveMaximum": b }), &values);
+            agrees(json!({ "exclusiveMaximum": b, "maximum": a }), &values);
+            agrees(json!({ "minimum": a, "maximum": b }), &values);
+        }
     }
 
     #[test]
