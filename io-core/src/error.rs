@@ -186,8 +186,13 @@ impl fmt::Display for Violation {
 /// );
 /// assert_eq!(err.operator_detail(), Some("ticket 42 was deleted by a migration"));
 /// ```
+#[derive(Clone, PartialEq)]
+pub struct AgentError(Box<Inner>);
+
+/// Boxed: an error is rare, and a `Result<T, AgentError>` (in every future that awaits one)
+/// stays the size of `T` plus a pointer.
 #[derive(Clone, Debug, PartialEq)]
-pub struct AgentError {
+struct Inner {
     code: ErrorCode,
     message: String,
     retryable: bool,
@@ -195,17 +200,29 @@ pub struct AgentError {
     operator_detail: Option<String>,
 }
 
+impl fmt::Debug for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentError")
+            .field("code", &self.0.code)
+            .field("message", &self.0.message)
+            .field("retryable", &self.0.retryable)
+            .field("violations", &self.0.violations)
+            .field("operator_detail", &self.0.operator_detail)
+            .finish()
+    }
+}
+
 impl AgentError {
     /// An error with `code` and a message safe to show a model; `retryable` follows
     /// [`ErrorCode::retryable_by_default`].
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        AgentError {
+        AgentError(Box::new(Inner {
             retryable: code.retryable_by_default(),
             code,
             message: message.into(),
             violations: Vec::new(),
             operator_detail: None,
-        }
+        }))
     }
 
     /// An `internal` error: a fault of the host or the body, not of the caller.
@@ -226,14 +243,14 @@ impl AgentError {
     /// Overrides whether the caller may retry.
     #[must_use]
     pub fn with_retryable(mut self, retryable: bool) -> Self {
-        self.retryable = retryable;
+        self.0.retryable = retryable;
         self
     }
 
     /// Attaches the schema violations behind this error.
     #[must_use]
     pub fn with_violations(mut self, violations: Vec<Violation>) -> Self {
-        self.violations = violations;
+        self.0.violations = violations;
         self
     }
 
@@ -241,33 +258,33 @@ impl AgentError {
     /// shown to a model. It is never serialized into the envelope.
     #[must_use]
     pub fn with_operator_detail(mut self, detail: impl Into<String>) -> Self {
-        self.operator_detail = Some(detail.into());
+        self.0.operator_detail = Some(detail.into());
         self
     }
 
     /// The error code.
     pub fn code(&self) -> &ErrorCode {
-        &self.code
+        &self.0.code
     }
 
     /// The message, safe to show a model.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// Whether a retry may succeed.
     pub fn is_retryable(&self) -> bool {
-        self.retryable
+        self.0.retryable
     }
 
     /// The schema violations behind the error; empty for errors that are not about a schema.
     pub fn violations(&self) -> &[Violation] {
-        &self.violations
+        &self.0.violations
     }
 
     /// Detail meant for operators only.
     pub fn operator_detail(&self) -> Option<&str> {
-        self.operator_detail.as_deref()
+        self.0.operator_detail.as_deref()
     }
 
     /// The whole AIP-14 failure envelope: `{ "ok": false, "error": { code, message, retryable } }`,
@@ -288,16 +305,16 @@ pub fn ok_envelope(value: Value) -> Value {
 
 impl Serialize for AgentError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let fields = if self.violations.is_empty() { 3 } else { 4 };
+        let fields = if self.0.violations.is_empty() { 3 } else { 4 };
         let mut map = serializer.serialize_map(Some(fields))?;
-        map.serialize_entry("code", &self.code)?;
-        map.serialize_entry("message", &self.message)?;
-        map.serialize_entry("retryable", &self.retryable)?;
-        if !self.violations.is_empty() {
+        map.serialize_entry("code", &self.0.code)?;
+        map.serialize_entry("message", &self.0.message)?;
+        map.serialize_entry("retryable", &self.0.retryable)?;
+        if !self.0.violations.is_empty() {
             map.serialize_entry(
                 "cause",
                 &Cause {
-                    violations: &self.violations,
+                    violations: &self.0.violations,
                 },
             )?;
         }
@@ -330,10 +347,10 @@ impl<'de> Deserialize<'de> for AgentError {
         let wire = Wire::deserialize(deserializer)?;
         let mut error = AgentError::new(wire.code, wire.message);
         if let Some(retryable) = wire.retryable {
-            error.retryable = retryable;
+            error.0.retryable = retryable;
         }
         if let Some(cause) = wire.cause {
-            error.violations = cause.violations;
+            error.0.violations = cause.violations;
         }
         Ok(error)
     }
@@ -341,7 +358,7 @@ impl<'de> Deserialize<'de> for AgentError {
 
 impl fmt::Display for AgentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        write!(f, "{}: {}", self.0.code, self.0.message)
     }
 }
 
