@@ -60,7 +60,7 @@ pub use crate::error::{AgentError, ErrorCode, Violation, ok_envelope};
 pub use crate::io::{AgentInput, AgentOutput};
 #[doc(hidden)]
 pub use crate::runtime::__new_run_id_shared;
-pub use crate::runtime::{AgentRuntime, contain_panics, new_run_id};
+pub use crate::runtime::{AgentRuntime, contain_panics, new_run_id, panicked};
 pub use crate::schema::{BoundarySchema, Direction, MAX_VIOLATIONS};
 pub use crate::strict::StrictModeError;
 pub use crate::turn::{ChatMessage, Role, ToolCallRecord, TurnInput, TurnOutput};

@@ -379,11 +379,22 @@ pub async fn contain_panics<T>(
     std::future::poll_fn(move |cx| {
         match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(poll) => poll,
-            Err(payload) => Poll::Ready(Err(AgentError::internal("the body failed unexpectedly")
-                .with_operator_detail(format!("panicked: {}", panic_message(&*payload))))),
+            Err(payload) => Poll::Ready(Err(panicked(&*payload))),
         }
     })
     .await
+}
+
+/// The error a contained panic becomes: `internal`, the panic's message kept for operators.
+///
+/// ```
+/// let err = io_core::panicked(&"boom");
+/// assert_eq!(err.code(), &io_core::ErrorCode::Internal);
+/// assert_eq!(err.operator_detail(), Some("panicked: boom"));
+/// ```
+pub fn panicked(payload: &(dyn Any + Send)) -> AgentError {
+    AgentError::internal("the body failed unexpectedly")
+        .with_operator_detail(format!("panicked: {}", panic_message(payload)))
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> &str {

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -336,7 +337,7 @@ impl Schema {
 pub struct ToolRegistry {
     tools: BTreeMap<String, RegisteredTool>,
     /// id -> the identities (`id@major`) registered under it: a bare id resolves in one lookup.
-    majors: HashMap<String, Vec<String>>,
+    majors: HashMap<String, Vec<String>, foldhash::fast::RandomState>,
     approver: Option<Arc<dyn Approver>>,
     review_every_call: bool,
     audit: Option<Arc<dyn AuditSink>>,
@@ -355,7 +356,7 @@ impl ToolRegistry {
     pub fn new() -> Self {
         ToolRegistry {
             tools: BTreeMap::new(),
-            majors: HashMap::new(),
+            majors: HashMap::default(),
             approver: None,
             review_every_call: false,
             audit: None,
@@ -412,6 +413,21 @@ impl ToolRegistry {
     pub fn with_audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
         self.audit = Some(sink);
         self
+    }
+
+    /// Whether an audit sink listens ([`Self::with_audit_sink`]). A host that stops calls by
+    /// dropping them needs a [`Cancellation`] only when one does: a dropped call writes no
+    /// record, a cancelled one records `cancelled`.
+    ///
+    /// ```
+    /// # use io_typed_tool::{AuditLog, ToolRegistry};
+    /// # use std::sync::Arc;
+    /// assert!(!ToolRegistry::new().is_audited());
+    /// let registry = ToolRegistry::new().with_audit_sink(Arc::new(AuditLog::default()));
+    /// assert!(registry.is_audited());
+    /// ```
+    pub fn is_audited(&self) -> bool {
+        self.audit.is_some()
     }
 
     /// Registers a typed tool, erasing it once. Fails (never panics) on a contract problem or
@@ -659,39 +675,80 @@ impl ToolRegistry {
 
     /// Calls a tool under its contract; see the type's documentation for the order of checks.
     /// `tool_id` is an id, or `id@major` when several majors of one id are registered.
-    pub async fn call_with(
+    ///
+    /// The input is checked, and the body's context built, when this is called; the returned
+    /// future then runs the body (and asks for approval first when the contract says so).
+    /// Keeping that work out of the future keeps it small: a host that spawns each call
+    /// copies it whole.
+    pub fn call_with<'a>(
+        &'a self,
+        tool_id: &'a str,
+        input: Value,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+        let input = if input.is_null() { json!({}) } else { input };
+        let mut call = match &self.audit {
+            // Boxed: the record and its bookkeeping stay out of an unaudited call's future.
+            Some(sink) => Call::Audited(Box::pin(self.call_audited(
+                sink.as_ref(),
+                tool_id,
+                input,
+                options,
+            ))),
+            None => {
+                let cancellation = options.cancellation.clone();
+                let run_id = run_id_of(options.run_id.as_deref());
+                let admitted = self.admit(tool_id, input, options, &run_id, None);
+                Call::Plain {
+                    admitted,
+                    cancellation,
+                    run_id,
+                }
+            }
+        };
+        async move {
+            // Matched by reference: moving the parts out would store them twice.
+            match &mut call {
+                Call::Audited(call) => call.await,
+                Call::Plain {
+                    admitted,
+                    cancellation,
+                    run_id,
+                } => {
+                    // A call cancelled before it starts is `cancelled`, whatever its input.
+                    let finish = std::pin::pin!(async {
+                        match admitted {
+                            Ok(admitted) => self.finish(admitted, run_id, None).await,
+                            // Taken once: this future ends here.
+                            Err(err) => Err(std::mem::replace(err, AgentError::internal(""))),
+                        }
+                    });
+                    until_cancelled(finish, cancellation.as_ref(), tool_id).await
+                }
+            }
+        }
+    }
+
+    /// [`Self::call_with`] with an audit sink: the call, then its record.
+    async fn call_audited(
         &self,
+        sink: &dyn AuditSink,
         tool_id: &str,
         input: Value,
-        mut options: CallOptions,
+        options: CallOptions,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let run_id: Arc<str> = match options.run_id.take() {
-            Some(id) => Arc::from(id),
-            None => io_core::__new_run_id_shared(),
-        };
-        let input = if input.is_null() { json!({}) } else { input };
-        // Without a sink the record is never read: its strings stay empty (no allocation).
-        let audited = self.audit.is_some();
+        let run_id = run_id_of(options.run_id.as_deref());
         let mut audit = AuditRecord {
             kind: "tool.invoked",
-            run_id: if audited {
-                run_id.to_string()
-            } else {
-                String::new()
-            },
-            tool_id: if audited {
-                tool_id.to_owned()
-            } else {
-                String::new()
-            },
+            run_id: run_id.to_string(),
+            tool_id: tool_id.to_owned(),
             tool_version: String::new(),
             tool_mutates: Vec::new(),
-            // Built only for a sink that reads it.
-            input_keys: match (&self.audit, input.as_object()) {
-                (Some(_), Some(object)) => object.keys().cloned().collect(),
-                _ => Vec::new(),
-            },
+            input_keys: input
+                .as_object()
+                .map(|object| object.keys().cloned().collect())
+                .unwrap_or_default(),
             approval: ApprovalOutcome::NotRequired,
             attempts: 0,
             duration_ms: 0,
@@ -702,32 +759,70 @@ impl ToolRegistry {
         };
         let cancellation = options.cancellation.clone();
         let result = {
-            // Pinned here once and polled in place: a second copy of this future per match arm
-            // would double the size of every call's state.
-            let dispatch =
-                std::pin::pin!(self.dispatch(tool_id, input, options, &run_id, &mut audit));
-            until_cancelled(dispatch, cancellation.as_ref(), tool_id).await
+            let mut admitted = self.admit(tool_id, input, options, &run_id, Some(&mut audit));
+            let finish = std::pin::pin!(async {
+                match &mut admitted {
+                    Ok(admitted) => self.finish(admitted, &run_id, Some(&mut audit)).await,
+                    Err(err) => Err(std::mem::replace(err, AgentError::internal(""))),
+                }
+            });
+            until_cancelled(finish, cancellation.as_ref(), tool_id).await
         };
-        if let Some(sink) = &self.audit {
-            audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            audit.ok = result.is_ok();
-            audit.error_code = result.as_ref().err().map(|e| e.code().to_string());
-            audit.ts_unix_ms = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-            sink.record(audit);
-        }
+        audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        audit.ok = result.is_ok();
+        audit.error_code = result.as_ref().err().map(|e| e.code().to_string());
+        audit.ts_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        sink.record(audit);
         result
     }
 
-    async fn dispatch(
+    /// Asks for approval of a call the contract (or the registry) gates; boxed by the caller,
+    /// so that an ungated call's future does not carry the request.
+    async fn approve(
         &self,
         tool_id: &str,
+        contract: &ToolContract,
+        run_id: &str,
+        input: &Value,
+        approver: Option<&Arc<dyn Approver>>,
+    ) -> Result<(), ToolError> {
+        let request = ApprovalRequest {
+            run_id: run_id.to_owned(),
+            tool_id: contract.id.clone(),
+            identity: contract.identity(),
+            approval: contract.approval.clone(),
+            mutates: contract.mutates.clone(),
+            risk_level: contract.risk_level,
+            input: input.clone(),
+        };
+        let decision = match approver.or(self.approver.as_ref()) {
+            Some(approver) => approver.approve(&request).await,
+            None => ApprovalDecision::Deny {
+                reason: "no approver is configured".into(),
+            },
+        };
+        match decision {
+            ApprovalDecision::Approve => Ok(()),
+            ApprovalDecision::Deny { reason } => Err(AgentError::new(
+                ErrorCode::ApprovalDenied,
+                format!("the call to `{tool_id}` was not approved: {reason}"),
+            )),
+        }
+    }
+
+    /// Everything a call settles before its body may run, synchronously: the tool, its input
+    /// (decoded for a typed tool without files, validated in full otherwise), the host
+    /// context, and the body's [`ToolContext`]. A bad input stops here, before approval.
+    fn admit<'r>(
+        &'r self,
+        tool_id: &'r str,
         input: Value,
         options: CallOptions,
         run_id: &Arc<str>,
-        audit: &mut AuditRecord,
-    ) -> Result<Value, ToolError> {
+        audit: Option<&mut AuditRecord>,
+    ) -> Result<Admitted<'r>, ToolError> {
         let CallOptions {
             context,
             progress,
@@ -737,7 +832,7 @@ impl ToolRegistry {
         } = options;
         let tool = self.resolve(tool_id)?;
         let contract = &tool.contract;
-        if self.audit.is_some() {
+        if let Some(audit) = audit {
             audit.tool_version = contract.version.clone();
             audit.tool_mutates = contract.mutates.clone();
         }
@@ -777,45 +872,70 @@ impl ToolRegistry {
             })?;
         }
 
-        if contract.needs_approval() || self.review_every_call {
-            let request = ApprovalRequest {
-                run_id: run_id.to_string(),
-                tool_id: contract.id.clone(),
-                identity: contract.identity(),
-                approval: contract.approval.clone(),
-                mutates: contract.mutates.clone(),
-                risk_level: contract.risk_level,
-                input: input.clone(),
-            };
-            let decision = match approver.as_ref().or(self.approver.as_ref()) {
-                Some(approver) => approver.approve(&request).await,
-                None => ApprovalDecision::Deny {
-                    reason: "no approver is configured".into(),
-                },
-            };
-            match decision {
-                ApprovalDecision::Approve => audit.approval = ApprovalOutcome::Approved,
-                ApprovalDecision::Deny { reason } => {
-                    audit.approval = ApprovalOutcome::Denied;
-                    return Err(AgentError::new(
-                        ErrorCode::ApprovalDenied,
-                        format!("the call to `{tool_id}` was not approved: {reason}"),
-                    ));
-                }
-            }
-        }
-
-        let mut base = ToolContext::new(Arc::clone(run_id), Arc::clone(&tool.id))
-            .with_context(context)
-            .with_shared_mutates(tool.mutates.clone());
+        let mut base = ToolContext::for_call(
+            Arc::clone(run_id),
+            Arc::clone(&tool.id),
+            tool.mutates.clone(),
+        )
+        .with_context(context);
         if let Some(progress) = progress {
             base = base.with_progress(progress);
         }
         if let Some(cancellation) = cancellation {
             base = base.with_cancellation(cancellation);
         }
+        Ok(Admitted {
+            run: Attempts {
+                tool,
+                tool_id,
+                input: Some(input),
+                decoded,
+                base: Some(base),
+            },
+            gated: contract.needs_approval() || self.review_every_call,
+            approver,
+        })
+    }
+
+    /// The rest of an admitted call: approval when it is gated, then its attempts (within the
+    /// file lifecycle when it declares files).
+    async fn finish(
+        &self,
+        admitted: &mut Admitted<'_>,
+        run_id: &Arc<str>,
+        mut audit: Option<&mut AuditRecord>,
+    ) -> Result<Value, ToolError> {
+        let tool = admitted.run.tool;
+        let tool_id = admitted.run.tool_id;
+        let contract = &tool.contract;
+        if admitted.gated {
+            let input = admitted.run.input.as_ref().unwrap_or(&Value::Null);
+            // Boxed: an ungated call's future does not carry the request.
+            let approved = Box::pin(self.approve(
+                tool_id,
+                contract,
+                run_id,
+                input,
+                admitted.approver.as_ref(),
+            ))
+            .await;
+            if let Some(audit) = audit.as_deref_mut() {
+                audit.approval = if approved.is_ok() {
+                    ApprovalOutcome::Approved
+                } else {
+                    ApprovalOutcome::Denied
+                };
+            }
+            approved?;
+        }
+
+        let mut attempts = 0;
         let Some(io) = tool.plugin.file_contract() else {
-            return run_attempts(tool, input, decoded, &base, tool_id, &mut audit.attempts).await;
+            let result = run_attempts(&mut admitted.run, &mut attempts).await;
+            if let Some(audit) = audit {
+                audit.attempts = attempts;
+            }
+            return result;
         };
         // AIP-16 file contract: stage, inject `_workflowFsRoot`, validate, run, sync, clean up.
         let Some(workspace) = &self.workspace else {
@@ -832,77 +952,123 @@ impl ToolRegistry {
             mutates: Some(&contract.mutates),
         };
         let vars = RunVars::new(&**run_id, &contract.id);
-        let mut attempts = 0;
+        let input = admitted.run.input.take().unwrap_or_default();
+        let base = admitted.run.base.take();
         // Boxed: the file lifecycle's future is large, and a call without files should not
-        // carry (and move) its space.
+        // carry its space.
         let (result, record) = Box::pin(run_with_files(io, host, &vars, input, |input| {
-            run_attempts(tool, input, None, &base, tool_id, &mut attempts)
+            let mut run = Attempts {
+                tool,
+                tool_id,
+                input: Some(input),
+                decoded: None,
+                base,
+            };
+            async move { run_attempts(&mut run, &mut attempts).await }
         }))
         .await;
-        audit.attempts = attempts;
-        audit.files = Some(record);
+        if let Some(audit) = audit {
+            audit.attempts = attempts;
+            audit.files = Some(record);
+        }
         result
+    }
+}
+
+/// A call's two forms of future: audited (boxed), or admitted and ready to finish. The
+/// variants differ in size on purpose: the common one is held inline, the rare one boxed.
+#[allow(clippy::large_enum_variant)]
+enum Call<'r, A> {
+    Audited(std::pin::Pin<Box<A>>),
+    Plain {
+        admitted: Result<Admitted<'r>, ToolError>,
+        cancellation: Option<Cancellation>,
+        run_id: Arc<str>,
+    },
+}
+
+/// A call whose input and context are settled (see [`ToolRegistry::admit`]).
+struct Admitted<'r> {
+    run: Attempts<'r>,
+    /// Whether a person (or the approver) must say yes first.
+    gated: bool,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+/// What the attempts of one call run on.
+struct Attempts<'r> {
+    tool: &'r RegisteredTool,
+    tool_id: &'r str,
+    /// The input as JSON: for a body that decodes it, for a retry, and for approval.
+    input: Option<Value>,
+    /// The input decoded ahead of the call, for its first attempt.
+    decoded: Option<DecodedInput>,
+    /// The body's context; the last attempt takes it.
+    base: Option<ToolContext>,
+}
+
+/// The run id a call goes by: the caller's, or a fresh one.
+fn run_id_of(given: Option<&str>) -> Arc<str> {
+    match given {
+        Some(id) => Arc::from(id),
+        None => io_core::__new_run_id_shared(),
     }
 }
 
 /// The attempts of one call: each under the timeout, retried per the contract, then the
 /// output validated.
-async fn run_attempts(
-    tool: &RegisteredTool,
-    input: Value,
-    decoded: Option<DecodedInput>,
-    base: &ToolContext,
-    tool_id: &str,
-    attempts: &mut u32,
-) -> Result<Value, ToolError> {
-    let result = attempt_until_done(tool, input, decoded, base, tool_id, attempts).await;
-    // The host never retries a tool that is not idempotent, so a caller must not either: its
-    // errors are not retryable, whatever their code says by default. (Every error that can be
-    // retryable comes from an attempt: a timeout, or the body's own.)
-    match result {
-        Err(err) if !tool.contract.idempotent && err.is_retryable() => {
-            Err(err.with_retryable(false))
-        }
-        other => other,
-    }
-}
-
-async fn attempt_until_done(
-    tool: &RegisteredTool,
-    input: Value,
-    mut decoded: Option<DecodedInput>,
-    base: &ToolContext,
-    tool_id: &str,
-    attempts: &mut u32,
-) -> Result<Value, ToolError> {
+///
+/// The host never retries a tool that is not idempotent, so a caller must not either: its
+/// errors are not retryable, whatever their code says by default.
+async fn run_attempts(run: &mut Attempts<'_>, attempts: &mut u32) -> Result<Value, ToolError> {
+    let tool = run.tool;
     let contract = &tool.contract;
+    let final_error = |err: ToolError| {
+        if !contract.idempotent && err.is_retryable() {
+            err.with_retryable(false)
+        } else {
+            err
+        }
+    };
     let max_attempts = match (&contract.retry, contract.idempotent) {
         (Some(policy), true) => policy.max_attempts.max(1),
         _ => 1,
     };
     let timeout = Duration::from_millis(contract.timeout_ms);
-    let mut attempt = 1;
     // The first attempt runs on the decoded input when there is one; the JSON form is kept
     // only while a retry may still need it.
-    let mut input = (decoded.is_none() || max_attempts > 1).then_some(input);
+    if run.decoded.is_some() && max_attempts == 1 {
+        drop(run.input.take());
+    }
+    let mut attempt = 1;
     let output = loop {
         *attempts = attempt;
-        let ctx = base.clone().with_attempt(attempt);
-        let payload = match decoded.take() {
+        // The last attempt takes the base context; earlier ones get a copy.
+        let ctx = match if attempt < max_attempts {
+            run.base.clone()
+        } else {
+            run.base.take()
+        } {
+            Some(ctx) => ctx.with_attempt(attempt),
+            None => return Err(AgentError::internal("a call was run twice")),
+        };
+        let payload = match run.decoded.take() {
             Some(decoded) => Payload::Decoded(decoded),
             // Keep a copy only while a retry may still need it; the last attempt takes it.
-            None if attempt < max_attempts => Payload::Json(input.clone().unwrap_or_default()),
-            None => Payload::Json(input.take().unwrap_or_default()),
+            None if attempt < max_attempts => Payload::Json(run.input.clone().unwrap_or_default()),
+            None => Payload::Json(run.input.take().unwrap_or_default()),
         };
-        let result = run_attempt(&tool.plugin, payload, &ctx, timeout, tool_id).await;
+        let result = run_attempt(&tool.plugin, payload, &ctx, timeout, run.tool_id).await;
         match result {
             Err(err) if err.is_retryable() && attempt < max_attempts => {
                 if let Some(policy) = &contract.retry {
-                    sleep(policy.delay_before(attempt + 1)).await?;
+                    sleep(policy.delay_before(attempt + 1))
+                        .await
+                        .map_err(final_error)?;
                 }
                 attempt += 1;
             }
-            other => break other?,
+            other => break other.map_err(final_error)?,
         }
     };
     // A typed tool checked its output as it encoded it.
@@ -910,7 +1076,7 @@ async fn attempt_until_done(
         && let Err(err) = tool.outputs.get().validate(&output)
     {
         io_core::limits::dismantle(output);
-        return Err(err);
+        return Err(final_error(err));
     }
     Ok(output)
 }
@@ -944,77 +1110,138 @@ impl Payload {
 /// it returns, but its result is dropped). On a current-thread runtime the body shares the
 /// caller's only thread, so the timer can fire no earlier than the body's next `.await`; a
 /// result that arrives after the ceiling is still reported as `timeout`, never as success.
-async fn run_attempt(
-    plugin: &Arc<dyn ToolPlugin>,
+///
+/// Not an `async fn`: the body's future is made here and the attempt's future holds only it.
+fn run_attempt<'a>(
+    plugin: &'a Arc<dyn ToolPlugin>,
     input: Payload,
-    ctx: &ToolContext,
+    ctx: &'a ToolContext,
     timeout: Duration,
-    tool_id: &str,
-) -> Result<Value, ToolError> {
-    let Ok(handle) = tokio::runtime::Handle::try_current() else {
-        return Err(no_runtime());
-    };
-    let timed_out = || {
-        AgentError::new(
-            ErrorCode::Timeout,
-            format!(
-                "tool `{tool_id}` did not finish within {} ms",
-                timeout.as_millis()
-            ),
-        )
-    };
+    tool_id: &'a str,
+) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
     let started = Instant::now();
-    let result = if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
-        let plugin = Arc::clone(plugin);
-        let ctx = ctx.clone();
-        // Aborted when this future is dropped (a cancelled call), not only at the ceiling.
-        let mut task = AbortOnDrop(
-            handle.spawn(async move { contain_panics(input.execute(plugin.as_ref(), &ctx)).await }),
-        );
-        // The timer itself panics in a runtime built without time; contain that as well.
-        let waited = contain_panics(Box::pin(async {
-            Ok(tokio::time::timeout(timeout, &mut task.0).await)
-        }))
-        .await;
-        match waited {
-            Ok(Ok(Ok(result))) => result,
-            Ok(Ok(Err(join_error))) => Err(AgentError::internal("the body failed unexpectedly")
-                .with_operator_detail(join_error.to_string())),
-            Ok(Err(_elapsed)) => return Err(timed_out()),
-            Err(err) => return Err(err),
+    let attempt = match tokio::runtime::Handle::try_current() {
+        Err(_) => Attempt::NoRuntime,
+        // Boxed: this path spawns a task anyway, and a call on a current-thread runtime
+        // should not carry its space.
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            Attempt::Spawned(Box::pin(spawned_attempt(
+                handle,
+                Arc::clone(plugin),
+                input,
+                ctx.clone(),
+                timeout,
+            )))
         }
-    } else {
-        let mut body = std::pin::pin!(contain_panics(input.execute(plugin.as_ref(), ctx)));
-        // Most bodies finish on their first poll: those never arm a timer (arming one can
-        // wake the runtime's driver, a system call per call). A body that waits gets the
-        // timer for what is left of its ceiling.
-        let first = std::future::poll_fn(|cx| {
-            Poll::Ready(match body.as_mut().poll(cx) {
-                Poll::Ready(result) => Some(result),
-                Poll::Pending => None,
-            })
-        })
-        .await;
-        match first {
-            Some(result) => result,
-            None => {
-                let left = timeout.saturating_sub(started.elapsed());
-                let timed = contain_panics(Box::pin(async move {
-                    Ok(tokio::time::timeout(left, body).await)
-                }))
-                .await?;
-                match timed {
-                    Ok(result) => result,
-                    Err(_elapsed) => return Err(timed_out()),
-                }
-            }
-        }
+        Ok(_) => Attempt::Local(input.execute(plugin.as_ref(), ctx)),
     };
-    // A body that blocked its thread past the ceiling: its result is not a success.
-    if started.elapsed() > timeout {
-        return Err(timed_out());
+    async move {
+        let ended = match attempt {
+            Attempt::NoRuntime => return Err(no_runtime()),
+            Attempt::Spawned(spawned) => spawned.await,
+            Attempt::Local(body) => local_attempt(body, timeout, started).await,
+        };
+        let timed_out = || {
+            AgentError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "tool `{tool_id}` did not finish within {} ms",
+                    timeout.as_millis()
+                ),
+            )
+        };
+        match ended {
+            Ended::Elapsed => Err(timed_out()),
+            Ended::Failed(err) => Err(err),
+            // A body that blocked its thread past the ceiling: its result is not a success.
+            Ended::Done(_) if started.elapsed() > timeout => Err(timed_out()),
+            Ended::Done(result) => result,
+        }
     }
-    result
+}
+
+/// How an attempt is run.
+enum Attempt<'a> {
+    NoRuntime,
+    Spawned(std::pin::Pin<Box<dyn Future<Output = Ended> + Send>>),
+    Local(io_core::BoxFuture<'a, Result<Value, ToolError>>),
+}
+
+/// How an attempt ended.
+enum Ended {
+    /// The body's own result (a panic contained as an `internal` error).
+    Done(Result<Value, ToolError>),
+    /// The body ran past its ceiling.
+    Elapsed,
+    /// The host failed around the body (its timer).
+    Failed(ToolError),
+}
+
+/// An attempt on a current-thread runtime: the body polled in place, panics contained.
+///
+/// Most bodies finish on their first poll: those never arm a timer (arming one can wake the
+/// runtime's driver, a system call per call). A body that waits gets the timer for what is
+/// left of its ceiling. One `poll_fn` holds it all, so the attempt's state is the body, the
+/// timer and nothing else.
+async fn local_attempt(
+    mut body: io_core::BoxFuture<'_, Result<Value, ToolError>>,
+    timeout: Duration,
+    started: Instant,
+) -> Ended {
+    let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    std::future::poll_fn(move |cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => return Poll::Ready(Ended::Done(result)),
+            Ok(Poll::Pending) => {}
+            Err(payload) => return Poll::Ready(Ended::Done(Err(io_core::panicked(&*payload)))),
+        }
+        let timer = match &mut timer {
+            Some(timer) => timer,
+            // The timer itself panics in a runtime built without time; contain that as well.
+            None => match std::panic::catch_unwind(|| {
+                Box::pin(tokio::time::sleep(
+                    timeout.saturating_sub(started.elapsed()),
+                ))
+            }) {
+                Ok(armed) => timer.insert(armed),
+                Err(payload) => return Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
+            },
+        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| timer.as_mut().poll(cx))) {
+            Ok(Poll::Ready(())) => Poll::Ready(Ended::Elapsed),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
+        }
+    })
+    .await
+}
+
+/// An attempt on a multi-thread runtime: the body as its own task, under the ceiling.
+async fn spawned_attempt(
+    handle: tokio::runtime::Handle,
+    plugin: Arc<dyn ToolPlugin>,
+    input: Payload,
+    ctx: ToolContext,
+    timeout: Duration,
+) -> Ended {
+    // Aborted when this future is dropped (a cancelled call), not only at the ceiling.
+    let mut task = AbortOnDrop(
+        handle.spawn(async move { contain_panics(input.execute(plugin.as_ref(), &ctx)).await }),
+    );
+    // The timer itself panics in a runtime built without time; contain that as well.
+    let waited = contain_panics(Box::pin(async {
+        Ok(tokio::time::timeout(timeout, &mut task.0).await)
+    }))
+    .await;
+    match waited {
+        Ok(Ok(Ok(result))) => Ended::Done(result),
+        Ok(Ok(Err(join_error))) => {
+            Ended::Done(Err(AgentError::internal("the body failed unexpectedly")
+                .with_operator_detail(join_error.to_string())))
+        }
+        Ok(Err(_elapsed)) => Ended::Elapsed,
+        Err(err) => Ended::Failed(err),
+    }
 }
 
 /// A spawned attempt that is aborted when its handle is dropped.
@@ -1045,13 +1272,14 @@ async fn until_cancelled(
     if cancellation.is_cancelled() {
         return Err(cancelled_error());
     }
-    // Waiting on the signal registers a waiter (a lock); a call that finishes on its first
-    // poll never needs to.
-    let mut cancelled = std::pin::pin!(cancellation.cancelled());
+    // Waiting on the signal registers a waiter (a lock), and its state is boxed: a call that
+    // finishes on its first poll needs neither.
+    let mut cancelled = None;
     std::future::poll_fn(|cx| {
         if let Poll::Ready(result) = call.as_mut().poll(cx) {
             return Poll::Ready(result);
         }
+        let cancelled = cancelled.get_or_insert_with(|| Box::pin(cancellation.cancelled()));
         if cancelled.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Err(cancelled_error()));
         }

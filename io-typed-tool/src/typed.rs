@@ -218,7 +218,8 @@ pub struct ToolContext {
     run_id: Arc<str>,
     tool_id: Arc<str>,
     attempt: u32,
-    context: Value,
+    /// `None` for `null`: most calls have no context, and a clone per attempt stays cheap.
+    context: Option<Arc<Value>>,
     mutates: Arc<[String]>,
     progress: Option<ProgressReporter>,
     cancellation: Option<Cancellation>,
@@ -231,12 +232,18 @@ impl ToolContext {
     /// Both ids take a `&str`, a `String` or an `Arc<str>` (shared, not copied).
     pub fn new(run_id: impl Into<Arc<str>>, tool_id: impl Into<Arc<str>>) -> Self {
         static NO_MUTATIONS: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
+        let none = Arc::clone(NO_MUTATIONS.get_or_init(|| Arc::from(Vec::new())));
+        Self::for_call(run_id.into(), tool_id.into(), none)
+    }
+
+    /// The registry's context for one call: the contract's mutations, shared.
+    pub(crate) fn for_call(run_id: Arc<str>, tool_id: Arc<str>, mutates: Arc<[String]>) -> Self {
         ToolContext {
-            run_id: run_id.into(),
-            tool_id: tool_id.into(),
+            run_id,
+            tool_id,
             attempt: 1,
-            context: Value::Null,
-            mutates: Arc::clone(NO_MUTATIONS.get_or_init(|| Arc::from(Vec::new()))),
+            context: None,
+            mutates,
             progress: None,
             cancellation: None,
         }
@@ -288,7 +295,7 @@ impl ToolContext {
     /// Sets the host context (already validated against `contextSchema` by the registry).
     #[must_use]
     pub fn with_context(mut self, context: Value) -> Self {
-        self.context = context;
+        self.context = (!context.is_null()).then(|| Arc::new(context));
         self
     }
 
@@ -327,12 +334,13 @@ impl ToolContext {
 
     /// The host context as JSON (`null` when the contract declares none).
     pub fn raw_context(&self) -> &Value {
-        &self.context
+        static NULL: Value = Value::Null;
+        self.context.as_deref().unwrap_or(&NULL)
     }
 
     /// The host context decoded into `C` (the type the contract's `context` names).
     pub fn context<C: DeserializeOwned>(&self) -> Result<C, ToolError> {
-        C::deserialize(&self.context).map_err(|err| {
+        C::deserialize(self.raw_context()).map_err(|err| {
             AgentError::new(
                 ErrorCode::ContextInvalid,
                 "the call context has an unexpected shape",

@@ -160,6 +160,40 @@ fn a_call_cancelled_before_it_starts_never_runs_the_body() {
 }
 
 #[test]
+fn a_call_cancelled_before_it_starts_is_cancelled_whatever_its_input() {
+    // `call_with` checks the input when it is called, but a cancellation that has already
+    // fired still decides the answer, audited or not.
+    for audited in [false, true] {
+        let (tool, finished, _) = worker();
+        let audit = Arc::new(AuditLog::default());
+        let mut registry = if audited {
+            ToolRegistry::new().with_audit_sink(audit.clone())
+        } else {
+            ToolRegistry::new()
+        };
+        registry.register(tool).unwrap();
+        let cancel = Cancellation::new();
+        cancel.cancel();
+        let options = CallOptions::default().with_cancellation(cancel);
+        let err = multi_thread()
+            .block_on(registry.call_with("test.worker", json!({ "steps": "many" }), options))
+            .unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::Cancelled, "audited: {audited}");
+        assert!(!finished.load(Ordering::SeqCst));
+        assert_eq!(audit.records().len(), usize::from(audited));
+        // Without the cancellation the same input is refused as invalid.
+        let err = multi_thread()
+            .block_on(registry.call_with(
+                "test.worker",
+                json!({ "steps": "many" }),
+                CallOptions::default(),
+            ))
+            .unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::InputInvalid);
+    }
+}
+
+#[test]
 fn an_uncancelled_call_with_a_cancellation_finishes_normally() {
     let (tool, finished, _) = worker();
     let mut registry = ToolRegistry::new();
