@@ -147,6 +147,11 @@ fn main() {
     });
     assert_eq!(a.structured_content, b.structured_content);
 
+    // `MCP_CALL_PAIRED=1`: the paired comparison alone (below), without criterion's rows.
+    if std::env::var_os("MCP_CALL_PAIRED").is_some() {
+        paired(&runtime, &ours, &theirs, &arguments);
+        return;
+    }
     // `MCP_CALL_PROFILE=ours|theirs N`: N calls of one server and nothing else, for an
     // instruction-count profile (`valgrind --tool=callgrind`) that attributes the difference.
     if let Ok(which) = std::env::var("MCP_CALL_PROFILE") {

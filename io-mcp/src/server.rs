@@ -88,7 +88,7 @@ pub struct McpServer {
     tools: Arc<[Tool]>,
     /// MCP tool name -> the registry's name for it and whether its contract gates each call,
     /// both fixed when the server is made (the registry cannot change under it).
-    names: Arc<HashMap<String, Target>>,
+    names: Arc<HashMap<String, Target, foldhash::fast::RandomState>>,
     page_size: usize,
     info: Arc<Implementation>,
     instructions: Option<Arc<str>>,
@@ -102,7 +102,10 @@ impl McpServer {
         let registry = registry.into();
         let definitions = registry.export(Export::Mcp)?;
         let mut tools = Vec::with_capacity(definitions.len());
-        let mut names = HashMap::with_capacity(definitions.len());
+        let mut names = HashMap::with_capacity_and_hasher(
+            definitions.len(),
+            foldhash::fast::RandomState::default(),
+        );
         for definition in definitions {
             let tool: Tool = serde_json::from_value(definition)
                 .expect("an MCP export deserializes into rmcp's Tool");
@@ -226,31 +229,88 @@ impl McpServer {
         }
     }
 
-    async fn call(
+    /// One `tools/call`. Everything up to the registry call is done here, before the future
+    /// is made: the future rmcp spawns then holds only what the call awaits, not the request
+    /// and its context.
+    fn call(
         &self,
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send + '_ {
+        let started = self.start_call(&mut request, &context);
+        let ct = context.ct;
+        async move {
+            let Started {
+                call,
+                cancellation,
+                progress,
+            } = match started {
+                Ok(started) => started,
+                Err(early) => return *early,
+            };
+            let result = until_done_or_cancelled(call, ct.cancelled(), cancellation.as_ref()).await;
+            let forwarder = progress.and_then(|state| {
+                state
+                    .forwarder
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+            });
+            if let Some(Forwarder { sender, task }) = forwarder {
+                // Every report the body made is sent before the result; a body still running
+                // on a blocked thread (past its timeout) cannot hold the answer back for long.
+                // Boxed: a call that reported nothing does not carry the timer.
+                drop(sender);
+                let _ = Box::pin(tokio::time::timeout(Duration::from_secs(1), task)).await;
+            }
+            Ok(match result {
+                Ok(value) if value.is_object() => {
+                    // `CallToolResult::structured`, with the text written by serde's own
+                    // writer: `Value`'s `Display` goes through `fmt` and costs three times as
+                    // much.
+                    let mut answer =
+                        CallToolResult::success(vec![ContentBlock::text(json_text(&value))]);
+                    answer.structured_content = Some(value);
+                    answer
+                }
+                Ok(value) => CallToolResult::success(vec![ContentBlock::text(json_text(&value))]),
+                Err(err) => {
+                    CallToolResult::error(vec![ContentBlock::text(json_text(&err.to_envelope()))])
+                }
+            }
+            .into())
+        }
+    }
+
+    /// The registry call for a request, ready to await; or the answer, when there is nothing
+    /// to call (an unknown tool, an approval question to ask first), boxed: it is rare, and
+    /// the call's future would carry its space.
+    fn start_call(
+        &self,
+        request: &mut CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Started<'_>, Box<Result<CallToolResponse, McpError>>> {
         let Some(Target { id: target, gated }) = self.names.get(request.name.as_ref()) else {
-            return Err(McpError::invalid_params(
+            return Err(Box::new(Err(McpError::invalid_params(
                 format!("unknown tool: `{}`", request.name),
                 None,
-            ));
+            ))));
         };
         let input = Value::Object(request.arguments.take().unwrap_or_default());
         let approver: Option<Arc<dyn Approver>> = if *gated {
-            match self.approver_for(target, &request, &input, &context) {
+            match self.approver_for(target, request, &input, context) {
                 Ok(approver) => Some(approver),
-                Err(question) => return Ok((*question).into()),
+                Err(question) => return Err(Box::new(Ok((*question).into()))),
             }
         } else {
             None
         };
 
-        let cancellation = Cancellation::new();
-        let mut options = CallOptions::default()
-            .with_context((*self.context).clone())
-            .with_cancellation(cancellation.clone());
+        // A client's cancel drops the call, its body with it. Only an audited registry needs
+        // the call to end itself instead, so that its record says `cancelled`.
+        let cancellation = self.registry.is_audited().then(Cancellation::new);
+        let mut options = CallOptions::default().with_context((*self.context).clone());
+        options.cancellation = cancellation.clone();
         options.approver = approver;
         // A forwarder task is started at the body's first report, not before: most calls
         // report nothing, though rmcp's clients send a progress token with every request.
@@ -264,40 +324,22 @@ impl McpServer {
             options.progress = Some(ProgressReporter::from_sink(state.clone()));
             state
         });
-
-        // Boxed: rmcp spawns each request's handler as a task, and a task's future is copied
-        // whole on spawn and on completion; the registry call's state is kilobytes.
+        // Boxed: the registry call's state is kilobytes, and rmcp copies each request's task
+        // whole when it spawns it.
         let call = Box::pin(self.registry.call_with(target, input, options));
-        let result = until_done_or_cancelled(call, context.ct.cancelled(), &cancellation).await;
-        let started = progress.and_then(|state| {
-            state
-                .forwarder
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take()
-        });
-        if let Some(Forwarder { sender, task }) = started {
-            // Every report the body made is sent before the result; a body still running on
-            // a blocked thread (past its timeout) cannot hold the answer back for long.
-            drop(sender);
-            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
-        }
-        Ok(match result {
-            Ok(value) if value.is_object() => {
-                // `CallToolResult::structured`, with the text written by serde's own writer:
-                // `Value`'s `Display` goes through `fmt` and costs three times as much.
-                let mut answer =
-                    CallToolResult::success(vec![ContentBlock::text(json_text(&value))]);
-                answer.structured_content = Some(value);
-                answer
-            }
-            Ok(value) => CallToolResult::success(vec![ContentBlock::text(json_text(&value))]),
-            Err(err) => {
-                CallToolResult::error(vec![ContentBlock::text(json_text(&err.to_envelope()))])
-            }
-        }
-        .into())
+        Ok(Started {
+            call,
+            cancellation,
+            progress,
+        })
     }
+}
+
+/// A registry call under way, and what it needs besides.
+struct Started<'a> {
+    call: std::pin::Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>,
+    cancellation: Option<Cancellation>,
+    progress: Option<Arc<ProgressState>>,
 }
 
 /// The JSON text of a value. (Serializing a `Value` cannot fail: its keys are strings.)
@@ -356,11 +398,11 @@ const NO_ELICITATION: &str = "the tool needs approval, and the MCP client does n
 
 /// Races the call against the request's cancellation: when the client cancels, the registry's
 /// cancellation fires, and the call (which then ends at once with `cancelled`) is polled on so
-/// that its audit record is written.
+/// that its audit record is written; without one, the call is dropped.
 async fn until_done_or_cancelled(
     call: impl Future<Output = Result<Value, ToolError>>,
     cancelled: impl Future<Output = ()>,
-    cancellation: &Cancellation,
+    cancellation: Option<&Cancellation>,
 ) -> Result<Value, ToolError> {
     let mut call = std::pin::pin!(call);
     let mut cancelled = std::pin::pin!(cancelled);
@@ -371,6 +413,13 @@ async fn until_done_or_cancelled(
         }
         if !fired && cancelled.as_mut().poll(cx).is_ready() {
             fired = true;
+            let Some(cancellation) = cancellation else {
+                // Nothing to record: rmcp sends no answer to a cancelled request.
+                return Poll::Ready(Err(ToolError::new(
+                    io_core::ErrorCode::Cancelled,
+                    "the client cancelled the call",
+                )));
+            };
             cancellation.cancel();
             // Poll the call again: it now sees the cancellation.
             return call.as_mut().poll(cx);
@@ -530,12 +579,14 @@ impl ServerHandler for McpServer {
         self.tools.iter().find(|t| t.name == name).cloned()
     }
 
-    async fn call_tool(
+    // Not an `async fn`: a wrapper would store the request and its context a second time in
+    // the future rmcp spawns for each call.
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        self.call(request, context).await
+    ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send + '_ {
+        self.call(request, context)
     }
 }
 
