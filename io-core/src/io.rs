@@ -87,7 +87,19 @@ pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync 
     /// assert_eq!(err.violations()[0].keyword, "maximum");
     /// ```
     fn from_input_value(value: &Value) -> Result<Self, AgentError> {
-        Self::input_boundary().decode_typed(value)
+        let boundary = Self::input_boundary();
+        let decoded: Self = boundary.decode_typed(value)?;
+        let mut rules = crate::rules::Rules::new();
+        decoded.__input_rules(&mut rules);
+        boundary.rule_error(rules.into_parts().0)?;
+        Ok(decoded)
+    }
+
+    /// The type's cross-field rules as an input (`#[agent(validate = ...)]`, see
+    /// [`crate::rules`]); none unless the derive names a function.
+    #[doc(hidden)]
+    fn __input_rules(&self, rules: &mut crate::rules::Rules) {
+        let _ = rules;
     }
 }
 
@@ -151,7 +163,23 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// assert_eq!(err.violations()[0].pointer, "/value");
     /// ```
     fn to_output_value(&self) -> Result<Value, AgentError> {
-        Self::output_boundary().encode_typed(self)
+        let boundary = Self::output_boundary();
+        boundary.rule_error(self.__output_rule_errors())?;
+        boundary.encode_typed(self)
+    }
+
+    /// The type's cross-field rules as an output (`#[agent(validate = ...)]`, see
+    /// [`crate::rules`]); none unless the derive names a function.
+    #[doc(hidden)]
+    fn __output_rules(&self, rules: &mut crate::rules::Rules) {
+        let _ = rules;
+    }
+
+    #[doc(hidden)]
+    fn __output_rule_errors(&self) -> Vec<crate::Violation> {
+        let mut rules = crate::rules::Rules::new();
+        self.__output_rules(&mut rules);
+        rules.into_parts().0
     }
 
     /// Encodes this output straight to JSON text, checked as [`Self::to_output_value`] checks
@@ -168,7 +196,9 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// assert_eq!(text, r#"{"hits":["a"],"total":1}"#);
     /// ```
     fn to_output_json(&self) -> Result<String, AgentError> {
-        Self::output_boundary().encode_typed_json(self)
+        let boundary = Self::output_boundary();
+        boundary.rule_error(self.__output_rule_errors())?;
+        boundary.encode_typed_json(self)
     }
 
     /// The provider structured-output description for types marked `#[agent(strict)]`:

@@ -48,6 +48,7 @@ mod io;
 pub mod limits;
 pub mod profiles;
 pub mod residual;
+pub mod rules;
 mod runtime;
 mod schema;
 pub mod skill;
@@ -110,6 +111,28 @@ pub mod __private {
         strict_name: Option<&str>,
     ) -> BoundarySchema {
         T::__build_boundary_shaped(Direction::Output, strict_name, T::output_shape())
+    }
+
+    /// `T`'s input rules over a JSON value, for [`BoundarySchema::validate`].
+    pub fn input_rules<T: AgentInput>(value: &serde_json::Value) -> Vec<crate::Violation> {
+        crate::rules::errors_of::<T>(value, |decoded, rules| decoded.__input_rules(rules))
+    }
+
+    /// `T`'s output rules over a JSON value, for [`BoundarySchema::validate`].
+    pub fn output_rules<T: AgentOutput>(value: &serde_json::Value) -> Vec<crate::Violation> {
+        crate::rules::errors_of::<T>(value, |decoded, rules| decoded.__output_rules(rules))
+    }
+
+    pub fn cached_input_with_rules<T: AgentInput>(
+        strict_name: Option<&str>,
+    ) -> &'static BoundarySchema {
+        BoundarySchema::cached_with::<T>(Direction::Input, strict_name, Some(input_rules::<T>))
+    }
+
+    pub fn cached_output_with_rules<T: AgentOutput>(
+        strict_name: Option<&str>,
+    ) -> &'static BoundarySchema {
+        BoundarySchema::cached_with::<T>(Direction::Output, strict_name, Some(output_rules::<T>))
     }
 
     pub fn cached_input<T: AgentInput>(strict_name: Option<&str>) -> &'static BoundarySchema {

@@ -88,6 +88,8 @@ pub struct BoundarySchema {
     residual: Option<Residual>,
     /// Outputs of a known shape: the schema with every derived struct closed.
     closed: Option<Value>,
+    /// The type's cross-field rules ([`crate::rules`]), run on a value the schema accepts.
+    rules: Option<fn(&Value) -> Vec<Violation>>,
 }
 
 /// The residual check of a boundary whose type's shape is known.
@@ -232,6 +234,26 @@ impl BoundarySchema {
             profiles: Default::default(),
             residual: None,
             closed: None,
+            rules: None,
+        }
+    }
+
+    /// Adds the type's cross-field rules: [`Self::validate`] runs them on every value the
+    /// schema accepts. The derives call it for `#[agent(validate = ...)]`.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn __with_rules(mut self, rules: fn(&Value) -> Vec<Violation>) -> Self {
+        self.rules = Some(rules);
+        self
+    }
+
+    /// The errors of the type's cross-field rules for a value the schema accepts, as the
+    /// error [`Self::validate`] gives.
+    pub(crate) fn rule_error(&self, errors: Vec<Violation>) -> Result<(), AgentError> {
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(self.violation_error(errors))
         }
     }
 
@@ -259,6 +281,7 @@ impl BoundarySchema {
             profiles: Default::default(),
             residual: None,
             closed: None,
+            rules: None,
         }
     }
 
@@ -291,6 +314,16 @@ impl BoundarySchema {
         direction: Direction,
         strict_name: Option<&str>,
     ) -> &'static BoundarySchema {
+        Self::cached_with::<T>(direction, strict_name, None)
+    }
+
+    /// [`Self::cached`], built with cross-field rules ([`crate::rules`]).
+    #[doc(hidden)]
+    pub fn cached_with<T: IsJsonSchema + ?Sized + 'static>(
+        direction: Direction,
+        strict_name: Option<&str>,
+        rules: Option<fn(&Value) -> Vec<Violation>>,
+    ) -> &'static BoundarySchema {
         type Cache = RwLock<HashMap<(TypeId, Direction), &'static BoundarySchema>>;
         static CACHE: OnceLock<Cache> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
@@ -301,7 +334,8 @@ impl BoundarySchema {
             return found;
         }
         // Build outside the lock: generation may be slow, and it must not block readers.
-        let built = T::__build_boundary(direction, strict_name);
+        let mut built = T::__build_boundary(direction, strict_name);
+        built.rules = rules;
         let mut map = cache.write().unwrap_or_else(|e| e.into_inner());
         map.entry(key).or_insert_with(|| Box::leak(Box::new(built)))
     }
@@ -366,7 +400,10 @@ impl BoundarySchema {
             return Err(self.violation_error(vec![too_deep]));
         }
         if validator.is_valid(value) {
-            return Ok(());
+            return match self.rules {
+                Some(rules) => self.rule_error(rules(value)),
+                None => Ok(()),
+            };
         }
         let violations = self.violations(value)?;
         Err(self.violation_error(violations))

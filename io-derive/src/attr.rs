@@ -18,6 +18,9 @@ pub(crate) struct ContainerAttrs {
     pub(crate) strict: Flag,
     /// `name = "..."`: the structured-output name of a strict output (default: the type name).
     pub(crate) name: Option<SpannedValue<String>>,
+    /// `validate = path::to::function`: the type's cross-field rules, a
+    /// `fn(&Self, &mut io_core::rules::Rules)` run after schema validation.
+    pub(crate) validate: Option<syn::Path>,
 }
 
 /// `#[agent(...)]` on a field: no options yet; any key is reported as unknown.

@@ -4,6 +4,7 @@ use darling::FromDeriveInput;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use serde_derive_internals::{Ctxt, Derive, ast};
+use syn::spanned::Spanned;
 
 use crate::attr::ContainerAttrs;
 use crate::check;
@@ -79,6 +80,7 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
         .as_ref()
         .filter(|_| serde_ok)
         .and_then(|cont| crate::shape::shape_impl(cont, side, &krate));
+    let validate = attrs.as_ref().and_then(|a| a.validate.as_ref());
     let implementation = impl_block(
         input,
         side,
@@ -86,6 +88,7 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
         strict_name.as_deref(),
         accepts_fs_root,
         shape.is_some(),
+        validate,
     );
     let errors = errors.finish().err().map(darling::Error::write_errors);
     quote! {
@@ -101,6 +104,7 @@ fn impl_block(
     strict: Option<&str>,
     accepts_fs_root: bool,
     shaped: bool,
+    validate: Option<&syn::Path>,
 ) -> TokenStream {
     let ident = &input.ident;
     let (trait_name, method, build, cached) = match side {
@@ -134,6 +138,31 @@ fn impl_block(
         || input.generics.lifetimes().next().is_some()
         || input.generics.const_params().next().is_some();
 
+    // `validate = f`: the boundary runs the rules on JSON values, and the typed paths call
+    // them through the trait's hook.
+    let (rules_fn, rules_hook) = match side {
+        Side::Input => (quote!(input_rules), quote!(__input_rules)),
+        Side::Output => (quote!(output_rules), quote!(__output_rules)),
+    };
+    let cached = match (validate, side) {
+        (Some(_), Side::Input) => quote!(cached_input_with_rules),
+        (Some(_), Side::Output) => quote!(cached_output_with_rules),
+        (None, _) => cached,
+    };
+    let with_rules = validate.map(|_| quote!(.__with_rules(#krate::__private::#rules_fn::<Self>)));
+    let hook = validate.map(|path| {
+        // Spanned at the path, so a function of the wrong signature is underlined there.
+        // Coerced to the expected signature first, so a mismatch names it.
+        let rule: TokenStream = quote_spanned! {path.span()=>
+            let rule: fn(&Self, &mut #krate::rules::Rules) = #path;
+        };
+        quote! {
+            fn #rules_hook(&self, rules: &mut #krate::rules::Rules) {
+                #rule
+                rule(self, rules)
+            }
+        }
+    });
     let body = if generic {
         // One static per generic *item* would be shared by every instantiation, so generic
         // types use the process-wide cache keyed by `TypeId`.
@@ -145,7 +174,7 @@ fn impl_block(
             static __IO_SCHEMA: #krate::__private::OnceLock<#krate::BoundarySchema> =
                 #krate::__private::OnceLock::new();
             __IO_SCHEMA.get_or_init(|| {
-                #krate::__private::#build::<Self>(#strict)
+                #krate::__private::#build::<Self>(#strict) #with_rules
             })
         }
     };
@@ -184,6 +213,7 @@ fn impl_block(
             fn #method() -> &'static #krate::BoundarySchema {
                 #body
             }
+            #hook
         }
     }
 }

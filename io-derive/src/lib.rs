@@ -55,7 +55,9 @@ use proc_macro::TokenStream;
 /// Options, in `#[agent(...)]`: `crate = "path"` (where `io_core` is); `strict` (the input
 /// must have an OpenAI strict form, for function calling with `strict: true`: the same rules as
 /// a strict output, checked at compile time, so `ToolRegistry::export(Export::OpenAiChat {
-/// strict: true })` cannot refuse it for its shape).
+/// strict: true })` cannot refuse it for its shape); `validate = path::to::function` (the
+/// type's cross-field rules, a `fn(&Self, &mut io_core::rules::Rules)` run after the schema
+/// wherever a value of the type is checked; see `io_core::rules`).
 #[proc_macro_derive(AgentInput, attributes(agent))]
 pub fn derive_agent_input(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -68,7 +70,8 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// Options, in `#[agent(...)]`: `crate = "path"`; `strict` (OpenAI strict structured outputs:
 /// the type must be a struct with named fields and no field may be a map, a
 /// `serde_json::Value` or `#[serde(flatten)]`); `name = "..."` (the structured-output name,
-/// by default the type's name).
+/// by default the type's name); `validate = path::to::function` (cross-field rules, as for
+/// `AgentInput`: one function serves both directions).
 ///
 /// ```
 /// use io_core::AgentOutput;

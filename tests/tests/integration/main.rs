@@ -8,6 +8,7 @@ mod files;
 mod hostile;
 mod hygiene;
 mod pinned;
+mod rules;
 mod skills;
 mod soundness;
 mod tools;
