@@ -47,6 +47,7 @@
 //! | [`tools`] (`io-typed-tool`) | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
 //! | [`workflow`] (`io-workflow`) | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
 //! | `mcp` (`io-mcp`) | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry | `mcp` |
+//! | `promptos` (`io-promptos`) | PromptOS task input, `scc.submit.v1`, verdicts, scope pins, the gateway | `promptos` |
 
 pub use io_core as core;
 pub use schemars;
@@ -74,6 +75,11 @@ pub use io_workflow as workflow;
 /// [`McpClient`](io_mcp::McpClient) imports an MCP server's tools (feature `mcp`).
 #[cfg(feature = "mcp")]
 pub use io_mcp as mcp;
+
+/// PromptOS: typed [`TaskInput`](io_promptos::TaskInput), [`Submit`](io_promptos::Submit) and
+/// [`Verdict`](io_promptos::Verdict), scope pins, and the gateway (feature `promptos`).
+#[cfg(feature = "promptos")]
+pub use io_promptos as promptos;
 
 /// The names a program using agent-io reaches for first.
 ///

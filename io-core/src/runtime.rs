@@ -190,7 +190,7 @@ impl AgentRuntime {
         self.core.output_schema()
     }
 
-    /// The core's compiled output schema (with [`BoundarySchema::produced_schema`]).
+    /// The core's compiled output schema (with [`BoundarySchema::produced_schema`](crate::BoundarySchema::produced_schema)).
     pub fn output_boundary(&self) -> &'static crate::BoundarySchema {
         self.core.output_boundary()
     }

@@ -1,0 +1,553 @@
+//! The gateway: judges a submission against its task and the workspace.
+//!
+//! [`judge`] runs four checks, in this order, and the verdict's `reason_code` is the code of
+//! the first failure found:
+//!
+//! 1. `schema_valid` (`SCHEMA_VIOLATION`): `submit.json` parses, matches its schema and the
+//!    rules of [`crate::rules::submit`], and its `task_id` is the task's.
+//! 2. `scope_valid` (`SCOPE_CONFLICT`): every changed and new file is allowed by the pins
+//!    (forbidden wins), and the files the patch touches are exactly the declared changed and
+//!    new files. (A patch that cannot be read fails `evidence_present`, not this check.)
+//! 3. `tests_passed` (`CI_FAILED`): `tests.passed` is true.
+//! 4. `evidence_present` (`EVIDENCE_MISSING` when an artifact does not exist,
+//!    `EVIDENCE_INVALID` otherwise): each artifact is a regular file (or, `evidence_dir`, a
+//!    directory) inside the workspace, and the last line of `selftest.log` is
+//!    `EXIT_CODE=<int>` equal to `exit_code`.
+//!
+//! Then the submission's own status: `NEED_INPUT` fails with `NEEDS_CLARIFICATION`, `FAILED`
+//! with its `reason_code` (or `EXECUTOR_ERROR`), when no check failed first.
+//!
+//! **Nothing is read outside the workspace.** Every artifact is opened beneath one directory
+//! descriptor (cap-std): a symlink, however placed, cannot lead a read outside it, and an
+//! artifact path is refused before any open when it is absolute, has `..`, a NUL or a
+//! backslash. Reads are bounded ([`MAX_ARTIFACT_BYTES`]).
+//!
+//! **Unusable input** ([`Unusable`], exit status 2) is what leaves nothing to judge: a task
+//! input that does not parse or breaks its schema or rules (the gateway's own input, not the
+//! executor's work), or a workspace that is not a directory. A `submit.json` that does not
+//! parse is the executor's failure: a FAIL with `SCHEMA_VIOLATION`.
+
+use std::io::Read;
+use std::path::Path;
+use std::time::SystemTime;
+
+use cap_std::fs::Dir;
+use io_core::AgentInput;
+use serde_json::Value;
+
+use crate::patch::touched_files;
+use crate::scope::{Placement, Scope, normalize_file};
+use crate::types::{
+    Checks, Decision, DeployedVerdict, FailCode, Links, Outcome, Reason, Status, Submit, TaskInput,
+    Timestamps, VERDICT_SCHEMA_VERSION, Verdict,
+};
+
+/// The most the gateway reads of one artifact (64 MiB): a larger one is `EVIDENCE_INVALID`.
+pub const MAX_ARTIFACT_BYTES: u64 = 64 << 20;
+
+/// Why there is nothing to judge.
+#[derive(Debug)]
+pub enum Unusable {
+    /// The task input is not JSON: where, and what.
+    TaskNotJson {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// The task input breaks its schema or rules.
+    TaskInvalid(io_core::AgentError),
+    /// The workspace cannot be opened as a directory.
+    Workspace(String),
+    /// A file the gateway was given cannot be read.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::TaskNotJson {
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "the task input is not JSON (line {line}, column {column}): {message}"
+            ),
+            Unusable::TaskInvalid(err) => write!(f, "the task input is invalid: {}", err.message()),
+            Unusable::Workspace(why) => write!(f, "the workspace cannot be used: {why}"),
+            Unusable::Unreadable(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for Unusable {}
+
+impl Unusable {
+    /// The problem as JSON, for the command's output.
+    pub fn to_json(&self) -> Value {
+        let mut out = serde_json::json!({ "error": "unusable_input", "message": self.to_string() });
+        match self {
+            Unusable::TaskNotJson { line, column, .. } => {
+                out["line"] = (*line).into();
+                out["column"] = (*column).into();
+            }
+            Unusable::TaskInvalid(err) => {
+                out["violations"] = serde_json::to_value(err.violations()).unwrap_or_default();
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+/// Parses a task input, reporting where malformed JSON breaks.
+///
+/// ```
+/// use io_promptos::gateway::{Unusable, parse_task};
+/// let err = parse_task("{\n  \"files\": [\"a\"\n  }").unwrap_err();
+/// assert!(matches!(err, Unusable::TaskNotJson { line: 3, .. }));
+/// ```
+pub fn parse_task(text: &str) -> Result<TaskInput, Unusable> {
+    let value: Value = serde_json::from_str(text).map_err(|err| Unusable::TaskNotJson {
+        line: err.line(),
+        column: err.column(),
+        message: err.to_string(),
+    })?;
+    TaskInput::from_input_value(&value).map_err(Unusable::TaskInvalid)
+}
+
+/// A judgement: the verdict, and every failure found (most blocking first).
+#[derive(Clone, Debug)]
+pub struct Judgement {
+    /// The verdict in the document's shape.
+    pub verdict: Verdict,
+    /// Every failure, in check order: its code and what was found.
+    pub failures: Vec<(FailCode, String)>,
+    /// The submission's status, when it could be read.
+    pub status: Option<Status>,
+}
+
+impl Judgement {
+    /// Whether every check held and the submission is DONE.
+    pub fn passed(&self) -> bool {
+        self.verdict.verdict == Outcome::Pass
+    }
+
+    /// The verdict in the deployed shape: `NEED_INPUT` → `ESCALATE`, a pass → `DONE`, anything
+    /// else → `RETRY`.
+    ///
+    /// The mapping is decided here (the deployed schema is not published with the
+    /// specification): `ESCALATE` only for a submission that asks for input, since another
+    /// attempt cannot supply it.
+    pub fn deployed(&self) -> DeployedVerdict {
+        let verdict = if self.status == Some(Status::NeedInput) {
+            Decision::Escalate
+        } else if self.passed() {
+            Decision::Done
+        } else {
+            Decision::Retry
+        };
+        let reasons = self
+            .failures
+            .iter()
+            .map(|(code, message)| Reason {
+                code: *code,
+                message: message.clone(),
+            })
+            .collect();
+        let actions = match verdict {
+            Decision::Done => vec!["merge the patch".to_owned()],
+            Decision::Escalate => {
+                vec!["answer the submission's needs_input, then re-run the task".to_owned()]
+            }
+            Decision::Retry => self
+                .failures
+                .iter()
+                .map(|(code, _)| action_for(*code).to_owned())
+                .fold(Vec::new(), |mut actions, action| {
+                    if !actions.contains(&action) {
+                        actions.push(action);
+                    }
+                    actions
+                }),
+        };
+        DeployedVerdict {
+            task_id: self.verdict.task_id.clone(),
+            verdict,
+            reasons,
+            actions,
+        }
+    }
+}
+
+fn action_for(code: FailCode) -> &'static str {
+    match code {
+        FailCode::SchemaViolation => "write submit.json to the scc.submit.v1 schema",
+        FailCode::ScopeConflict => {
+            "keep every change within the pins, and declare exactly the files the patch touches"
+        }
+        FailCode::CiFailed => "make the tests pass",
+        FailCode::EvidenceMissing => "write every artifact the submission names",
+        FailCode::EvidenceInvalid => {
+            "write each artifact inside the workspace, as the kind it is named, with the log's EXIT_CODE line"
+        }
+        _ => "retry the task",
+    }
+}
+
+/// Judges `submit_text` (the contents of `submit.json`) for `task` in `workspace`.
+/// `submitted_at` is when the submission was written (the file's modification time, when the
+/// command judges a file).
+pub fn judge(
+    task: &TaskInput,
+    submit_text: &str,
+    workspace: &Path,
+    submitted_at: Option<SystemTime>,
+) -> Result<Judgement, Unusable> {
+    let dir = Dir::open_ambient_dir(workspace, cap_std::ambient_authority())
+        .map_err(|err| Unusable::Workspace(format!("{}: {err}", workspace.display())))?;
+    let mut failures: Vec<(FailCode, String)> = Vec::new();
+    let mut checks = Checks::default();
+    let evaluated_at = SystemTime::now();
+
+    // 1. schema_valid
+    let submit = match serde_json::from_str::<Value>(submit_text) {
+        Err(err) => {
+            failures.push((
+                FailCode::SchemaViolation,
+                format!(
+                    "submit.json is not JSON (line {}, column {}): {err}",
+                    err.line(),
+                    err.column()
+                ),
+            ));
+            None
+        }
+        Ok(value) => match Submit::from_input_value(&value) {
+            Err(err) => {
+                for violation in err.violations() {
+                    failures.push((
+                        FailCode::SchemaViolation,
+                        format!("submit.json: {violation}"),
+                    ));
+                }
+                if err.violations().is_empty() {
+                    failures.push((
+                        FailCode::SchemaViolation,
+                        format!("submit.json: {}", err.message()),
+                    ));
+                }
+                None
+            }
+            Ok(submit) => Some(submit),
+        },
+    };
+    let Some(submit) = submit else {
+        let links = Links::default();
+        return Ok(finish(
+            task,
+            None,
+            checks,
+            failures,
+            links,
+            submitted_at,
+            evaluated_at,
+        ));
+    };
+    if submit.task_id != task.task_id {
+        failures.push((
+            FailCode::SchemaViolation,
+            format!(
+                "submit.json answers task `{}`, not `{}`",
+                submit.task_id, task.task_id
+            ),
+        ));
+    }
+    checks.schema_valid = failures.is_empty();
+
+    // 2. scope_valid
+    let before = failures.len();
+    // The task input was validated: its pins parse.
+    let scope =
+        Scope::new(&task.pins.allowed_paths, &task.pins.forbidden_paths).map_err(|err| {
+            Unusable::TaskInvalid(io_core::AgentError::input_invalid(
+                err.to_string(),
+                Vec::new(),
+            ))
+        })?;
+    let mut declared = std::collections::BTreeSet::new();
+    for path in submit.changed_files.iter().chain(&submit.new_files) {
+        match scope.place(path) {
+            Ok(Placement::Allowed) => {
+                if let Ok(normal) = normalize_file(path) {
+                    declared.insert(normal);
+                }
+            }
+            Ok(Placement::Forbidden(pin)) => failures.push((
+                FailCode::ScopeConflict,
+                format!("`{path}` is forbidden by the pin `{pin}`"),
+            )),
+            Ok(Placement::Outside) => failures.push((
+                FailCode::ScopeConflict,
+                format!("`{path}` is outside `pins.allowed_paths`"),
+            )),
+            Err(err) => failures.push((FailCode::ScopeConflict, err.to_string())),
+        }
+    }
+    let patch = read_artifact(&dir, &submit.artifacts.patch_diff);
+    if let Ok(text) = &patch {
+        let text = String::from_utf8_lossy(text);
+        let mut touched = std::collections::BTreeSet::new();
+        for path in touched_files(&text) {
+            match normalize_file(&path) {
+                Ok(normal) => {
+                    touched.insert(normal);
+                }
+                Err(err) => failures.push((
+                    FailCode::ScopeConflict,
+                    format!("the patch touches a path outside the workspace: {err}"),
+                )),
+            }
+        }
+        let all_declared: std::collections::BTreeSet<String> = submit
+            .changed_files
+            .iter()
+            .chain(&submit.new_files)
+            .filter_map(|p| normalize_file(p).ok())
+            .collect();
+        for path in touched.difference(&all_declared) {
+            failures.push((
+                FailCode::ScopeConflict,
+                format!("the patch touches `{path}`, which the submission does not declare"),
+            ));
+        }
+        for path in all_declared.difference(&touched) {
+            failures.push((
+                FailCode::ScopeConflict,
+                format!("the submission declares `{path}`, which the patch does not touch"),
+            ));
+        }
+    }
+    checks.scope_valid = failures.len() == before;
+
+    // 3. tests_passed
+    checks.tests_passed = submit.tests.passed;
+    if !submit.tests.passed {
+        failures.push((
+            FailCode::CiFailed,
+            format!("the tests did not pass: {}", clip(&submit.tests.summary)),
+        ));
+    }
+
+    // 4. evidence_present
+    let before = failures.len();
+    for (name, path, directory) in submit.artifacts.entries() {
+        let found = if directory {
+            open_dir(&dir, path).map(|_| ())
+        } else if name == "patch_diff" {
+            patch.as_ref().map(|_| ()).map_err(Clone::clone)
+        } else if name == "selftest_log" {
+            read_artifact(&dir, path).and_then(|log| exit_code_agrees(&log, submit.exit_code))
+        } else {
+            read_artifact(&dir, path).map(|_| ())
+        };
+        if let Err((code, why)) = found {
+            failures.push((code, format!("artifact `{name}` (`{}`): {why}", clip(path))));
+        }
+    }
+    checks.evidence_present = failures.len() == before;
+
+    // The submission's own status.
+    if failures.is_empty() {
+        match submit.status {
+            Status::Done => {}
+            Status::NeedInput => failures.push((
+                FailCode::NeedsClarification,
+                format!(
+                    "the executor needs input: {}",
+                    submit.needs_input.join("; ")
+                ),
+            )),
+            Status::Failed => failures.push((
+                submit
+                    .reason_code
+                    .as_deref()
+                    .and_then(|code| code.parse().ok())
+                    .unwrap_or(FailCode::ExecutorError),
+                "the executor reports that the attempt failed".to_owned(),
+            )),
+        }
+    }
+    let links = Links {
+        submit_json: submit.artifacts.submit_json.clone(),
+        report_md: submit.artifacts.report_md.clone(),
+        selftest_log: submit.artifacts.selftest_log.clone(),
+        patch_diff: submit.artifacts.patch_diff.clone(),
+        evidence_dir: submit.artifacts.evidence_dir.clone(),
+    };
+    Ok(finish(
+        task,
+        Some(submit.status),
+        checks,
+        failures,
+        links,
+        submitted_at,
+        evaluated_at,
+    ))
+}
+
+fn finish(
+    task: &TaskInput,
+    status: Option<Status>,
+    checks: Checks,
+    failures: Vec<(FailCode, String)>,
+    links: Links,
+    submitted_at: Option<SystemTime>,
+    evaluated_at: SystemTime,
+) -> Judgement {
+    let verdict = Verdict {
+        schema_version: VERDICT_SCHEMA_VERSION.to_owned(),
+        task_id: task.task_id.clone(),
+        verdict: if failures.is_empty() {
+            Outcome::Pass
+        } else {
+            Outcome::Fail
+        },
+        reason_code: failures.first().map(|(code, _)| *code),
+        messages: failures
+            .iter()
+            .map(|(_, message)| message.clone())
+            .collect(),
+        checks,
+        timestamps: Timestamps {
+            submitted_at: rfc3339(submitted_at.unwrap_or(evaluated_at)),
+            evaluated_at: rfc3339(evaluated_at),
+        },
+        links,
+    };
+    Judgement {
+        verdict,
+        failures,
+        status,
+    }
+}
+
+type Found<T> = Result<T, (FailCode, String)>;
+
+/// Reads one artifact beneath the workspace descriptor, bounded.
+fn read_artifact(dir: &Dir, path: &str) -> Found<Vec<u8>> {
+    let normal =
+        normalize_file(path).map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
+    let file = dir.open(&normal).map_err(open_error)?;
+    let meta = file
+        .metadata()
+        .map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
+    if !meta.is_file() {
+        return Err((FailCode::EvidenceInvalid, "not a regular file".to_owned()));
+    }
+    if meta.len() > MAX_ARTIFACT_BYTES {
+        return Err((
+            FailCode::EvidenceInvalid,
+            format!("larger than {MAX_ARTIFACT_BYTES} bytes"),
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_ARTIFACT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
+    if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
+        return Err((
+            FailCode::EvidenceInvalid,
+            format!("larger than {MAX_ARTIFACT_BYTES} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
+fn open_dir(dir: &Dir, path: &str) -> Found<Dir> {
+    let normal =
+        normalize_file(path).map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
+    dir.open_dir(&normal).map_err(open_error)
+}
+
+fn open_error(err: std::io::Error) -> (FailCode, String) {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => (FailCode::EvidenceMissing, "does not exist".to_owned()),
+        // cap-std refuses a path (a symlink included) that would resolve outside the
+        // workspace with `PermissionDenied`.
+        std::io::ErrorKind::PermissionDenied => (
+            FailCode::EvidenceInvalid,
+            "cannot be read inside the workspace (it leads outside it, or access is denied)"
+                .to_owned(),
+        ),
+        std::io::ErrorKind::NotADirectory => {
+            (FailCode::EvidenceInvalid, "not a directory".to_owned())
+        }
+        _ => (FailCode::EvidenceInvalid, err.to_string()),
+    }
+}
+
+/// The last non-empty line of the log must be `EXIT_CODE=<int>`, equal to `exit_code`.
+fn exit_code_agrees(log: &[u8], exit_code: i64) -> Found<()> {
+    let text = String::from_utf8_lossy(log);
+    let last = text.lines().rev().find(|line| !line.trim().is_empty());
+    let Some(value) = last.and_then(|line| line.trim().strip_prefix("EXIT_CODE=")) else {
+        return Err((
+            FailCode::EvidenceInvalid,
+            "its last line is not `EXIT_CODE=<int>`".to_owned(),
+        ));
+    };
+    match value.parse::<i64>() {
+        Ok(logged) if logged == exit_code => Ok(()),
+        Ok(logged) => Err((
+            FailCode::EvidenceInvalid,
+            format!("it ends with EXIT_CODE={logged}, but the submission says {exit_code}"),
+        )),
+        Err(_) => Err((
+            FailCode::EvidenceInvalid,
+            format!("`EXIT_CODE={}` is not an integer", clip(value)),
+        )),
+    }
+}
+
+fn clip(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// An instant as RFC 3339 in UTC, to the second (`2026-11-23T03:35:42Z`).
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// let at = UNIX_EPOCH + Duration::from_secs(1_795_405_542);
+/// assert_eq!(io_promptos::gateway::rfc3339(at), "2026-11-23T03:45:42Z");
+/// ```
+pub fn rfc3339(at: SystemTime) -> String {
+    let secs = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}

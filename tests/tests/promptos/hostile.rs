@@ -1,0 +1,190 @@
+//! Hostile submissions: each is a FAIL with the right code, and nothing outside the workspace
+//! is read.
+
+use io_promptos::FailCode;
+use io_promptos::gateway::judge;
+use serde_json::json;
+
+use crate::{Workspace, codes, task};
+
+#[test]
+fn a_parent_segment_in_a_changed_file_is_refused() {
+    let mut workspace = Workspace::new();
+    workspace.submit["changed_files"] = json!(["docs/prompt_os/io/../../../etc/passwd"]);
+    let judgement = workspace.judge();
+    // The path breaks the submission's own rules first.
+    assert_eq!(
+        judgement.verdict.reason_code,
+        Some(FailCode::SchemaViolation)
+    );
+    assert!(!judgement.verdict.checks.schema_valid);
+    assert!(judgement.verdict.messages[0].contains("`..`"));
+}
+
+#[test]
+fn an_absolute_path_a_nul_or_a_backslash_is_refused_in_every_list() {
+    for (list, path) in [
+        ("changed_files", "/etc/passwd"),
+        ("new_files", "docs/prompt_os/io/a\u{0}b"),
+        ("changed_files", "docs\\prompt_os\\io\\schemas.md"),
+    ] {
+        let mut workspace = Workspace::new();
+        workspace.submit[list] = json!([path]);
+        let judgement = workspace.judge();
+        assert_eq!(
+            judgement.verdict.reason_code,
+            Some(FailCode::SchemaViolation),
+            "{path:?}"
+        );
+    }
+    for artifact in ["/etc/passwd", "../outside.md", "evidence\\report.md"] {
+        let mut workspace = Workspace::new();
+        workspace.submit["artifacts"]["report_md"] = json!(artifact);
+        let judgement = workspace.judge();
+        assert_eq!(
+            judgement.verdict.reason_code,
+            Some(FailCode::SchemaViolation),
+            "{artifact}"
+        );
+        assert!(!judgement.verdict.checks.schema_valid);
+    }
+}
+
+#[test]
+fn a_forbidden_file_is_a_scope_conflict_even_inside_an_allowed_directory() {
+    let workspace = Workspace::new();
+    let mut task = task();
+    task.pins.forbidden_paths = vec!["docs/prompt_os/io/fail_codes.md".into()];
+    workspace.write_submit();
+    let judgement = judge(&task, &workspace.submit.to_string(), workspace.root(), None).unwrap();
+    assert_eq!(codes(&judgement), [FailCode::ScopeConflict]);
+    assert!(judgement.verdict.messages[0].contains("forbidden by the pin"));
+}
+
+#[test]
+fn a_patch_touching_files_it_does_not_declare_is_a_scope_conflict() {
+    let workspace = Workspace::new();
+    let sneaky = format!(
+        "{}diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\n--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1 @@\n-a\n+b\n",
+        crate::PATCH
+    );
+    workspace.write("evidence/patch.diff", &sneaky);
+    let judgement = workspace.judge();
+    assert_eq!(codes(&judgement), [FailCode::ScopeConflict]);
+    assert!(judgement.verdict.messages[0].contains(".github/workflows/ci.yml"));
+    // A patch that climbs out of the workspace.
+    workspace.write(
+        "evidence/patch.diff",
+        &format!(
+            "{}--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n",
+            crate::PATCH
+        ),
+    );
+    let judgement = workspace.judge();
+    assert_eq!(judgement.verdict.reason_code, Some(FailCode::ScopeConflict));
+    assert!(
+        judgement
+            .verdict
+            .messages
+            .iter()
+            .any(|m| m.contains("outside the workspace"))
+    );
+}
+
+#[test]
+fn a_log_without_its_exit_code_line_is_evidence_invalid() {
+    for log in [
+        "all good\n",
+        "EXIT_CODE=0\ntrailing line\n",
+        "EXIT_CODE=zero\n",
+        "EXIT_CODE=1\n",
+        "",
+    ] {
+        let workspace = Workspace::new();
+        workspace.write("evidence/selftest.log", log);
+        let judgement = workspace.judge();
+        assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid], "{log:?}");
+        assert!(!judgement.verdict.checks.evidence_present);
+    }
+    // Trailing blank lines after the exit code are fine.
+    let workspace = Workspace::new();
+    workspace.write("evidence/selftest.log", "x\nEXIT_CODE=0\n\n\n");
+    assert!(workspace.judge().passed());
+}
+
+#[test]
+fn an_artifact_of_the_wrong_kind_is_evidence_invalid() {
+    let mut workspace = Workspace::new();
+    workspace.submit["artifacts"]["evidence_dir"] = json!("evidence/report.md");
+    assert_eq!(codes(&workspace.judge()), [FailCode::EvidenceInvalid]);
+    let mut workspace = Workspace::new();
+    workspace.submit["artifacts"]["report_md"] = json!("evidence");
+    assert_eq!(codes(&workspace.judge()), [FailCode::EvidenceInvalid]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_artifact_pointing_out_of_the_workspace_is_never_read() {
+    // Outside the workspace: a log that would pass, and a report.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("selftest.log"), "EXIT_CODE=0\n").unwrap();
+    std::fs::write(outside.path().join("patch.diff"), crate::PATCH).unwrap();
+    for (artifact, target) in [
+        ("evidence/selftest.log", outside.path().join("selftest.log")),
+        ("evidence/patch.diff", outside.path().join("patch.diff")),
+        (
+            "evidence/report.md",
+            std::path::PathBuf::from("/etc/passwd"),
+        ),
+    ] {
+        let workspace = Workspace::new();
+        std::fs::remove_file(workspace.root().join(artifact)).unwrap();
+        std::os::unix::fs::symlink(&target, workspace.root().join(artifact)).unwrap();
+        let judgement = workspace.judge();
+        // Had the gateway followed the link, the copy outside would have passed.
+        assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid], "{artifact}");
+        assert!(!judgement.verdict.checks.evidence_present);
+    }
+    // A symlinked directory on the way out, too.
+    let workspace = Workspace::new();
+    std::fs::create_dir(outside.path().join("ev")).unwrap();
+    std::fs::write(outside.path().join("ev/selftest.log"), "EXIT_CODE=0\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("ev"), workspace.root().join("escape")).unwrap();
+    let mut workspace = workspace;
+    workspace.submit["artifacts"]["selftest_log"] = json!("escape/selftest.log");
+    workspace.submit["artifacts"]["evidence_dir"] = json!("escape");
+    let judgement = workspace.judge();
+    assert_eq!(
+        codes(&judgement),
+        [FailCode::EvidenceInvalid, FailCode::EvidenceInvalid]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_that_stays_inside_the_workspace_is_followed() {
+    let workspace = Workspace::new();
+    std::fs::rename(
+        workspace.root().join("evidence/report.md"),
+        workspace.root().join("evidence/real-report.md"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "real-report.md",
+        workspace.root().join("evidence/report.md"),
+    )
+    .unwrap();
+    assert!(workspace.judge().passed());
+}
+
+#[test]
+fn huge_and_deep_submissions_get_an_answer() {
+    let workspace = Workspace::new();
+    let deep = "[".repeat(100_000);
+    let judgement = judge(&task(), &deep, workspace.root(), None).unwrap();
+    assert_eq!(codes(&judgement), [FailCode::SchemaViolation]);
+    let mut submit = workspace.submit.clone();
+    submit["changed_files"] = json!(vec!["docs/prompt_os/io/x.md"; 50_000]);
+    let judgement = judge(&task(), &submit.to_string(), workspace.root(), None).unwrap();
+    assert_eq!(judgement.verdict.reason_code, Some(FailCode::ScopeConflict));
+}
