@@ -77,9 +77,9 @@ fn run_inner(args: &[String], out: &mut impl Write) -> Result<u8, serde_json::Va
     let unreadable = |path: &PathBuf, err: std::io::Error| {
         Unusable::Unreadable(format!("{} cannot be read: {err}", path.display())).to_json()
     };
-    let task_text = std::fs::read_to_string(&task).map_err(|err| unreadable(&task, err))?;
+    let task_text = read_bounded(&task).map_err(|err| unreadable(&task, err))?;
     let task = parse_task(&task_text).map_err(|err| err.to_json())?;
-    let submit_text = std::fs::read_to_string(&submit).map_err(|err| unreadable(&submit, err))?;
+    let submit_text = read_bounded(&submit).map_err(|err| unreadable(&submit, err))?;
     let submitted_at = std::fs::metadata(&submit).and_then(|m| m.modified()).ok();
     let judgement =
         judge(&task, &submit_text, &workspace, submitted_at).map_err(|err| err.to_json())?;
@@ -97,4 +97,31 @@ fn run_inner(args: &[String], out: &mut impl Write) -> Result<u8, serde_json::Va
     }
     let _ = writeln!(out, "{text}");
     Ok(if judgement.passed() { 0 } else { 1 })
+}
+
+/// Reads a document the command was given: a regular file of at most
+/// [`MAX_ARTIFACT_BYTES`](crate::gateway::MAX_ARTIFACT_BYTES), opened without blocking (a FIFO
+/// is refused, not waited on), as UTF-8.
+fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let limit = crate::gateway::MAX_ARTIFACT_BYTES;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NONBLOCK.bits() as i32,
+    );
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    if !meta.is_file() {
+        return Err(refused("not a regular file".into()));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(refused(format!("larger than {limit} bytes")));
+    }
+    String::from_utf8(bytes).map_err(|_| refused("not UTF-8".into()))
 }

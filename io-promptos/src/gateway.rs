@@ -441,7 +441,9 @@ type Found<T> = Result<T, (FailCode, String)>;
 fn read_artifact(dir: &Dir, path: &str) -> Found<Vec<u8>> {
     let normal =
         normalize_file(path).map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
-    let file = dir.open(&normal).map_err(open_error)?;
+    let file = dir
+        .open_with(&normal, &read_options())
+        .map_err(open_error)?;
     let meta = file
         .metadata()
         .map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
@@ -465,6 +467,19 @@ fn read_artifact(dir: &Dir, path: &str) -> Found<Vec<u8>> {
         ));
     }
     Ok(bytes)
+}
+
+/// Non-blocking reads: a FIFO planted as an artifact opens at once (and is then refused as not
+/// a regular file) instead of stalling the open until a writer comes.
+fn read_options() -> cap_std::fs::OpenOptions {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NONBLOCK.bits() as i32,
+    );
+    options
 }
 
 fn open_dir(dir: &Dir, path: &str) -> Found<Dir> {

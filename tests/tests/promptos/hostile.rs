@@ -188,3 +188,19 @@ fn huge_and_deep_submissions_get_an_answer() {
     let judgement = judge(&task(), &submit.to_string(), workspace.root(), None).unwrap();
     assert_eq!(judgement.verdict.reason_code, Some(FailCode::ScopeConflict));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_planted_as_an_artifact_is_refused_without_waiting_for_a_writer() {
+    let workspace = Workspace::new();
+    let log = workspace.root().join("evidence/selftest.log");
+    std::fs::remove_file(&log).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&log)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let judgement = workspace.judge();
+    assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid]);
+    assert!(judgement.verdict.messages[0].contains("not a regular file"));
+}

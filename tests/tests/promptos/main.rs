@@ -560,6 +560,26 @@ fn the_command_exits_0_on_pass_1_on_fail_2_on_unusable_input() {
         "y".to_owned(),
     ];
     assert_eq!(cli::run(&missing, &mut out), 2);
+    // A directory given as the submission: unusable, said as JSON.
+    let mut out = Vec::new();
+    let dir_submit = vec![
+        "--task".to_owned(),
+        task_file.display().to_string(),
+        "--submit".to_owned(),
+        workspace.root().display().to_string(),
+        "--workspace".to_owned(),
+        workspace.root().display().to_string(),
+    ];
+    std::fs::write(&task_file, serde_json::to_string(&task()).unwrap()).unwrap();
+    assert_eq!(cli::run(&dir_submit, &mut out), 2);
+    let said: Value = serde_json::from_slice(&out).unwrap();
+    assert!(
+        said["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{said}"
+    );
 }
 
 #[test]
