@@ -48,6 +48,14 @@ pub fn touched_files(patch: &str) -> BTreeSet<String> {
             (old, new) = hunk_lines(header);
             continue;
         }
+        // A git header names both sides even when no `---`/`+++` lines follow (a binary
+        // patch, a mode change, a pure rename).
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            for side in git_header_paths(rest) {
+                touched.insert(side);
+            }
+            continue;
+        }
         for (prefix, strip) in [
             ("--- ", true),
             ("+++ ", true),
@@ -73,6 +81,49 @@ pub fn touched_files(patch: &str) -> BTreeSet<String> {
         }
     }
     touched
+}
+
+/// The two paths of a `diff --git a/X b/Y` header, without their prefixes. Quoted names are
+/// unquoted; unquoted names with spaces are split where both sides agree (as git does), else at
+/// the first ` b/`.
+fn git_header_paths(rest: &str) -> Vec<String> {
+    let strip = |path: String| -> String {
+        path.strip_prefix("a/")
+            .or_else(|| path.strip_prefix("b/"))
+            .map(str::to_owned)
+            .unwrap_or(path)
+    };
+    if rest.starts_with('"') || rest.ends_with('"') {
+        // One or both sides quoted: split on the quote boundaries.
+        let mut sides = Vec::new();
+        let mut remaining = rest.trim();
+        while !remaining.is_empty() {
+            if remaining.starts_with('"') {
+                let mut end = 1;
+                let bytes = remaining.as_bytes();
+                while end < bytes.len() && !(bytes[end] == b'"' && bytes[end - 1] != b'\\') {
+                    end += 1;
+                }
+                let end = (end + 1).min(remaining.len());
+                sides.push(strip(unquote(&remaining[..end])));
+                remaining = remaining[end..].trim_start();
+            } else {
+                let end = remaining.find(' ').unwrap_or(remaining.len());
+                sides.push(strip(remaining[..end].to_owned()));
+                remaining = remaining[end..].trim_start();
+            }
+        }
+        return sides;
+    }
+    let Some(body) = rest.strip_prefix("a/") else {
+        return Vec::new();
+    };
+    let splits: Vec<usize> = body.match_indices(" b/").map(|(i, _)| i).collect();
+    let same = splits.iter().find(|&&i| body[..i] == body[i + 3..]);
+    match same.or(splits.first()) {
+        Some(&i) => vec![body[..i].to_owned(), body[i + 3..].to_owned()],
+        None => Vec::new(),
+    }
 }
 
 /// How many lines of old and new text a hunk header (`-1,3 +1,4 @@`) announces.
@@ -131,4 +182,45 @@ fn unquote(path: &str) -> String {
         }
     }
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::touched_files;
+
+    fn touched(patch: &str) -> Vec<String> {
+        touched_files(patch).into_iter().collect()
+    }
+
+    #[test]
+    fn a_binary_or_mode_only_change_is_seen_through_its_git_header() {
+        let binary = "diff --git a/img/logo.png b/img/logo.png\nindex 1..2 100644\nGIT binary patch\nliteral 5\nabc\n\n";
+        assert_eq!(touched(binary), ["img/logo.png"]);
+        let mode = "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n";
+        assert_eq!(touched(mode), ["run.sh"]);
+        let rename = "diff --git a/old name.md b/new name.md\nsimilarity index 100%\nrename from old name.md\nrename to new name.md\n";
+        assert_eq!(touched(rename), ["new name.md", "old name.md"]);
+        let spaced = "diff --git a/x b/y.md b/x b/y.md\n";
+        assert_eq!(touched(spaced), ["x b/y.md"]);
+    }
+
+    #[test]
+    fn quoted_names_are_unquoted() {
+        let patch = "diff --git \"a/caf\\303\\251.md\" \"b/caf\\303\\251.md\"\n--- \"a/caf\\303\\251.md\"\n+++ \"b/caf\\303\\251.md\"\n@@ -1 +1 @@\n-a\n+b\n";
+        assert_eq!(touched(patch), ["café.md"]);
+        let tab = "--- \"a/t\\tab\"\n+++ \"b/t\\tab\"\n";
+        assert_eq!(touched(tab), ["t\tab"]);
+    }
+
+    #[test]
+    fn hunk_content_that_looks_like_a_header_is_content() {
+        let patch = "--- a/x.md\n+++ b/x.md\n@@ -1,2 +1,3 @@\n a\n+--- a/evil.md\n++++ b/evil.md\n-diff --git a/e b/e\n";
+        // One old line and... the counts: old 2 (` a`, `-diff`), new 3 (` a`, `+---`, `++++`).
+        assert_eq!(touched(patch), ["x.md"]);
+        // `diff -u` names carry a tab and a timestamp.
+        let plain = "--- docs/a.md\t2026-01-01 00:00:00\n+++ docs/a.md\t2026-01-02 00:00:00\n";
+        assert_eq!(touched(plain), ["docs/a.md"]);
+        let deleted = "--- a/gone.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
+        assert_eq!(touched(deleted), ["gone.md"]);
+    }
 }

@@ -92,6 +92,21 @@ fn a_patch_touching_files_it_does_not_declare_is_a_scope_conflict() {
 }
 
 #[test]
+fn a_binary_change_to_an_undeclared_file_is_a_scope_conflict() {
+    let workspace = Workspace::new();
+    workspace.write(
+        "evidence/patch.diff",
+        &format!(
+            "{}diff --git a/bin/tool b/bin/tool\nindex 1..2 100755\nGIT binary patch\nliteral 3\nxyz\n\n",
+            crate::PATCH
+        ),
+    );
+    let judgement = workspace.judge();
+    assert_eq!(codes(&judgement), [FailCode::ScopeConflict]);
+    assert!(judgement.verdict.messages[0].contains("`bin/tool`"));
+}
+
+#[test]
 fn a_log_without_its_exit_code_line_is_evidence_invalid() {
     for log in [
         "all good\n",
