@@ -417,10 +417,7 @@ fn finish(
             Outcome::Fail
         },
         reason_code: failures.first().map(|(code, _)| *code),
-        messages: failures
-            .iter()
-            .map(|(_, message)| message.clone())
-            .collect(),
+        messages: messages(&failures),
         checks,
         timestamps: Timestamps {
             submitted_at: rfc3339(submitted_at.unwrap_or(evaluated_at)),
@@ -433,6 +430,22 @@ fn finish(
         failures,
         status,
     }
+}
+
+/// The most messages a verdict lists; a hostile submission with thousands of bad paths gets a
+/// count of the rest.
+pub const MAX_MESSAGES: usize = 100;
+
+fn messages(failures: &[(FailCode, String)]) -> Vec<String> {
+    let mut listed: Vec<String> = failures
+        .iter()
+        .take(MAX_MESSAGES)
+        .map(|(_, message)| message.clone())
+        .collect();
+    if failures.len() > MAX_MESSAGES {
+        listed.push(format!("... and {} more", failures.len() - MAX_MESSAGES));
+    }
+    listed
 }
 
 type Found<T> = Result<T, (FailCode, String)>;

@@ -170,3 +170,44 @@ fn the_registry_refuses_a_rule_breaking_input_before_approval_and_checks_the_out
     assert_eq!(asked.load(Ordering::SeqCst), 1);
     assert_eq!(RUNS.load(Ordering::SeqCst), 1);
 }
+
+/// Widens a window by one on each side.
+struct Widen;
+
+impl io_core::AgentCore for Widen {
+    type Input = Window;
+    type Output = Window;
+
+    fn core_type(&self) -> &str {
+        "widen"
+    }
+
+    async fn run_turn(
+        &mut self,
+        window: Window,
+        _ctx: &mut io_core::AgentContext,
+    ) -> Result<Window, io_core::AgentError> {
+        // Breaks the output rule when asked to widen an empty window at zero.
+        Ok(Window {
+            low: if window.high == 0 {
+                1
+            } else {
+                window.low.saturating_sub(1)
+            },
+            high: window.high,
+            tags: window.tags,
+        })
+    }
+}
+
+#[test]
+fn the_runtime_holds_a_cores_input_and_output_to_their_rules() {
+    let mut runtime = io_core::AgentRuntime::new(Widen);
+    let err = pollster::block_on(runtime.run_turn(json!({ "low": 4, "high": 2 }))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::InputInvalid);
+    assert_eq!(rule_keywords(&err), [("/low", "low_not_above_high")]);
+    let err = pollster::block_on(runtime.run_turn(json!({ "low": 0, "high": 0 }))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::OutputInvalid);
+    let out = pollster::block_on(runtime.run_turn(json!({ "low": 2, "high": 5 }))).unwrap();
+    assert_eq!(out["low"], 1);
+}

@@ -199,9 +199,16 @@ fn huge_and_deep_submissions_get_an_answer() {
     let judgement = judge(&task(), &deep, workspace.root(), None).unwrap();
     assert_eq!(codes(&judgement), [FailCode::SchemaViolation]);
     let mut submit = workspace.submit.clone();
-    submit["changed_files"] = json!(vec!["docs/prompt_os/io/x.md"; 50_000]);
+    let outside: Vec<String> = (0..50_000).map(|i| format!("src/f{i}.rs")).collect();
+    submit["changed_files"] = json!(outside);
     let judgement = judge(&task(), &submit.to_string(), workspace.root(), None).unwrap();
     assert_eq!(judgement.verdict.reason_code, Some(FailCode::ScopeConflict));
+    // The verdict lists the first messages and counts the rest.
+    let messages = &judgement.verdict.messages;
+    assert_eq!(messages.len(), io_promptos::gateway::MAX_MESSAGES + 1);
+    let rest = judgement.failures.len() - io_promptos::gateway::MAX_MESSAGES;
+    assert!(rest >= 50_000 - io_promptos::gateway::MAX_MESSAGES);
+    assert_eq!(messages.last().unwrap(), &format!("... and {rest} more"));
 }
 
 #[cfg(unix)]
