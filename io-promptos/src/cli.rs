@@ -103,7 +103,6 @@ fn run_inner(args: &[String], out: &mut impl Write) -> Result<u8, serde_json::Va
 /// [`MAX_ARTIFACT_BYTES`](crate::gateway::MAX_ARTIFACT_BYTES), opened without blocking (a FIFO
 /// is refused, not waited on), as UTF-8.
 fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
     let limit = crate::gateway::MAX_ARTIFACT_BYTES;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -118,10 +117,6 @@ fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
     if !meta.is_file() {
         return Err(refused("not a regular file".into()));
     }
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(refused(format!("larger than {limit} bytes")));
-    }
+    let bytes = crate::gateway::read_limited(file, limit).map_err(refused)?;
     String::from_utf8(bytes).map_err(|_| refused("not UTF-8".into()))
 }

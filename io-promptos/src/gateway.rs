@@ -463,21 +463,18 @@ fn read_artifact(dir: &Dir, path: &str) -> Found<Vec<u8>> {
     if !meta.is_file() {
         return Err((FailCode::EvidenceInvalid, "not a regular file".to_owned()));
     }
-    if meta.len() > MAX_ARTIFACT_BYTES {
-        return Err((
-            FailCode::EvidenceInvalid,
-            format!("larger than {MAX_ARTIFACT_BYTES} bytes"),
-        ));
-    }
+    read_limited(file, MAX_ARTIFACT_BYTES).map_err(|why| (FailCode::EvidenceInvalid, why))
+}
+
+/// Reads at most `limit` bytes; more is an error (the reader is not drained past `limit + 1`).
+pub(crate) fn read_limited(reader: impl Read, limit: u64) -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
-    file.take(MAX_ARTIFACT_BYTES + 1)
+    reader
+        .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
-    if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
-        return Err((
-            FailCode::EvidenceInvalid,
-            format!("larger than {MAX_ARTIFACT_BYTES} bytes"),
-        ));
+        .map_err(|err| err.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("larger than {limit} bytes"));
     }
     Ok(bytes)
 }
@@ -578,4 +575,84 @@ pub fn rfc3339(at: SystemTime) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn reads_are_bounded_exactly_at_the_limit() {
+        assert_eq!(read_limited(&b"0123456789"[..], 10).unwrap().len(), 10);
+        assert_eq!(
+            read_limited(&b"0123456789a"[..], 10).unwrap_err(),
+            "larger than 10 bytes"
+        );
+        assert_eq!(read_limited(&b""[..], 0).unwrap(), b"");
+        assert!(read_limited(&b"x"[..], 0).is_err());
+        assert!(read_limited(&b"x"[..], u64::MAX).is_ok());
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_in_utc() {
+        let at = |secs: u64| rfc3339(UNIX_EPOCH + Duration::from_secs(secs));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(951_868_800), "2000-03-01T00:00:00Z");
+        assert_eq!(at(946_684_799), "1999-12-31T23:59:59Z");
+        assert_eq!(at(1_709_164_800), "2024-02-29T00:00:00Z");
+        assert_eq!(at(4_107_542_400), "2100-03-01T00:00:00Z");
+        assert_eq!(at(1_795_405_542), "2026-11-23T03:45:42Z");
+        assert_eq!(at(86_399), "1970-01-01T23:59:59Z");
+        assert_eq!(at(3_661), "1970-01-01T01:01:01Z");
+        assert_eq!(at(253_402_300_799), "9999-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn long_texts_are_clipped_at_a_character_boundary() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(300);
+        let clipped = clip(&long);
+        assert_eq!(clipped.chars().count(), 201);
+        assert!(clipped.ends_with('…'));
+        assert_eq!(clip(&"x".repeat(200)), "x".repeat(200));
+    }
+
+    #[test]
+    fn every_retry_reason_has_its_own_action() {
+        let actions: Vec<&str> = [
+            FailCode::SchemaViolation,
+            FailCode::ScopeConflict,
+            FailCode::CiFailed,
+            FailCode::EvidenceMissing,
+            FailCode::EvidenceInvalid,
+            FailCode::MergeConflict,
+        ]
+        .into_iter()
+        .map(action_for)
+        .collect();
+        assert!(actions[0].contains("scc.submit.v1"));
+        assert!(actions[1].contains("pins"));
+        assert!(actions[2].contains("tests pass"));
+        assert!(actions[3].contains("write every artifact"));
+        assert!(actions[4].contains("EXIT_CODE"));
+        assert_eq!(actions[5], "retry the task");
+    }
+
+    #[test]
+    fn an_invalid_task_is_reported_with_its_violations() {
+        let err = parse_task(
+            r#"{"task_id": "x", "goal": "g", "role": "r", "pins": {"allowed_paths": ["a"]}}"#,
+        )
+        .unwrap_err();
+        let json = err.to_json();
+        assert_eq!(json["violations"][0]["keyword"], "task_id_uuid");
+        assert!(
+            json["message"]
+                .as_str()
+                .unwrap()
+                .contains("task input is invalid")
+        );
+    }
 }

@@ -131,10 +131,14 @@ fn a_log_without_its_exit_code_line_is_evidence_invalid() {
 fn an_artifact_of_the_wrong_kind_is_evidence_invalid() {
     let mut workspace = Workspace::new();
     workspace.submit["artifacts"]["evidence_dir"] = json!("evidence/report.md");
-    assert_eq!(codes(&workspace.judge()), [FailCode::EvidenceInvalid]);
+    let judgement = workspace.judge();
+    assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid]);
+    assert!(judgement.verdict.messages[0].ends_with("not a directory"));
     let mut workspace = Workspace::new();
     workspace.submit["artifacts"]["report_md"] = json!("evidence");
-    assert_eq!(codes(&workspace.judge()), [FailCode::EvidenceInvalid]);
+    let judgement = workspace.judge();
+    assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid]);
+    assert!(judgement.verdict.messages[0].ends_with("not a regular file"));
 }
 
 #[cfg(unix)]
@@ -158,6 +162,11 @@ fn a_symlinked_artifact_pointing_out_of_the_workspace_is_never_read() {
         let judgement = workspace.judge();
         // Had the gateway followed the link, the copy outside would have passed.
         assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid], "{artifact}");
+        assert!(
+            judgement.verdict.messages[0].contains("leads outside"),
+            "{:?}",
+            judgement.verdict.messages
+        );
         assert!(!judgement.verdict.checks.evidence_present);
     }
     // A symlinked directory on the way out, too.
