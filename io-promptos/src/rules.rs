@@ -215,3 +215,28 @@ pub fn verdict(verdict: &Verdict, rules: &mut Rules) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_uuid;
+
+    #[test]
+    fn a_uuid_is_five_hexadecimal_groups_of_8_4_4_4_12() {
+        assert!(is_uuid("72c84e9c-0975-4c1a-b9a5-864c2725dc8a"));
+        assert!(is_uuid("72C84E9C-0975-4C1A-B9A5-864C2725DC8A"));
+        for not in [
+            "",
+            "uuid",
+            "72c84e9c-0975",
+            "72c84e9c-0975-4c1a-b9a5",
+            "72c84e9c-0975-4c1a-b9a5-864c2725dc8a-0000",
+            "72c84e9c-0975-4c1a-b9a5-864c2725dc8z",
+            "72c84e9c-0975-4c1a-b9a55-864c2725dc8",
+            "72c84e9c09754c1ab9a5864c2725dc8a",
+            "{72c84e9c-0975-4c1a-b9a5-864c2725dc8a}",
+            "72c84e9c-0975-4c1a-b9a5-864c2725dc8é",
+        ] {
+            assert!(!is_uuid(not), "{not}");
+        }
+    }
+}
