@@ -219,6 +219,66 @@ pub fn verdict(verdict: &Verdict, rules: &mut Rules) {
 #[cfg(test)]
 mod tests {
     use super::is_uuid;
+    use crate::{Checks, Links, Outcome, Timestamps, Verdict};
+    use io_core::rules::Rules;
+
+    fn verdict(outcome: Outcome, all: bool, reason: Option<crate::FailCode>) -> Rules {
+        let checks = Checks {
+            schema_valid: true,
+            scope_valid: true,
+            tests_passed: all,
+            evidence_present: true,
+        };
+        let verdict = Verdict {
+            schema_version: "scc.verdict.v1".into(),
+            task_id: "t".into(),
+            verdict: outcome,
+            reason_code: reason,
+            messages: Vec::new(),
+            checks,
+            timestamps: Timestamps {
+                submitted_at: "2026-01-01T00:00:00Z".into(),
+                evaluated_at: "2026-01-01T00:00:00Z".into(),
+            },
+            links: Links::default(),
+        };
+        let mut rules = Rules::new();
+        super::verdict(&verdict, &mut rules);
+        rules
+    }
+
+    #[test]
+    fn a_verdict_passes_exactly_when_every_check_holds() {
+        let keywords = |rules: &Rules| -> (Vec<String>, Vec<String>) {
+            (
+                rules.errors().iter().map(|v| v.keyword.clone()).collect(),
+                rules.warnings().iter().map(|v| v.keyword.clone()).collect(),
+            )
+        };
+        let ci = Some(crate::FailCode::CiFailed);
+        let none: Vec<String> = Vec::new();
+        assert_eq!(
+            keywords(&verdict(Outcome::Pass, true, None)),
+            (none.clone(), none.clone())
+        );
+        assert_eq!(
+            keywords(&verdict(Outcome::Pass, false, None)).0,
+            ["verdict_matches_checks"]
+        );
+        assert_eq!(
+            keywords(&verdict(Outcome::Pass, true, ci)).0,
+            ["verdict_matches_checks"]
+        );
+        assert_eq!(
+            keywords(&verdict(Outcome::Fail, false, ci)),
+            (none.clone(), none.clone())
+        );
+        // A FAIL should name its reason: a warning, not an error.
+        assert_eq!(
+            keywords(&verdict(Outcome::Fail, false, None)),
+            (none, vec!["reason_code_known".to_owned()])
+        );
+    }
 
     #[test]
     fn a_uuid_is_five_hexadecimal_groups_of_8_4_4_4_12() {

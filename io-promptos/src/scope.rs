@@ -140,9 +140,9 @@ impl Pin {
             Pin::Path(pin) => {
                 pin.is_empty()
                     || path == pin
-                    || (path.len() > pin.len()
-                        && path.starts_with(pin.as_str())
-                        && path.as_bytes()[pin.len()] == b'/')
+                    || path
+                        .strip_prefix(pin.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
             }
             Pin::Glob(pattern) => {
                 let segments: Vec<&str> = if path.is_empty() {
@@ -294,9 +294,20 @@ mod tests {
         assert!(matches!(normalize("\\a"), Err(PathError::Backslash(_))));
         // `...` is a name, not a parent.
         assert_eq!(normalize("a/.../b"), Ok("a/.../b".into()));
-        // Long hostile paths are clipped in the message.
+        // Long hostile paths are clipped in the message, at a character boundary.
         let long = format!("/{}", "x".repeat(10_000));
-        assert!(normalize(&long).unwrap_err().to_string().len() < 300);
+        let said = normalize(&long).unwrap_err().to_string();
+        assert!(
+            said.len() < 300 && said.starts_with("`/xxx") && said.contains('…'),
+            "{said}"
+        );
+        let wide = format!("/{}", "é".repeat(300));
+        let PathError::Absolute(shown) = normalize(&wide).unwrap_err() else {
+            panic!("absolute");
+        };
+        assert_eq!(shown, format!("/{}…", "é".repeat(99)));
+        assert_eq!(clip("short"), "short");
+        assert_eq!(clip(&"y".repeat(200)), "y".repeat(200));
     }
 
     #[test]

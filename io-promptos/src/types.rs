@@ -242,6 +242,7 @@ pub struct Links {
 /// use io_promptos::FailCode;
 /// assert_eq!(serde_json::to_value(FailCode::ScopeConflict).unwrap(), "SCOPE_CONFLICT");
 /// assert_eq!("CI_FAILED".parse::<FailCode>(), Ok(FailCode::CiFailed));
+/// assert_eq!(FailCode::EvidenceMissing.to_string(), "EVIDENCE_MISSING");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

@@ -484,6 +484,7 @@ fn every_fail_code_round_trips() {
         let wire = serde_json::to_value(code).unwrap();
         assert_eq!(wire, code.as_str());
         assert_eq!(code.as_str().parse::<FailCode>(), Ok(code));
+        assert_eq!(code.to_string(), code.as_str());
         assert_eq!(serde_json::from_value::<FailCode>(wire).unwrap(), code);
     }
     assert!("NOT_A_CODE".parse::<FailCode>().is_err());
