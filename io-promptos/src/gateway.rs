@@ -33,6 +33,7 @@ use std::time::SystemTime;
 
 use cap_std::fs::Dir;
 use io_core::AgentInput;
+use io_core::files::{PathError, Workspace};
 use serde_json::Value;
 
 use crate::patch::touched_files;
@@ -207,8 +208,14 @@ pub fn judge(
     workspace: &Path,
     submitted_at: Option<SystemTime>,
 ) -> Result<Judgement, Unusable> {
-    let dir = Dir::open_ambient_dir(workspace, cap_std::ambient_authority())
-        .map_err(|err| Unusable::Workspace(format!("{}: {err}", workspace.display())))?;
+    let unusable =
+        |err: std::io::Error| Unusable::Workspace(format!("{}: {err}", workspace.display()));
+    let files = Workspace::open(workspace)
+        .map_err(unusable)?
+        .with_max_input_bytes(MAX_ARTIFACT_BYTES);
+    // Directories (`evidence_dir`) are opened beneath the same root.
+    let dir =
+        Dir::open_ambient_dir(files.root(), cap_std::ambient_authority()).map_err(unusable)?;
     let mut failures: Vec<(FailCode, String)> = Vec::new();
     let mut checks = Checks::default();
     let evaluated_at = SystemTime::now();
@@ -297,7 +304,7 @@ pub fn judge(
             Err(err) => failures.push((FailCode::ScopeConflict, err.to_string())),
         }
     }
-    let patch = read_artifact(&dir, &submit.artifacts.patch_diff);
+    let patch = read_artifact(&files, &submit.artifacts.patch_diff);
     if let Ok(text) = &patch {
         let text = String::from_utf8_lossy(text);
         let mut touched = std::collections::BTreeSet::new();
@@ -350,9 +357,9 @@ pub fn judge(
         } else if name == "patch_diff" {
             patch.as_ref().map(|_| ()).map_err(Clone::clone)
         } else if name == "selftest_log" {
-            read_artifact(&dir, path).and_then(|log| exit_code_agrees(&log, submit.exit_code))
+            read_artifact(&files, path).and_then(|log| exit_code_agrees(&log, submit.exit_code))
         } else {
-            read_artifact(&dir, path).map(|_| ())
+            read_artifact(&files, path).map(|_| ())
         };
         if let Err((code, why)) = found {
             failures.push((code, format!("artifact `{name}` (`{}`): {why}", clip(path))));
@@ -450,20 +457,26 @@ fn messages(failures: &[(FailCode, String)]) -> Vec<String> {
 
 type Found<T> = Result<T, (FailCode, String)>;
 
-/// Reads one artifact beneath the workspace descriptor, bounded.
-fn read_artifact(dir: &Dir, path: &str) -> Found<Vec<u8>> {
+/// Reads one artifact with the library's own workspace reader ([`io_core::files::Workspace`]):
+/// beneath the root descriptor, a regular file (never a FIFO or a device, checked on the open
+/// descriptor), with one link (a hard link could make a file outside readable through a path
+/// inside), bounded.
+fn read_artifact(files: &Workspace, path: &str) -> Found<Vec<u8>> {
     let normal =
         normalize_file(path).map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
-    let file = dir
-        .open_with(&normal, &read_options())
-        .map_err(open_error)?;
-    let meta = file
-        .metadata()
-        .map_err(|err| (FailCode::EvidenceInvalid, err.to_string()))?;
-    if !meta.is_file() {
-        return Err((FailCode::EvidenceInvalid, "not a regular file".to_owned()));
+    let refused = |why: String| (FailCode::EvidenceInvalid, why);
+    match files.open_input_within(&normal, MAX_ARTIFACT_BYTES) {
+        Ok(Some(opened)) => read_limited(opened.file, MAX_ARTIFACT_BYTES).map_err(refused),
+        Ok(None) => Err((FailCode::EvidenceMissing, "does not exist".to_owned())),
+        Err(PathError::EscapesWorkspace) => Err(refused(
+            "it leads outside the workspace (through a symlink)".to_owned(),
+        )),
+        Err(PathError::NotRegularFile) => Err(refused("not a regular file".to_owned())),
+        Err(PathError::TooLarge { limit, .. }) => {
+            Err(refused(format!("larger than {limit} bytes")))
+        }
+        Err(other) => Err(refused(other.to_string())),
     }
-    read_limited(file, MAX_ARTIFACT_BYTES).map_err(|why| (FailCode::EvidenceInvalid, why))
 }
 
 /// Reads at most `limit` bytes; more is an error (the reader is not drained past `limit + 1`).
@@ -477,19 +490,6 @@ pub(crate) fn read_limited(reader: impl Read, limit: u64) -> Result<Vec<u8>, Str
         return Err(format!("larger than {limit} bytes"));
     }
     Ok(bytes)
-}
-
-/// Non-blocking reads: a FIFO planted as an artifact opens at once (and is then refused as not
-/// a regular file) instead of stalling the open until a writer comes.
-fn read_options() -> cap_std::fs::OpenOptions {
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    cap_std::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        rustix::fs::OFlags::NONBLOCK.bits() as i32,
-    );
-    options
 }
 
 fn open_dir(dir: &Dir, path: &str) -> Found<Dir> {

@@ -235,3 +235,29 @@ fn a_fifo_planted_as_an_artifact_is_refused_without_waiting_for_a_writer() {
     assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid]);
     assert!(judgement.verdict.messages[0].contains("not a regular file"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_hard_link_to_a_file_outside_is_refused() {
+    // A hard link leaves no trace but its link count: the file outside becomes readable
+    // through a path inside the workspace.
+    let outside = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let secret = outside.path().join("selftest.log");
+    std::fs::write(&secret, "EXIT_CODE=0\n").unwrap();
+    let workspace = Workspace::new();
+    let log = workspace.root().join("evidence/selftest.log");
+    std::fs::remove_file(&log).unwrap();
+    if std::fs::hard_link(&secret, &log).is_err() {
+        // Two file systems: a hard link cannot be made, so there is nothing to refuse; the
+        // missing log is what the gateway sees.
+        assert_eq!(codes(&workspace.judge()), [FailCode::EvidenceMissing]);
+        return;
+    }
+    let judgement = workspace.judge();
+    assert_eq!(codes(&judgement), [FailCode::EvidenceInvalid]);
+    assert!(
+        judgement.verdict.messages[0].contains("hard link"),
+        "{:?}",
+        judgement.verdict.messages
+    );
+}
