@@ -595,6 +595,19 @@ mod tests {
     }
 
     #[test]
+    fn a_verdict_lists_at_most_max_messages_and_counts_the_rest() {
+        let failures = |n: usize| -> Vec<(FailCode, String)> {
+            (0..n).map(|i| (FailCode::ScopeConflict, format!("m{i}"))).collect()
+        };
+        assert_eq!(messages(&failures(MAX_MESSAGES)).len(), MAX_MESSAGES);
+        let over = messages(&failures(MAX_MESSAGES + 1));
+        assert_eq!(over.len(), MAX_MESSAGES + 1);
+        assert_eq!(over[MAX_MESSAGES - 1], format!("m{}", MAX_MESSAGES - 1));
+        assert_eq!(over[MAX_MESSAGES], "... and 1 more");
+        assert!(messages(&[]).is_empty());
+    }
+
+    #[test]
     fn timestamps_are_rfc3339_in_utc() {
         let at = |secs: u64| rfc3339(UNIX_EPOCH + Duration::from_secs(secs));
         assert_eq!(at(0), "1970-01-01T00:00:00Z");
