@@ -597,7 +597,9 @@ mod tests {
     #[test]
     fn a_verdict_lists_at_most_max_messages_and_counts_the_rest() {
         let failures = |n: usize| -> Vec<(FailCode, String)> {
-            (0..n).map(|i| (FailCode::ScopeConflict, format!("m{i}"))).collect()
+            (0..n)
+                .map(|i| (FailCode::ScopeConflict, format!("m{i}")))
+                .collect()
         };
         assert_eq!(messages(&failures(MAX_MESSAGES)).len(), MAX_MESSAGES);
         let over = messages(&failures(MAX_MESSAGES + 1));
