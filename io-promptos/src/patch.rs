@@ -223,4 +223,15 @@ mod tests {
         let deleted = "--- a/gone.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
         assert_eq!(touched(deleted), ["gone.md"]);
     }
+
+    #[test]
+    fn a_hunk_ends_only_when_both_sides_are_counted_out() {
+        // The new side is done after the context line; the old side still has one line,
+        // a removed line whose text is `-- a/evil.md`.
+        let old_left = "--- a/x.md\n+++ b/x.md\n@@ -1,2 +1 @@\n a\n--- a/evil.md\n";
+        assert_eq!(touched(old_left), ["x.md"]);
+        // And the other way round: an added line whose text is `++ b/evil.md`.
+        let new_left = "--- a/x.md\n+++ b/x.md\n@@ -1 +1,2 @@\n a\n+++ b/evil.md\n";
+        assert_eq!(touched(new_left), ["x.md"]);
+    }
 }
