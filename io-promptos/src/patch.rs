@@ -234,4 +234,43 @@ mod tests {
         let new_left = "--- a/x.md\n+++ b/x.md\n@@ -1 +1,2 @@\n a\n+++ b/evil.md\n";
         assert_eq!(touched(new_left), ["x.md"]);
     }
+
+    #[test]
+    fn each_kind_of_hunk_line_counts_its_own_side() {
+        // A removed line counts the old side only: after `-x` the new side still expects two
+        // lines, so `+++ b/evil2.md` is the second added line, not a header.
+        let removed =
+            "--- a/x.md\n+++ b/x.md\n@@ -1,2 +1,2 @@\n-x\n--- a/evil.md\n+y\n+++ b/evil2.md\n";
+        assert_eq!(touched(removed), ["x.md"]);
+        // An added line counts the new side only.
+        let added =
+            "--- a/x.md\n+++ b/x.md\n@@ -1,2 +1,2 @@\n+y\n++++ b/evil.md\n-x\n--- a/evil2.md\n";
+        assert_eq!(touched(added), ["x.md"]);
+        // `\ No newline at end of file` counts neither.
+        let marker = "--- a/x.md\n+++ b/x.md\n@@ -2 +2,2 @@\n-a\n\\ No newline at end of file\n+a\n+++ b/evil.md\n";
+        assert_eq!(touched(marker), ["x.md"]);
+    }
+
+    #[test]
+    fn a_git_header_with_one_quoted_side_names_both() {
+        let first = "diff --git \"a/caf\\303\\251.md\" b/cafe.md\nrename from caf\\303\\251.md\n";
+        assert!(
+            touched(first).contains(&"café.md".to_owned()),
+            "{:?}",
+            touched(first)
+        );
+        assert!(touched(first).contains(&"cafe.md".to_owned()));
+        let second = "diff --git a/cafe.md \"b/caf\\303\\251.md\"\n";
+        assert_eq!(touched(second), ["cafe.md", "café.md"]);
+    }
+
+    #[test]
+    fn quoted_header_names_keep_escaped_quotes_and_survive_a_missing_quote() {
+        let escaped = "diff --git \"a/say \\\"hi\\\".md\" \"b/say \\\"hi\\\".md\"\n";
+        assert_eq!(touched(escaped), ["say \"hi\".md"]);
+        // An unterminated quote takes the rest of the line, kept verbatim (no panic): a name
+        // git would never write, so it matches no pin and the scope check refuses it.
+        let open = "diff --git \"a/open.md\n";
+        assert_eq!(touched(open), ["\"a/open.md"]);
+    }
 }
