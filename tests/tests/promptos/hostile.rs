@@ -182,6 +182,9 @@ fn a_symlinked_artifact_pointing_out_of_the_workspace_is_never_read() {
         codes(&judgement),
         [FailCode::EvidenceInvalid, FailCode::EvidenceInvalid]
     );
+    for message in &judgement.verdict.messages {
+        assert!(message.contains("leads outside"), "{message}");
+    }
 }
 
 #[cfg(unix)]

@@ -418,6 +418,16 @@ fn a_missing_artifact_is_evidence_missing() {
     assert!(!judgement.verdict.checks.evidence_present);
     assert!(judgement.verdict.checks.scope_valid);
     assert_eq!(codes(&judgement), [FailCode::EvidenceMissing]);
+    // A missing directory artifact is missing too, not invalid.
+    let mut workspace = Workspace::new();
+    workspace.submit["artifacts"]["evidence_dir"] = json!("no-such-dir");
+    let judgement = workspace.judge();
+    assert_eq!(codes(&judgement), [FailCode::EvidenceMissing]);
+    assert!(
+        judgement.verdict.messages[0].ends_with("does not exist"),
+        "{:?}",
+        judgement.verdict.messages
+    );
 }
 
 #[test]
