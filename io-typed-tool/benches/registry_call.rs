@@ -116,6 +116,23 @@ fn main() {
         )
     };
 
+    // `REGISTRY_CALL_PROFILE=registry|floor` (and `REGISTRY_CALL_COUNT`, default 10000): that
+    // row's calls and nothing else, for an instruction-count profile
+    // (`valgrind --tool=callgrind`) that says where the difference goes.
+    if let Ok(which) = std::env::var("REGISTRY_CALL_PROFILE") {
+        let calls: usize = std::env::var("REGISTRY_CALL_COUNT")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(10_000);
+        for _ in 0..calls {
+            if which == "registry" {
+                call();
+            } else {
+                floor();
+            }
+        }
+        return;
+    }
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
