@@ -19,11 +19,14 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn tool_types(i: usize, out: &mut String, derives: &str) {
+/// The tool's two types; `input` and `output` are the extra derives of the argument and the
+/// result type (each derives only what the tool uses, as the hand-written side implements
+/// only `AgentInput` for the one and `AgentOutput` for the other).
+fn tool_types(i: usize, out: &mut String, input: &str, output: &str) {
     let _ = write!(
         out,
         r#"
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema{derives})]
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema{input})]
 pub struct Args{i} {{
     /// What to look for.
     #[schemars(length(min = 1, max = 200))]
@@ -36,7 +39,7 @@ pub struct Args{i} {{
     pub cursor: Option<String>,
 }}
 
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema{derives})]
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema{output})]
 pub struct Out{i} {{
     pub hits: Vec<String>,
     pub next: Option<String>,
@@ -50,7 +53,12 @@ fn ours(tools: usize) -> String {
     let mut src =
         String::from("#![allow(missing_docs, dead_code)]\nuse io_typed_tool::{ToolError, tool};\n");
     for i in 0..tools {
-        tool_types(i, &mut src, ", io_core::AgentInput, io_core::AgentOutput");
+        tool_types(
+            i,
+            &mut src,
+            ", io_core::AgentInput",
+            ", io_core::AgentOutput",
+        );
         let _ = write!(
             src,
             r#"
@@ -70,7 +78,7 @@ fn plain(tools: usize) -> String {
         "#![allow(missing_docs, dead_code)]\nuse io_typed_tool::{ToolContext, ToolContract, ToolError, TypedTool};\n",
     );
     for i in 0..tools {
-        tool_types(i, &mut src, "");
+        tool_types(i, &mut src, "", "");
         let _ = write!(
             src,
             r#"
