@@ -156,12 +156,17 @@ pub mod __private {
         items.iter().map(|s| (*s).to_owned()).collect()
     }
 
-    /// A contract with the schemas of `I` and `O`; the macro fills in the rest.
-    pub fn base_contract<I: AgentInput, O: AgentOutput>(id: &str) -> ToolContract {
+    /// A contract with the schemas of `I` and `O` and `ToolContract::new`'s defaults; the
+    /// macro sets only what differs.
+    pub fn base_contract<I: AgentInput, O: AgentOutput>(
+        id: &str,
+        version: &str,
+        description: &str,
+    ) -> ToolContract {
         ToolContract::new(
             id,
-            "1.0.0",
-            "",
+            version,
+            description,
             I::input_schema().clone(),
             O::output_schema().clone(),
         )
@@ -240,6 +245,46 @@ pub mod __private {
     /// What a `#[tool]` function's error becomes.
     pub fn tool_error<E: IntoToolError>(error: E) -> crate::ToolError {
         error.into_tool_error()
+    }
+
+    pin_project_lite::pin_project! {
+        /// A `#[tool]` function's future with its error made a `ToolError`: a field and a
+        /// `map_err`, not a second `async` state machine per tool (compile time).
+        pub struct ToolFuture<F, E> {
+            #[pin]
+            future: F,
+            convert: fn(E) -> crate::ToolError,
+        }
+    }
+
+    /// `future`, its error passed through `convert`. The macro passes [`tool_error`] named at
+    /// the error type: the coercion to a `fn` pointer is where `E: IntoToolError` is checked,
+    /// once, at that span.
+    pub fn tool_future<F, T, E>(future: F, convert: fn(E) -> crate::ToolError) -> ToolFuture<F, E>
+    where
+        F: std::future::Future<Output = Result<T, E>>,
+    {
+        ToolFuture { future, convert }
+    }
+
+    impl<F, T, E> std::future::Future for ToolFuture<F, E>
+    where
+        F: std::future::Future<Output = Result<T, E>>,
+    {
+        type Output = Result<T, crate::ToolError>;
+
+        fn poll(
+            self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Self::Output> {
+            let this = self.project();
+            match this.future.poll(cx) {
+                std::task::Poll::Ready(result) => {
+                    std::task::Poll::Ready(result.map_err(*this.convert))
+                }
+                std::task::Poll::Pending => std::task::Poll::Pending,
+            }
+        }
     }
 
     /// Fails const evaluation when two ids are equal.

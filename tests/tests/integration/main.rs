@@ -11,6 +11,7 @@ mod pinned;
 mod rules;
 mod skills;
 mod soundness;
+mod tool_macro;
 mod tools;
 mod workflow;
 mod workflow_loader;
