@@ -66,7 +66,9 @@ pub struct SkillStep {
     #[serde(alias = "core")]
     pub tool: String,
     /// This step's input built from the previous output: input field → JSON pointer into the
-    /// previous step's output. Empty: the previous output is the input, whole.
+    /// previous step's output (for the first step, into the skill's input). Empty: the previous
+    /// output is the input, whole. A first step's mapping is applied when the skill runs but
+    /// not checked by [`check_skill`], which knows no schema for the skill's input.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub inputs: BTreeMap<String, String>,
 }

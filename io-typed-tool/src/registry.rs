@@ -608,7 +608,8 @@ impl ToolRegistry {
     }
 
     /// Runs a skill: each step is called under its contract with the previous step's output
-    /// (or the input its mapping builds), and the last output is returned. The skill is
+    /// (or the input its mapping builds; for the first step, the skill's input, or what its
+    /// mapping picks from it), and the last output is returned. The skill is
     /// checked first ([`Self::validate_skill`]); a failing step's error says which step.
     pub async fn run_skill(
         &self,
@@ -627,9 +628,8 @@ impl ToolRegistry {
         let run_id = options.run_id.take().unwrap_or_else(io_core::new_run_id);
         let mut value = input;
         for (index, step) in skill.steps.iter().enumerate() {
-            if index > 0 {
-                value = skill.next_input(index, value);
-            }
+            // The skill's input precedes the first step: a mapping there picks from it.
+            value = skill.next_input(index, value);
             let step_options = options.clone().with_run_id(run_id.clone());
             value = self
                 .call_with(&step.tool, value, step_options)
@@ -1043,20 +1043,21 @@ async fn run_attempts(run: &mut Attempts<'_>, attempts: &mut u32) -> Result<Valu
     let mut attempt = 1;
     let output = loop {
         *attempts = attempt;
-        // The last attempt takes the base context; earlier ones get a copy.
-        let ctx = match if attempt < max_attempts {
-            run.base.clone()
-        } else {
+        // The last attempt takes the base context and the input; earlier ones get copies.
+        // (`attempt` counts up to `max_attempts` and no further, so `==` is the whole test.)
+        let last = attempt == max_attempts;
+        let ctx = match if last {
             run.base.take()
+        } else {
+            run.base.clone()
         } {
             Some(ctx) => ctx.with_attempt(attempt),
             None => return Err(AgentError::internal("a call was run twice")),
         };
         let payload = match run.decoded.take() {
             Some(decoded) => Payload::Decoded(decoded),
-            // Keep a copy only while a retry may still need it; the last attempt takes it.
-            None if attempt < max_attempts => Payload::Json(run.input.clone().unwrap_or_default()),
-            None => Payload::Json(run.input.take().unwrap_or_default()),
+            None if last => Payload::Json(run.input.take().unwrap_or_default()),
+            None => Payload::Json(run.input.clone().unwrap_or_default()),
         };
         let result = run_attempt(&tool.plugin, payload, &ctx, timeout, run.tool_id).await;
         match result {

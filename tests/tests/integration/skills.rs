@@ -348,6 +348,28 @@ async fn a_checked_skill_runs_step_by_step() {
     );
 }
 
+#[tokio::test]
+async fn a_mapping_on_the_first_step_builds_its_input_from_the_skill_s_input() {
+    let registry = registry();
+    let mut skill = SkillManifest::new("research", ["kb.search"]);
+    skill.steps[0]
+        .inputs
+        .insert("q".into(), "/request/text".into());
+    let out = registry
+        .run_skill(
+            &skill,
+            json!({ "request": { "text": "rust" } }),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    // `kb.search` got `{"q": "rust"}`, not the skill's input whole (which it would refuse).
+    assert_eq!(
+        out,
+        json!({ "hits": [{ "title": "about rust", "score": 0.5 }] })
+    );
+}
+
 struct Summarizer;
 
 impl AgentCore for Summarizer {

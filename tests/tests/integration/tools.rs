@@ -194,6 +194,40 @@ fn retryable_failures_of_an_idempotent_tool_are_retried_per_the_policy() {
 }
 
 #[test]
+fn a_registry_says_whether_it_is_audited_and_its_log_shows_its_count() {
+    let registry = ToolRegistry::new();
+    assert!(!registry.is_audited());
+    let audit = Arc::new(AuditLog::default());
+    let mut registry = ToolRegistry::new().with_audit_sink(audit.clone());
+    assert!(registry.is_audited());
+    assert_eq!(format!("{audit:?}"), "AuditLog { records: 0 }");
+    registry.register(Flaky { runs: counter() }).unwrap();
+    block_on(registry.call("test.flaky", json!({ "n": 1 }))).unwrap();
+    assert_eq!(format!("{audit:?}"), "AuditLog { records: 1 }");
+}
+
+#[test]
+fn a_registry_gives_each_tool_s_schemas_by_id_or_major() {
+    let mut registry = ToolRegistry::new();
+    registry.register(Flaky { runs: counter() }).unwrap();
+    let contract = Flaky::contract();
+    for id in ["test.flaky", "test.flaky@1"] {
+        assert_eq!(
+            registry.tool_input_schema(id),
+            Some(&contract.inputs),
+            "{id}"
+        );
+        assert_eq!(
+            registry.tool_output_schema(id),
+            Some(&contract.outputs),
+            "{id}"
+        );
+    }
+    assert_eq!(registry.tool_input_schema("test.missing"), None);
+    assert_eq!(registry.tool_output_schema("test.missing"), None);
+}
+
+#[test]
 fn retries_stop_at_max_attempts_with_the_last_error() {
     let runs = counter();
     let mut registry = ToolRegistry::new();
