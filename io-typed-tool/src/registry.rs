@@ -1056,8 +1056,14 @@ async fn run_attempts(run: &mut Attempts<'_>, attempts: &mut u32) -> Result<Valu
         };
         let payload = match run.decoded.take() {
             Some(decoded) => Payload::Decoded(decoded),
-            None if last => Payload::Json(run.input.take().unwrap_or_default()),
-            None => Payload::Json(run.input.clone().unwrap_or_default()),
+            None => Payload::Json(
+                if last {
+                    run.input.take()
+                } else {
+                    run.input.clone()
+                }
+                .unwrap_or_default(),
+            ),
         };
         let result = run_attempt(&tool.plugin, payload, &ctx, timeout, run.tool_id).await;
         match result {
