@@ -301,7 +301,10 @@ impl Schema {
 /// the body shares the only thread, so the timer fires no earlier than the body's next
 /// `.await`: a body that blocks is answered when it returns, and a result that comes after the
 /// ceiling is still `timeout`, never a success. Hosts that run blocking tools should use a
-/// multi-thread runtime.
+/// multi-thread runtime. On a current-thread runtime the body runs inside the caller's task,
+/// so task-locals the caller set (`tokio::task_local!`) are visible to it; on a multi-thread
+/// runtime it runs in a task of its own, and they are not. A result that arrives exactly at the
+/// ceiling counts as within it.
 ///
 /// An error from a tool that is not idempotent always reaches the caller with
 /// `retryable: false`: the host does not retry such a tool, so a caller must not either.

@@ -173,6 +173,58 @@ fn a_slow_tool_times_out_with_the_exact_envelope() {
 }
 
 #[test]
+fn a_result_exactly_at_the_ceiling_is_within_it() {
+    // `test.slow` with n = 2 sleeps 20 ms, its whole `timeout_ms` (the clock is paused).
+    let registry = tool_registry![SlowTool].unwrap();
+    let out = block_on(registry.call("test.slow", json!({ "n": 2 })));
+    assert_eq!(out.unwrap(), json!({ "value": 2 }));
+}
+
+tokio::task_local! {
+    static TENANT: &'static str;
+}
+
+/// Answers the length of the caller's tenant task-local (0 when none is visible).
+#[tool(id = "test.task-local")]
+async fn tenant_length(_input: Ask) -> Result<Answer, ToolError> {
+    Ok(Answer {
+        value: TENANT.try_with(|t| t.len() as u32).unwrap_or(0),
+    })
+}
+
+#[test]
+fn on_a_current_thread_runtime_the_body_runs_in_the_caller_s_task() {
+    let registry = tool_registry![TenantLengthTool].unwrap();
+    let out = block_on(TENANT.scope("acme", registry.call("test.task-local", json!({}))));
+    assert_eq!(out.unwrap(), json!({ "value": 4 }));
+    // On a multi-thread runtime the attempt is a task of its own.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(TENANT.scope("acme", registry.call("test.task-local", json!({}))));
+    assert_eq!(out.unwrap(), json!({ "value": 0 }));
+}
+
+#[test]
+fn a_value_based_plugin_s_output_is_held_to_its_schema() {
+    let mut contract = plugin_contract("js.typed-echo", json!({ "type": "object" }));
+    contract.outputs = json!({
+        "type": "object",
+        "properties": { "echo": { "type": "integer" } },
+    });
+    let mut registry = ToolRegistry::new();
+    registry
+        .register_plugin(Arc::new(Plugin { contract }))
+        .unwrap();
+    // The plugin echoes its input object, which the output schema says must be an integer.
+    let err = block_on(registry.call("js.typed-echo", json!({ "a": 1 }))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::OutputInvalid);
+    assert_eq!(err.violations()[0].pointer, "/echo");
+}
+
+#[test]
 fn retryable_failures_of_an_idempotent_tool_are_retried_per_the_policy() {
     let runs = counter();
     let audit = Arc::new(AuditLog::default());
