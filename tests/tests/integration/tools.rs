@@ -256,6 +256,11 @@ fn a_registry_says_whether_it_is_audited_and_its_log_shows_its_count() {
     registry.register(Flaky { runs: counter() }).unwrap();
     block_on(registry.call("test.flaky", json!({ "n": 1 }))).unwrap();
     assert_eq!(format!("{audit:?}"), "AuditLog { records: 1 }");
+    // A registry's own Debug names its tools and says what is attached, never more.
+    assert_eq!(
+        format!("{registry:?}"),
+        r#"ToolRegistry { tools: ["test.flaky@1"], approver: false, audit: true }"#
+    );
 }
 
 #[test]
