@@ -1129,7 +1129,8 @@ fn run_attempt<'a>(
     timeout: Duration,
     tool_id: &'a str,
 ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
-    let started = Instant::now();
+    // Tokio's clock, the one the timer reads (the same as the wall clock outside tests).
+    let started = tokio::time::Instant::now();
     let attempt = match tokio::runtime::Handle::try_current() {
         Err(_) => Attempt::NoRuntime,
         // Boxed: this path spawns a task anyway, and a call on a current-thread runtime
@@ -1196,7 +1197,7 @@ enum Ended {
 async fn local_attempt(
     mut body: io_core::BoxFuture<'_, Result<Value, ToolError>>,
     timeout: Duration,
-    started: Instant,
+    started: tokio::time::Instant,
 ) -> Ended {
     let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     std::future::poll_fn(move |cx| {
