@@ -4,8 +4,8 @@
 
 use io_core::{AgentInput, AgentOutput};
 use io_typed_tool::{
-    Approval, Backoff, CostClass, DriverKind, RetryPolicy, ToolContract, ToolError, ToolExample,
-    TypedTool, tool,
+    Approval, Backoff, CostClass, DriverConstraints, DriverKind, Requires, RetryPolicy,
+    ToolContract, ToolError, ToolExample, ToolPlugin, TypedTool, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -145,4 +145,59 @@ fn a_tool_returns_its_body_s_value_and_converts_its_error() {
     // A `String` error is `internal`: the model sees that the tool failed, the operator the text.
     assert_eq!(err.code(), &io_core::ErrorCode::Internal);
     assert_eq!(err.operator_detail(), Some("no answer for x"));
+}
+
+#[test]
+fn a_parsed_contract_without_a_timeout_gets_the_default() {
+    let mut json = serde_json::to_value(PlainTool::contract()).unwrap();
+    json.as_object_mut().unwrap().remove("timeout_ms");
+    let parsed: ToolContract = serde_json::from_value(json).unwrap();
+    assert_eq!(parsed.timeout_ms, io_typed_tool::DEFAULT_TIMEOUT_MS);
+    assert_eq!(io_typed_tool::DEFAULT_TIMEOUT_MS, 30_000);
+}
+
+#[test]
+fn requires_and_driver_constraints_are_written_only_when_something_is_in_them() {
+    let written = |contract: &ToolContract| serde_json::to_value(contract).unwrap();
+    let plain = PlainTool::contract();
+    assert!(Requires::default().is_empty() && DriverConstraints::default().is_empty());
+    assert!(written(&plain).get("requires").is_none());
+    assert!(written(&plain).get("driver_constraints").is_none());
+    // Each list alone makes the object non-empty and written.
+    for list in 0..3 {
+        let mut contract = plain.clone();
+        let requires = &mut contract.requires;
+        [
+            &mut requires.network,
+            &mut requires.secrets,
+            &mut requires.tools,
+        ][list]
+            .push("x".into());
+        assert!(!contract.requires.is_empty(), "list {list}");
+        assert!(written(&contract).get("requires").is_some(), "list {list}");
+    }
+    let mut forbid = plain.clone();
+    forbid.driver_constraints.forbid.push(DriverKind::Cli);
+    let mut require = plain.clone();
+    require
+        .driver_constraints
+        .require_kind
+        .push(DriverKind::Http);
+    for contract in [forbid, require] {
+        assert!(!contract.driver_constraints.is_empty());
+        assert!(written(&contract).get("driver_constraints").is_some());
+    }
+}
+
+#[test]
+fn a_typed_tool_reuses_its_types_compiled_boundaries() {
+    let input = ToolPlugin::input_boundary(&PlainTool).expect("typed tools have one");
+    assert!(std::ptr::eq(input, Query::input_boundary()));
+    let output = ToolPlugin::output_boundary(&PlainTool).expect("typed tools have one");
+    assert!(std::ptr::eq(output, Answer::output_boundary()));
+    let decoded = PlainTool
+        .__decode(&json!({ "text": "hi" }))
+        .expect("typed tools decode ahead")
+        .expect("valid");
+    assert_eq!(format!("{decoded:?}"), "DecodedInput(..)");
 }
