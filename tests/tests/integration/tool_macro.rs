@@ -201,3 +201,29 @@ fn a_typed_tool_reuses_its_types_compiled_boundaries() {
         .expect("valid");
     assert_eq!(format!("{decoded:?}"), "DecodedInput(..)");
 }
+
+/// Answers with the ids its context carries.
+#[tool(id = "kb.whoami")]
+async fn whoami(_query: Query, ctx: &io_typed_tool::ToolContext) -> Result<Answer, ToolError> {
+    Ok(Answer {
+        text: format!("{} {} {}", ctx.tool_id(), ctx.run_id(), ctx.attempt()),
+    })
+}
+
+#[test]
+fn a_body_sees_the_tool_and_the_run_it_is_called_for() {
+    let mut registry = io_typed_tool::ToolRegistry::new();
+    registry.register(WhoamiTool).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let out = runtime
+        .block_on(registry.call_with(
+            "kb.whoami@1",
+            json!({ "text": "x" }),
+            io_typed_tool::CallOptions::default().with_run_id("run-7"),
+        ))
+        .unwrap();
+    assert_eq!(out, json!({ "text": "kb.whoami run-7 1" }));
+}
