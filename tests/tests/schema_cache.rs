@@ -80,3 +80,24 @@ fn a_generic_instantiation_is_cached_process_wide_without_allocating_later() {
     // Another instantiation is another schema.
     assert!(!std::ptr::eq(first, Batch::<u8>::input_boundary()));
 }
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+struct Named {
+    label: String,
+}
+
+#[test]
+fn a_boundary_names_its_type_and_direction() {
+    let boundary = Named::input_boundary();
+    assert!(
+        boundary.type_name().ends_with("schema_cache::Named"),
+        "{}",
+        boundary.type_name()
+    );
+    let debug = format!("{boundary:?}");
+    assert!(
+        debug.starts_with("BoundarySchema { type_name: \"")
+            && debug.ends_with("Named\", direction: Input, compiles: true, strict: false, .. }"),
+        "{debug}"
+    );
+}
