@@ -694,6 +694,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_message_is_cut_only_past_its_cap() {
+        let at_cap = "é".repeat(MAX_MESSAGE_CHARS);
+        assert_eq!(truncate(at_cap.clone()), at_cap);
+        let over = format!("{at_cap}x");
+        let cut = truncate(over);
+        assert_eq!(cut.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(cut.ends_with("é…"), "{cut}");
+    }
+
+    #[test]
+    fn a_prefix_is_cut_on_a_character_boundary() {
+        // `é` takes bytes 1 and 2: a cut at 2 falls inside it and moves back to 1.
+        assert_eq!(prefix("aé", 2), "a");
+        assert_eq!(prefix("aé", 3), "aé");
+        assert_eq!(prefix("abc", 10), "abc");
+    }
+
+    #[test]
+    fn a_pointer_past_the_bound_is_reported_clipped_with_its_mark() {
+        let boundary = BoundarySchema::from_value(
+            "Map",
+            Direction::Input,
+            serde_json::json!({ "type": "object", "additionalProperties": { "type": "integer" } }),
+        );
+        let key = "k".repeat(2 * crate::limits::MAX_POINTER_BYTES);
+        let err = boundary
+            .validate(&serde_json::json!({ key.clone(): "text" }))
+            .unwrap_err();
+        let pointer = &err.violations()[0].pointer;
+        assert_eq!(pointer, &crate::limits::clip_pointer(format!("/{key}")));
+        assert!(pointer.ends_with('…'), "{pointer}");
+    }
+
+    #[test]
     fn short_type_names_drop_module_paths() {
         assert_eq!(
             short_type_name("alloc::vec::Vec<my::Reading>"),
