@@ -278,12 +278,8 @@ pub mod __private {
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<Self::Output> {
             let this = self.project();
-            match this.future.poll(cx) {
-                std::task::Poll::Ready(result) => {
-                    std::task::Poll::Ready(result.map_err(*this.convert))
-                }
-                std::task::Poll::Pending => std::task::Poll::Pending,
-            }
+            let convert = *this.convert;
+            this.future.poll(cx).map(|result| result.map_err(convert))
         }
     }
 
