@@ -149,6 +149,15 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// followed by [`Self::validate_output`], checking only what the type's serialization does
     /// not guarantee ([`BoundarySchema::residual_schema`]).
     ///
+    /// One difference, on purpose: the nesting limit ([`crate::limits::MAX_DEPTH`], 128).
+    /// It guards walks over values from outside, so every input and every value given to
+    /// [`Self::validate_output`] is held to it. An output is a value your own code built, and
+    /// its check walks it only as deep as the residual's constraints reach: a
+    /// `serde_json::Value` field nested deeper than the limit is not refused here. A recursive
+    /// type whose residual checks something (a `$ref` in it) is the exception to the
+    /// exception: that check would recurse as deep as the value, so such an output nested
+    /// deeper than the limit is refused, with the one `depth` violation `validate` reports.
+    ///
     /// ```
     /// use io_core::AgentOutput;
     ///

@@ -101,3 +101,130 @@ fn a_boundary_names_its_type_and_direction() {
         "{debug}"
     );
 }
+
+/// Strings, booleans and lists of them: serde's own output is the whole contract, so the
+/// residual is `true` and nothing is left to check.
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Plain {
+    title: String,
+    done: bool,
+    tags: Vec<String>,
+}
+
+#[test]
+fn text_output_that_needs_no_check_is_written_without_a_value() {
+    let boundary = Plain::output_boundary();
+    assert_eq!(
+        boundary.residual_schema(),
+        Some(&serde_json::Value::Bool(true))
+    );
+    let plain = Plain {
+        title: "a title".into(),
+        done: true,
+        tags: (0..16).map(|i| format!("tag-{i}")).collect(),
+    };
+    let _ = plain.to_output_json().unwrap();
+    let (direct, floor) = allocations_during(|| serde_json::to_string(&plain).unwrap());
+    let (text, ours) = allocations_during(|| plain.to_output_json().unwrap());
+    assert_eq!(text, direct);
+    // A `Value` would allocate each of the 18 strings again, and its maps and vectors.
+    assert!(
+        ours <= floor,
+        "to_output_json allocated {ours} time(s), serde_json::to_string alone {floor}"
+    );
+}
+
+/// A recursive output with a constraint serde does not enforce: its residual has a `$ref`, so
+/// it is checked by the general validator, and its depth is not bounded by the schema.
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Node {
+    #[schemars(regex(pattern = r"^[a-z]+$"))]
+    name: String,
+    children: Vec<Node>,
+}
+
+fn chain(depth: usize) -> Node {
+    let mut node = Node {
+        name: "leaf".into(),
+        children: Vec::new(),
+    };
+    for _ in 1..depth {
+        node = Node {
+            name: "inner".into(),
+            children: vec![node],
+        };
+    }
+    node
+}
+
+#[test]
+fn a_recursive_output_is_checked_by_its_residual() {
+    let residual = Node::output_boundary()
+        .residual_schema()
+        .unwrap()
+        .to_string();
+    assert!(residual.contains("\"$ref\""), "{residual}");
+    assert!(!Node::output_boundary().__residual_is_fast());
+
+    let value = chain(3).to_output_value().unwrap();
+    assert_eq!(value["children"][0]["children"][0]["name"], "leaf");
+    assert!(chain(3).to_output_json().unwrap().contains("\"leaf\""));
+
+    let mut bad = chain(3);
+    bad.children[0].name = "Not lower".into();
+    let err = bad.to_output_value().unwrap_err();
+    assert_eq!(err.code().as_str(), "output_invalid");
+    assert_eq!(err.violations()[0].pointer, "/children/0/name");
+}
+
+#[test]
+fn a_recursive_output_nested_too_deep_is_refused_before_it_is_walked() {
+    // 100 levels of `Node` are 200 levels of JSON (an object and its `children` array).
+    let deep = chain(100);
+    let err = deep.to_output_value().unwrap_err();
+    assert_eq!(err.code().as_str(), "output_invalid");
+    assert_eq!(err.violations().len(), 1, "{err}");
+    assert_eq!(err.violations()[0].keyword, "depth", "{err}");
+    let err = deep.to_output_json().unwrap_err();
+    assert_eq!(err.violations()[0].keyword, "depth", "{err}");
+    // Within the limit, the same shape passes.
+    assert!(chain(60).to_output_value().is_ok());
+}
+
+/// A constraint the fast checker leaves to the general validator (a pattern), next to a field
+/// the schema leaves open: no `$ref`, so the residual's check is as deep as the schema.
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Wrapped {
+    #[schemars(regex(pattern = r"^[a-z]+$"))]
+    name: String,
+    payload: serde_json::Value,
+}
+
+#[test]
+fn an_output_open_value_nested_past_the_limit_is_not_walked_on_the_way_out() {
+    // As documented on `AgentOutput::to_output_value`: the depth limit guards values from
+    // outside; the typed output check walks only as deep as the residual's constraints.
+    let mut payload = serde_json::json!("bottom");
+    for _ in 0..200 {
+        payload = serde_json::json!([payload]);
+    }
+    let wrapped = Wrapped {
+        name: "ok".into(),
+        payload,
+    };
+    let boundary = Wrapped::output_boundary();
+    assert!(!boundary.__residual_is_fast());
+    let value = wrapped.to_output_value().unwrap();
+    // `validate_output` is given a value from outside, and refuses it.
+    let err = Wrapped::validate_output(&value).unwrap_err();
+    assert_eq!(err.violations()[0].keyword, "depth", "{err}");
+    // The residual is still checked.
+    let bad = Wrapped {
+        name: "Upper".into(),
+        payload: serde_json::Value::Null,
+    };
+    assert_eq!(
+        bad.to_output_value().unwrap_err().violations()[0].pointer,
+        "/name"
+    );
+}
