@@ -203,6 +203,89 @@ fn either_file_map_alone_adds_the_reserved_field_and_injection() {
 }
 
 #[test]
+fn a_handle_checks_outputs_and_names_the_staged_path_of_each_declared_key() {
+    let handle = define_io_handle(IoDefinition {
+        outputs: Some(json!({ "type": "object", "required": ["n"],
+            "properties": { "n": { "type": "integer" } } })),
+        ..IoDefinition::default()
+    })
+    .unwrap();
+    assert!(handle.validate_output(&json!({ "n": 1 })).is_ok());
+    let err = handle.validate_output(&json!({ "n": "one" })).unwrap_err();
+    assert_eq!(err.code().as_str(), "output_invalid");
+    assert_eq!(err.violations()[0].pointer, "/n");
+
+    let handle = io(&[("data", "in/data.csv")], &[("report", "out/report.md")]);
+    let root = Path::new("/scratch/run-1");
+    // `<root>/<key>`, for a key of either map; the key, not the workspace path.
+    assert_eq!(handle.staged_path(root, "data"), Some(root.join("data")));
+    assert_eq!(
+        handle.staged_path(root, "report"),
+        Some(root.join("report"))
+    );
+    assert_eq!(handle.staged_path(root, "other"), None);
+}
+
+#[test]
+fn an_input_that_is_a_folder_is_named_as_not_a_regular_file_and_the_record_keeps_the_run() {
+    let sandbox = Sandbox::new("folder-input");
+    std::fs::create_dir_all(sandbox.ws("adir")).unwrap();
+    let events = Events::default();
+    let handle = io(&[("in", "adir")], &[]);
+    let (result, record) = run(&handle, &sandbox, "run-7", json!({}), &events, |_, _| {
+        panic!("the body must not run")
+    });
+    let err = result.unwrap_err();
+    assert_eq!(*err.code(), ErrorCode::InputInvalid);
+    assert_eq!(
+        err.message(),
+        "input file `in` (`adir`) is not a regular file"
+    );
+    assert_eq!(record.run_id, "run-7");
+    // Without files, the record still names its run.
+    let (result, record) = run(
+        &io(&[], &[]),
+        &sandbox,
+        "run-8",
+        json!({}),
+        &events,
+        |_, _| Ok(json!({})),
+    );
+    assert_eq!(result.unwrap(), json!({}));
+    assert_eq!(record.run_id, "run-8");
+}
+
+#[test]
+fn a_closure_observes_and_the_scratch_root_is_named_after_the_run() {
+    let sandbox = Sandbox::new("closure-observer");
+    let seen = Mutex::new(Vec::new());
+    let observer = |event: &FileEvent| seen.lock().unwrap().push(event.clone());
+    let handle = io(&[], &[("report", "out/report.md")]);
+    let host = FileHost::new(&sandbox.workspace).with_observer(&observer);
+    let (result, _) = block_on(run_with_files(
+        &handle,
+        host,
+        &vars("run-1_a.b/c"),
+        json!({}),
+        |input: Value| {
+            let root = PathBuf::from(input[FS_ROOT_FIELD].as_str().unwrap());
+            std::fs::write(root.join("report"), "done").unwrap();
+            let name = root.file_name().unwrap().to_string_lossy().into_owned();
+            async move { Ok(json!({ "root": name })) }
+        },
+    ));
+    // The run id's letters, digits, `-` and `_` name the scratch root; the rest is dropped.
+    let name = result.unwrap()["root"].as_str().unwrap().to_owned();
+    assert!(name.starts_with("agent-io-run-1_abc-"), "{name}");
+    let seen = seen.into_inner().unwrap();
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, FileEvent::Synced { key, .. } if key == "report")),
+        "{seen:?}"
+    );
+}
+
+#[test]
 fn a_declared_fs_root_is_left_in_place_and_must_accept_a_string() {
     let declared = json!({ "type": "object", "properties": {
         FS_ROOT_FIELD: { "type": "string", "description": "mine" } } });
@@ -1130,6 +1213,15 @@ mod with_tools_and_cores {
             Copier::file_contract().unwrap(),
             <Copier as DefinesIo>::io_handle()
         ));
+        // The blocks carry the two types' schemas (the input's with the reserved root field,
+        // which `Echo` declares itself).
+        let handle = <Copier as DefinesIo>::io_handle();
+        assert_eq!(handle.outputs(), Text::output_schema());
+        assert_eq!(
+            handle.inputs()["properties"]["text"],
+            Echo::input_schema()["properties"]["text"]
+        );
+        assert_eq!(handle.inputs()["required"], json!(["text"]));
         let sandbox = Sandbox::new("impl-files");
         sandbox.write("in.txt", "hello");
         let approve = |_: &ApprovalRequest| ApprovalDecision::Approve;
