@@ -256,6 +256,35 @@ fn an_input_that_is_a_folder_is_named_as_not_a_regular_file_and_the_record_keeps
 }
 
 #[test]
+fn a_scratch_root_that_cannot_be_removed_is_reported() {
+    let sandbox = Sandbox::new("cleanup-failed");
+    let events = Events::default();
+    let handle = io(&[], &[("report", "out/report.md")]);
+    // The body removes its own scratch root: the host's removal then fails, and says so.
+    let (result, record) = run(&handle, &sandbox, "run-9", json!({}), &events, |root, _| {
+        std::fs::remove_dir_all(root).unwrap();
+        Ok(json!({}))
+    });
+    assert_eq!(result.unwrap(), json!({}));
+    assert!(
+        record
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("the scratch root could not be removed: ")),
+        "{:?}",
+        record.warnings
+    );
+    assert!(
+        events
+            .all()
+            .iter()
+            .any(|e| matches!(e, FileEvent::CleanupFailed { run_id, .. } if run_id == "run-9")),
+        "{:?}",
+        events.all()
+    );
+}
+
+#[test]
 fn a_closure_observes_and_the_scratch_root_is_named_after_the_run() {
     let sandbox = Sandbox::new("closure-observer");
     let seen = Mutex::new(Vec::new());
@@ -864,6 +893,20 @@ fn hostile_cases() -> Vec<Case> {
                 "scratch output is a symlink to a folder outside",
                 vec![],
                 vec![("out", "copied")],
+                Expect::NotSynced("not a regular file"),
+            )
+        },
+        Case {
+            // Inside the scratch root, so a descriptor-relative open would follow it: the
+            // link itself is refused, not only where it leads.
+            body: |root| {
+                std::fs::write(root.join("real.txt"), "data").unwrap();
+                std::os::unix::fs::symlink("real.txt", root.join("out")).unwrap()
+            },
+            ..case(
+                "scratch output is a symlink to a file beside it",
+                vec![],
+                vec![("out", "copied.txt")],
                 Expect::NotSynced("not a regular file"),
             )
         },
