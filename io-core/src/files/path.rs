@@ -157,14 +157,26 @@ pub fn check_relative(path: &str) -> Result<(), PathError> {
 fn tokens_in(path: &str) -> Result<Vec<&str>, PathError> {
     let mut tokens = Vec::new();
     let mut rest = path;
-    while let Some(start) = rest.find('<') {
-        let Some(len) = rest[start..].find('>') else {
-            return Err(PathError::UnknownToken(rest[start..].to_owned()));
-        };
-        tokens.push(&rest[start..start + len + 1]);
-        rest = &rest[start + len + 1..];
+    while let Some((_, token, tail)) = next_token(rest)? {
+        tokens.push(token);
+        rest = tail;
     }
     Ok(tokens)
+}
+
+/// Splits `text` at its first `<...>` token: the text before it, the token (both brackets
+/// included) and the text after it. `None` when there is no `<`; an error when it is not
+/// closed.
+fn next_token(text: &str) -> Result<Option<(&str, &str, &str)>, PathError> {
+    let Some(start) = text.find('<') else {
+        return Ok(None);
+    };
+    let (before, from) = text.split_at(start);
+    let Some(close) = from.find('>') else {
+        return Err(PathError::UnknownToken(from.to_owned()));
+    };
+    let (token, after) = from.split_at(close + 1);
+    Ok(Some((before, token, after)))
 }
 
 /// The values the tokens stand for in one run.
@@ -196,19 +208,15 @@ pub fn interpolate(template: &str, vars: &RunVars) -> Result<String, PathError> 
     check_template(template)?;
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
-    while let Some(start) = rest.find('<') {
-        out.push_str(&rest[..start]);
-        let len = rest[start..]
-            .find('>')
-            .map_or(rest.len() - start, |i| i + 1);
-        let token = &rest[start..start + len];
+    while let Some((before, token, after)) = next_token(rest)? {
+        out.push_str(before);
         out.push_str(match token {
             "<runId>" => &vars.run_id,
             "<workflowId>" | "<toolId>" => &vars.unit_id,
             "<isoDate>" => &vars.iso_date,
             other => other,
         });
-        rest = &rest[start + len..];
+        rest = after;
     }
     out.push_str(rest);
     check_relative(&out)?;
@@ -668,5 +676,89 @@ mod tests {
         assert_eq!(iso_date_from_unix_days(11_016), "2000-02-29");
         assert_eq!(iso_date_from_unix_days(20_414), "2025-11-22");
         assert_eq!(iso_date_from_unix_days(-1), "1969-12-31");
+    }
+
+    /// Every day from 1570 to 2370 against a calendar counted one day at a time: the
+    /// century rules (1700, 1800, 1900, 2100, 2200, 2300 are not leap years; 1600, 2000 are)
+    /// and the 400-year era boundaries included.
+    #[test]
+    fn civil_dates_agree_with_a_day_by_day_calendar_over_eight_centuries() {
+        fn days_in(year: i64, month: i64) -> i64 {
+            let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+            match month {
+                2 if leap => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            }
+        }
+        let (mut year, mut month, mut day) = (1970, 1, 1);
+        for days in 0..146_097 {
+            assert_eq!(
+                iso_date_from_unix_days(days),
+                format!("{year:04}-{month:02}-{day:02}")
+            );
+            day += 1;
+            if day > days_in(year, month) {
+                (day, month) = (1, month + 1);
+                if month > 12 {
+                    (month, year) = (1, year + 1);
+                }
+            }
+        }
+        let (mut year, mut month, mut day) = (1969, 12, 31);
+        for days in (-146_097..0).rev() {
+            assert_eq!(
+                iso_date_from_unix_days(days),
+                format!("{year:04}-{month:02}-{day:02}")
+            );
+            day -= 1;
+            if day == 0 {
+                month -= 1;
+                if month == 0 {
+                    (month, year) = (12, year - 1);
+                }
+                day = days_in(year, month);
+            }
+        }
+    }
+
+    /// Today, as the system's own `date -u` prints it (read before and after, for a run that
+    /// crosses midnight).
+    #[cfg(unix)]
+    #[test]
+    fn today_is_the_utc_date_the_system_reports() {
+        let date = || {
+            let out = std::process::Command::new("date")
+                .args(["-u", "+%Y-%m-%d"])
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        };
+        let before = date();
+        let ours = today_utc();
+        let vars = RunVars::new("r", "u");
+        let after = date();
+        assert!(
+            ours == before || ours == after,
+            "{ours} vs {before}/{after}"
+        );
+        assert!(vars.iso_date == before || vars.iso_date == after);
+        assert_eq!((vars.run_id.as_str(), vars.unit_id.as_str()), ("r", "u"));
+    }
+
+    #[test]
+    fn tokens_are_split_with_both_brackets() {
+        assert_eq!(
+            tokens_in("a<runId>b<isoDate>").unwrap(),
+            ["<runId>", "<isoDate>"]
+        );
+        assert_eq!(tokens_in("<>x").unwrap(), ["<>"]);
+        assert_eq!(tokens_in("plain/path").unwrap(), Vec::<&str>::new());
+        assert_eq!(
+            next_token("a/<runId>/b").unwrap(),
+            Some(("a/", "<runId>", "/b"))
+        );
+        assert_eq!(interpolate("<runId><runId>", &vars()).unwrap(), "r1r1");
     }
 }
