@@ -256,6 +256,27 @@ fn an_input_that_is_a_folder_is_named_as_not_a_regular_file_and_the_record_keeps
 }
 
 #[test]
+fn workspaces_are_equal_by_root_and_settings_and_debug_shows_them() {
+    let sandbox = Sandbox::new("workspace-eq");
+    let root = sandbox.ws("");
+    let a = Workspace::open(&root).unwrap();
+    let b = Workspace::open(&root).unwrap();
+    assert_eq!(a, b, "two descriptors of one root, same settings");
+    assert_ne!(a, b.clone().allow_hard_links(true));
+    assert_ne!(a, b.clone().with_max_input_bytes(1));
+    let other = Sandbox::new("workspace-eq-other");
+    assert_ne!(a, other.workspace);
+    let debug = format!("{:?}", a.clone().with_max_input_bytes(7));
+    assert_eq!(
+        debug,
+        format!(
+            "Workspace {{ root: {:?}, allow_hard_links: false, max_input_bytes: 7, .. }}",
+            a.root()
+        )
+    );
+}
+
+#[test]
 fn a_scratch_root_that_cannot_be_removed_is_reported() {
     let sandbox = Sandbox::new("cleanup-failed");
     let events = Events::default();
