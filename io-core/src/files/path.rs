@@ -550,15 +550,32 @@ fn create_temporary(
     parent: &cap_std::fs::Dir,
     name: &std::ffi::OsStr,
 ) -> Result<(PathBuf, std::fs::File), WriteError> {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut options = cap_std::fs::OpenOptions::new();
     options.write(true).create_new(true);
-    let stem: String = name
-        .to_string_lossy()
+    create_unique(&temporary_stem(name), |temporary| {
+        parent
+            .open_with(temporary, &options)
+            .map(cap_std::fs::File::into_std)
+    })
+}
+
+/// The part of a temporary file's name taken from its target's: ASCII letters, digits, `.`,
+/// `_` and `-`, at most 64, so a leftover (after a crash) says what it was for.
+fn temporary_stem(name: &std::ffi::OsStr) -> String {
+    name.to_string_lossy()
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         .take(64)
-        .collect();
+        .collect()
+}
+
+/// Creates a temporary named after `stem` with `create` (which must refuse an existing
+/// name): a name that exists is passed over for the next, up to 16; any other error ends it.
+fn create_unique<T>(
+    stem: &str,
+    mut create: impl FnMut(&Path) -> std::io::Result<T>,
+) -> Result<(PathBuf, T), WriteError> {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     for _ in 0..16 {
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()
@@ -568,8 +585,8 @@ fn create_temporary(
             ".{stem}.{}-{n}-{nanos:x}.agent-io-tmp",
             std::process::id()
         ));
-        match parent.open_with(&temporary, &options) {
-            Ok(file) => return Ok((temporary, file.into_std())),
+        match create(&temporary) {
+            Ok(created) => return Ok((temporary, created)),
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(err) => return Err(WriteError::Io(err)),
         }
@@ -721,6 +738,100 @@ mod tests {
                 day = days_in(year, month);
             }
         }
+    }
+
+    #[test]
+    fn a_temporary_is_named_after_its_target_and_an_existing_name_is_passed_over() {
+        assert_eq!(
+            temporary_stem(std::ffi::OsStr::new("répört 1_a-b.md")),
+            "rprt1_a-b.md"
+        );
+        assert_eq!(
+            temporary_stem(std::ffi::OsStr::new(&"x".repeat(100))).len(),
+            64
+        );
+
+        let mut tried = Vec::new();
+        let (name, ()) = create_unique("report.md", |candidate| {
+            tried.push(candidate.to_owned());
+            if tried.len() < 3 {
+                Err(std::io::ErrorKind::AlreadyExists.into())
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap();
+        assert_eq!(tried.len(), 3);
+        assert_eq!(tried.last(), Some(&name));
+        let text = name.to_str().unwrap();
+        assert!(
+            text.starts_with(".report.md.") && text.ends_with(".agent-io-tmp"),
+            "{text}"
+        );
+        assert!(tried[0] != tried[1] && tried[1] != tried[2], "{tried:?}");
+
+        // Any other error ends it at once, as it is.
+        let mut calls = 0;
+        let err = create_unique("r", |_| -> std::io::Result<()> {
+            calls += 1;
+            Err(std::io::ErrorKind::PermissionDenied.into())
+        })
+        .unwrap_err();
+        assert_eq!(calls, 1);
+        assert!(
+            matches!(&err, WriteError::Io(e) if e.kind() == std::io::ErrorKind::PermissionDenied),
+            "{err:?}"
+        );
+        // Sixteen names that all exist: it gives up and says so.
+        let mut calls = 0;
+        let err = create_unique("r", |_| -> std::io::Result<()> {
+            calls += 1;
+            Err(std::io::ErrorKind::AlreadyExists.into())
+        })
+        .unwrap_err();
+        assert_eq!(calls, 16);
+        assert!(
+            err.to_string().contains("no unused temporary file name"),
+            "{err}"
+        );
+    }
+
+    /// A read interrupted by a signal is tried again; any other read error is returned.
+    #[test]
+    fn a_copy_retries_an_interrupted_read_and_returns_other_errors() {
+        struct Flaky {
+            steps: Vec<std::io::Result<&'static [u8]>>,
+        }
+        impl std::io::Read for Flaky {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.steps.is_empty() {
+                    return Ok(0);
+                }
+                let bytes = self.steps.remove(0)?;
+                buf[..bytes.len()].copy_from_slice(bytes);
+                Ok(bytes.len())
+            }
+        }
+        let mut source = Flaky {
+            steps: vec![
+                Ok(b"ab"),
+                Err(std::io::ErrorKind::Interrupted.into()),
+                Ok(b"c"),
+            ],
+        };
+        let mut target = Vec::new();
+        let (total, hex) = copy_hashed(&mut source, &mut target).unwrap();
+        assert_eq!((total, target.as_slice()), (3, &b"abc"[..]));
+        // SHA-256 of "abc" (FIPS 180-2, appendix B.1).
+        assert_eq!(
+            hex,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let mut source = Flaky {
+            steps: vec![Ok(b"a"), Err(std::io::ErrorKind::BrokenPipe.into())],
+        };
+        let err = copy_hashed(&mut source, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
     }
 
     /// Today, as the system's own `date -u` prints it (read before and after, for a run that
