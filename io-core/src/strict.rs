@@ -353,6 +353,105 @@ mod tests {
     }
 
     #[test]
+    fn the_root_must_be_an_object_with_named_properties() {
+        for root in [
+            json!({ "type": "object" }),
+            json!({ "properties": { "a": { "type": "string" } } }),
+            json!({ "type": "string" }),
+        ] {
+            let err = strict(root.clone()).unwrap_err();
+            assert_eq!(err.schema_pointer, "", "{root}");
+            assert_eq!(
+                err.reason, "the root must be an object with named properties",
+                "{root}"
+            );
+        }
+    }
+
+    /// `levels` objects, each holding the next as its required property `a`; the innermost
+    /// is `inner`. An object at level k sits at depth 2k (`/properties/a` per level).
+    fn chain(levels: usize, inner: Value) -> Value {
+        let mut node = inner;
+        for _ in 0..levels {
+            node = json!({ "type": "object", "properties": { "a": node }, "required": ["a"] });
+        }
+        node
+    }
+
+    #[test]
+    fn merging_walks_64_levels_and_refuses_the_65th() {
+        // The deepest node is the empty object at depth 64: within the limit.
+        let mut at_limit = chain(32, json!({}));
+        assert!(
+            merge_refs_with_properties(&mut at_limit, &Value::Null, &mut String::new(), 0).is_ok()
+        );
+        // One level more puts its `type` value at depth 65.
+        let mut past = chain(32, json!({ "type": "object" }));
+        let err =
+            merge_refs_with_properties(&mut past, &Value::Null, &mut String::new(), 0).unwrap_err();
+        assert_eq!(err.reason, "the schema nests deeper than 64 levels");
+        assert_eq!(
+            err.schema_pointer,
+            format!("{}/type", "/properties/a".repeat(32))
+        );
+    }
+
+    #[test]
+    fn omittable_properties_are_found_down_to_depth_64_and_no_further() {
+        let optional = |name: &str| json!({ "type": "object", "properties": { name: {} } });
+        // The object with the optional property at depth 64 is looked at...
+        let found = omittable_properties(&chain(32, optional("opt")));
+        assert_eq!(
+            found,
+            [format!("{}/properties/opt", "/properties/a".repeat(32))]
+        );
+        // ...one at depth 66 is not.
+        assert!(omittable_properties(&chain(33, optional("opt"))).is_empty());
+        // Through arrays too: each item is a level.
+        let mut node = optional("deep");
+        for _ in 0..32 {
+            node = json!({ "anyOf": [node] });
+        }
+        assert_eq!(
+            omittable_properties(&node),
+            [format!("{}/properties/deep", "/anyOf/0".repeat(32))]
+        );
+    }
+
+    /// A hostile schema nested far deeper than the limit is walked only to the limit (a walk
+    /// that did not count its depth would overflow the stack here).
+    #[test]
+    fn a_schema_nested_deeper_than_the_limit_is_not_walked_to_the_bottom() {
+        // Built without `json!`, which would serialize each inner value again.
+        fn object(key: &str, value: Value) -> Value {
+            Value::Object(Map::from_iter([(key.to_owned(), value)]))
+        }
+        for wrap in [
+            (|node: Value| object("anyOf", Value::Array(vec![node]))) as fn(Value) -> Value,
+            |node: Value| {
+                let mut wrapped = object("properties", object("a", node));
+                wrapped["required"] = json!(["a"]);
+                wrapped
+            },
+        ] {
+            let mut node = json!({ "properties": { "x": {} } });
+            for _ in 0..20_000 {
+                node = wrap(node);
+            }
+            let found = omittable_properties(&node);
+            let merged = merge_refs_with_properties(&mut node, &Value::Null, &mut String::new(), 0);
+            // Released without recursion before anything is asserted (a failed assertion
+            // would otherwise drop it recursively while unwinding).
+            crate::limits::dismantle(node);
+            assert!(found.is_empty(), "{found:?}");
+            assert_eq!(
+                merged.unwrap_err().reason,
+                "the schema nests deeper than 64 levels"
+            );
+        }
+    }
+
+    #[test]
     fn every_property_becomes_required_and_objects_close() {
         let out = strict(json!({
             "type": "object",
