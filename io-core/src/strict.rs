@@ -201,22 +201,7 @@ fn merge_refs_with_properties(
                 for (name, schema) in extra {
                     own.entry(name.clone()).or_insert_with(|| schema.clone());
                 }
-                let mut required: Vec<Value> = object
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                for name in target
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if !required.contains(name) {
-                        required.push(name.clone());
-                    }
-                }
-                object.insert("required".into(), Value::Array(required));
+                // `required` is left as it is: `rewrite` makes every property required.
                 object.remove("$ref");
             }
             for (key, child) in object.iter_mut() {
