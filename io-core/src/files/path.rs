@@ -770,25 +770,25 @@ mod tests {
         );
         assert!(tried[0] != tried[1] && tried[1] != tried[2], "{tried:?}");
 
+        // Every attempt fails with `kind`: how many were made, and the error.
+        let always = |kind: std::io::ErrorKind| {
+            let mut calls = 0;
+            let err = create_unique("r", |_| -> std::io::Result<()> {
+                calls += 1;
+                Err(kind.into())
+            })
+            .unwrap_err();
+            (calls, err)
+        };
         // Any other error ends it at once, as it is.
-        let mut calls = 0;
-        let err = create_unique("r", |_| -> std::io::Result<()> {
-            calls += 1;
-            Err(std::io::ErrorKind::PermissionDenied.into())
-        })
-        .unwrap_err();
+        let (calls, err) = always(std::io::ErrorKind::PermissionDenied);
         assert_eq!(calls, 1);
         assert!(
             matches!(&err, WriteError::Io(e) if e.kind() == std::io::ErrorKind::PermissionDenied),
             "{err:?}"
         );
         // Sixteen names that all exist: it gives up and says so.
-        let mut calls = 0;
-        let err = create_unique("r", |_| -> std::io::Result<()> {
-            calls += 1;
-            Err(std::io::ErrorKind::AlreadyExists.into())
-        })
-        .unwrap_err();
+        let (calls, err) = always(std::io::ErrorKind::AlreadyExists);
         assert_eq!(calls, 16);
         assert!(
             err.to_string().contains("no unused temporary file name"),
