@@ -353,6 +353,41 @@ mod tests {
         }
     }
 
+    /// An object type given in a list (`Option` of a map) is an object too: a map is refused
+    /// whether or not it may be null.
+    #[test]
+    fn a_nullable_map_is_refused_like_a_map() {
+        for ty in [
+            json!("object"),
+            json!(["object", "null"]),
+            json!(["null", "object"]),
+        ] {
+            let err = strict(json!({
+                "type": "object",
+                "properties": { "m": { "type": ty, "additionalProperties": { "type": "string" } } }
+            }))
+            .unwrap_err();
+            assert_eq!(err.schema_pointer, "/properties/m", "{ty}");
+            assert_eq!(err.reason, "a map has no fixed property names", "{ty}");
+            let err = strict(json!({
+                "type": "object",
+                "properties": { "m": { "type": ty } }
+            }))
+            .unwrap_err();
+            assert_eq!(
+                err.reason, "an object without declared properties (a map?)",
+                "{ty}"
+            );
+        }
+        // A list without "object" is not an object.
+        let out = strict(json!({
+            "type": "object",
+            "properties": { "s": { "type": ["string", "null"] } }
+        }))
+        .unwrap();
+        assert!(out["properties"]["s"].get("additionalProperties").is_none());
+    }
+
     /// `levels` objects, each holding the next as its required property `a`; the innermost
     /// is `inner`. An object at level k sits at depth 2k (`/properties/a` per level).
     fn chain(levels: usize, inner: Value) -> Value {
