@@ -447,7 +447,8 @@ mod tests {
             Value::Object(Map::from_iter([(key.to_owned(), value)]))
         }
         for wrap in [
-            (|node: Value| object("anyOf", Value::Array(vec![node]))) as fn(Value) -> Value,
+            (|node: Value| Value::Array(vec![node])) as fn(Value) -> Value,
+            |node: Value| object("anyOf", Value::Array(vec![node])),
             |node: Value| {
                 let mut wrapped = object("properties", object("a", node));
                 wrapped["required"] = json!(["a"]);
