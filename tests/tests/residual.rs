@@ -1075,3 +1075,126 @@ fn produced_schemas_close_only_what_every_use_writes_itself() {
         "the produced schema must accept what the type writes"
     );
 }
+
+/// Its hand-written schema leaves out `b`, which the derive writes: not a proven struct,
+/// though the `Scored` inside it is.
+#[derive(Debug, PartialEq, Serialize, Deserialize, AgentOutput)]
+struct PartlyListed {
+    a: Scored,
+    b: u8,
+}
+
+impl JsonSchema for PartlyListed {
+    fn schema_name() -> Cow<'static, str> {
+        "PartlyListed".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let a = generator.subschema_for::<Scored>();
+        schemars::json_schema!({ "type": "object", "properties": { "a": a }, "required": ["a"] })
+    }
+}
+
+#[test]
+fn a_struct_not_proven_stays_open_though_one_inside_it_is_closed() {
+    // `Scored` is written by its derive wherever it is used here: closed. The root's schema
+    // does not list `b`: closing it would refuse what the type writes.
+    let produced = PartlyListed::output_boundary().produced_schema();
+    assert_eq!(produced["$defs"]["Scored"]["additionalProperties"], false);
+    assert!(produced.get("additionalProperties").is_none(), "{produced}");
+    let written = serde_json::to_value(PartlyListed {
+        a: Scored { score: 1 },
+        b: 2,
+    })
+    .unwrap();
+    assert!(jsonschema::is_valid(produced, &written), "{produced}");
+}
+
+/// `Option<Option<T>>`: serde reads `null` as `None` and anything else as a `T`, exactly what
+/// its schema (`T`'s, with `null` added) says.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct DoubleOption {
+    #[serde(default)]
+    x: Option<Option<u32>>,
+    ys: Vec<Option<Option<String>>>,
+}
+
+#[test]
+fn a_nested_option_of_an_exact_type_is_exact() {
+    assert_eq!(
+        residual_in::<DoubleOption>(),
+        Some(json!({ "type": "object" }))
+    );
+    assert_eq!(residual_out::<DoubleOption>(), Some(json!(true)));
+    let value = json!({ "x": null, "ys": [null, "a"] });
+    assert_eq!(
+        DoubleOption::from_input_value(&value),
+        full_input::<DoubleOption>(&value)
+    );
+    let wrong = json!({ "x": "no", "ys": [] });
+    assert_eq!(
+        DoubleOption::from_input_value(&wrong),
+        full_input::<DoubleOption>(&wrong)
+    );
+}
+
+/// A hand-written schema that names its own base (`$id`), inside an `anyOf`.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Based(String);
+
+impl JsonSchema for Based {
+    fn schema_name() -> Cow<'static, str> {
+        "Based".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [{ "$id": "urn:agent-io:test:based", "type": "string", "maxLength": 3 }]
+        })
+    }
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct WithBase {
+    based: Based,
+    n: u8,
+}
+
+#[test]
+fn a_schema_with_its_own_base_or_anchors_gets_the_full_validator() {
+    // References inside a part with an `$id` (or to an `$anchor`) resolve against where the
+    // part sits in the document; a residual document moves parts, so none is built.
+    assert_eq!(residual_in::<WithBase>(), None);
+    assert_eq!(residual_out::<WithBase>(), None);
+    for value in [
+        json!({ "based": "abc", "n": 1 }),
+        json!({ "based": "abcd", "n": 1 }),
+    ] {
+        assert_eq!(
+            WithBase::from_input_value(&value),
+            full_input::<WithBase>(&value)
+        );
+    }
+    assert!(WithBase::from_input_value(&json!({ "based": "abcd", "n": 1 })).is_err());
+}
+
+/// Recursive through an `Option`: schemars writes `{"anyOf": [{"$ref": "#"}, {"type": "null"}]}`.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Chain {
+    #[schemars(length(max = 4))]
+    name: String,
+    next: Option<Box<Chain>>,
+}
+
+#[test]
+fn a_root_reference_inside_an_any_of_points_at_the_kept_root() {
+    let chain = residual_in::<Chain>().unwrap();
+    assert_eq!(
+        chain["properties"]["next"]["anyOf"][0],
+        json!({ "$ref": "#/$defs/__agent_io_root" }),
+        "{chain}"
+    );
+    let value = json!({ "name": "a", "next": { "name": "b", "next": { "name": "toolong", "next": null } } });
+    let err = Chain::from_input_value(&value).unwrap_err();
+    // The `anyOf` at `/next` is what fails, as the full validator says.
+    assert_eq!(err.violations()[0].pointer, "/next");
+    assert_eq!(Err(err), full_input::<Chain>(&value));
+}
