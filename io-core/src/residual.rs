@@ -1175,6 +1175,57 @@ mod fast_check_tests {
     }
 
     #[test]
+    fn large_objects_are_looked_up_as_small_ones_are_scanned() {
+        // Past `SCAN_LIMIT` members an object's properties are found by lookup: the same
+        // answers as the scan of a small one.
+        let mut big = serde_json::Map::new();
+        for i in 0..super::SCAN_LIMIT + 4 {
+            big.insert(format!("k{i}"), json!(i));
+        }
+        let mut objects = vec![Value::Object(big.clone())];
+        for (name, v) in [("a", json!(1)), ("a", json!("x")), ("b", json!(2))] {
+            let mut object = big.clone();
+            object.insert(name.into(), v);
+            objects.push(Value::Object(object));
+        }
+        agrees(json!({ "required": ["a"] }), &objects);
+        agrees(json!({ "required": ["k19", "a"] }), &objects);
+        agrees(
+            json!({ "properties": { "a": { "type": "integer" } } }),
+            &objects,
+        );
+        agrees(
+            json!({ "properties": { "k3": { "maximum": 2 } } }),
+            &objects,
+        );
+        agrees(
+            json!({ "properties": { "k3": { "maximum": 3 } } }),
+            &objects,
+        );
+        agrees(
+            json!({ "properties": { "a": true }, "additionalProperties": { "maximum": 18 } }),
+            &objects,
+        );
+    }
+
+    #[test]
+    fn schemas_deeper_than_64_levels_are_left_to_the_validator() {
+        let nested = |levels: usize| {
+            (0..levels).fold(
+                json!({ "type": "integer" }),
+                |inner, _| json!({ "items": inner }),
+            )
+        };
+        let deepest = FastCheck::compile(&nested(64)).expect("64 levels compile");
+        let mut value = json!(1);
+        for _ in 0..64 {
+            value = json!([value]);
+        }
+        assert_eq!(deepest.check(&value), Some(true));
+        assert!(FastCheck::compile(&nested(65)).is_none());
+    }
+
+    #[test]
     fn only_the_common_keywords_compile() {
         assert!(FastCheck::compile(&json!({ "pattern": "^a" })).is_none());
         assert!(FastCheck::compile(&json!({ "format": "email" })).is_none());
