@@ -397,3 +397,136 @@ impl From<&str> for AgentError {
         AgentError::from(text.to_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> Vec<(ErrorCode, &'static str, bool)> {
+        vec![
+            (ErrorCode::InputInvalid, "input_invalid", false),
+            (ErrorCode::InputUnsupported, "input_unsupported", false),
+            (ErrorCode::Unauthorised, "unauthorised", false),
+            (ErrorCode::AuthRequired, "auth_required", false),
+            (ErrorCode::NotFound, "not_found", false),
+            (ErrorCode::RateLimited, "rate_limited", true),
+            (ErrorCode::Timeout, "timeout", true),
+            (ErrorCode::UpstreamError, "upstream_error", true),
+            (ErrorCode::NoRoute, "no_route", false),
+            (
+                ErrorCode::PinnedProviderUnavailable,
+                "pinned_provider_unavailable",
+                false,
+            ),
+            (ErrorCode::Internal, "internal", false),
+            (ErrorCode::OutputInvalid, "output_invalid", false),
+            (ErrorCode::ContextInvalid, "context_invalid", false),
+            (ErrorCode::ApprovalDenied, "approval_denied", false),
+            (ErrorCode::Cancelled, "cancelled", false),
+        ]
+    }
+
+    #[test]
+    fn every_known_code_round_trips_by_its_wire_name() {
+        for (code, wire, retryable) in known() {
+            assert_eq!(code.as_str(), wire);
+            assert_eq!(code.to_string(), wire);
+            assert_eq!(ErrorCode::from(wire), code);
+            assert_eq!(serde_json::to_value(&code).unwrap(), json!(wire));
+            assert_eq!(
+                serde_json::from_value::<ErrorCode>(json!(wire)).unwrap(),
+                code
+            );
+            assert_eq!(code.retryable_by_default(), retryable, "{wire}");
+            assert_eq!(
+                AgentError::new(code, "m").is_retryable(),
+                retryable,
+                "{wire}"
+            );
+        }
+        let other = ErrorCode::from("stripe:card_declined");
+        assert_eq!(other, ErrorCode::Other("stripe:card_declined".into()));
+        assert_eq!(other.as_str(), "stripe:card_declined");
+        assert!(!other.retryable_by_default());
+        assert!(serde_json::from_value::<ErrorCode>(json!("")).is_err());
+    }
+
+    #[test]
+    fn display_names_the_code_and_the_place() {
+        let err = AgentError::new(ErrorCode::NotFound, "no such ticket");
+        assert_eq!(err.to_string(), "not_found: no such ticket");
+        let at_root = Violation {
+            pointer: String::new(),
+            keyword: "type".into(),
+            message: "expected an object".into(),
+        };
+        assert_eq!(at_root.to_string(), "(root): expected an object");
+        let inside = Violation {
+            pointer: "/limit".into(),
+            ..at_root
+        };
+        assert_eq!(inside.to_string(), "/limit: expected an object");
+        let debug = format!("{:?}", err.clone().with_operator_detail("row 42"));
+        for part in ["AgentError", "NotFound", "no such ticket", "row 42"] {
+            assert!(debug.contains(part), "{debug}");
+        }
+    }
+
+    #[test]
+    fn the_envelope_round_trips_but_keeps_operator_detail_off_the_wire() {
+        let violation = Violation {
+            pointer: "/q".into(),
+            keyword: "minLength".into(),
+            message: "too short".into(),
+        };
+        let err = AgentError::input_invalid("bad input", vec![violation.clone()])
+            .with_retryable(true)
+            .with_operator_detail("secret");
+        let wire = serde_json::to_value(&err).unwrap();
+        assert_eq!(
+            wire,
+            json!({ "code": "input_invalid", "message": "bad input", "retryable": true,
+                    "cause": { "violations": [
+                        { "pointer": "/q", "keyword": "minLength", "message": "too short" }
+                    ] } })
+        );
+        let back: AgentError = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, err.clone().with_operator_detail_cleared());
+        assert_eq!(back.violations(), [violation]);
+        assert!(back.is_retryable());
+        // Without violations there is no `cause`; without `retryable` the code's default.
+        let plain = AgentError::output_invalid("bad output", Vec::new());
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            json!({ "code": "output_invalid", "message": "bad output", "retryable": false })
+        );
+        let timeout: AgentError =
+            serde_json::from_value(json!({ "code": "timeout", "message": "slow" })).unwrap();
+        assert!(timeout.is_retryable());
+        let kept: AgentError = serde_json::from_value(
+            json!({ "code": "timeout", "message": "slow", "retryable": false }),
+        )
+        .unwrap();
+        assert!(!kept.is_retryable());
+    }
+
+    #[test]
+    fn foreign_failures_become_internal_with_their_text_for_operators() {
+        let json_err = serde_json::from_str::<Value>("{").unwrap_err();
+        let err = AgentError::from(json_err);
+        assert_eq!(err.code(), &ErrorCode::Internal);
+        assert!(err.operator_detail().is_some_and(|d| d.contains("EOF")));
+        let err = AgentError::from("disk full");
+        assert_eq!(err.code(), &ErrorCode::Internal);
+        assert_eq!(err.message(), "the tool failed");
+        assert_eq!(err.operator_detail(), Some("disk full"));
+        assert_eq!(AgentError::internal("x").code(), &ErrorCode::Internal);
+    }
+
+    impl AgentError {
+        fn with_operator_detail_cleared(mut self) -> Self {
+            self.0.operator_detail = None;
+            self
+        }
+    }
+}
