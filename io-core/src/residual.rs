@@ -745,6 +745,12 @@ enum Rule {
 /// Up to this many members, an object's properties are found by scanning it, not by lookup.
 const SCAN_LIMIT: usize = 16;
 
+/// Whether `map` is small enough to scan. Only the speed depends on the answer: both ways of
+/// finding a member give the same result (`large_objects_are_looked_up_as_small_ones_are_scanned`).
+fn scanned(map: &Map<String, Value>) -> bool {
+    map.len() <= SCAN_LIMIT
+}
+
 /// Formats validators ignore (schemars writes them for Rust numbers).
 const RUST_NUMBER_FORMATS: &[&str] = &[
     "int8", "int16", "int32", "int64", "int", "uint8", "uint16", "uint32", "uint64", "uint",
@@ -883,7 +889,7 @@ impl FastCheck {
                 Rule::Properties(props) => match value {
                     // A small object is scanned: comparing a few short names costs less
                     // than hashing each one for the map's lookup.
-                    Value::Object(map) if map.len() <= SCAN_LIMIT => {
+                    Value::Object(map) if scanned(map) => {
                         let mut all = true;
                         for (name, v) in map {
                             if let Some((_, check)) = props.iter().find(|(n, _)| n == name)
@@ -923,7 +929,7 @@ impl FastCheck {
                     _ => true,
                 },
                 Rule::Required(names) => match value {
-                    Value::Object(map) if map.len() <= SCAN_LIMIT => {
+                    Value::Object(map) if scanned(map) => {
                         names.iter().all(|n| map.keys().any(|k| k == n))
                     }
                     Value::Object(map) => names.iter().all(|n| map.contains_key(n)),
