@@ -789,6 +789,9 @@ impl FastCheck {
             _ => return None,
         };
         let mut rules = Vec::new();
+        // All of the schema's numeric bounds, merged into one rule (one conversion of the
+        // value): lower, lower exclusive, upper, upper exclusive.
+        let mut range: Option<(f64, bool, f64, bool)> = None;
         let names: Vec<String> = map
             .get("properties")
             .and_then(Value::as_object)
@@ -831,35 +834,8 @@ impl FastCheck {
                 "minimum" | "exclusiveMinimum" | "maximum" | "exclusiveMaximum" => {
                     let bound = exact_f64(arg)?;
                     let exclusive = key.starts_with("exclusive");
-                    let range = rules.iter_mut().find_map(|rule| match rule {
-                        Rule::Range {
-                            lower,
-                            lower_exclusive,
-                            upper,
-                            upper_exclusive,
-                        } => Some((lower, lower_exclusive, upper, upper_exclusive)),
-                        _ => None,
-                    });
-                    let (lower, lower_exclusive, upper, upper_exclusive) = match range {
-                        Some(range) => range,
-                        None => {
-                            rules.push(Rule::Range {
-                                lower: f64::NEG_INFINITY,
-                                lower_exclusive: false,
-                                upper: f64::INFINITY,
-                                upper_exclusive: false,
-                            });
-                            match rules.last_mut() {
-                                Some(Rule::Range {
-                                    lower,
-                                    lower_exclusive,
-                                    upper,
-                                    upper_exclusive,
-                                }) => (lower, lower_exclusive, upper, upper_exclusive),
-                                _ => return None,
-                            }
-                        }
-                    };
+                    let (lower, lower_exclusive, upper, upper_exclusive) =
+                        range.get_or_insert((f64::NEG_INFINITY, false, f64::INFINITY, false));
                     // Both `minimum` and `exclusiveMinimum` may be present: keep the tighter.
                     if key.ends_with("inimum") {
                         if bound > *lower || (bound == *lower && exclusive) {
@@ -877,6 +853,14 @@ impl FastCheck {
                 _ => return None,
             };
             rules.push(rule);
+        }
+        if let Some((lower, lower_exclusive, upper, upper_exclusive)) = range {
+            rules.push(Rule::Range {
+                lower,
+                lower_exclusive,
+                upper,
+                upper_exclusive,
+            });
         }
         Some(FastCheck(rules))
     }
@@ -1229,6 +1213,18 @@ mod fast_check_tests {
         }
         assert_eq!(deepest.check(&value), Some(true));
         assert!(FastCheck::compile(&nested(65)).is_none());
+        // Every keyword that holds a schema is a level.
+        let wrappers: [fn(Value) -> Value; 4] = [
+            |inner| json!({ "items": inner }),
+            |inner| json!({ "properties": { "a": inner } }),
+            |inner| json!({ "additionalProperties": inner }),
+            |inner| json!({ "anyOf": [inner] }),
+        ];
+        for wrap in wrappers {
+            let chain = |levels: usize| (0..levels).fold(json!(true), |inner, _| wrap(inner));
+            assert!(FastCheck::compile(&chain(64)).is_some(), "{}", chain(1));
+            assert!(FastCheck::compile(&chain(65)).is_none(), "{}", chain(1));
+        }
     }
 
     #[test]
