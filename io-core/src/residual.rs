@@ -1128,6 +1128,9 @@ mod fast_check_tests {
             agrees(json!({ "type": t }), &values);
         }
         agrees(json!({ "type": ["integer", "null"] }), &values);
+        // `integer` is within `number`: the union is `number`, not the two apart.
+        agrees(json!({ "type": ["integer", "number"] }), &values);
+        agrees(json!({ "type": ["number", "integer", "string"] }), &values);
         agrees(
             json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] }),
             &values,
