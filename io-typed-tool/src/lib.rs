@@ -299,4 +299,41 @@ pub mod __private {
             i += 1;
         }
     }
+
+    // `tool_registry!` runs these in a `const`; a UI test (`duplicate-id-in-registry`) shows
+    // the compile error. Here they run as plain functions, so mutation runs see them.
+    #[cfg(test)]
+    mod tests {
+        use super::{assert_unique_ids, same};
+
+        #[test]
+        fn ids_are_the_same_only_byte_for_byte() {
+            assert!(same("kb.search", "kb.search"));
+            assert!(same("", ""));
+            assert!(!same("kb.search", "kb.searcH"));
+            assert!(!same("kb.search", "kb.searc"));
+            assert!(!same("a", "b"));
+            assert!(!same("ab", "ba"));
+        }
+
+        #[test]
+        fn distinct_ids_pass() {
+            assert_unique_ids(&[]);
+            assert_unique_ids(&["one"]);
+            assert_unique_ids(&["a", "b", "c", "ab", "ba"]);
+        }
+
+        #[test]
+        fn a_repeated_id_is_refused_wherever_it_is() {
+            for ids in [
+                ["a", "a", "b", "c"],
+                ["a", "b", "c", "a"],
+                ["a", "b", "c", "c"],
+                ["b", "a", "c", "a"],
+            ] {
+                let refused = std::panic::catch_unwind(|| assert_unique_ids(&ids));
+                assert!(refused.is_err(), "{ids:?}");
+            }
+        }
+    }
 }
