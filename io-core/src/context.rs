@@ -287,3 +287,29 @@ impl fmt::Debug for AgentContext {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_what_is_attached_not_what_was_said() {
+        let log = Arc::new(EventLog::default());
+        let ctx = AgentContext::new("run-7")
+            .with_event_sink(log.clone())
+            .with_allowed_tools(["kb.search"]);
+        ctx.emit("note", json!({ "token": "s3cr3t" }));
+        assert_eq!(format!("{log:?}"), "EventLog { events: 1 }");
+        let debug = format!("{ctx:?}");
+        for part in [
+            "AgentContext",
+            "run-7",
+            "kb.search",
+            "events: true",
+            "tools: false",
+        ] {
+            assert!(debug.contains(part), "{debug}");
+        }
+        assert!(!debug.contains("s3cr3t"), "{debug}");
+    }
+}
