@@ -406,3 +406,97 @@ fn gemini_refuses_a_union_of_different_types() {
         assert!(registry.export(target).is_ok(), "{target:?}");
     }
 }
+
+/// A JSON tool whose contract is [`Plain`]'s, changed by `tweak`.
+struct Tweaked {
+    id: &'static str,
+    tweak: fn(&mut io_typed_tool::ToolContract),
+}
+
+impl io_typed_tool::ToolPlugin for Tweaked {
+    fn tool_contract(&self) -> io_typed_tool::ToolContract {
+        let mut contract = Plain::new(self.id, "1.0.0").tool_contract();
+        (self.tweak)(&mut contract);
+        contract
+    }
+    fn execute<'a>(
+        &'a self,
+        input: Value,
+        _: &'a io_typed_tool::ToolContext,
+    ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move { Ok(input) })
+    }
+}
+
+#[test]
+fn a_name_of_exactly_the_limit_exports_and_one_more_is_refused() {
+    let mut registry = ToolRegistry::new();
+    let at_limit = "a".repeat(io_typed_tool::MAX_PROVIDER_NAME);
+    registry
+        .register_plugin(Plain::new(&at_limit, "1.0.0"))
+        .unwrap();
+    let exported = registry.export(Export::Gemini).unwrap();
+    assert_eq!(exported[0]["name"], json!(at_limit));
+
+    let over = "b".repeat(io_typed_tool::MAX_PROVIDER_NAME + 1);
+    registry
+        .register_plugin(Plain::new(&over, "1.0.0"))
+        .unwrap();
+    let err = registry.export(Export::Gemini).unwrap_err();
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert_eq!(err.problems[0].0, format!("{over}@1"));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "some tools cannot be exported:\n  - {over}@1: /name: the name `{over}` is 65 characters, over the providers' limit of 64"
+        )
+    );
+}
+
+#[test]
+fn mcp_hints_follow_the_contract() {
+    let mut registry = ToolRegistry::new();
+    let tools: [(&'static str, fn(&mut io_typed_tool::ToolContract)); 4] = [
+        ("a.pure", |_| {}),
+        ("b.host", |c| {
+            c.requires.network = vec!["api.example.com".into()]
+        }),
+        ("c.post", |c| {
+            c.mutates = vec!["network:api.example.com".into()];
+            c.approval = io_typed_tool::Approval::OnMutate;
+        }),
+        ("d.disk", |c| {
+            c.mutates = vec!["workspace:/notes".into()];
+            c.approval = io_typed_tool::Approval::OnMutate;
+            c.idempotent = true;
+        }),
+    ];
+    for (id, tweak) in tools {
+        registry
+            .register_plugin(std::sync::Arc::new(Tweaked { id, tweak }))
+            .unwrap();
+    }
+    let mcp = registry.export(Export::Mcp).unwrap();
+    let hints: Vec<(bool, bool, bool, bool)> = mcp
+        .iter()
+        .map(|t| {
+            let a = &t["annotations"];
+            let flag = |k: &str| a[k].as_bool().unwrap();
+            (
+                flag("readOnlyHint"),
+                flag("destructiveHint"),
+                flag("idempotentHint"),
+                flag("openWorldHint"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            (true, false, false, false),
+            (true, false, false, true),
+            (false, true, false, true),
+            (false, true, true, false),
+        ]
+    );
+}
