@@ -97,3 +97,94 @@ pub(crate) fn check(yaml: &str) -> Result<(), (Option<usize>, String)> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `a: &x <L bytes>`, `b:` a list of `n` aliases of it, `c: <P bytes>`. Its weight: the
+    /// mapping and the list (1 each), the keys (2 each: a node and a byte), the anchored scalar
+    /// and every alias of it (1 + L each), the padding (1 + P).
+    fn aliased(len: usize, aliases: usize, pad: usize) -> (String, usize) {
+        let list = vec!["*x"; aliases].join(", ");
+        let yaml = format!(
+            "a: &x {}\nb: [{list}]\nc: {}\n",
+            "v".repeat(len),
+            "p".repeat(pad)
+        );
+        let weight = 1 + 1 + 3 * 2 + (aliases + 1) * (1 + len) + (1 + pad);
+        (yaml, weight)
+    }
+
+    #[test]
+    fn the_expanded_weight_may_reach_the_limit_but_not_pass_it() {
+        let (at, weight) = aliased(1023, 4094, 1015);
+        assert_eq!(weight, MAX_EXPANDED_WEIGHT);
+        assert_eq!(check(&at), Ok(()));
+        let (over, weight) = aliased(1023, 4094, 1016);
+        assert_eq!(weight, MAX_EXPANDED_WEIGHT + 1);
+        let (line, message) = check(&over).unwrap_err();
+        assert_eq!(line, Some(3), "the padding's line crosses it");
+        assert!(
+            message.contains("too large once its aliases are expanded"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn an_alias_of_a_collection_weighs_the_whole_collection() {
+        // Ten aliases of a list of 8 scalars of 1,023 bytes: 10 × 8 KiB, far under; a
+        // thousand of a list of ten thousand scalars of 8 bytes: over.
+        let small = format!(
+            "a: &l [{}]\nb: [{}]\n",
+            vec!["x".repeat(1023); 8].join(", "),
+            vec!["*l"; 10].join(", ")
+        );
+        assert_eq!(check(&small), Ok(()));
+        let big = format!(
+            "a: &l [{}]\nb: [{}]\n",
+            vec!["y".repeat(8); 10_000].join(", "),
+            vec!["*l"; 1000].join(", ")
+        );
+        assert!(check(&big).is_err());
+    }
+
+    #[test]
+    fn nesting_may_reach_the_limit_but_not_pass_it() {
+        let nested = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        assert_eq!(check(&nested(MAX_DEPTH)), Ok(()));
+        let (line, message) = check(&nested(MAX_DEPTH + 1)).unwrap_err();
+        assert_eq!(line, Some(1));
+        assert!(message.contains("nests deeper than 32 levels"), "{message}");
+        // Siblings are not nesting: closed collections no longer count.
+        let siblings: String = (0..MAX_DEPTH * 2)
+            .map(|i| format!("k{i}: {{a: [1]}}\n"))
+            .collect();
+        assert_eq!(check(&siblings), Ok(()));
+    }
+
+    #[test]
+    fn the_size_may_reach_the_limit_but_not_pass_it() {
+        let at = format!("a: {}", "x".repeat(MAX_FRONTMATTER_BYTES - 3));
+        assert_eq!(at.len(), MAX_FRONTMATTER_BYTES);
+        assert_eq!(check(&at), Ok(()));
+        let over = format!("{at}x");
+        assert_eq!(
+            check(&over),
+            Err((
+                None,
+                "the frontmatter is 1048577 bytes, over the limit of 1048576 bytes".to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn yaml_this_parser_refuses_is_refused_with_its_line() {
+        let (line, message) = check("a: 1\nb: [1, 2\n").unwrap_err();
+        assert!(line.is_some());
+        assert!(
+            message.starts_with("the frontmatter is not valid YAML"),
+            "{message}"
+        );
+    }
+}
