@@ -138,7 +138,7 @@ mod tests {
         let small = format!(
             "a: &l [{}]\nb: [{}]\n",
             vec!["x".repeat(1023); 8].join(", "),
-            vec!["*l"; 10].join(", ")
+            ["*l"; 10].join(", ")
         );
         assert_eq!(check(&small), Ok(()));
         let big = format!(
