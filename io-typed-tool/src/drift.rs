@@ -196,3 +196,71 @@ pub(crate) fn diff(rust: &Value, manifest: &Value, at: &mut String, out: &mut Ve
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Difference, diff};
+    use serde_json::{Value, json};
+
+    fn differences(rust: Value, manifest: Value) -> Vec<Difference> {
+        let mut out = Vec::new();
+        diff(&rust, &manifest, &mut String::new(), &mut out);
+        out
+    }
+
+    fn at(pointer: &str, rust: Option<Value>, manifest: Option<Value>) -> Difference {
+        Difference {
+            pointer: pointer.into(),
+            rust,
+            manifest,
+        }
+    }
+
+    #[test]
+    fn objects_are_compared_key_by_key_each_key_once() {
+        let found = differences(
+            json!({ "same": 1, "changed": "a", "rust_only": true, "a/b~c": 1 }),
+            json!({ "changed": "b", "same": 1, "manifest_only": null, "a/b~c": 2 }),
+        );
+        assert_eq!(
+            found,
+            [
+                at("/a~1b~0c", Some(json!(1)), Some(json!(2))),
+                at("/changed", Some(json!("a")), Some(json!("b"))),
+                at("/manifest_only", None, Some(json!(null))),
+                at("/rust_only", Some(json!(true)), None),
+            ]
+        );
+        assert_eq!(
+            found[2].to_string(),
+            "/manifest_only: Rust has nothing, TOOL.md has `null`"
+        );
+    }
+
+    #[test]
+    fn lists_of_one_length_are_compared_item_by_item_and_others_whole() {
+        assert_eq!(
+            differences(json!({ "l": [1, 2, 3] }), json!({ "l": [1, 5, 3] })),
+            [at("/l/1", Some(json!(2)), Some(json!(5)))]
+        );
+        assert_eq!(
+            differences(json!({ "l": [1, 2] }), json!({ "l": [1, 2, 3] })),
+            [at("/l", Some(json!([1, 2])), Some(json!([1, 2, 3])))]
+        );
+        assert!(differences(json!([1, [2]]), json!([1, [2]])).is_empty());
+    }
+
+    #[test]
+    fn numbers_are_compared_by_value() {
+        // YAML may read `1.0` back where Rust wrote `1`: the same number.
+        assert!(differences(json!({ "n": 1 }), json!({ "n": 1.0 })).is_empty());
+        assert_eq!(
+            differences(json!({ "n": 1 }), json!({ "n": 2 })),
+            [at("/n", Some(json!(1)), Some(json!(2)))]
+        );
+        assert_eq!(
+            differences(json!({ "n": 1 }), json!({ "n": "1" })),
+            [at("/n", Some(json!(1)), Some(json!("1")))]
+        );
+    }
+}
