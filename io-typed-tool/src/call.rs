@@ -190,3 +190,48 @@ impl fmt::Debug for Cancellation {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::sync::Mutex;
+
+    #[test]
+    fn a_closure_reporter_gets_each_report_whole() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let reporter = ProgressReporter::new(move |p| sink.lock().unwrap().push(p));
+        reporter.report(Progress::new(1.0));
+        reporter.report(Progress::new(2.0).with_total(4.0).with_message("half"));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                Progress::new(1.0),
+                Progress {
+                    progress: 2.0,
+                    total: Some(4.0),
+                    message: Some("half".into())
+                }
+            ]
+        );
+        assert_eq!(format!("{reporter:?}"), "ProgressReporter");
+    }
+
+    #[test]
+    fn cancellation_is_seen_by_every_clone_and_wakes_a_waiter() {
+        let cancel = Cancellation::new();
+        let other = cancel.clone();
+        assert_eq!(format!("{other:?}"), "Cancellation { cancelled: false }");
+        // Polled by hand: pending until the signal fires, then ready.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut waiting = std::pin::pin!(other.cancelled());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        cancel.cancel();
+        assert!(waiting.as_mut().poll(&mut cx).is_ready());
+        assert!(other.is_cancelled());
+        assert_eq!(format!("{other:?}"), "Cancellation { cancelled: true }");
+        // Already fired: ready at the first poll.
+        assert!(std::pin::pin!(other.cancelled()).poll(&mut cx).is_ready());
+    }
+}

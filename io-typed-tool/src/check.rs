@@ -179,3 +179,23 @@ impl ToolContract {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registration_error_lists_every_problem_with_its_place() {
+        let err = RegistrationError {
+            tool_id: "kb.search".into(),
+            problems: vec![
+                problem("", "the contract is empty"),
+                problem("/mutates/0", "unknown mutation class `disk`"),
+            ],
+        };
+        assert_eq!(
+            err.to_string(),
+            "tool `kb.search` cannot be registered:\n  - (contract): the contract is empty\n  - /mutates/0: unknown mutation class `disk`"
+        );
+    }
+}
