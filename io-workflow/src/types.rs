@@ -441,4 +441,172 @@ mod tests {
             .unwrap();
         assert!(reason.contains("`weight`"), "{reason}");
     }
+
+    fn with_level() -> Workflow {
+        workflow().with_enum_type("Level", vec![json!("low"), json!("high")])
+    }
+
+    #[test]
+    fn a_union_fits_when_any_branch_does() {
+        let w = workflow();
+        let root = json!({});
+        for union in ["anyOf", "oneOf"] {
+            let either = json!({ union: [{ "type": "number" }, { "type": "string" }] });
+            assert_eq!(w.fits_schema(&TypeRef::String, &either, &root), None);
+            let neither = json!({ union: [{ "type": "number" }, { "type": "boolean" }] });
+            let reason = w
+                .fits_schema(&TypeRef::String, &neither, &root)
+                .expect("no branch takes a string");
+            assert_eq!(
+                reason,
+                "it needs `number` where the workflow provides `string`; it needs `boolean` where the workflow provides `string`"
+            );
+        }
+        // `true` takes anything; `false` nothing.
+        assert_eq!(w.fits_schema(&TypeRef::String, &json!(true), &root), None);
+        assert_eq!(
+            w.fits_schema(&TypeRef::String, &json!(false), &root)
+                .as_deref(),
+            Some("the schema accepts no value")
+        );
+    }
+
+    #[test]
+    fn any_fits_only_a_schema_that_takes_anything() {
+        let w = workflow();
+        let root = json!({});
+        assert_eq!(w.fits_schema(&TypeRef::Any, &json!({}), &root), None);
+        assert_eq!(
+            w.fits_schema(&TypeRef::Any, &json!({ "description": "x" }), &root),
+            None
+        );
+        for narrow in [
+            json!({ "type": "string" }),
+            json!({ "enum": [1, 2] }),
+            json!({ "const": 1 }),
+        ] {
+            assert_eq!(
+                w.fits_schema(&TypeRef::Any, &narrow, &root).as_deref(),
+                Some("it accepts only some values, and the workflow provides `any`"),
+                "{narrow}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_enum_type_fits_a_schema_that_takes_each_of_its_values() {
+        let w = with_level();
+        let root = json!({});
+        let level = TypeRef::Named("Level".into());
+        for fits in [
+            json!({ "enum": ["low", "high", "other"] }),
+            json!({ "type": "string" }),
+            json!({}),
+        ] {
+            assert_eq!(w.fits_schema(&level, &fits, &root), None, "{fits}");
+        }
+        assert_eq!(
+            w.fits_schema(&level, &json!({ "enum": ["low"] }), &root)
+                .as_deref(),
+            Some("it does not accept `\"high\"`, a value of `Level`")
+        );
+        assert!(
+            w.fits_schema(&level, &json!({ "const": "low" }), &root)
+                .is_some()
+        );
+        assert!(
+            w.fits_schema(&level, &json!({ "type": "number" }), &root)
+                .is_some()
+        );
+        // An integer value fits a `number` schema.
+        let w = workflow().with_enum_type("Size", vec![json!(1), json!(2)]);
+        let size = TypeRef::Named("Size".into());
+        assert_eq!(
+            w.fits_schema(&size, &json!({ "type": "number" }), &root),
+            None
+        );
+    }
+
+    #[test]
+    fn a_producer_satisfies_a_type_when_everything_it_emits_is_one() {
+        let w = with_level();
+        let root = json!({});
+        let finding = TypeRef::Named("Finding".into());
+        let exact = json!({
+            "type": "object",
+            "properties": { "source": { "type": "string" }, "confidence": { "type": "integer" } },
+            "required": ["source", "confidence"]
+        });
+        assert_eq!(w.schema_satisfies(&exact, &root, &finding), None);
+        let optional = json!({
+            "type": "object",
+            "properties": { "source": { "type": "string" }, "confidence": { "type": "number" } },
+            "required": ["source"]
+        });
+        assert_eq!(
+            w.schema_satisfies(&optional, &root, &finding).as_deref(),
+            Some("its field `confidence` may be left out, and type `Finding` requires it")
+        );
+        // An enum or a constant without a `type`: its values decide (checked at run time).
+        let level = TypeRef::String;
+        assert_eq!(
+            w.schema_satisfies(&json!({ "enum": ["a"] }), &root, &level),
+            None
+        );
+        assert_eq!(
+            w.schema_satisfies(&json!({ "const": "a" }), &root, &level),
+            None
+        );
+        assert_eq!(
+            w.schema_satisfies(&json!({}), &root, &level).as_deref(),
+            Some("its type is not fixed, so it may produce something other than `string`")
+        );
+        // A union satisfies when every branch does.
+        let both = json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] });
+        assert_eq!(
+            w.schema_satisfies(&both, &root, &level).as_deref(),
+            Some("it may produce `null` where `string` is declared")
+        );
+        let strings =
+            json!({ "oneOf": [{ "type": "string" }, { "type": "string", "maxLength": 2 }] });
+        assert_eq!(w.schema_satisfies(&strings, &root, &level), None);
+        // A named enum: every value produced must be one of its values.
+        let named = TypeRef::Named("Level".into());
+        assert_eq!(
+            w.schema_satisfies(&json!({ "enum": ["low", "high"] }), &root, &named),
+            None
+        );
+        assert_eq!(
+            w.schema_satisfies(&json!({ "enum": ["low", "mid"] }), &root, &named)
+                .as_deref(),
+            Some("it may produce `\"mid\"`, which is not a value of `Level`")
+        );
+        assert!(
+            w.schema_satisfies(&json!({ "type": "string" }), &root, &named)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn recursive_schemas_stop_at_the_depth_bound() {
+        // A schema whose items refer to itself, forever: both checks look 32 levels deep and
+        // give no verdict past that (the value itself is still checked when it arrives).
+        let w = workflow();
+        let root =
+            json!({ "$defs": { "L": { "type": "array", "items": { "$ref": "#/$defs/L" } } } });
+        let schema = json!({ "$ref": "#/$defs/L" });
+        let strings_in = |levels: usize| {
+            (0..levels).fold(TypeRef::String, |inner, _| {
+                TypeRef::Array(Some(Box::new(inner)))
+            })
+        };
+        // The string at level 32 is still compared (and is not what the schema has there).
+        assert!(w.fits_schema(&strings_in(32), &schema, &root).is_some());
+        assert!(
+            w.schema_satisfies(&schema, &root, &strings_in(32))
+                .is_some()
+        );
+        assert_eq!(w.fits_schema(&strings_in(33), &schema, &root), None);
+        assert_eq!(w.schema_satisfies(&schema, &root, &strings_in(33)), None);
+    }
 }
