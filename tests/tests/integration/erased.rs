@@ -295,6 +295,7 @@ fn validate_input_works_on_its_own_and_matches_the_runtime() {
     assert!(Order::validate_input(&good_order()).is_ok());
     assert_eq!(runtime.input_schema(), Order::input_schema());
     assert_eq!(runtime.output_schema(), Receipt::output_schema());
+    assert_eq!(runtime.core_type(), "pricer");
 }
 
 #[test]
