@@ -300,3 +300,30 @@ impl Workflow {
         (placed == self.phases.len()).then_some(levels)
     }
 }
+
+#[cfg(test)]
+mod closest_tests {
+    use super::closest;
+
+    #[test]
+    fn a_suggestion_is_within_a_third_of_the_name() {
+        let names = ["research", "sources"];
+        assert_eq!(closest("reserch", names), Some("research"));
+        // Nine letters: three edits are close enough, four are not.
+        assert_eq!(closest("abcdefxyz", ["abcdefghi"]), Some("abcdefghi"));
+        assert_eq!(closest("abcdexyzw", ["abcdefghi"]), None);
+        // A short name still gets a one-edit suggestion, not two.
+        assert_eq!(closest("ax", ["ab"]), Some("ab"));
+        assert_eq!(closest("xy", ["ab"]), None);
+    }
+
+    #[test]
+    fn a_word_is_never_replaced_whole_and_the_nearest_wins() {
+        // One edit, but it replaces all of the word: no suggestion.
+        assert_eq!(closest("a", ["b"]), None);
+        assert_eq!(closest("ab", ["abc", "abcd"]), Some("abc"));
+        assert_eq!(closest("abcd", ["abce", "abcx"]), Some("abce"));
+        assert_eq!(closest("same", ["same"]), Some("same"));
+        assert_eq!(closest("word", []), None);
+    }
+}
