@@ -292,6 +292,42 @@ impl fmt::Debug for AgentContext {
 mod tests {
     use super::*;
 
+    /// Offers three tools and says nothing of their schemas.
+    struct Three;
+
+    impl ToolInvoker for Three {
+        fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+            Box::pin(async move { Ok(json!({ "called": call.tool_id })) })
+        }
+        fn tool_ids(&self) -> Vec<String> {
+            vec!["a".into(), "b".into(), "c".into()]
+        }
+    }
+
+    #[test]
+    fn a_core_sees_the_offered_tools_it_is_allowed() {
+        let offered = AgentContext::new("r").with_tools(Arc::new(Three));
+        assert_eq!(offered.tool_ids(), ["a", "b", "c"]);
+        let allowed = AgentContext::new("r")
+            .with_tools(Arc::new(Three))
+            .with_allowed_tools(["c", "a", "z"]);
+        assert_eq!(allowed.tool_ids(), ["a", "c"]);
+        assert!(allowed.may_call("a") && !allowed.may_call("b") && !allowed.may_call("z"));
+        assert!(AgentContext::new("r").tool_ids().is_empty());
+        assert!(
+            AgentContext::new("r")
+                .with_allowed_tools(["a"])
+                .tool_ids()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_invoker_that_does_not_say_has_no_schemas() {
+        // The default: a skill step naming such a tool cannot be checked before it runs.
+        assert_eq!(Three.tool_schemas("a"), None);
+    }
+
     #[test]
     fn debug_shows_what_is_attached_not_what_was_said() {
         let log = Arc::new(EventLog::default());
