@@ -147,3 +147,38 @@ pub(crate) fn errors_of<T: DeserializeOwned>(
         Err(_) => Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_and_warnings_are_kept_apart_in_order() {
+        let mut rules = Rules::new();
+        rules.error(
+            "/low",
+            "low_not_above_high",
+            "`low` must not be above `high`",
+        );
+        rules.warning("", "wide_range", "wide");
+        rules.error("/x", "second", "two");
+        let keywords =
+            |list: &[Violation]| list.iter().map(|v| v.keyword.clone()).collect::<Vec<_>>();
+        assert_eq!(keywords(rules.errors()), ["low_not_above_high", "second"]);
+        assert_eq!(keywords(rules.warnings()), ["wide_range"]);
+        assert_eq!(rules.errors()[0].pointer, "/low");
+        assert_eq!(rules.errors()[0].message, "`low` must not be above `high`");
+        let (errors, warnings) = rules.clone().into_parts();
+        assert_eq!(errors, rules.errors());
+        assert_eq!(warnings, rules.warnings());
+    }
+
+    #[test]
+    fn pointer_tokens_escape_tilde_before_slash() {
+        assert_eq!(pointer_token("a/b~c"), "a~1b~0c");
+        // `~1` in a key is a tilde and a one, not an escaped slash.
+        assert_eq!(pointer_token("~1"), "~01");
+        assert_eq!(pointer_token("plain"), "plain");
+        assert_eq!(pointer_token(""), "");
+    }
+}
