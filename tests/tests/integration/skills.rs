@@ -474,3 +474,49 @@ async fn typed_chains_run_the_bodies_and_check_each_output() {
     assert_eq!(err.code().as_str(), "output_invalid");
     assert_eq!(err.violations()[0].pointer, "/confidence");
 }
+
+#[test]
+fn mapping_pointers_are_checked_for_form_and_for_circular_producers() {
+    use io_core::skill::check_skill;
+    let object = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
+    // The producer's schema refers to itself and never reaches a property.
+    let circular = json!({ "$ref": "#/$defs/A", "$defs": { "A": { "$ref": "#/$defs/A" } } });
+    let lookup = |id: &str| match id {
+        "loop" => Some((object.clone(), circular.clone())),
+        "plain" => Some((object.clone(), object.clone())),
+        _ => None,
+    };
+    let mapped = |from: &str, pointer: &str| {
+        let mut skill = SkillManifest::new("m", [from, "plain"]);
+        skill.steps[1]
+            .inputs
+            .insert("text".into(), pointer.to_owned());
+        skill
+    };
+    let reason_of = |skill: &SkillManifest| {
+        let err = check_skill(skill, lookup).unwrap_err();
+        match &err.problems[..] {
+            [SkillProblem::BadMapping { reason, .. }] => reason.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        reason_of(&mapped("loop", "/text")),
+        "the producer's schema goes round in circles here"
+    );
+    assert_eq!(
+        reason_of(&mapped("plain", "text")),
+        "a JSON pointer starts with `/`"
+    );
+    // `/text` of the producer is a string and always there; the empty pointer is the whole
+    // output, an object where a string is needed.
+    assert!(check_skill(&mapped("plain", "/text"), lookup).is_ok());
+    let whole = check_skill(&mapped("plain", ""), lookup).unwrap_err();
+    assert!(
+        matches!(
+            &whole.problems[..],
+            [SkillProblem::IncompatibleChain { step: 1, .. }]
+        ),
+        "{whole}"
+    );
+}
