@@ -520,3 +520,38 @@ fn mapping_pointers_are_checked_for_form_and_for_circular_producers() {
         "{whole}"
     );
 }
+
+#[test]
+fn a_long_chain_of_references_is_followed_up_to_the_bound() {
+    use io_core::skill::check_skill;
+    let object = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
+    // `refs` references in a row before the object; with the step into `text` and the last
+    // look, following `/text` takes `refs + 2` hops, and 256 is the most.
+    let chain = |refs: usize| {
+        let mut defs = serde_json::Map::new();
+        for i in 1..refs {
+            defs.insert(
+                format!("D{i}"),
+                json!({ "$ref": format!("#/$defs/D{}", i + 1) }),
+            );
+        }
+        defs.insert(format!("D{refs}"), object.clone());
+        json!({ "$ref": "#/$defs/D1", "$defs": defs })
+    };
+    let check = |refs: usize| {
+        let produced = chain(refs);
+        let mut skill = SkillManifest::new("m", ["long", "plain"]);
+        skill.steps[1].inputs.insert("text".into(), "/text".into());
+        check_skill(&skill, |id| match id {
+            "long" => Some((object.clone(), produced.clone())),
+            "plain" => Some((object.clone(), object.clone())),
+            _ => None,
+        })
+    };
+    assert!(check(254).is_ok());
+    let err = check(255).unwrap_err();
+    assert!(
+        matches!(&err.problems[..], [SkillProblem::BadMapping { reason, .. }] if reason.contains("circles")),
+        "{err}"
+    );
+}
