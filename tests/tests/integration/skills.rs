@@ -555,3 +555,23 @@ fn a_long_chain_of_references_is_followed_up_to_the_bound() {
         "{err}"
     );
 }
+
+#[test]
+fn an_index_steps_into_a_list_schema_with_or_without_its_type() {
+    use io_core::skill::check_skill;
+    let object = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
+    for produced in [
+        json!({ "type": "array", "items": { "type": "string" }, "minItems": 1 }),
+        json!({ "items": { "type": "string" }, "minItems": 1 }),
+        json!({ "prefixItems": [{ "type": "string" }], "minItems": 1 }),
+    ] {
+        let mut skill = SkillManifest::new("m", ["list", "plain"]);
+        skill.steps[1].inputs.insert("text".into(), "/0".into());
+        let checked = check_skill(&skill, |id| match id {
+            "list" => Some((object.clone(), produced.clone())),
+            "plain" => Some((object.clone(), object.clone())),
+            _ => None,
+        });
+        assert!(checked.is_ok(), "{produced}: {checked:?}");
+    }
+}
