@@ -575,3 +575,37 @@ fn an_index_steps_into_a_list_schema_with_or_without_its_type() {
         assert!(checked.is_ok(), "{produced}: {checked:?}");
     }
 }
+
+#[test]
+fn a_mapping_follows_the_branch_of_an_option_that_is_not_null() {
+    use io_core::skill::check_skill;
+    let hit = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
+    let produced = json!({
+        "type": "object",
+        "properties": { "hit": { "anyOf": [hit, { "type": "null" }] } },
+        "required": ["hit"]
+    });
+    // The hit may be null, so `text` may be missing: fine for a consumer that does not
+    // require it, and a counterexample for one that does.
+    let optional = json!({ "type": "object", "properties": { "text": { "type": "string" } } });
+    let mut skill = SkillManifest::new("m", ["search", "optional"]);
+    skill.steps[1]
+        .inputs
+        .insert("text".into(), "/hit/text".into());
+    let lookup = |id: &str| match id {
+        "search" => Some((optional.clone(), produced.clone())),
+        "optional" => Some((optional.clone(), optional.clone())),
+        "required" => Some((hit.clone(), hit.clone())),
+        _ => None,
+    };
+    assert!(check_skill(&skill, lookup).is_ok());
+    skill.steps[1].tool = "required".into();
+    let err = check_skill(&skill, lookup).unwrap_err();
+    assert!(
+        matches!(
+            &err.problems[..],
+            [SkillProblem::IncompatibleChain { step: 1, .. }]
+        ),
+        "{err}"
+    );
+}
