@@ -266,30 +266,42 @@ fn profiles_refuse_by_name_what_their_client_cannot_express() {
     }
 }
 
-/// A JSON tool with an id and a version, nothing more.
+/// A change to a contract.
+type Tweak = fn(&mut io_typed_tool::ToolContract);
+
+/// A JSON tool with an id and a version, its contract otherwise the defaults (changed by
+/// `tweak`).
 struct Plain {
     id: String,
     version: String,
+    tweak: Tweak,
 }
 
 impl Plain {
     fn new(id: &str, version: &str) -> std::sync::Arc<Plain> {
+        Self::tweaked(id, version, |_| {})
+    }
+
+    fn tweaked(id: &str, version: &str, tweak: Tweak) -> std::sync::Arc<Plain> {
         std::sync::Arc::new(Plain {
             id: id.to_owned(),
             version: version.to_owned(),
+            tweak,
         })
     }
 }
 
 impl io_typed_tool::ToolPlugin for Plain {
     fn tool_contract(&self) -> io_typed_tool::ToolContract {
-        io_typed_tool::ToolContract::new(
+        let mut contract = io_typed_tool::ToolContract::new(
             &self.id,
             &self.version,
             "Plain.",
             json!({ "type": "object" }),
             json!({ "type": "object" }),
-        )
+        );
+        (self.tweak)(&mut contract);
+        contract
     }
     fn execute<'a>(
         &'a self,
@@ -407,27 +419,6 @@ fn gemini_refuses_a_union_of_different_types() {
     }
 }
 
-/// A JSON tool whose contract is [`Plain`]'s, changed by `tweak`.
-struct Tweaked {
-    id: &'static str,
-    tweak: fn(&mut io_typed_tool::ToolContract),
-}
-
-impl io_typed_tool::ToolPlugin for Tweaked {
-    fn tool_contract(&self) -> io_typed_tool::ToolContract {
-        let mut contract = Plain::new(self.id, "1.0.0").tool_contract();
-        (self.tweak)(&mut contract);
-        contract
-    }
-    fn execute<'a>(
-        &'a self,
-        input: Value,
-        _: &'a io_typed_tool::ToolContext,
-    ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move { Ok(input) })
-    }
-}
-
 #[test]
 fn a_name_of_exactly_the_limit_exports_and_one_more_is_refused() {
     let mut registry = ToolRegistry::new();
@@ -456,7 +447,7 @@ fn a_name_of_exactly_the_limit_exports_and_one_more_is_refused() {
 #[test]
 fn mcp_hints_follow_the_contract() {
     let mut registry = ToolRegistry::new();
-    let tools: [(&'static str, fn(&mut io_typed_tool::ToolContract)); 4] = [
+    let tools: [(&str, Tweak); 4] = [
         ("a.pure", |_| {}),
         ("b.host", |c| {
             c.requires.network = vec!["api.example.com".into()]
@@ -473,7 +464,7 @@ fn mcp_hints_follow_the_contract() {
     ];
     for (id, tweak) in tools {
         registry
-            .register_plugin(std::sync::Arc::new(Tweaked { id, tweak }))
+            .register_plugin(Plain::tweaked(id, "1.0.0", tweak))
             .unwrap();
     }
     let mcp = registry.export(Export::Mcp).unwrap();
