@@ -112,9 +112,23 @@ impl std::error::Error for DriftError {}
 /// # std::fs::remove_file(&path).unwrap();
 /// ```
 pub fn check_manifest(contract: &ToolContract, path: impl AsRef<Path>) -> Result<(), DriftError> {
-    let path = path.as_ref();
+    check_or_bless(
+        contract,
+        path.as_ref(),
+        bless_requested(std::env::var(BLESS_VAR)),
+    )
+}
+
+/// Whether the bless variable asks for a write: only the exact value `1` does (`0`, `true` or
+/// an unset variable check, so a stray value never overwrites a manifest).
+fn bless_requested(value: Result<String, std::env::VarError>) -> bool {
+    value.is_ok_and(|v| v == "1")
+}
+
+/// [`check_manifest`] with the bless decision made by the caller.
+fn check_or_bless(contract: &ToolContract, path: &Path, bless: bool) -> Result<(), DriftError> {
     let existing = std::fs::read_to_string(path);
-    if std::env::var(BLESS_VAR).is_ok_and(|v| v == "1") {
+    if bless {
         let body = existing
             .ok()
             .and_then(|text| ToolManifest::parse(&text).ok())
@@ -199,8 +213,59 @@ pub(crate) fn diff(rust: &Value, manifest: &Value, at: &mut String, out: &mut Ve
 
 #[cfg(test)]
 mod tests {
-    use super::{Difference, diff};
+    use super::{Difference, DriftError, bless_requested, check_or_bless, diff};
+    use crate::{ToolContract, ToolManifest};
     use serde_json::{Value, json};
+    use std::env::VarError;
+
+    #[test]
+    fn only_the_exact_value_1_blesses() {
+        assert!(bless_requested(Ok("1".into())));
+        for other in ["0", "", "true", "yes", " 1", "11"] {
+            assert!(!bless_requested(Ok(other.into())), "{other:?} blessed");
+        }
+        assert!(!bless_requested(Err(VarError::NotPresent)));
+    }
+
+    fn contract(description: &str) -> ToolContract {
+        ToolContract::new(
+            "echo",
+            "1.0.0",
+            description,
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            json!({"type": "object"}),
+        )
+    }
+
+    #[test]
+    fn blessing_rewrites_the_front_matter_and_keeps_the_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("TOOL.md");
+        let mut old = ToolManifest::from_contract(contract("Old words."));
+        old.body = "Hand-written notes stay.\n".into();
+        std::fs::write(&path, old.render()).unwrap();
+
+        let new = contract("New words.");
+        assert!(matches!(
+            check_or_bless(&new, &path, false),
+            Err(DriftError::Drift { .. })
+        ));
+        check_or_bless(&new, &path, true).unwrap();
+        check_or_bless(&new, &path, false).unwrap();
+        let written = ToolManifest::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(written.contract.description, "New words.");
+        assert_eq!(written.body, "Hand-written notes stay.\n");
+    }
+
+    #[test]
+    fn blessing_creates_a_missing_manifest_and_checking_one_is_an_io_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("TOOL.md");
+        let err = check_or_bless(&contract("x"), &path, false).unwrap_err();
+        assert!(matches!(err, DriftError::Io { .. }), "{err}");
+        check_or_bless(&contract("x"), &path, true).unwrap();
+        check_or_bless(&contract("x"), &path, false).unwrap();
+    }
 
     fn differences(rust: Value, manifest: Value) -> Vec<Difference> {
         let mut out = Vec::new();
