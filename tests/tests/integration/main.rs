@@ -13,6 +13,3 @@ mod skills;
 mod soundness;
 mod tool_macro;
 mod tools;
-mod workflow;
-mod workflow_loader;
-mod workflow_states;
