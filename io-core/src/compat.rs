@@ -309,13 +309,13 @@ enum Outcome {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Types(u8);
 
-const NULL: u8 = 1;
-const BOOLEAN: u8 = 2;
-const INTEGER: u8 = 4;
-const FRACTION: u8 = 8;
-const STRING: u8 = 16;
-const ARRAY: u8 = 32;
-const OBJECT: u8 = 64;
+pub(crate) const NULL: u8 = 1;
+pub(crate) const BOOLEAN: u8 = 2;
+pub(crate) const INTEGER: u8 = 4;
+pub(crate) const FRACTION: u8 = 8;
+pub(crate) const STRING: u8 = 16;
+pub(crate) const ARRAY: u8 = 32;
+pub(crate) const OBJECT: u8 = 64;
 const ALL: u8 = 127;
 
 impl Types {

@@ -257,6 +257,15 @@ impl BoundarySchema {
                 .with_operator_detail(err.to_string())
             });
         }
+        // Checked while written, when the residual allows it; the text is then exactly the
+        // `Value` path's (`residual::write_checked`). Otherwise, or when the check does not
+        // pass, the `Value` path decides and reports.
+        if let Some(text) = self
+            .fast_check()
+            .and_then(|fast| crate::residual::write_checked(fast, value))
+        {
+            return Ok(text);
+        }
         // The text is written from the value that was checked: written from the typed value,
         // an `f32` would read differently (`192.3`, not `192.3000030517578`) from what passed.
         let encoded = self.encode_typed(value)?;

@@ -44,6 +44,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+mod stream;
+pub(crate) use stream::write_checked;
+
 /// What serde enforces of one Rust type's schema. Built by [`InputShape`] / [`OutputShape`];
 /// the derives generate them. Not public API.
 #[doc(hidden)]
@@ -968,17 +971,7 @@ impl FastCheck {
                     _ => true,
                 },
                 Rule::Length(count, lower) => match value {
-                    Value::String(s) => {
-                        // Bytes bound the characters: most strings are decided without
-                        // counting them.
-                        let (bytes, count) = (s.len() as u64, *count);
-                        if *lower {
-                            bytes >= count
-                                && (bytes / 4 >= count || s.chars().count() as u64 >= count)
-                        } else {
-                            bytes <= count || s.chars().count() as u64 <= count
-                        }
-                    }
+                    Value::String(s) => length_holds(s, *count, *lower),
                     _ => true,
                 },
                 Rule::Count(count, lower) => match value {
@@ -1016,6 +1009,17 @@ fn type_bits(arg: &Value) -> Option<u8> {
             .iter()
             .try_fold(0, |acc, n| Some(acc | one(n.as_str()?)?)),
         _ => None,
+    }
+}
+
+/// Whether `s` has at least (`lower`) or at most `count` characters.
+fn length_holds(s: &str, count: u64, lower: bool) -> bool {
+    // Bytes bound the characters: most strings are decided without counting them.
+    let bytes = s.len() as u64;
+    if lower {
+        bytes >= count && (bytes / 4 >= count || s.chars().count() as u64 >= count)
+    } else {
+        bytes <= count || s.chars().count() as u64 <= count
     }
 }
 

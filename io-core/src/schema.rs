@@ -482,6 +482,15 @@ impl BoundarySchema {
         self.validator.is_ok() && matches!(self.residual, Some(Residual::Nothing))
     }
 
+    /// The residual compiled for checking without the general validator, when there is one and
+    /// the schema compiled.
+    pub(crate) fn fast_check(&self) -> Option<&crate::residual::FastCheck> {
+        match (&self.validator, &self.residual) {
+            (Ok(_), Some(Residual::Check { fast, .. })) => fast.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Whether the residual is checked without the general validator (it uses only the common
     /// keywords). For tests and benchmarks.
     #[doc(hidden)]
