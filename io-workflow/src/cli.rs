@@ -357,12 +357,24 @@ impl crate::PhaseAgent for SampleAgent {
 fn sample_output(workflow: &Workflow, phase: &Phase) -> Value {
     let mut output = Map::new();
     for decl in phase.outputs.iter().flatten() {
-        output.insert(decl.key.clone(), sample(workflow, &decl.ty, &decl.key, 0));
+        output.insert(
+            decl.key.clone(),
+            sample(workflow, &decl.ty, &decl.key, &mut Vec::new()),
+        );
     }
     Value::Object(output)
 }
 
-fn sample(workflow: &Workflow, ty: &TypeRef, name: &str, depth: usize) -> Value {
+/// A value of `ty`: every field of a named type filled in, every array with one item. A named
+/// type already being filled in further out (a recursive type) is `{}` there: no finite value
+/// has all its fields, and the run reports where the sample falls short. Arrays nest only as
+/// deep as the type's text, which the loader bounds.
+fn sample<'w>(
+    workflow: &'w Workflow,
+    ty: &TypeRef,
+    name: &str,
+    filling: &mut Vec<&'w str>,
+) -> Value {
     match ty {
         TypeRef::String => json!(format!("sample {name}")),
         TypeRef::Number => json!(1.5),
@@ -370,27 +382,23 @@ fn sample(workflow: &Workflow, ty: &TypeRef, name: &str, depth: usize) -> Value 
         TypeRef::Boolean => json!(false),
         TypeRef::Object => json!({}),
         TypeRef::Array(None) => json!([]),
-        TypeRef::Array(Some(inner)) if depth < 4 => {
-            json!([sample(workflow, inner, name, depth + 1)])
-        }
-        TypeRef::Array(Some(_)) => json!([]),
+        TypeRef::Array(Some(inner)) => json!([sample(workflow, inner, name, filling)]),
         TypeRef::Any => json!(null),
-        TypeRef::Named(type_name)
-            if let Some(first) = workflow
-                .type_def(type_name)
-                .and_then(|d| d.values.as_ref())
-                .and_then(|v| v.first()) =>
-        {
-            first.clone()
-        }
-        TypeRef::Named(type_name) => {
-            let mut object = Map::new();
-            if let Some(def) = workflow.type_def(type_name).filter(|_| depth < 4) {
-                for (field, field_ty) in &def.fields {
-                    object.insert(field.clone(), sample(workflow, field_ty, field, depth + 1));
+        TypeRef::Named(type_name) => match workflow.type_def(type_name) {
+            Some(def) => match def.values.as_ref().and_then(|v| v.first()) {
+                Some(first) => first.clone(),
+                None if filling.contains(&def.name.as_str()) => json!({}),
+                None => {
+                    filling.push(&def.name);
+                    let mut object = Map::new();
+                    for (field, field_ty) in &def.fields {
+                        object.insert(field.clone(), sample(workflow, field_ty, field, filling));
+                    }
+                    filling.pop();
+                    Value::Object(object)
                 }
-            }
-            Value::Object(object)
-        }
+            },
+            None => json!({}),
+        },
     }
 }

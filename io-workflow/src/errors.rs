@@ -468,3 +468,35 @@ pub(crate) fn quoted_list(items: &[String]) -> String {
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_ERROR_TEXT, bound, cut};
+
+    #[test]
+    fn texts_are_cut_on_a_character_boundary_saying_how_long_they_were() {
+        let mut short = "é".repeat(3);
+        cut(&mut short, 3);
+        assert_eq!(short, "ééé");
+        let mut long = "é".repeat(4);
+        cut(&mut long, 3);
+        assert_eq!(long, "ééé… (8 bytes)");
+    }
+
+    #[test]
+    fn error_texts_are_bounded_at_the_limit() {
+        let mut at = "x".repeat(MAX_ERROR_TEXT);
+        bound(&mut at);
+        assert_eq!(at.len(), MAX_ERROR_TEXT);
+        let mut over = "x".repeat(MAX_ERROR_TEXT + 1);
+        bound(&mut over);
+        assert_eq!(
+            over,
+            format!(
+                "{}… ({} bytes)",
+                "x".repeat(MAX_ERROR_TEXT),
+                MAX_ERROR_TEXT + 1
+            )
+        );
+    }
+}

@@ -1058,8 +1058,52 @@ fn the_cli_draws_the_phase_graph() {
     assert_eq!(code, 0);
     assert!(out.contains("\"run_analysis\" -> \"generate_report\" [label=\"analysis_findings, risk_level, has_violations\"];"), "{out}");
     assert!(out.trim_end().ends_with('}'));
-    assert_eq!(cli(&["check", file, "--graph", "svg"]).0, 2);
-    assert_eq!(cli(&["run", file, "--graph", "dot"]).0, 2);
+    let (code, out) = cli(&["check", file, "--graph", "svg"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("`--graph` takes `mermaid` or `dot`"), "{out}");
+    let (code, out) = cli(&["run", file, "--graph", "dot"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("`--graph` goes with `check`"), "{out}");
+}
+
+/// `run`'s sample agents fill in every field of a named type however deep the types nest, and
+/// every level of a nested array; a recursive type is filled in once, and the run then says
+/// where the sample falls short instead of recursing.
+#[test]
+fn the_cli_samples_nested_types_whole_and_recursive_ones_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("deep.yaml");
+    std::fs::write(
+        &deep,
+        "openintent: \"1.0\"\ninfo:\n  name: deep\ntypes:\n  Status:\n    enum: [open, shut]\n  \
+         A: { b: B }\n  B: { c: C }\n  C: { d: D }\n  D: { e: E }\n  \
+         E: { label: string, status: Status }\nworkflow:\n  p:\n    assign: x\n    outputs:\n      \
+         four: array<array<array<array<integer>>>>\n      \
+         five: array<array<array<array<array<integer>>>>>\n      a: A\n",
+    )
+    .unwrap();
+    let (code, out) = cli(&["run", deep.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let first: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first,
+        json!({ "phase": "p", "output": {
+            "four": [[[[1]]]],
+            "five": [[[[[1]]]]],
+            "a": { "b": { "c": { "d": { "e": { "label": "sample label", "status": "open" } } } } }
+        } })
+    );
+
+    let recursive = dir.path().join("recursive.yaml");
+    std::fs::write(
+        &recursive,
+        "openintent: \"1.0\"\ninfo:\n  name: r\ntypes:\n  Node:\n    label: string\n    \
+         child: Node\nworkflow:\n  p:\n    assign: x\n    outputs:\n      node: Node\n",
+    )
+    .unwrap();
+    let (code, out) = cli(&["run", recursive.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("declared Node at '/child/label'"), "{out}");
 }
 
 /// A user's binary offers the same command line over its own agents.
