@@ -911,6 +911,146 @@ fn tools_bound_to_phases_run_under_their_contracts() {
     assert_eq!(outcome.outputs["fetch_hr_data"]["headcount"], json!(10.0));
 }
 
+/// A core made fresh per task is typed as a bound core is: the same wiring mistakes.
+#[test]
+fn typed_wiring_is_checked_for_a_core_factory_too() {
+    let problems = |executor: Executor| -> Vec<(String, String)> {
+        executor
+            .check()
+            .iter()
+            .map(ValidationError::to_json)
+            .map(|p| (p["error"].to_string(), p["key"].to_string()))
+            .collect()
+    };
+    let bind = |executor: Executor| {
+        executor
+            .bind_fn("data-agent", |_| async move { Ok(json!({})) })
+            .bind_fn("reporting-agent", |_| async move { Ok(json!({})) })
+    };
+    let workflow = Workflow::from_yaml(COMPLIANCE).unwrap();
+    let core =
+        problems(bind(Executor::new(workflow.clone())).bind_core("analytics-agent", Analysis));
+    let factory =
+        problems(bind(Executor::new(workflow)).bind_core_factory("analytics-agent", || Analysis));
+    assert_eq!(core.len(), 4);
+    assert_eq!(factory, core);
+}
+
+mod typed_tool_phase {
+    use super::*;
+    use io_typed_tool::{ToolContext, ToolError, ToolRegistry, TypedTool};
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+    #[serde(deny_unknown_fields)]
+    struct Quarter {
+        quarter: String,
+    }
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+    struct Seen {
+        run_id: String,
+    }
+
+    /// Says which run it was called in.
+    #[io_typed_tool::tool(id = "who.ran")]
+    async fn who_ran(_input: Quarter, ctx: &ToolContext) -> Result<Seen, ToolError> {
+        Ok(Seen {
+            run_id: ctx.run_id().to_owned(),
+        })
+    }
+
+    fn executor(phase: Phase) -> Executor {
+        let mut registry = ToolRegistry::new();
+        registry.register(WhoRanTool).unwrap();
+        Executor::new(Workflow::new("w").with_phase(phase)).bind_tool(
+            "tool",
+            Arc::new(registry),
+            WhoRanTool::ID,
+        )
+    }
+
+    /// A tool's schemas decide its phase's wiring: its input type is closed, so a key it has no
+    /// field for is refused, and a declared output its type lacks is named.
+    #[test]
+    fn a_tools_schemas_decide_the_wiring_of_its_phase() {
+        let wrong = executor(
+            Phase::new("p", "P")
+                .assign("tool")
+                .input("quarter", "$trigger.quarter")
+                .input("region", "$trigger.region")
+                .output("total", TypeRef::Number),
+        );
+        let problems: Vec<Value> = wrong.check().iter().map(ValidationError::to_json).collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems[0]["key"], "region");
+        assert_eq!(problems[0]["expected"], "no such field");
+        assert_eq!(problems[1]["key"], "total");
+        assert_eq!(problems[1]["actual"], "an output type without that field");
+    }
+
+    /// The tool is called under the task's id as its run id.
+    #[test]
+    fn a_tool_phase_runs_under_its_task_id() {
+        let right = executor(
+            Phase::new("p", "P")
+                .assign("tool")
+                .input("quarter", "$trigger.quarter")
+                .output("run_id", TypeRef::String),
+        );
+        assert!(right.check().is_empty());
+        let outcome = paused_runtime()
+            .block_on(right.run("r1", json!({ "quarter": "Q3" }), json!({})))
+            .unwrap();
+        assert_eq!(outcome.outputs["p"]["run_id"], "task_r1_p");
+    }
+}
+
+/// A rejected completion is handed back until the attempts run out; then the phase fails,
+/// saying how many times its output was rejected.
+#[test]
+fn a_phase_fails_when_its_completion_attempts_run_out() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let workflow = Workflow::new("w").with_phase(
+        Phase::new("p", "P")
+            .assign("x")
+            .output("n", TypeRef::Integer),
+    );
+    let executor = Executor::new(workflow)
+        .with_max_completion_attempts(3)
+        .bind_fn("x", move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async move { Ok(json!({ "n": "not a number" })) }
+        });
+    let outcome = paused_runtime()
+        .block_on(executor.run("r", json!({}), json!({})))
+        .unwrap();
+    assert!(!outcome.succeeded());
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    let failed = outcome.events.last().unwrap();
+    assert_eq!(failed["error"], "PhaseFailedError");
+    assert_eq!(
+        failed["message"],
+        "phase 'p' failed: its output was rejected 3 time(s)"
+    );
+}
+
+/// What an executor shows of itself.
+#[test]
+fn an_executor_shows_its_workflow_and_bindings() {
+    let workflow = Workflow::new("w").with_phase(Phase::new("p", "P").assign("x"));
+    let executor = Executor::new(workflow)
+        .bind_fn("x", |_| async { Ok(json!({})) })
+        .with_max_completion_attempts(0);
+    assert_eq!(executor.workflow().name, "w");
+    assert_eq!(executor.workflow().phases.len(), 1);
+    assert_eq!(
+        format!("{executor:?}"),
+        r#"Executor { workflow: "w", phases: 1, assigned: ["x"], bound_phases: [], max_completion_attempts: 1, progress: false }"#
+    );
+}
+
 #[test]
 fn one_bound_core_instance_runs_its_turns_one_at_a_time() {
     // The contrast that makes the factory necessary: a single instance serializes its turns.
