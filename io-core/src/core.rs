@@ -233,6 +233,14 @@ impl BoundarySchema {
         value: &T,
     ) -> Result<Value, AgentError> {
         self.validator()?;
+        // Built and checked in one pass when the residual allows it; otherwise, or when the
+        // check does not pass, built and then checked, which decides and reports.
+        if let Some(encoded) = self
+            .fast_check()
+            .and_then(|fast| crate::residual::value_checked(fast, value))
+        {
+            return Ok(encoded);
+        }
         let encoded = self.encode(value)?;
         match self.validate_typed(&encoded, false) {
             Ok(()) => Ok(encoded),

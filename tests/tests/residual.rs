@@ -88,10 +88,30 @@ struct Nested {
     boxed: Box<Inner>,
 }
 
-/// A list with a bound of its own: the container keeps it.
+/// Every bound the fast checker knows, on values it checks while writing (`to_output_json`)
+/// and while building (`to_output_value`): lengths in characters, ranges (an `f32` widened as
+/// a `Value` widens it), item counts, an option left out, a nested derived type in a map (in
+/// a list: `Nested`).
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+struct Bounded {
+    #[schemars(length(min = 2, max = 4))]
+    name: String,
+    #[schemars(range(min = -5, max = 5))]
+    delta: i32,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    ratio: f32,
+    #[schemars(length(min = 1, max = 3))]
+    codes: Vec<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 3))]
+    note: Option<String>,
+    by_name: BTreeMap<String, Inner>,
+}
+
+/// A list with bounds of its own: the container keeps them.
 #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
 struct ListBounds {
-    #[schemars(length(max = 2))]
+    #[schemars(length(min = 1, max = 2))]
     items: Vec<Inner>,
     #[serde(default)]
     more: Vec<Inner>,
@@ -739,6 +759,15 @@ where
 #[test]
 fn leaves() {
     equivalent::<Leaves>(true);
+}
+
+#[test]
+fn bounded() {
+    assert!(Bounded::input_boundary().__residual_is_fast());
+    assert!(Bounded::output_boundary().__residual_is_fast());
+    equivalent::<Bounded>(true);
+    let tally = check_equivalence::<Bounded>();
+    assert!(tally.decoded_but_invalid > 0, "{tally:?}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Checking an output's residual while it is written: straight from the typed value to JSON
-//! text, with no `Value` in between.
+//! text with no `Value` in between ([`write_checked`]), or to a `Value` in one pass instead of
+//! building it and then walking it ([`value_checked`]).
 //!
 //! [`write_checked`] serializes a value with `serde_json`'s writer through a serializer that
 //! checks each node against the [`FastCheck`] compiled for its place in the residual, as the
@@ -45,6 +46,18 @@ pub(crate) fn write_checked<T: Serialize + ?Sized>(check: &FastCheck, value: &T)
         })
         .ok()?;
     String::from_utf8(out).ok()
+}
+
+/// `value` as a `Value` when it passes `check`, built and checked in one pass; `None` when it
+/// does not or when that cannot be decided on the way (the caller then takes the two-pass
+/// path: `to_value`, then [`FastCheck::check`]).
+pub(crate) fn value_checked<T: Serialize + ?Sized>(check: &FastCheck, value: &T) -> Option<Value> {
+    value
+        .serialize(Checking {
+            inner: ValueSerializer,
+            check,
+        })
+        .ok()
 }
 
 fn refused<E: ser::Error>() -> E {
@@ -592,7 +605,7 @@ impl<S: Serializer> ser::SerializeStruct for Struct<'_, S> {
 
 #[cfg(test)]
 mod tests {
-    use super::write_checked;
+    use super::{value_checked, write_checked};
     use crate::residual::FastCheck;
     use serde::Serialize;
     use serde::ser::{SerializeStruct, Serializer};
@@ -611,6 +624,11 @@ mod tests {
             write_checked(&fast, value),
             expected,
             "{built} against {schema}"
+        );
+        assert_eq!(
+            value_checked(&fast, value),
+            passes.then_some(built),
+            "as a value, against {schema}"
         );
     }
 
@@ -742,6 +760,11 @@ mod tests {
         agrees(strings.clone(), &"a", true);
         agrees(strings.clone(), &"abcd", true);
         agrees(strings, &"abc", false);
+        let counted = json!({"minItems": 2, "maxItems": 3});
+        agrees(counted.clone(), &[1], false);
+        agrees(counted.clone(), &[1, 2], true);
+        agrees(counted.clone(), &[1, 2, 3], true);
+        agrees(counted, &[1, 2, 3, 4], false);
         let arrays = json!({"anyOf": [{"maxItems": 1}, {"items": {"minimum": 3}}]});
         agrees(arrays.clone(), &[1], true);
         agrees(arrays.clone(), &[3, 4], true);
