@@ -208,6 +208,28 @@ fn openintent_info_name_and_assign_are_required_and_a_title_defaults_to_the_name
     assert_eq!(no_name[0].to_json()["key"], "name");
     assert_eq!(no_name[0].position(), (3, 3));
 
+    // Present but empty, or of the wrong shape, is as wrong as absent.
+    let messages = |doc: &str| -> Vec<String> {
+        Workflow::from_yaml(doc)
+            .unwrap_err()
+            .iter()
+            .map(|e| e.message().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        messages("openintent: \"\"\ninfo:\n  name: x\nworkflow: {}\n"),
+        ["`openintent` is the format version, like `openintent: \"1.0\"`"]
+    );
+    assert_eq!(
+        messages("openintent: \"1.0\"\ninfo: [x]\nworkflow: {}\n"),
+        ["`info` is a mapping with `name` and `version`"]
+    );
+    let empty_name =
+        Workflow::from_yaml("openintent: \"1.0\"\ninfo:\n  name: \"\"\nworkflow: {}\n")
+            .unwrap_err();
+    assert_eq!(empty_name.len(), 1);
+    assert_eq!(empty_name[0].to_json()["key"], "name");
+
     let workflow = load("workflow:\n  fetch_financial_data:\n    assign: x\n").unwrap();
     assert_eq!(workflow.phases[0].title, "Fetch financial data");
     assert_eq!(workflow.name, "loader");
