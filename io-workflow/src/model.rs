@@ -441,6 +441,48 @@ mod tests {
     }
 
     #[test]
+    fn every_builtin_name_is_its_type_and_other_names_are_identifiers() {
+        for (text, ty) in [
+            ("string", TypeRef::String),
+            ("number", TypeRef::Number),
+            ("integer", TypeRef::Integer),
+            ("boolean", TypeRef::Boolean),
+            ("object", TypeRef::Object),
+            ("array", TypeRef::Array(None)),
+            ("any", TypeRef::Any),
+        ] {
+            assert_eq!(TypeRef::parse(text), Some(ty), "{text}");
+        }
+        for name in ["_private", "Finding", "risk-level", "snake_case", "a1"] {
+            assert_eq!(TypeRef::parse(name), Some(TypeRef::Named(name.into())));
+        }
+        for bad in ["1abc", "-x", "a.b", "a b", "é", ""] {
+            assert_eq!(TypeRef::parse(bad), None, "{bad}");
+        }
+        assert!(TypeRef::parse(&"a".repeat(128)).is_some());
+        assert_eq!(TypeRef::parse(&"a".repeat(129)), None);
+    }
+
+    #[test]
+    fn arrays_nest_up_to_the_limit() {
+        let nested =
+            |levels: usize| format!("{}string{}", "array<".repeat(levels), ">".repeat(levels));
+        let deepest = TypeRef::parse(&nested(TypeRef::MAX_DEPTH)).unwrap();
+        assert_eq!(deepest.to_string(), nested(TypeRef::MAX_DEPTH));
+        assert_eq!(TypeRef::parse(&nested(TypeRef::MAX_DEPTH + 1)), None);
+    }
+
+    #[test]
+    fn the_names_a_type_uses_are_found_inside_arrays() {
+        assert_eq!(
+            TypeRef::parse("array<array<Finding>>").unwrap().names(),
+            ["Finding"]
+        );
+        assert_eq!(TypeRef::parse("Finding").unwrap().names(), ["Finding"]);
+        assert!(TypeRef::parse("array<string>").unwrap().names().is_empty());
+    }
+
+    #[test]
     fn input_expressions_parse_per_section_8() {
         assert_eq!(
             InputSource::parse("research.findings"),
@@ -457,7 +499,15 @@ mod tests {
             InputSource::parse("$initial_state.source"),
             InputSource::InitialState("source".into())
         );
+        assert_eq!(
+            InputSource::parse("_prep-1.key"),
+            InputSource::Phase {
+                phase: "_prep-1".into(),
+                key: "key".into()
+            }
+        );
         for bad in [
+            "1research.findings",
             "research",
             "research.",
             ".findings",

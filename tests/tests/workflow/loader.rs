@@ -230,6 +230,20 @@ fn openintent_info_name_and_assign_are_required_and_a_title_defaults_to_the_name
     assert_eq!(empty_name.len(), 1);
     assert_eq!(empty_name[0].to_json()["key"], "name");
 
+    // `depends_on` may name one phase without a list.
+    let single =
+        load("workflow:\n  a:\n    assign: x\n  b:\n    assign: x\n    depends_on: a\n").unwrap();
+    assert_eq!(single.phases[1].depends_on.len(), 1);
+    assert_eq!(single.phases[1].depends_on[0].0, "a");
+    // An empty `assign` is as missing as none; an empty title is the default one.
+    let empty_assign = problems("workflow:\n  p:\n    assign: \"\"\n");
+    assert_eq!(empty_assign.len(), 1);
+    assert_eq!(empty_assign[0]["key"], "assign");
+    let titled = load("workflow:\n  p_one:\n    title: First\n    assign: x\n  p_two:\n    title: \"\"\n    assign: x\n")
+        .unwrap();
+    assert_eq!(titled.phases[0].title, "First");
+    assert_eq!(titled.phases[1].title, "P two");
+
     let workflow = load("workflow:\n  fetch_financial_data:\n    assign: x\n").unwrap();
     assert_eq!(workflow.phases[0].title, "Fetch financial data");
     assert_eq!(workflow.name, "loader");
@@ -337,7 +351,7 @@ fn enum_and_any_types_load_and_are_checked_at_completion() {
 #[test]
 fn a_missing_or_malformed_type_never_prints_an_empty_name() {
     let errs = problems(
-        "types:\n  T:\n    a: \"\"\n    b: [1]\nworkflow:\n  p:\n    assign: x\n    outputs:\n      k: { required: false }\n      j: \"\"\n",
+        "types:\n  T:\n    a: \"\"\n    b: [1]\n    c: list of things\nworkflow:\n  p:\n    assign: x\n    outputs:\n      k: { required: false }\n      j: \"\"\n",
     );
     let messages: Vec<&str> = errs
         .iter()
@@ -348,6 +362,7 @@ fn a_missing_or_malformed_type_never_prints_an_empty_name() {
         [
             "field `a` of type `T` has no type: the type is empty",
             "field `b` of type `T` has no type: a type is written as a name, like `string`",
+            "field `c` of type `T` has no valid type: `list of things` is not a type",
             "output `k` of phase 'p' has no `type`, which it requires",
             "output `j` of phase `p` has no type: the type is empty",
         ]

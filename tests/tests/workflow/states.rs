@@ -454,3 +454,21 @@ proptest! {
         }
     }
 }
+
+/// What a run says about itself: its workflow, each phase's task id, and a context's `Debug`
+/// (which shows how many outputs it can see, not the outputs).
+#[test]
+fn a_run_shows_its_workflow_task_ids_and_contexts() {
+    let mut run = two_phases();
+    assert_eq!(run.workflow().name, "states");
+    assert_eq!(run.task_id("a"), Some("task_r_a"));
+    assert_eq!(run.task_id("b"), Some("task_r_b"));
+    assert_eq!(run.task_id("nope"), None);
+    let ctx = run.claim("a").unwrap();
+    assert_eq!(ctx.task_id, "task_r_a");
+    let shown = format!("{ctx:?}");
+    assert!(
+        shown.contains("siblings: Siblings { phases: 2, .. }"),
+        "{shown}"
+    );
+}
