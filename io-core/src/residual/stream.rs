@@ -6,8 +6,10 @@
 //! checks each node against the [`FastCheck`] compiled for its place in the residual, as the
 //! node goes by. It answers `Some(text)` only when every rule held at every node, which is
 //! exactly when [`FastCheck::check`] of the value's `serde_json::to_value` answers
-//! `Some(true)`, and the text is exactly `serde_json::to_string` of that `Value`. In every
-//! other case (a rule broken, a number too large to compare exactly, a key written twice, a
+//! `Some(true)`, and the text is then `serde_json::to_string` of that `Value` (one exception:
+//! a hand-written `Serialize` that writes a struct member's name twice gets both in the text,
+//! as `serde_json::to_string` of the value writes them, where a `Value` keeps the last; each
+//! was checked). In every other case (a rule broken, a number too large to compare exactly, a
 //! value `to_value` would refuse) it answers `None`, and the caller takes the `Value` path,
 //! which gives the verdict and the error as it always did. The property test over the serde
 //! attribute matrix (`tests/tests/residual.rs`) compares this text with the `Value` path's on
@@ -30,9 +32,9 @@ type ValueMap = <ValueSerializer as Serializer>::SerializeMap;
 type ValueTupleVariant = <ValueSerializer as Serializer>::SerializeTupleVariant;
 type ValueStructVariant = <ValueSerializer as Serializer>::SerializeStructVariant;
 
-/// The most members of one struct tracked while streaming (for `required` and for keys
-/// written twice); a struct with more takes the `Value` path.
-const TRACKED: usize = 32;
+/// The most `required` names of one schema tracked while streaming (one bit each); a struct
+/// whose schema requires more is built as a `Value`.
+const TRACKED: usize = 64;
 
 /// `value` as JSON text when it passes `check`, `None` when it does not or when that cannot be
 /// decided while writing (see the module documentation).
@@ -134,22 +136,68 @@ impl FastCheck {
         })
     }
 
-    /// The schema a member named `name` must pass here, if any: its `properties` entry, or
+    /// What a struct here is checked against, gathered in one pass over the rules: `None` when
+    /// an `anyOf` needs the whole object (it is then built as a `Value`) or when more names are
+    /// required than are tracked.
+    fn members(&self) -> Option<Members<'_>> {
+        let mut members = Members {
+            allowed: true,
+            props: &[],
+            additional: None,
+            required: &[],
+        };
+        for rule in &self.0 {
+            match rule {
+                Rule::AnyOf(_) => return None,
+                Rule::Types(bits) => members.allowed &= bits & OBJECT != 0,
+                Rule::Properties(props) => members.props = props,
+                Rule::Additional(named, check) => members.additional = Some((named, check)),
+                Rule::Required(names) if names.len() > TRACKED => return None,
+                Rule::Required(names) => members.required = names,
+                Rule::Items(_) | Rule::Range { .. } | Rule::Length(..) | Rule::Count(..) => {}
+            }
+        }
+        Some(members)
+    }
+}
+
+/// A struct's rules (see [`FastCheck::members`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Members<'c> {
+    /// Whether `type` allows an object.
+    allowed: bool,
+    props: &'c [(String, FastCheck)],
+    /// `additionalProperties`, with the names `properties` lists.
+    additional: Option<(&'c [String], &'c FastCheck)>,
+    required: &'c [String],
+}
+
+impl<'c> Members<'c> {
+    /// The schema a member named `name` must pass, if any: its `properties` entry, or
     /// `additionalProperties` for a name `properties` does not list.
-    fn member(&self, name: &str) -> Option<&FastCheck> {
-        self.0.iter().find_map(|rule| match rule {
-            Rule::Properties(props) => props.iter().find(|(n, _)| n == name).map(|(_, c)| c),
-            Rule::Additional(named, check) if !named.iter().any(|n| n == name) => Some(&**check),
+    fn member(&self, name: &str) -> Option<&'c FastCheck> {
+        if let Some((_, check)) = self.props.iter().find(|(n, _)| n == name) {
+            return Some(check);
+        }
+        match self.additional {
+            Some((named, check)) if !named.iter().any(|n| n == name) => Some(check),
             _ => None,
-        })
+        }
     }
 
-    /// Whether every `required` name is among `present`.
-    fn required_present(&self, present: &[&str]) -> bool {
-        self.0.iter().all(|rule| match rule {
-            Rule::Required(names) => names.iter().all(|n| present.contains(&n.as_str())),
-            _ => true,
-        })
+    /// The bit of `name` among the required names (none when it is not one).
+    fn required_bit(&self, name: &str) -> u64 {
+        self.required
+            .iter()
+            .position(|n| n == name)
+            .map_or(0, |i| 1 << i)
+    }
+
+    /// Whether `seen` has the bit of every required name.
+    fn all_required(&self, seen: u64) -> bool {
+        let n = self.required.len();
+        let all = if n == TRACKED { u64::MAX } else { (1 << n) - 1 };
+        seen & all == all
     }
 }
 
@@ -379,20 +427,19 @@ impl<'c, S: Serializer> Serializer for Checking<'c, S> {
         len: usize,
     ) -> Result<Self::SerializeStruct, S::Error> {
         private_name(name)?;
-        if has_any_of(self.check) || len > TRACKED {
+        let Some(members) = self.check.members() else {
             let state = ValueSerializer
                 .serialize_map(Some(len))
                 .map_err(|_| refused::<S::Error>())?;
             return Ok(Struct::Built(Built { node: self, state }));
-        }
-        if !allows(self.check, OBJECT) {
+        };
+        if !members.allowed {
             return Err(refused());
         }
         Ok(Struct::Stream {
-            check: self.check,
+            members,
             state: self.inner.serialize_struct(name, len)?,
-            seen: [""; TRACKED],
-            count: 0,
+            seen: 0,
         })
     }
     fn serialize_struct_variant(
@@ -540,17 +587,14 @@ seq_impl!(SerializeSeq, SerializeSeq, serialize_element);
 seq_impl!(SerializeTuple, SerializeTuple, serialize_element);
 seq_impl!(SerializeTupleStruct, SerializeTupleStruct, serialize_field);
 
-/// A struct: streamed (each member through its schema, `required` and repeated names checked
-/// at the end), or built when an `anyOf` needs the whole of it.
-// The names seen live on the stack for as long as one struct is written; boxing them would
-// allocate for every struct.
-#[allow(clippy::large_enum_variant)]
+/// A struct: streamed (each member through its schema, the required names checked at the
+/// end), or built when an `anyOf` needs the whole of it.
 pub(crate) enum Struct<'c, S: Serializer> {
     Stream {
-        check: &'c FastCheck,
+        members: Members<'c>,
         state: S::SerializeStruct,
-        seen: [&'static str; TRACKED],
-        count: usize,
+        /// One bit per required name written.
+        seen: u64,
     },
     Built(Built<'c, S, ValueMap>),
 }
@@ -565,18 +609,12 @@ impl<S: Serializer> ser::SerializeStruct for Struct<'_, S> {
     ) -> Result<(), S::Error> {
         match self {
             Struct::Stream {
-                check,
+                members,
                 state,
                 seen,
-                count,
             } => {
-                // A name written twice is one entry in a `Value`: the text would differ.
-                if *count == TRACKED || seen[..*count].contains(&key) {
-                    return Err(refused());
-                }
-                seen[*count] = key;
-                *count += 1;
-                state.serialize_field(key, &child(value, check.member(key)))
+                *seen |= members.required_bit(key);
+                state.serialize_field(key, &child(value, members.member(key)))
             }
             Struct::Built(built) => building(ser::SerializeMap::serialize_entry(
                 &mut built.state,
@@ -588,12 +626,11 @@ impl<S: Serializer> ser::SerializeStruct for Struct<'_, S> {
     fn end(self) -> Result<S::Ok, S::Error> {
         match self {
             Struct::Stream {
-                check,
+                members,
                 state,
                 seen,
-                count,
             } => {
-                if !check.required_present(&seen[..count]) {
+                if !members.all_required(seen) {
                     return Err(refused());
                 }
                 state.end()
@@ -861,45 +898,71 @@ mod tests {
         agrees(json!({"maximum": 10}), &Meters(11), false);
     }
 
-    /// A hand-written `Serialize` that writes one name twice: one entry in a `Value`, two in
-    /// the text. Left to the `Value` path, whose text has one.
+    /// A hand-written `Serialize` that writes one name twice: two entries in the text, as the
+    /// type writes them (and as `serde_json::to_string` writes them), the last in a `Value`.
+    /// Each is checked, so the verdict is the `Value`'s whenever this path gives one.
     #[test]
-    fn a_name_written_twice_is_left_to_the_value_path() {
-        struct Twice;
+    fn a_name_written_twice_is_checked_each_time() {
+        struct Twice(u32, u32);
         impl Serialize for Twice {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 let mut st = s.serialize_struct("Twice", 2)?;
-                st.serialize_field("a", &1)?;
-                st.serialize_field("a", &2)?;
+                st.serialize_field("a", &self.0)?;
+                st.serialize_field("a", &self.1)?;
                 st.end()
             }
         }
-        let fast = FastCheck::compile(&json!({"type": "object"})).unwrap();
-        assert_eq!(write_checked(&fast, &Twice), None);
-        assert_eq!(serde_json::to_value(Twice).unwrap(), json!({"a": 2}));
+        let fast = FastCheck::compile(&json!({"properties": {"a": {"maximum": 1}}})).unwrap();
+        assert_eq!(
+            write_checked(&fast, &Twice(0, 1)).as_deref(),
+            Some(r#"{"a":0,"a":1}"#)
+        );
+        assert_eq!(value_checked(&fast, &Twice(0, 1)), Some(json!({"a": 1})));
+        for refused in [Twice(0, 2), Twice(2, 0)] {
+            assert_eq!(write_checked(&fast, &refused), None);
+            assert_eq!(value_checked(&fast, &refused), None);
+        }
+    }
+
+    /// A struct written member by member through `serialize_struct`.
+    struct Wide(BTreeMap<String, u32>);
+    impl Serialize for Wide {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut st = s.serialize_struct("Wide", self.0.len())?;
+            for (k, v) in &self.0 {
+                st.serialize_field(Box::leak(k.clone().into_boxed_str()), v)?;
+            }
+            st.end()
+        }
+    }
+
+    fn wide(n: u32) -> Wide {
+        Wide((0..n).map(|i| (format!("f{i:02}"), i)).collect())
+    }
+
+    fn names(n: u32) -> Vec<String> {
+        (0..n).map(|i| format!("f{i:02}")).collect()
     }
 
     #[test]
-    fn structs_wider_than_tracked_are_built_and_checked() {
-        let wide: BTreeMap<String, u32> = (0..40).map(|i| (format!("f{i:02}"), i)).collect();
-        struct Wide(BTreeMap<String, u32>);
-        impl Serialize for Wide {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut st = s.serialize_struct("Wide", self.0.len())?;
-                for (k, v) in &self.0 {
-                    st.serialize_field(Box::leak(k.clone().into_boxed_str()), v)?;
-                }
-                st.end()
-            }
+    fn required_names_are_tracked_up_to_64_and_beyond_that_built() {
+        for n in [1, 40, 63, 64, 65, 70] {
+            agrees(json!({"required": names(n)}), &wide(n), true);
+            // One required name more than is written.
+            agrees(json!({"required": names(n + 1)}), &wide(n), false);
+            // All written but one required in the middle.
+            let mut fewer = wide(n);
+            fewer.0.remove(&format!("f{:02}", n / 2));
+            agrees(json!({"required": names(n)}), &fewer, false);
         }
         agrees(
             json!({"required": ["f39"], "additionalProperties": {"maximum": 39}}),
-            &Wide(wide.clone()),
+            &wide(40),
             true,
         );
         agrees(
             json!({"additionalProperties": {"maximum": 38}}),
-            &Wide(wide),
+            &wide(40),
             false,
         );
     }
