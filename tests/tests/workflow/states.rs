@@ -289,6 +289,42 @@ fn an_optional_output_returned_as_null_is_not_produced() {
     );
 }
 
+/// Only an *optional* output may be `null`: a required one returned as `null` is a type
+/// mismatch, and an optional one returned as another wrong type is too.
+#[test]
+fn null_excuses_only_an_optional_output() {
+    let workflow = Workflow::new("w").with_phase(
+        Phase::new("a", "A")
+            .output("count", TypeRef::Number)
+            .optional_output("note", TypeRef::String),
+    );
+    let mut run = WorkflowRun::new(Arc::new(workflow), "r", json!({}), json!({})).unwrap();
+    run.claim("a").unwrap();
+    let mismatched = |errors: Vec<RunError>| -> Vec<String> {
+        errors
+            .iter()
+            .map(|e| format!("{} {}", e.name(), e.to_json()["key"]))
+            .collect()
+    };
+    let errors = run
+        .complete("a", json!({ "count": null, "note": null }))
+        .unwrap_err();
+    assert_eq!(mismatched(errors), ["OutputTypeMismatchError \"count\""]);
+    let errors = run
+        .complete("a", json!({ "count": 1, "note": 7 }))
+        .unwrap_err();
+    assert_eq!(mismatched(errors), ["OutputTypeMismatchError \"note\""]);
+    run.complete("a", json!({ "count": 1, "note": null }))
+        .unwrap();
+    assert_eq!(
+        format!("{run:?}"),
+        format!(
+            "WorkflowRun {{ workflow: \"w\", progress: {:?}, events: 2, .. }}",
+            run.progress()
+        )
+    );
+}
+
 #[test]
 fn a_workflow_built_in_rust_is_validated_when_the_run_starts() {
     let workflow = Workflow::new("w")
