@@ -5,6 +5,12 @@ use serde_json::Value;
 
 use crate::model::{TypeRef, Workflow};
 
+/// How many levels deep a declared type is compared with a JSON Schema.
+pub(crate) const MAX_DEPTH: usize = 32;
+
+/// How many schema nodes one comparison of a declared type with a JSON Schema visits at most.
+pub(crate) const MAX_STEPS: usize = 10_000;
+
 /// The JSON type of a value, as reported in `OutputTypeMismatchError.actual_type`.
 pub fn json_type(value: &Value) -> &'static str {
     match value {
@@ -105,12 +111,24 @@ impl Workflow {
 
     /// Whether a value of type `ty` always fits the JSON Schema `schema` (whose `$ref`s point
     /// into `root`'s `$defs`): `None` when it does, the reason when it may not.
+    ///
+    /// The comparison looks 32 levels deep and visits at most 10,000 schema nodes (a union whose branches refer back to it would otherwise double the work at each
+    /// level); past either it gives no verdict, and the value itself is still checked when it
+    /// arrives.
     pub fn fits_schema(&self, ty: &TypeRef, schema: &Value, root: &Value) -> Option<String> {
-        self.fits(ty, schema, root, 0)
+        self.fits(ty, schema, root, 0, &mut 0)
     }
 
-    fn fits(&self, ty: &TypeRef, schema: &Value, root: &Value, depth: usize) -> Option<String> {
-        if depth > 32 {
+    fn fits(
+        &self,
+        ty: &TypeRef,
+        schema: &Value,
+        root: &Value,
+        depth: usize,
+        steps: &mut usize,
+    ) -> Option<String> {
+        *steps += 1;
+        if depth > MAX_DEPTH || *steps > MAX_STEPS {
             return None;
         }
         let schema = resolve(schema, root);
@@ -122,7 +140,7 @@ impl Workflow {
             if let Some(Value::Array(branches)) = object.get(union) {
                 let reasons: Vec<String> = branches
                     .iter()
-                    .filter_map(|b| self.fits(ty, b, root, depth + 1))
+                    .filter_map(|b| self.fits(ty, b, root, depth + 1, steps))
                     .collect();
                 return (reasons.len() == branches.len()).then(|| reasons.join("; "));
             }
@@ -181,7 +199,7 @@ impl Workflow {
                 }
                 match (inner, object.get("items")) {
                     (Some(inner), Some(items)) => self
-                        .fits(inner, items, root, depth + 1)
+                        .fits(inner, items, root, depth + 1, steps)
                         .map(|r| format!("its elements: {r}")),
                     _ => None,
                 }
@@ -207,7 +225,7 @@ impl Workflow {
                 }
                 for (field, field_ty) in &def.fields {
                     if let Some(property) = properties.and_then(|p| p.get(field))
-                        && let Some(reason) = self.fits(field_ty, property, root, depth + 1)
+                        && let Some(reason) = self.fits(field_ty, property, root, depth + 1, steps)
                     {
                         return Some(format!("field `{field}`: {reason}"));
                     }
@@ -222,8 +240,10 @@ impl Workflow {
     /// Whether every value the JSON Schema `schema` describes (a producer's output) is a `ty`:
     /// `None` when so, the reason when not (a nullable field, an integer declared where the
     /// producer may emit fractions, a missing field of a named type).
+    ///
+    /// Bounded as [`Self::fits_schema`] is.
     pub fn schema_satisfies(&self, schema: &Value, root: &Value, ty: &TypeRef) -> Option<String> {
-        self.satisfies(schema, root, ty, 0)
+        self.satisfies(schema, root, ty, 0, &mut 0)
     }
 
     fn satisfies(
@@ -232,8 +252,10 @@ impl Workflow {
         root: &Value,
         ty: &TypeRef,
         depth: usize,
+        steps: &mut usize,
     ) -> Option<String> {
-        if depth > 32 {
+        *steps += 1;
+        if depth > MAX_DEPTH || *steps > MAX_STEPS {
             return None;
         }
         if *ty == TypeRef::Any {
@@ -267,7 +289,7 @@ impl Workflow {
             if let Some(Value::Array(branches)) = object.get(union) {
                 return branches
                     .iter()
-                    .find_map(|b| self.satisfies(b, root, ty, depth + 1));
+                    .find_map(|b| self.satisfies(b, root, ty, depth + 1, steps));
             }
         }
         let produced: Vec<&str> = match object.get("type") {
@@ -296,7 +318,7 @@ impl Workflow {
         match ty {
             TypeRef::Array(Some(inner)) => object
                 .get("items")
-                .and_then(|items| self.satisfies(items, root, inner, depth + 1))
+                .and_then(|items| self.satisfies(items, root, inner, depth + 1, steps))
                 .map(|r| format!("its elements: {r}")),
             TypeRef::Named(name) => {
                 let def = self.type_def(name)?;
@@ -317,7 +339,7 @@ impl Workflow {
                             "its field `{field}` may be left out, and type `{name}` requires it"
                         )),
                         Some(property) => self
-                            .satisfies(property, root, field_ty, depth + 1)
+                            .satisfies(property, root, field_ty, depth + 1, steps)
                             .map(|r| format!("field `{field}`: {r}")),
                     }
                 })
@@ -584,6 +606,166 @@ mod tests {
         assert!(
             w.schema_satisfies(&json!({ "type": "string" }), &root, &named)
                 .is_some()
+        );
+    }
+
+    #[test]
+    fn json_types_tell_integers_from_other_numbers() {
+        assert_eq!(json_type(&json!(1)), "integer");
+        assert_eq!(json_type(&json!(-1)), "integer");
+        assert_eq!(json_type(&json!(u64::MAX)), "integer");
+        assert_eq!(json_type(&json!(1.5)), "number");
+        assert_eq!(json_type(&json!(null)), "null");
+        assert_eq!(json_type(&json!([])), "array");
+    }
+
+    #[test]
+    fn each_scalar_type_fits_only_schemas_that_allow_it() {
+        let w = workflow();
+        let root = json!({});
+        for (ty, name) in [
+            (TypeRef::String, "string"),
+            (TypeRef::Boolean, "boolean"),
+            (TypeRef::Object, "object"),
+        ] {
+            assert_eq!(w.fits_schema(&ty, &json!({ "type": name }), &root), None);
+            assert_eq!(
+                w.fits_schema(&ty, &json!({ "type": "integer" }), &root)
+                    .as_deref(),
+                Some(format!("it needs `integer` where the workflow provides `{name}`").as_str())
+            );
+        }
+        // A list of types: one of them must be the type.
+        assert_eq!(
+            w.fits_schema(
+                &TypeRef::String,
+                &json!({ "type": ["integer", "null"] }),
+                &root
+            )
+            .as_deref(),
+            Some("it needs `integer or null` where the workflow provides `string`")
+        );
+        assert_eq!(
+            w.fits_schema(&TypeRef::Integer, &json!({ "type": "string" }), &root)
+                .as_deref(),
+            Some("it needs `string` where the workflow provides `integer`")
+        );
+        assert_eq!(
+            w.fits_schema(&TypeRef::Integer, &json!({ "type": "number" }), &root),
+            None
+        );
+    }
+
+    #[test]
+    fn an_enum_type_fits_a_constant_only_when_it_has_that_one_value() {
+        let w = workflow().with_enum_type("Only", vec![json!("low")]);
+        let root = json!({});
+        let only = TypeRef::Named("Only".into());
+        assert_eq!(
+            w.fits_schema(&only, &json!({ "const": "low" }), &root),
+            None
+        );
+        assert_eq!(
+            w.fits_schema(&only, &json!({ "const": "high" }), &root)
+                .as_deref(),
+            Some("it does not accept `\"low\"`, a value of `Only`")
+        );
+    }
+
+    #[test]
+    fn a_named_type_is_matched_field_by_field() {
+        let w = workflow();
+        let root = json!({});
+        let finding = TypeRef::Named("Finding".into());
+        let fits = json!({ "type": "object", "properties": {
+            "source": { "type": "string" }, "confidence": { "type": "number" } } });
+        assert_eq!(w.fits_schema(&finding, &fits, &root), None);
+        let wrong = json!({ "type": "object", "properties": {
+            "source": { "type": "string" }, "confidence": { "type": "boolean" } } });
+        assert_eq!(
+            w.fits_schema(&finding, &wrong, &root).as_deref(),
+            Some("field `confidence`: it needs `boolean` where the workflow provides `number`")
+        );
+    }
+
+    #[test]
+    fn nested_unions_count_toward_the_depth_bound() {
+        let w = workflow();
+        let root = json!({});
+        let nested = |levels: usize| {
+            (0..levels).fold(
+                json!({ "type": "number" }),
+                |inner, _| json!({ "anyOf": [inner] }),
+            )
+        };
+        assert!(
+            w.fits_schema(&TypeRef::String, &nested(32), &root)
+                .is_some()
+        );
+        assert_eq!(w.fits_schema(&TypeRef::String, &nested(33), &root), None);
+        assert!(
+            w.schema_satisfies(&nested(32), &root, &TypeRef::String)
+                .is_some()
+        );
+        assert_eq!(
+            w.schema_satisfies(&nested(33), &root, &TypeRef::String),
+            None
+        );
+    }
+
+    /// Exactly 10,000 schema nodes are compared; one more and there is no verdict.
+    #[test]
+    fn a_comparison_visits_at_most_10000_schema_nodes() {
+        let w = workflow();
+        let root = json!({});
+        // The union itself and its branches, each a node.
+        let union = |branches: usize, last: Value| {
+            let mut all = vec![json!({ "type": "number" }); branches - 1];
+            all.push(last);
+            json!({ "anyOf": all })
+        };
+        let number = json!({ "type": "number" });
+        assert!(
+            w.fits_schema(
+                &TypeRef::String,
+                &union(MAX_STEPS - 1, number.clone()),
+                &root
+            )
+            .is_some()
+        );
+        assert_eq!(
+            w.fits_schema(&TypeRef::String, &union(MAX_STEPS, number), &root),
+            None
+        );
+        // A producer: every branch but the last is a string; the last may be `null`.
+        let strings = |branches: usize| {
+            let mut all = vec![json!({ "type": "string" }); branches - 1];
+            all.push(json!({ "type": "null" }));
+            json!({ "anyOf": all })
+        };
+        assert!(
+            w.schema_satisfies(&strings(MAX_STEPS - 1), &root, &TypeRef::String)
+                .is_some()
+        );
+        assert_eq!(
+            w.schema_satisfies(&strings(MAX_STEPS), &root, &TypeRef::String),
+            None
+        );
+    }
+
+    #[test]
+    fn a_union_that_refers_to_itself_stops_at_the_step_bound() {
+        // Each branch is the union again, forever: 2^32 paths to the depth bound, so the step
+        // bound is what ends it (this test would not finish without it).
+        let w = workflow();
+        let root = json!({ "$defs": { "U": { "anyOf": [{ "$ref": "#/$defs/U" }, { "$ref": "#/$defs/U" }] } } });
+        assert_eq!(
+            w.fits_schema(&TypeRef::String, &json!({ "$ref": "#/$defs/U" }), &root),
+            None
+        );
+        assert_eq!(
+            w.schema_satisfies(&json!({ "$ref": "#/$defs/U" }), &root, &TypeRef::String),
+            None
         );
     }
 
