@@ -713,6 +713,53 @@ mod tests {
         );
     }
 
+    /// Named types nested through their fields count toward the depth bound too.
+    #[test]
+    fn nested_named_types_count_toward_the_depth_bound() {
+        // `T0 { next: T1 }`, ..., `T{n-1} { v: string }`, against a schema of the same shape
+        // whose `v` is a number: found within 32 levels, no verdict past them.
+        let chain = |n: usize| {
+            let mut w = Workflow::new("t");
+            for i in 0..n - 1 {
+                w = w.with_type(
+                    format!("T{i}"),
+                    vec![("next", TypeRef::Named(format!("T{}", i + 1)))],
+                );
+            }
+            w = w.with_type(format!("T{}", n - 1), vec![("v", TypeRef::String)]);
+            let schema = (0..n - 1).fold(
+                json!({ "type": "object", "properties": { "v": { "type": "number" } }, "required": ["v"] }),
+                |inner, _| json!({ "type": "object", "properties": { "next": inner }, "required": ["next"] }),
+            );
+            (w, schema)
+        };
+        let root = json!({});
+        let top = TypeRef::Named("T0".into());
+        let (w, schema) = chain(10);
+        assert!(w.fits_schema(&top, &schema, &root).is_some());
+        assert!(w.schema_satisfies(&schema, &root, &top).is_some());
+        let (w, schema) = chain(40);
+        assert_eq!(w.fits_schema(&top, &schema, &root), None);
+        assert_eq!(w.schema_satisfies(&schema, &root, &top), None);
+    }
+
+    #[test]
+    fn a_producer_schema_of_true_may_produce_anything() {
+        let w = workflow();
+        let root = json!({});
+        assert_eq!(
+            w.schema_satisfies(&json!(true), &root, &TypeRef::String)
+                .as_deref(),
+            Some("it may produce any value, not only `string`")
+        );
+        // `false` produces nothing, so nothing it produces is wrong.
+        assert_eq!(
+            w.schema_satisfies(&json!(false), &root, &TypeRef::String),
+            None
+        );
+        assert_eq!(w.schema_satisfies(&json!(true), &root, &TypeRef::Any), None);
+    }
+
     /// Exactly 10,000 schema nodes are compared; one more and there is no verdict.
     #[test]
     fn a_comparison_visits_at_most_10000_schema_nodes() {

@@ -139,7 +139,22 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
                 total = add_weight(total, *weight, at)?;
                 (node.clone(), 0, *weight)
             }
-            Event::DocumentEnd => break,
+            Event::DocumentEnd => {
+                // A second document is refused rather than silently ignored.
+                match parser.next_event() {
+                    Some(Ok((Event::DocumentStart(..), span))) => {
+                        return Err(SyntaxError {
+                            at: Position {
+                                line: span.start.line(),
+                                column: span.start.col() + 1,
+                            },
+                            message: "a second YAML document: a workflow file holds one".into(),
+                        });
+                    }
+                    Some(Err(err)) => return Err(err.into()),
+                    _ => break,
+                }
+            }
             _ => continue,
         };
         if anchor > 0 {
@@ -284,6 +299,29 @@ mod tests {
     fn syntax_errors_have_a_position() {
         let err = parse("a: [1, 2\nb: 3\n").unwrap_err();
         assert!(err.at.line >= 1, "{err:?}");
+        // Columns count from 1, as lines do.
+        let err = parse("a: b: c\n").unwrap_err();
+        assert_eq!(err.at, Position { line: 1, column: 5 }, "{err:?}");
+    }
+
+    #[test]
+    fn a_second_document_is_refused() {
+        assert_eq!(
+            parse("a: 1\n---\nb: 2\n").unwrap_err(),
+            SyntaxError {
+                at: Position { line: 2, column: 1 },
+                message: "a second YAML document: a workflow file holds one".into()
+            }
+        );
+        // One document, with or without its markers, and none at all.
+        for one in ["a: 1\n", "---\na: 1\n", "---\na: 1\n...\n"] {
+            assert_eq!(
+                parse(one).unwrap().to_json(),
+                serde_json::json!({ "a": 1 }),
+                "{one:?}"
+            );
+        }
+        assert_eq!(parse("").unwrap().to_json(), serde_json::json!({}));
     }
 }
 
@@ -333,6 +371,24 @@ mod limit_tests {
         let err = parse(&text).unwrap_err();
         assert!(err.message.contains("too large"), "{err:?}");
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    /// Every scalar weighs one besides its bytes: a bomb of empty strings is a bomb too.
+    #[test]
+    fn empty_scalars_count_toward_the_expanded_size() {
+        let mut text = format!("a0: &a0 [{}]\n", ["\"\""; 10].join(", "));
+        for level in 1..7 {
+            let prev = format!("*a{}", level - 1);
+            text.push_str(&format!(
+                "a{level}: &a{level} [{}]\n",
+                [prev.as_str(); 10].join(", ")
+            ));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("too large"), "{err:?}");
+        // One level less (about 1.1 million nodes) is within the limit.
+        let smaller: String = text.lines().take(6).map(|l| format!("{l}\n")).collect();
+        assert!(parse(&smaller).is_ok());
     }
 
     #[test]
