@@ -45,7 +45,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 mod stream;
-pub(crate) use stream::{value_checked, write_checked};
+pub(crate) use stream::write_checked;
 
 /// What serde enforces of one Rust type's schema. Built by [`InputShape`] / [`OutputShape`];
 /// the derives generate them. Not public API.

@@ -116,7 +116,17 @@ fn main() {
         )
     };
 
-    // `REGISTRY_CALL_PROFILE=registry|floor` (and `REGISTRY_CALL_COUNT`, default 10000): that
+    let floor_to_string = || {
+        let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
+        let value = serde_json::to_value(body(&args)).expect("encodes");
+        black_box(serde_json::to_string(&value).expect("writes"))
+    };
+    let bytes = || {
+        let args = SearchArgs::from_input_value(black_box(&arguments)).expect("valid");
+        black_box(body(&args).to_output_json().expect("valid"))
+    };
+
+    // `REGISTRY_CALL_PROFILE=registry|floor|bytes|floor_to_string` (and `REGISTRY_CALL_COUNT`, default 10000): that
     // row's calls and nothing else, for an instruction-count profile
     // (`valgrind --tool=callgrind`) that says where the difference goes.
     if let Ok(which) = std::env::var("REGISTRY_CALL_PROFILE") {
@@ -125,10 +135,11 @@ fn main() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(10_000);
         for _ in 0..calls {
-            if which == "registry" {
-                call();
-            } else {
-                floor();
+            match which.as_str() {
+                "registry" => drop(call()),
+                "bytes" => drop(bytes()),
+                "floor_to_string" => drop(floor_to_string()),
+                _ => drop(floor()),
             }
         }
         return;
@@ -173,19 +184,8 @@ fn main() {
             black_box(pollster::block_on(plugin.execute(arguments.clone(), &tool_ctx)).expect("ok"))
         })
     });
-    group.bench_function("floor_to_string", |b| {
-        b.iter(|| {
-            let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
-            let value = serde_json::to_value(body(&args)).expect("encodes");
-            black_box(serde_json::to_string(&value).expect("writes"))
-        })
-    });
-    group.bench_function("bytes", |b| {
-        b.iter(|| {
-            let args = SearchArgs::from_input_value(black_box(&arguments)).expect("valid");
-            black_box(body(&args).to_output_json().expect("valid"))
-        })
-    });
+    group.bench_function("floor_to_string", |b| b.iter(floor_to_string));
+    group.bench_function("bytes", |b| b.iter(bytes));
     group.finish();
     c.final_summary();
 
