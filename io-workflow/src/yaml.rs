@@ -322,6 +322,9 @@ mod tests {
             );
         }
         assert_eq!(parse("").unwrap().to_json(), serde_json::json!({}));
+        // What follows the end of the document is still read: bad text there is an error.
+        let err = parse("a: 1\n...\n]\n").unwrap_err();
+        assert_eq!(err.at.line, 3, "{err:?}");
     }
 }
 
