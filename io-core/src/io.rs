@@ -192,9 +192,12 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     }
 
     /// Encodes this output straight to JSON text, checked as [`Self::to_output_value`] checks
-    /// it: when serde's output needs no check at all ([`BoundarySchema::residual_schema`] is
-    /// `true`), no `Value` is built; otherwise the residual is checked on the encoded value
-    /// first. For transports that send text (HTTP, MCP's text content).
+    /// it, with the same answer and the same error. When serde's output needs no check at all
+    /// ([`BoundarySchema::residual_schema`] is `true`), or when the residual uses only the
+    /// common keywords (bounds, lengths, counts, types, properties), no `Value` is built: the
+    /// residual is checked while the text is written. Otherwise, and to report a violation,
+    /// the value is encoded and checked first. For transports that send text (HTTP, MCP's
+    /// text content).
     ///
     /// ```
     /// use io_core::AgentOutput;
