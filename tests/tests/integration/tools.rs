@@ -880,6 +880,50 @@ fn the_examples_helper_runs_each_example_and_compares_outputs() {
         failures[0].reason,
         "the output differs: /value: expected 7, got 6"
     );
+    assert_eq!(
+        failures[0].to_string(),
+        "example `wrong`: the output differs: /value: expected 7, got 6"
+    );
+}
+
+/// Each example runs under its own run id, `example:<name>`, and the helper says how many ran.
+#[test]
+fn examples_run_under_their_own_run_ids_and_are_counted() {
+    use io_typed_tool::ToolExample;
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+    struct RunId {
+        run_id: String,
+    }
+
+    struct WhoRuns;
+
+    fn examples() -> Vec<ToolExample> {
+        ["one", "two"]
+            .into_iter()
+            .map(|name| ToolExample {
+                name: name.into(),
+                input: json!({ "n": 1 }),
+                output: Some(json!({ "run_id": format!("example:{name}") })),
+                note: None,
+            })
+            .collect()
+    }
+
+    /// Says which run it is in.
+    #[tool(id = "test.who-runs", examples = examples)]
+    impl TypedTool for WhoRuns {
+        type Input = Ask;
+        type Output = RunId;
+
+        async fn execute_typed(&self, _input: Ask, ctx: &ToolContext) -> Result<RunId, ToolError> {
+            Ok(RunId {
+                run_id: ctx.run_id().to_owned(),
+            })
+        }
+    }
+
+    assert_eq!(io_typed_tool::assert_examples(WhoRuns), 2);
 }
 
 mod example_tools {
