@@ -263,3 +263,65 @@ fn key_line(yaml: &str, pointer: &str) -> Option<usize> {
         })
         .map(|index| index + 2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ManifestError, ManifestProblem, ToolManifest};
+    use crate::ToolContract;
+    use serde_json::json;
+
+    fn problem(field: &str, line: Option<usize>) -> ManifestProblem {
+        ManifestProblem {
+            field: field.into(),
+            line,
+            message: "is wrong".into(),
+        }
+    }
+
+    #[test]
+    fn problems_show_their_line_and_field_when_known() {
+        assert_eq!(
+            problem("/version", Some(3)).to_string(),
+            "line 3: `/version`: is wrong"
+        );
+        assert_eq!(
+            problem("/version", None).to_string(),
+            "`/version`: is wrong"
+        );
+        assert_eq!(problem("", Some(1)).to_string(), "line 1: is wrong");
+        assert_eq!(problem("", None).to_string(), "is wrong");
+        let error = ManifestError {
+            problems: vec![problem("/id", Some(2)), problem("", None)],
+        };
+        assert_eq!(
+            error.to_string(),
+            "invalid TOOL.md:\n  - line 2: `/id`: is wrong\n  - is wrong"
+        );
+    }
+
+    #[test]
+    fn a_rendered_manifest_has_one_newline_before_each_fence() {
+        let contract = ToolContract::new(
+            "echo",
+            "1.0.0",
+            "Echoes.",
+            json!({"type": "object"}),
+            json!({}),
+        );
+        let mut manifest = ToolManifest::from_contract(contract);
+        let text = manifest.render();
+        assert!(text.starts_with("---\nname: echo\nid: echo\n"), "{text}");
+        assert!(!text.contains("\n\n---\n"), "{text}");
+        assert!(
+            text.contains("\n---\n\n## Description\n\nEchoes.\n"),
+            "{text}"
+        );
+        manifest.body = String::new();
+        let bare = manifest.render();
+        assert!(
+            bare.ends_with("\n---\n") && !bare.ends_with("\n\n---\n"),
+            "{bare}"
+        );
+        assert_eq!(ToolManifest::parse(&bare).unwrap().body, "");
+    }
+}
