@@ -27,6 +27,17 @@ fn compliance() -> Arc<Workflow> {
     Arc::new(Workflow::from_yaml(COMPLIANCE).unwrap())
 }
 
+/// A run `r` of the document `doc`, with an empty trigger and initial state.
+fn run_of_yaml(doc: &str) -> WorkflowRun {
+    WorkflowRun::new(
+        Arc::new(Workflow::from_yaml(doc).unwrap()),
+        "r",
+        json!({}),
+        json!({}),
+    )
+    .unwrap()
+}
+
 fn run_of(workflow: Arc<Workflow>) -> WorkflowRun {
     WorkflowRun::new(
         workflow,
@@ -489,13 +500,7 @@ openintent: \"1.0\"
 info:
   name: test
 ";
-    let mut run = WorkflowRun::new(
-        Arc::new(Workflow::from_yaml(doc).unwrap()),
-        "r",
-        json!({}),
-        json!({}),
-    )
-    .unwrap();
+    let mut run = run_of_yaml(doc);
     run.claim("research").unwrap();
     let bad = json!({ "findings": [{ "source": "a", "evidence": { "score": 1 } }, { "source": "b", "evidence": { "score": "high" } }] });
     let errs = run.complete("research", bad).unwrap_err();
@@ -541,13 +546,7 @@ openintent: \"1.0\"
 info:
   name: test
 ";
-    let mut run = WorkflowRun::new(
-        Arc::new(Workflow::from_yaml(doc).unwrap()),
-        "r",
-        json!({}),
-        json!({}),
-    )
-    .unwrap();
+    let mut run = run_of_yaml(doc);
     run.claim("a").unwrap();
     run.complete("a", json!({ "summary": "s", "debug": { "took_ms": 3 } }))
         .unwrap();
