@@ -300,6 +300,22 @@ mod tests {
     }
 
     #[test]
+    fn a_yaml_syntax_error_names_its_line_in_the_file() {
+        // The frontmatter starts on the file's line 2. A tab after `name: echo` is found while
+        // that line's scalar is read: the error is on the file's line 2, not the YAML's line 1.
+        let tab = "---\nname: echo\n\tid: echo\n---\n";
+        let err = ToolManifest::parse(tab).unwrap_err();
+        assert_eq!(err.problems.len(), 1, "{err}");
+        assert_eq!(err.problems[0].line, Some(2), "{err}");
+        assert!(
+            err.problems[0]
+                .message
+                .starts_with("the frontmatter is not valid YAML"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_rendered_manifest_has_one_newline_before_each_fence() {
         let contract = ToolContract::new(
             "echo",
