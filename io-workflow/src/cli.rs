@@ -359,22 +359,30 @@ fn sample_output(workflow: &Workflow, phase: &Phase) -> Value {
     for decl in phase.outputs.iter().flatten() {
         output.insert(
             decl.key.clone(),
-            sample(workflow, &decl.ty, &decl.key, &mut Vec::new()),
+            sample(workflow, &decl.ty, &decl.key, &mut Sampling::default()),
         );
     }
     Value::Object(output)
 }
 
+/// The most values one output's sample holds: types whose fields share a type can double the
+/// sample at each level, and a hostile file must not make `run` build 2^n values.
+const MAX_SAMPLE_VALUES: usize = 10_000;
+
+/// Where a sample is: the named types being filled in further out, and how many values it has.
+#[derive(Default)]
+struct Sampling<'w> {
+    filling: Vec<&'w str>,
+    values: usize,
+}
+
 /// A value of `ty`: every field of a named type filled in, every array with one item. A named
 /// type already being filled in further out (a recursive type) is `{}` there: no finite value
-/// has all its fields, and the run reports where the sample falls short. Arrays nest only as
-/// deep as the type's text, which the loader bounds.
-fn sample<'w>(
-    workflow: &'w Workflow,
-    ty: &TypeRef,
-    name: &str,
-    filling: &mut Vec<&'w str>,
-) -> Value {
+/// has all its fields, and the run reports where the sample falls short; so is every named type
+/// once the sample holds [`MAX_SAMPLE_VALUES`] values. Arrays nest only as deep as the type's
+/// text, which the loader bounds.
+fn sample<'w>(workflow: &'w Workflow, ty: &TypeRef, name: &str, at: &mut Sampling<'w>) -> Value {
+    at.values += 1;
     match ty {
         TypeRef::String => json!(format!("sample {name}")),
         TypeRef::Number => json!(1.5),
@@ -382,19 +390,23 @@ fn sample<'w>(
         TypeRef::Boolean => json!(false),
         TypeRef::Object => json!({}),
         TypeRef::Array(None) => json!([]),
-        TypeRef::Array(Some(inner)) => json!([sample(workflow, inner, name, filling)]),
+        TypeRef::Array(Some(inner)) => json!([sample(workflow, inner, name, at)]),
         TypeRef::Any => json!(null),
         TypeRef::Named(type_name) => match workflow.type_def(type_name) {
             Some(def) => match def.values.as_ref().and_then(|v| v.first()) {
                 Some(first) => first.clone(),
-                None if filling.contains(&def.name.as_str()) => json!({}),
+                None if at.values > MAX_SAMPLE_VALUES
+                    || at.filling.contains(&def.name.as_str()) =>
+                {
+                    json!({})
+                }
                 None => {
-                    filling.push(&def.name);
+                    at.filling.push(&def.name);
                     let mut object = Map::new();
                     for (field, field_ty) in &def.fields {
-                        object.insert(field.clone(), sample(workflow, field_ty, field, filling));
+                        object.insert(field.clone(), sample(workflow, field_ty, field, at));
                     }
-                    filling.pop();
+                    at.filling.pop();
                     Value::Object(object)
                 }
             },

@@ -1233,6 +1233,29 @@ fn the_cli_samples_nested_types_whole_and_recursive_ones_once() {
         } })
     );
 
+    // Types whose two fields share the next type double the sample at each level: 40 levels
+    // would be 2^40 values. The sample stops filling in at 10,000 and the run says where.
+    let doubling = dir.path().join("doubling.yaml");
+    let mut doc = String::from(
+        "openintent: \"1.0\"\ninfo:\n  name: doubling\ntypes:\n  T40: { v: string }\n",
+    );
+    for i in 0..40 {
+        doc.push_str(&format!(
+            "  T{i}: {{ a: T{next}, b: T{next} }}\n",
+            next = i + 1
+        ));
+    }
+    doc.push_str("workflow:\n  p:\n    assign: x\n    outputs:\n      t: T0\n");
+    std::fs::write(&doubling, doc).unwrap();
+    let (code, out) = cli(&["run", doubling.to_str().unwrap()]);
+    assert_eq!(code, 1, "{}", &out[..out.len().min(500)]);
+    assert!(
+        out.contains("OutputTypeMismatchError"),
+        "{}",
+        &out[..out.len().min(500)]
+    );
+    assert!(out.len() < 4_000_000, "{} bytes", out.len());
+
     let recursive = dir.path().join("recursive.yaml");
     std::fs::write(
         &recursive,
