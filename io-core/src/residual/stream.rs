@@ -64,19 +64,6 @@ fn require<E: ser::Error>(passed: Option<bool>) -> Result<(), E> {
     }
 }
 
-/// Whether one of `rules` is an `anyOf`: its branches each need the whole node.
-fn has_any_of(check: &FastCheck) -> bool {
-    check.0.iter().any(|rule| matches!(rule, Rule::AnyOf(_)))
-}
-
-/// Whether the `type` rules (if any) allow `bit`.
-fn allows(check: &FastCheck, bit: u8) -> bool {
-    check.0.iter().all(|rule| match rule {
-        Rule::Types(bits) => bits & bit != 0,
-        _ => true,
-    })
-}
-
 impl FastCheck {
     /// [`FastCheck::check`] of `Value::String(s)`, without building it.
     fn check_str(&self, s: &str) -> Option<bool> {
@@ -108,12 +95,27 @@ impl FastCheck {
         Some(true)
     }
 
-    /// The schema for the items of an array here (there is at most one `items`).
-    fn items(&self) -> Option<&FastCheck> {
-        self.0.iter().find_map(|rule| match rule {
-            Rule::Items(check) => Some(&**check),
-            _ => None,
-        })
+    /// What an array here is checked against, gathered in one pass over the rules: `None` when
+    /// an `anyOf` needs the whole array (it is then built as a `Value`).
+    fn array(&self) -> Option<Array<'_>> {
+        let mut array = Array {
+            allowed: true,
+            items: None,
+        };
+        for rule in &self.0 {
+            match rule {
+                Rule::AnyOf(_) => return None,
+                Rule::Types(bits) => array.allowed &= bits & ARRAY != 0,
+                Rule::Items(check) => array.items = Some(check),
+                Rule::Properties(_)
+                | Rule::Additional(..)
+                | Rule::Required(_)
+                | Rule::Range { .. }
+                | Rule::Length(..)
+                | Rule::Count(..) => {}
+            }
+        }
+        Some(array)
     }
 
     /// Whether an array of `len` items passes the item-count bounds here.
@@ -148,6 +150,15 @@ impl FastCheck {
         }
         Some(members)
     }
+}
+
+/// An array's rules (see [`FastCheck::array`]); its item counts are checked at its end.
+#[derive(Clone, Copy)]
+pub(crate) struct Array<'c> {
+    /// Whether `type` allows an array.
+    allowed: bool,
+    /// The schema every item must pass.
+    items: Option<&'c FastCheck>,
 }
 
 /// A struct's rules (see [`FastCheck::members`]).
@@ -245,7 +256,7 @@ impl<'c, S: Serializer> Checking<'c, S> {
 
     /// A node built as a `Value` (see the module documentation), checked whole and written.
     fn built(self, value: Result<Value, serde_json::Error>) -> Result<S::Ok, S::Error> {
-        let value = value.map_err(|_| refused::<S::Error>())?;
+        let value = building(value)?;
         require(self.check.check(&value))?;
         value.serialize(self.inner)
     }
@@ -371,26 +382,30 @@ impl<'c, S: Serializer> Serializer for Checking<'c, S> {
         self.built(built)
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
-        if has_any_of(self.check) {
-            return Seq::built(self, len);
+        match self.check.array() {
+            Some(array) => Seq::stream(self.check, array, self.inner.serialize_seq(len)?),
+            None => Seq::built(self, len),
         }
-        Seq::stream(self.check, self.inner.serialize_seq(len)?)
     }
     fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, S::Error> {
-        if has_any_of(self.check) {
-            return Seq::built(self, Some(len));
+        match self.check.array() {
+            Some(array) => Seq::stream(self.check, array, self.inner.serialize_tuple(len)?),
+            None => Seq::built(self, Some(len)),
         }
-        Seq::stream(self.check, self.inner.serialize_tuple(len)?)
     }
     fn serialize_tuple_struct(
         self,
         name: &'static str,
         len: usize,
     ) -> Result<Self::SerializeTupleStruct, S::Error> {
-        if has_any_of(self.check) {
-            return Seq::built(self, Some(len));
+        match self.check.array() {
+            Some(array) => Seq::stream(
+                self.check,
+                array,
+                self.inner.serialize_tuple_struct(name, len)?,
+            ),
+            None => Seq::built(self, Some(len)),
         }
-        Seq::stream(self.check, self.inner.serialize_tuple_struct(name, len)?)
     }
     fn serialize_tuple_variant(
         self,
@@ -399,15 +414,11 @@ impl<'c, S: Serializer> Serializer for Checking<'c, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<Self::SerializeTupleVariant, S::Error> {
-        let state = ValueSerializer
-            .serialize_tuple_variant(name, index, variant, len)
-            .map_err(|_| refused::<S::Error>())?;
+        let state = building(ValueSerializer.serialize_tuple_variant(name, index, variant, len))?;
         Ok(Built { node: self, state })
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        let state = ValueSerializer
-            .serialize_map(len)
-            .map_err(|_| refused::<S::Error>())?;
+        let state = building(ValueSerializer.serialize_map(len))?;
         Ok(Built { node: self, state })
     }
     fn serialize_struct(
@@ -417,9 +428,7 @@ impl<'c, S: Serializer> Serializer for Checking<'c, S> {
     ) -> Result<Self::SerializeStruct, S::Error> {
         private_name(name)?;
         let Some(members) = self.check.members() else {
-            let state = ValueSerializer
-                .serialize_map(Some(len))
-                .map_err(|_| refused::<S::Error>())?;
+            let state = building(ValueSerializer.serialize_map(Some(len)))?;
             return Ok(Struct::Built(Built { node: self, state }));
         };
         if !members.allowed {
@@ -438,9 +447,7 @@ impl<'c, S: Serializer> Serializer for Checking<'c, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<Self::SerializeStructVariant, S::Error> {
-        let state = ValueSerializer
-            .serialize_struct_variant(name, index, variant, len)
-            .map_err(|_| refused::<S::Error>())?;
+        let state = building(ValueSerializer.serialize_struct_variant(name, index, variant, len))?;
         Ok(Built { node: self, state })
     }
 }
@@ -451,7 +458,9 @@ pub(crate) struct Built<'c, S, V> {
     state: V,
 }
 
-fn building<E: ser::Error>(result: Result<(), serde_json::Error>) -> Result<(), E> {
+/// A step of building a `Value`; serde_json refusing it sends the output down the `Value`
+/// path, which reports it.
+fn building<T, E: ser::Error>(result: Result<T, serde_json::Error>) -> Result<T, E> {
     result.map_err(|_| refused())
 }
 
@@ -511,22 +520,20 @@ pub(crate) enum Seq<'c, S, C> {
 }
 
 impl<'c, S: Serializer, C> Seq<'c, S, C> {
-    fn stream(check: &'c FastCheck, state: C) -> Result<Self, S::Error> {
-        if !allows(check, ARRAY) {
+    fn stream(check: &'c FastCheck, array: Array<'c>, state: C) -> Result<Self, S::Error> {
+        if !array.allowed {
             return Err(refused());
         }
         Ok(Seq::Stream {
             check,
-            items: check.items(),
+            items: array.items,
             state,
             len: 0,
         })
     }
 
     fn built(node: Checking<'c, S>, len: Option<usize>) -> Result<Self, S::Error> {
-        let state = ValueSerializer
-            .serialize_seq(len)
-            .map_err(|_| refused::<S::Error>())?;
+        let state = building(ValueSerializer.serialize_seq(len))?;
         Ok(Seq::Built(Built { node, state }))
     }
 
