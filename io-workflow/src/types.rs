@@ -112,9 +112,9 @@ impl Workflow {
     /// Whether a value of type `ty` always fits the JSON Schema `schema` (whose `$ref`s point
     /// into `root`'s `$defs`): `None` when it does, the reason when it may not.
     ///
-    /// The comparison looks 32 levels deep and visits at most 10,000 schema nodes (a union whose branches refer back to it would otherwise double the work at each
-    /// level); past either it gives no verdict, and the value itself is still checked when it
-    /// arrives.
+    /// The comparison looks 32 levels deep and visits at most 10,000 schema nodes (a union
+    /// whose branches refer back to it would otherwise double the work at each level); past
+    /// either it gives no verdict, and the value itself is still checked when it arrives.
     pub fn fits_schema(&self, ty: &TypeRef, schema: &Value, root: &Value) -> Option<String> {
         self.fits(ty, schema, root, 0, &mut 0)
     }

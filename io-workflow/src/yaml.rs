@@ -1,7 +1,7 @@
 //! A YAML document as a tree whose every node knows its line and column, so that validation
 //! can point at the exact place of each problem. Built from saphyr-parser's events.
 
-use saphyr_parser::{Event, Parser, ScanError};
+use saphyr_parser::{Event, Marker, Parser, ScanError};
 
 /// A position in the source: 1-based line and column.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -36,14 +36,18 @@ pub(crate) struct SyntaxError {
 
 impl From<ScanError> for SyntaxError {
     fn from(err: ScanError) -> Self {
-        let marker = err.marker();
         SyntaxError {
-            at: Position {
-                line: marker.line(),
-                column: marker.col() + 1,
-            },
+            at: position(*err.marker()),
             message: err.info().to_owned(),
         }
+    }
+}
+
+/// Where `marker` is, columns counted from 1 as lines are.
+fn position(marker: Marker) -> Position {
+    Position {
+        line: marker.line(),
+        column: marker.col() + 1,
     }
 }
 
@@ -75,10 +79,7 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
     let mut total = 0usize;
     while let Some(event) = parser.next_event() {
         let (event, span) = event?;
-        let at = Position {
-            line: span.start.line(),
-            column: span.start.col() + 1,
-        };
+        let at = position(span.start);
         let (node, anchor, weight) = match event {
             Event::Scalar(value, style, anchor, _) => {
                 let quoted = !matches!(style, saphyr_parser::ScalarStyle::Plain);
@@ -144,10 +145,7 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
                 match parser.next_event() {
                     Some(Ok((Event::DocumentStart(..), span))) => {
                         return Err(SyntaxError {
-                            at: Position {
-                                line: span.start.line(),
-                                column: span.start.col() + 1,
-                            },
+                            at: position(span.start),
                             message: "a second YAML document: a workflow file holds one".into(),
                         });
                     }
