@@ -316,6 +316,23 @@ mod tests {
     }
 
     #[test]
+    fn yaml_the_size_check_takes_but_serde_refuses_names_its_line_in_the_file() {
+        // A sequence as a mapping key is well-formed YAML (the size check's reader takes it),
+        // but a field name must be a string: serde_norway refuses it on the YAML's line 3, the
+        // file's line 4.
+        let text = "---\nname: echo\nid: echo\n? [a, b]\n: x\n---\n";
+        let err = ToolManifest::parse(text).unwrap_err();
+        assert_eq!(err.problems.len(), 1, "{err}");
+        assert_eq!(err.problems[0].line, Some(4), "{err}");
+        assert!(
+            err.problems[0]
+                .message
+                .starts_with("the frontmatter is not valid YAML"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_rendered_manifest_has_one_newline_before_each_fence() {
         let contract = ToolContract::new(
             "echo",
