@@ -18,6 +18,8 @@ mod paths;
 mod shape;
 mod tool;
 mod ty;
+#[cfg(test)]
+mod ui_replay;
 
 use proc_macro::TokenStream;
 
