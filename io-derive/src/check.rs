@@ -261,4 +261,47 @@ mod tests {
         assert!(looks_like_fs_root("_workflowfsroot"));
         assert!(!looks_like_fs_root("fs_root"));
     }
+
+    /// `accepts_fs_root` of `input`, read as serde reads it for deserializing.
+    fn accepts(input: syn::DeriveInput) -> bool {
+        let cx = serde_derive_internals::Ctxt::new();
+        let private = syn::Ident::new("__private", proc_macro2::Span::call_site());
+        let cont = ast::Container::from_ast(
+            &cx,
+            &input,
+            serde_derive_internals::Derive::Deserialize,
+            &private,
+        )
+        .expect("serde reads it");
+        cx.check().expect("serde reads it");
+        accepts_fs_root(&cont)
+    }
+
+    #[test]
+    fn only_a_type_that_denies_unknown_fields_without_the_field_refuses_the_root() {
+        // Unknown fields are ignored: the root is accepted (and dropped).
+        assert!(accepts(syn::parse_quote! { struct A { path: String } }));
+        // Denied without the field: refused.
+        assert!(!accepts(syn::parse_quote! {
+            #[serde(deny_unknown_fields)]
+            struct B { path: String }
+        }));
+        // Denied, with the field under its wire name: accepted.
+        assert!(accepts(syn::parse_quote! {
+            #[serde(deny_unknown_fields)]
+            struct C {
+                path: String,
+                #[serde(rename = "_workflowFsRoot")]
+                root: Option<String>,
+            }
+        }));
+        // A field whose Rust name is the wire name, but renamed away from it, does not count.
+        assert!(!accepts(syn::parse_quote! {
+            #[serde(deny_unknown_fields)]
+            struct D {
+                #[serde(rename = "root")]
+                _workflowFsRoot: Option<String>,
+            }
+        }));
+    }
 }

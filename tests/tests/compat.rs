@@ -868,3 +868,136 @@ fn completeness_on_compatible_by_construction_pairs() {
         &unproven[..unproven.len().min(5)]
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// What a user reads: the answer's text, and each type named in a reason.
+
+#[test]
+fn each_answer_reads_with_its_pointers_or_the_root() {
+    assert_eq!(Compatibility::Compatible.to_string(), "compatible");
+    let why = incompatible(&json!({ "type": "integer" }), &json!({ "type": "string" }));
+    let text = Compatibility::Incompatible(why.clone()).to_string();
+    assert_eq!(
+        text,
+        format!(
+            "incompatible at the root (producer the root): the producer allows a integer, the consumer does not; for example {}",
+            why.witness
+        )
+    );
+    let nested = incompatible(
+        &json!({ "type": "object", "properties": { "n": { "type": "number" } }, "required": ["n"] }),
+        &json!({ "type": "object", "properties": { "n": { "type": "integer" } }, "required": ["n"] }),
+    );
+    let text = Compatibility::Incompatible(nested).to_string();
+    assert!(
+        text.starts_with("incompatible at /properties/n (producer /properties/n): "),
+        "{text}"
+    );
+    let unknown = schema_compatible(
+        &json!({ "type": "string", "pattern": "^ab" }),
+        &json!({ "type": "string", "pattern": "^a" }),
+    );
+    let Compatibility::Unknown(u) = &unknown else {
+        panic!("expected unknown, got {unknown}")
+    };
+    assert_eq!(
+        unknown.to_string(),
+        format!("not proven at the root (producer the root): {}", u.reason)
+    );
+}
+
+#[test]
+fn a_missing_type_is_named_in_the_reason() {
+    // Each type beside one the consumer takes: the one it does not take is named.
+    for (name, beside, reads) in [
+        ("null", "string", "null"),
+        ("boolean", "string", "boolean"),
+        ("integer", "string", "integer"),
+        ("string", "array", "string"),
+        ("array", "string", "array"),
+        ("object", "string", "object"),
+    ] {
+        let why = incompatible(
+            &json!({ "type": [name, beside] }),
+            &json!({ "type": beside }),
+        );
+        assert_eq!(
+            why.reason,
+            format!("the producer allows a {reads}, the consumer does not"),
+            "{name}"
+        );
+    }
+    let why = incompatible(&json!({ "type": "number" }), &json!({ "type": "integer" }));
+    assert_eq!(
+        why.reason,
+        "the producer allows a non-integer number, the consumer does not"
+    );
+}
+
+#[test]
+fn a_type_list_enum_and_const_give_the_producers_types() {
+    // `integer` within `number` in one list: the list allows every number.
+    let listed = json!({ "type": ["integer", "number"] });
+    let why = incompatible(&listed, &json!({ "type": "integer" }));
+    assert!(why.witness.as_f64().unwrap().fract() != 0.0, "{why:?}");
+    assert!(schema_compatible(&listed, &json!({ "type": "number" })).is_compatible());
+    // Without `type`, an `enum` allows only its values' types, two of one type included.
+    let names = json!({ "enum": ["a", "b"] });
+    assert!(schema_compatible(&names, &json!({ "type": "string" })).is_compatible());
+    let why = incompatible(&names, &json!({ "type": "integer" }));
+    assert!(why.witness.is_string(), "{why:?}");
+    let mixed = json!({ "enum": ["a", 1] });
+    assert!(schema_compatible(&mixed, &json!({ "type": ["string", "integer"] })).is_compatible());
+    incompatible(&mixed, &json!({ "type": "string" }));
+    // A `const` likewise.
+    let one = json!({ "const": 1 });
+    assert!(schema_compatible(&one, &json!({ "type": "integer" })).is_compatible());
+    incompatible(&one, &json!({ "type": "string" }));
+    // An `enum` narrows a `type` that allows more.
+    let narrowed = json!({ "type": ["string", "integer"], "enum": ["a"] });
+    assert!(schema_compatible(&narrowed, &json!({ "type": "string" })).is_compatible());
+    let narrowed = json!({ "type": ["string", "integer"], "const": "a" });
+    assert!(schema_compatible(&narrowed, &json!({ "type": "string" })).is_compatible());
+}
+
+#[test]
+fn a_consumer_with_no_constraint_takes_any_producer() {
+    // Even a producer the checker cannot reason about (`patternProperties` could widen it):
+    // a consumer of annotations only, or `{}`, takes every value.
+    let widening = json!({ "type": "object", "patternProperties": { "^x": { "type": "string" } } });
+    for consumer in [json!({}), json!({ "description": "anything" }), json!(true)] {
+        let answer = schema_compatible(&widening, &consumer);
+        assert!(answer.is_compatible(), "{consumer}: {answer}");
+    }
+    let answer = schema_compatible(&widening, &json!({ "type": "object" }));
+    assert!(!answer.is_compatible(), "{answer}");
+}
+
+#[test]
+fn a_producer_range_with_no_number_in_it_fits_any_consumer_range() {
+    let consumer = json!({ "type": "number", "maximum": 0 });
+    for empty in [
+        json!({ "type": "integer", "minimum": 5, "maximum": 4 }),
+        json!({ "type": "number", "minimum": 5, "maximum": 4 }),
+        json!({ "type": "number", "exclusiveMinimum": 1, "maximum": 1 }),
+        json!({ "type": "number", "minimum": 1, "exclusiveMaximum": 1 }),
+        // Over the integers, (1, 2) holds no value.
+        json!({ "type": "integer", "exclusiveMinimum": 1, "exclusiveMaximum": 2 }),
+    ] {
+        let answer = schema_compatible(&empty, &consumer);
+        assert!(answer.is_compatible(), "{empty}: {answer}");
+    }
+    // A range of one number is not empty, nor is one with an exclusive end.
+    incompatible(
+        &json!({ "type": "number", "minimum": 1, "maximum": 1 }),
+        &consumer,
+    );
+    incompatible(
+        &json!({ "type": "number", "exclusiveMinimum": 0, "maximum": 10 }),
+        &consumer,
+    );
+    incompatible(
+        &json!({ "type": "number", "minimum": 0, "exclusiveMaximum": 10 }),
+        &json!({ "type": "number", "maximum": 5 }),
+    );
+}
