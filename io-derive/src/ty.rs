@@ -103,6 +103,30 @@ mod tests {
     }
 
     #[test]
+    fn arrays_slices_references_parens_and_groups_are_looked_into() {
+        for src in [
+            "[serde_json::Value; 2]",
+            "Box<[Value]>",
+            "&'static Value",
+            "(Value)",
+        ] {
+            assert!(
+                matches!(unexpressible(&ty(src)), Some(Unexpressible::AnyValue(_))),
+                "{src}"
+            );
+        }
+        // A macro's `$ty` reaches the derive as an invisible group.
+        let group = Type::Group(syn::TypeGroup {
+            attrs: Vec::new(),
+            group_token: Default::default(),
+            elem: Box::new(ty("HashMap<String, u8>")),
+        });
+        assert!(matches!(unexpressible(&group), Some(Unexpressible::Map(_))));
+        assert!(unexpressible(&ty("[u8; 2]")).is_none());
+        assert!(unexpressible(&ty("&'static str")).is_none());
+    }
+
+    #[test]
     fn the_reserved_root_field_type_is_recognised() {
         assert!(is_optional_path_or_string(&ty("Option<String>")));
         assert!(is_optional_path_or_string(&ty(
@@ -110,5 +134,7 @@ mod tests {
         )));
         assert!(!is_optional_path_or_string(&ty("String")));
         assert!(!is_optional_path_or_string(&ty("Option<u8>")));
+        // Not `Option` with one argument: syntax only, but not the reserved field's type.
+        assert!(!is_optional_path_or_string(&ty("Option<String, String>")));
     }
 }

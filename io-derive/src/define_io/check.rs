@@ -197,3 +197,227 @@ pub(crate) fn tool_mutates(attrs: &[syn::Attribute]) -> Option<Vec<String>> {
     }
     Some(Vec::new())
 }
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::Span;
+    use syn::LitStr;
+
+    use super::*;
+
+    fn file(key: &str, path: Option<&str>, mode: Option<&str>) -> FileArg {
+        let lit = |s: &str| LitStr::new(s, Span::call_site());
+        FileArg {
+            key: key.to_owned(),
+            key_span: Span::call_site(),
+            path: path.map(lit),
+            mode: mode.map(lit),
+            content_type: None,
+            span: Span::call_site(),
+        }
+    }
+
+    fn messages(rule: impl Fn(&[FileArg], &mut Vec<syn::Error>), files: &[FileArg]) -> Vec<String> {
+        let mut errors = Vec::new();
+        rule(files, &mut errors);
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    fn path_messages(path: &str) -> Vec<String> {
+        messages(paths, &[file("k", Some(path), None)])
+    }
+
+    #[test]
+    fn a_key_is_one_plain_file_name_at_most_128_bytes_declared_once() {
+        let bad = |key: &str| {
+            format!(
+                "`{key}` is not a valid file key: a key is a plain file name (letters, digits, `.`, `_`, `-`), not a path, and does not start with `.`"
+            )
+        };
+        for key in ["report", "a.b_c-1", &"k".repeat(128)] {
+            assert_eq!(
+                messages(keys, &[file(key, None, None)]),
+                Vec::<String>::new(),
+                "{key}"
+            );
+        }
+        for key in ["", &"k".repeat(129), ".hidden", "a/b", "a b", "é"] {
+            assert_eq!(
+                messages(keys, &[file(key, None, None)]),
+                vec![bad(key)],
+                "{key}"
+            );
+        }
+        assert_eq!(
+            messages(
+                keys,
+                &[
+                    file("x", None, None),
+                    file("y", None, None),
+                    file("x", None, None)
+                ]
+            ),
+            vec!["file key `x` is declared twice in this map"]
+        );
+    }
+
+    #[test]
+    fn a_path_is_relative_inside_the_workspace_with_only_the_four_tokens() {
+        for ok in [
+            "data/input.csv",
+            "./data/input.csv",
+            "reports/<runId>/<isoDate>.csv",
+            "<workflowId>-<toolId>.json",
+            "a...b/..c/c..",
+        ] {
+            assert_eq!(path_messages(ok), Vec::<String>::new(), "{ok}");
+        }
+        assert_eq!(path_messages(""), vec!["the path is empty"]);
+        for absolute in ["/etc/passwd", "\\\\server\\share", "C:data", "c:\\data"] {
+            assert_eq!(
+                path_messages(absolute),
+                vec![format!(
+                    "`{absolute}` is absolute; workspace paths are relative to the workspace root"
+                )],
+                "{absolute}"
+            );
+        }
+        for parent in ["..", "a/../b", "a\\..\\b", "a/.."] {
+            assert_eq!(
+                path_messages(parent),
+                vec![format!(
+                    "`{parent}` has a `..` segment; workspace paths cannot leave the workspace"
+                )],
+                "{parent}"
+            );
+        }
+        assert_eq!(path_messages("a\0b"), vec!["the path contains a NUL byte"]);
+        let token = |t: &str| {
+            format!(
+                "`{t}` is not an interpolation token; use `<runId>`, `<workflowId>`, `<toolId>` or `<isoDate>`"
+            )
+        };
+        assert_eq!(path_messages("out/<run>.csv"), vec![token("<run>")]);
+        assert_eq!(path_messages("out/<>.csv"), vec![token("<>")]);
+        assert_eq!(path_messages("out/<runId"), vec![token("<runId")]);
+        assert_eq!(
+            path_messages("<runId>/<user>/<isoDate>/<x>"),
+            vec![token("<user>"), token("<x>")]
+        );
+        assert_eq!(
+            messages(paths, &[file("sales", None, None)]),
+            vec!["file `sales` needs a `path`, like `path = \"data/input.csv\"`"]
+        );
+    }
+
+    #[test]
+    fn a_mode_is_ro_or_rw() {
+        let files = [
+            file("a", None, Some("ro")),
+            file("b", None, Some("rw")),
+            file("c", None, None),
+            file("d", None, Some("RO")),
+        ];
+        assert_eq!(
+            messages(modes, &files),
+            vec!["unknown mode `RO`: use `ro` (read-only) or `rw` (read-write)"]
+        );
+    }
+
+    #[test]
+    fn an_output_file_must_be_covered_by_a_mutates_entry() {
+        let covered = |mutates: &[&str], path: &str| {
+            let mutates: Vec<String> = mutates.iter().map(|m| (*m).to_owned()).collect();
+            messages(
+                |f, e| outputs_covered(f, &mutates, e),
+                &[file("out", Some(path), None)],
+            )
+        };
+        assert!(covered(&["workspace:/reports"], "reports/x.csv").is_empty());
+        assert!(covered(&["workspace:/reports"], "./reports/x.csv").is_empty());
+        assert!(covered(&["network:*", "workspace:/reports/*"], "reports/a/x.csv").is_empty());
+        assert_eq!(
+            covered(&[], "logs/run.txt"),
+            vec![
+                "output file `out` writes `workspace:/logs/run.txt`, but the tool declares no `mutates`; a declared output file is a workspace mutation: add `mutates = [\"workspace:/logs\"]` (or a folder above it) to `#[tool]`"
+            ]
+        );
+        assert_eq!(
+            covered(&["workspace:/reports/*", "network:*"], "exports/a/x.csv"),
+            vec![
+                "output file `out` writes `workspace:/exports/a/x.csv`, but the tool's `mutates` is [\"workspace:/reports/*\", \"network:*\"]; a declared output file is a workspace mutation: add `mutates = [\"workspace:/exports/a\"]` (or a folder above it) to `#[tool]`"
+            ]
+        );
+        // A file at the workspace's top: the suggestion is the file itself.
+        assert!(covered(&[], "x.csv")[0].contains("add `mutates = [\"workspace:/x.csv\"]`"));
+        // An entry without a path is the `paths` rule's to report.
+        let none: Vec<String> = Vec::new();
+        assert!(
+            messages(
+                |f, e| outputs_covered(f, &none, e),
+                &[file("o", None, None)]
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn covers_agrees_with_the_runtime_rule() {
+        let cases = [
+            ("workspace:/reports", "workspace:/reports/x.csv", true),
+            ("workspace:/reports", "workspace:/reports", true),
+            ("workspace:/reports", "workspace:/reports/", false),
+            ("workspace:/reports", "workspace:/reportsX/a", false),
+            ("workspace:/reports/", "workspace:/reports/a", true),
+            ("workspace:/reports/*", "workspace:/reports/a", true),
+            ("workspace:/reports/**", "workspace:/reports/a/b", true),
+            ("workspace:*", "workspace:/anything", true),
+            ("workspace:/", "workspace:/anything", true),
+            ("workspace:/", "workspace:relative", false),
+            ("network:*", "workspace:/a", false),
+            ("workspace", "workspace:/a", false),
+            ("workspace:/a", "workspace", false),
+            ("workspace:/reports", "workspace:/reports/../etc", false),
+            ("workspace:*", "workspace:/a/../b", false),
+            ("workspace:/reports", "workspace:/reports\\..\\etc", false),
+        ];
+        for (declared, resource, want) in cases {
+            assert_eq!(covers(declared, resource), want, "{declared} {resource}");
+            assert_eq!(
+                io_core::files::mutation_covers(declared, resource),
+                want,
+                "runtime: {declared} {resource}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_mutates_of_a_tool_attribute_are_read() {
+        let attrs = |item: syn::ItemFn| item.attrs;
+        assert_eq!(tool_mutates(&attrs(syn::parse_quote! { fn f() {} })), None);
+        assert_eq!(
+            tool_mutates(&attrs(syn::parse_quote! { #[tool] fn f() {} })),
+            Some(vec![])
+        );
+        assert_eq!(
+            tool_mutates(&attrs(syn::parse_quote! { #[tool(id = "a.b")] fn f() {} })),
+            Some(vec![])
+        );
+        assert_eq!(
+            tool_mutates(&attrs(syn::parse_quote! {
+                #[doc = "x"]
+                #[io_typed_tool::tool(id = "a.b", mutates = ["workspace:/a", "network:*"])]
+                fn f() {}
+            })),
+            Some(vec!["workspace:/a".to_owned(), "network:*".to_owned()])
+        );
+        for unreadable in [
+            attrs(syn::parse_quote! { #[tool = "x"] fn f() {} }),
+            attrs(syn::parse_quote! { #[tool(mutates = "workspace:/a")] fn f() {} }),
+            attrs(syn::parse_quote! { #[tool(mutates = ["a", 1])] fn f() {} }),
+            attrs(syn::parse_quote! { #[tool(+)] fn f() {} }),
+        ] {
+            assert_eq!(tool_mutates(&unreadable), None);
+        }
+    }
+}
