@@ -512,3 +512,485 @@ fn requires(args: &ToolArgs, _errors: &mut Accumulator) -> [Vec<String>; 3] {
         None => Default::default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use darling::FromMeta;
+    use darling::ast::NestedMeta;
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    use super::*;
+
+    /// The contract of `#[tool(args)]` with `docs`, and the messages of its errors.
+    fn checked(args: TokenStream, docs: Option<&str>) -> (ToolSpec, Vec<String>) {
+        let list = NestedMeta::parse_meta_list(args).expect("arguments parse");
+        let args = ToolArgs::from_list(&list).expect("arguments read");
+        let mut errors = darling::Error::accumulator();
+        let spec = contract(
+            &args,
+            docs.map(str::to_owned),
+            Span::call_site(),
+            &mut errors,
+        );
+        let messages = match errors.finish() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        };
+        (spec, messages)
+    }
+
+    /// The messages for `args` on a tool with an id and a description otherwise valid.
+    fn errors_of(args: TokenStream) -> Vec<String> {
+        checked(quote!(id = "files.find", #args), Some("Finds.")).1
+    }
+
+    fn spec_of(args: TokenStream) -> ToolSpec {
+        let (spec, errors) = checked(quote!(id = "files.find", #args), Some("Finds."));
+        assert_eq!(errors, Vec::<String>::new());
+        spec
+    }
+
+    #[test]
+    fn the_defaults_of_a_minimal_contract() {
+        let spec = spec_of(quote!());
+        assert_eq!(spec.id, "files.find");
+        assert_eq!(spec.name, "files.find");
+        assert_eq!(spec.version, "1.0.0");
+        assert_eq!(spec.description, "Finds.");
+        assert!(!spec.idempotent);
+        assert!(spec.mutates.is_empty());
+        assert!(matches!(spec.approval, Approval::Auto));
+        assert_eq!(spec.risk_level, 0);
+        assert_eq!(spec.cost_class, "Trivial");
+        assert_eq!(spec.timeout_ms, 30_000);
+        assert!(spec.retry.is_none());
+        assert!(spec.default_implementation.is_none());
+        assert!(spec.forbid.is_empty() && spec.require_kind.is_empty());
+        assert!(spec.implements.is_none());
+        assert!(spec.tags.is_empty());
+        assert_eq!(spec.requires, [Vec::<String>::new(), vec![], vec![]]);
+    }
+
+    #[test]
+    fn every_field_is_carried_into_the_contract() {
+        let spec = spec_of(quote!(
+            version = "2.1.0-rc.1",
+            name = "Find files",
+            description = "  Finds files.  ",
+            idempotent = true,
+            mutates = ["workspace:/reports", "network:api.example.com"],
+            requires(
+                network = ["api.example.com"],
+                secrets = ["TOKEN"],
+                tools = ["files.read"]
+            ),
+            approval = "policy:org/files-v2_1",
+            risk_level = 3,
+            cost_class = "expensive",
+            timeout_ms = 1,
+            retry(max_attempts = 20, backoff = "exponential", initial_ms = 250),
+            default_implementation = "files.find-local",
+            driver_constraints(
+                forbid = ["cli", "http"],
+                require_kind = ["mcp", "sdk", "builtin"]
+            ),
+            implements = "files.search",
+            tags = ["files", "search-2"],
+        ));
+        assert_eq!(spec.version, "2.1.0-rc.1");
+        assert_eq!(spec.name, "Find files");
+        assert_eq!(spec.description, "Finds files.");
+        assert!(spec.idempotent);
+        assert_eq!(
+            spec.mutates,
+            ["workspace:/reports", "network:api.example.com"]
+        );
+        assert_eq!(
+            spec.requires,
+            [
+                vec!["api.example.com".to_owned()],
+                vec!["TOKEN".to_owned()],
+                vec!["files.read".to_owned()]
+            ]
+        );
+        assert!(matches!(&spec.approval, Approval::Policy(r) if r == "org/files-v2_1"));
+        assert_eq!(spec.risk_level, 3);
+        assert_eq!(spec.cost_class, "Expensive");
+        assert_eq!(spec.timeout_ms, 1);
+        assert_eq!(spec.retry, Some((20, "Exponential", 250)));
+        assert_eq!(
+            spec.default_implementation.as_deref(),
+            Some("files.find-local")
+        );
+        assert_eq!(spec.forbid, ["Cli", "Http"]);
+        assert_eq!(spec.require_kind, ["Mcp", "Sdk", "Builtin"]);
+        assert_eq!(spec.implements.as_deref(), Some("files.search"));
+        assert_eq!(spec.tags, ["files", "search-2"]);
+        let spec = spec_of(quote!(
+            cost_class = "metered",
+            approval = "always",
+            retry(max_attempts = 1, backoff = "fixed"),
+            idempotent = true
+        ));
+        assert_eq!(spec.cost_class, "Metered");
+        assert!(matches!(spec.approval, Approval::Always));
+        assert_eq!(spec.retry, Some((1, "Fixed", 0)));
+        assert_eq!(
+            spec_of(quote!(cost_class = "trivial")).cost_class,
+            "Trivial"
+        );
+        assert!(matches!(
+            spec_of(quote!(approval = "auto")).approval,
+            Approval::Auto
+        ));
+        // Without `approval`, a tool that mutates asks on mutation.
+        let spec = spec_of(quote!(mutates = ["workspace:/a"]));
+        assert!(matches!(spec.approval, Approval::OnMutate));
+        assert!(matches!(
+            spec_of(quote!(mutates = ["workspace:/a"], approval = "on-mutate")).approval,
+            Approval::OnMutate
+        ));
+    }
+
+    #[test]
+    fn the_id_has_2_to_80_characters_of_its_alphabet() {
+        for ok in ["ab", "a1", "github.pr.merge", "a-b", &"a".repeat(80)] {
+            assert_eq!(
+                checked(quote!(id = #ok), Some("d")).1,
+                Vec::<String>::new(),
+                "{ok}"
+            );
+        }
+        let alphabet = "a tool id uses lowercase letters, digits, `-` and `.` (dots separate namespaces), and starts and ends with a letter or digit, like `github.pr.merge`";
+        for bad in [
+            "Files.find",
+            "files_find",
+            "-files",
+            "files.",
+            ".a",
+            "a-",
+            "é1",
+        ] {
+            assert_eq!(
+                checked(quote!(id = #bad), Some("d")).1,
+                vec![alphabet],
+                "{bad}"
+            );
+        }
+        let long = "a".repeat(81);
+        assert_eq!(
+            checked(quote!(id = #long), Some("d")).1,
+            vec![format!("a tool id has 2 to 80 characters; `{long}` has 81")]
+        );
+        assert_eq!(
+            checked(quote!(id = "a"), Some("d")).1,
+            vec!["a tool id has 2 to 80 characters; `a` has 1"]
+        );
+        let (spec, errors) = checked(quote!(), Some("d"));
+        assert_eq!(
+            errors,
+            vec!["a tool needs an `id`, like `#[tool(id = \"files.read\")]`"]
+        );
+        assert_eq!(spec.id, "missing-id");
+    }
+
+    #[test]
+    fn the_version_is_semantic() {
+        for ok in [
+            "0.0.0",
+            "10.20.30",
+            "1.2.3-alpha",
+            "1.2.3+b.1",
+            "1.2.3-a_b.c-d",
+        ] {
+            assert_eq!(
+                errors_of(quote!(version = #ok)),
+                Vec::<String>::new(),
+                "{ok}"
+            );
+        }
+        // TOOL.schema.json's pattern takes one suffix, `-` or `+` then `[\w.-]+`: not both.
+        for bad in [
+            "1.2",
+            "1.2.3.4",
+            "1..3",
+            "1.x.3",
+            "v1.2.3",
+            "1.2.3-",
+            "1.2.3+",
+            "1.2.3-a b",
+            "1.2.3-rc+b",
+            "",
+        ] {
+            assert_eq!(
+                errors_of(quote!(version = #bad)),
+                vec![format!(
+                    "`{bad}` is not a semantic version; write `MAJOR.MINOR.PATCH`, like `1.2.0`"
+                )],
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_name_and_description_are_bounded() {
+        let eighty = "é".repeat(80);
+        assert_eq!(errors_of(quote!(name = #eighty)), Vec::<String>::new());
+        assert_eq!(errors_of(quote!(name = "x")), Vec::<String>::new());
+        let long = "é".repeat(81);
+        assert_eq!(
+            errors_of(quote!(name = #long)),
+            vec!["a tool name has 1 to 80 characters; this one has 81"]
+        );
+        assert_eq!(
+            errors_of(quote!(name = "")),
+            vec!["a tool name has 1 to 80 characters; this one has 0"]
+        );
+        let max = "é".repeat(2000);
+        assert_eq!(errors_of(quote!(description = #max)), Vec::<String>::new());
+        let over = "é".repeat(2001);
+        assert_eq!(
+            errors_of(quote!(description = #over)),
+            vec!["a tool description has at most 2000 characters; this one has 2001"]
+        );
+        assert_eq!(
+            errors_of(quote!(description = "   ")),
+            vec!["the tool description is empty"]
+        );
+        // The attribute wins over the doc comment; the doc comment is taken as it is.
+        let (spec, _) = checked(
+            quote!(id = "ab", description = "From the attribute."),
+            Some("Docs."),
+        );
+        assert_eq!(spec.description, "From the attribute.");
+        let (spec, errors) = checked(quote!(id = "ab"), Some(""));
+        assert_eq!(errors, vec!["the tool description is empty"]);
+        assert_eq!(spec.description, "");
+        let (_, errors) = checked(quote!(id = "ab"), None);
+        assert_eq!(
+            errors,
+            vec![
+                "a tool needs a description for the model: add a doc comment (`/// ...`) or `description = \"...\"`"
+            ]
+        );
+    }
+
+    #[test]
+    fn mutates_entries_are_class_colon_scope() {
+        for class in MUTATION_CLASSES {
+            let entry = format!("{class}:x");
+            assert_eq!(
+                errors_of(quote!(mutates = [#entry], approval = "always")),
+                Vec::<String>::new()
+            );
+        }
+        assert_eq!(
+            errors_of(quote!(mutates = ["filesystem:/a"], approval = "always")),
+            vec![
+                "unknown mutation class `filesystem`: use one of `workspace`, `network`, `database`, `secret`, `external`"
+            ]
+        );
+        for bad in ["workspace", "workspace:", "workspace:/a b", "workspace:\t"] {
+            assert_eq!(
+                errors_of(quote!(mutates = [#bad], approval = "always")),
+                vec![format!(
+                    "`{bad}` is not `<class>:<scope>`; write e.g. `workspace:/reports` or `network:api.example.com`"
+                )],
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn approval_is_one_of_four_and_auto_does_not_mutate() {
+        let unknown = |a: &str| {
+            format!(
+                "unknown approval class `{a}`: use `auto`, `always`, `on-mutate` or `policy:<ref>`"
+            )
+        };
+        for bad in ["sometimes", "policy:", "policy:a b", "policy:a*", "Auto"] {
+            let (spec, errors) = checked(quote!(id = "ab", approval = #bad), Some("d"));
+            assert_eq!(errors, vec![unknown(bad)], "{bad}");
+            // A mistake asks every time rather than never.
+            assert!(matches!(spec.approval, Approval::Always), "{bad}");
+        }
+        assert_eq!(
+            errors_of(quote!(approval = "auto", mutates = ["workspace:/a"])),
+            vec![
+                "`approval = \"auto\"` runs without asking, but this tool declares `mutates`; use `on-mutate` (the default for tools that mutate) or `always`"
+            ]
+        );
+    }
+
+    #[test]
+    fn numbers_are_in_their_ranges() {
+        for level in 0u8..=3 {
+            assert_eq!(spec_of(quote!(risk_level = #level)).risk_level, level);
+        }
+        let (spec, errors) = checked(quote!(id = "ab", risk_level = 4), Some("d"));
+        assert_eq!(
+            errors,
+            vec![
+                "`risk_level` is 0 to 3 (0 read-only, 1 scoped writes, 2 external effects, 3 irreversible), not 4"
+            ]
+        );
+        assert_eq!(spec.risk_level, 3);
+        let (spec, errors) = checked(quote!(id = "ab", risk_level = 300), Some("d"));
+        assert_eq!(errors, vec!["`300` is out of range for `risk_level`"]);
+        assert_eq!(spec.risk_level, 3);
+        assert_eq!(
+            errors_of(quote!(cost_class = "cheap")),
+            vec!["unknown cost class `cheap`: use `trivial`, `metered` or `expensive`"]
+        );
+        let (spec, errors) = checked(quote!(id = "ab", timeout_ms = 0), Some("d"));
+        assert_eq!(
+            errors,
+            vec!["`timeout_ms` must be at least 1: a zero ceiling fails every call"]
+        );
+        assert_eq!(spec.timeout_ms, 30_000);
+        let (spec, errors) = checked(
+            quote!(id = "ab", timeout_ms = 18446744073709551616),
+            Some("d"),
+        );
+        assert_eq!(
+            errors,
+            vec!["`18446744073709551616` is out of range for `timeout_ms`"]
+        );
+        assert_eq!(spec.timeout_ms, 30_000);
+        assert_eq!(
+            spec_of(quote!(timeout_ms = 18446744073709551615)).timeout_ms,
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn retry_needs_idempotence_and_bounded_attempts() {
+        let (spec, errors) = checked(
+            quote!(id = "ab", retry(max_attempts = 3, backoff = "fixed")),
+            Some("d"),
+        );
+        assert_eq!(
+            errors,
+            vec![
+                "`retry` only applies to idempotent tools: the host never repeats a call that is not safe to repeat; add `idempotent` or remove `retry`"
+            ]
+        );
+        assert_eq!(spec.retry, Some((3, "Fixed", 0)));
+        for n in [0u32, 21] {
+            let (spec, errors) = checked(
+                quote!(id = "ab", idempotent = true, retry(max_attempts = #n, backoff = "fixed")),
+                Some("d"),
+            );
+            assert_eq!(
+                errors,
+                vec![format!(
+                    "`max_attempts` counts every attempt and is 1 to 20, not {n}"
+                )]
+            );
+            assert_eq!(spec.retry, Some((1, "Fixed", 0)));
+        }
+        let (spec, errors) = checked(
+            quote!(
+                id = "ab",
+                idempotent = true,
+                retry(
+                    max_attempts = 99999999999,
+                    backoff = "linear",
+                    initial_ms = -1
+                )
+            ),
+            Some("d"),
+        );
+        assert_eq!(
+            errors,
+            vec![
+                "`99999999999` is out of range for `max_attempts`",
+                "unknown backoff `linear`: use `fixed` or `exponential`",
+                "`-1` is out of range for `initial_ms`",
+            ]
+        );
+        assert_eq!(spec.retry, Some((1, "Fixed", 0)));
+    }
+
+    #[test]
+    fn implementation_ids_driver_kinds_and_tags_are_checked() {
+        for ok in ["ab", "1a", "a.b-c", &"a".repeat(80)] {
+            assert_eq!(
+                errors_of(quote!(default_implementation = #ok)),
+                Vec::<String>::new(),
+                "{ok}"
+            );
+        }
+        for bad in ["a", "-ab", ".ab", "Ab", "a_b", &"a".repeat(81)] {
+            assert_eq!(
+                errors_of(quote!(default_implementation = #bad)),
+                vec![
+                    "`default_implementation` is an implementation id: lowercase letters, digits, `-` and `.`"
+                ],
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            errors_of(quote!(driver_constraints(forbid = ["cli", "ftp", "cli"]))),
+            vec![
+                "unknown driver kind `ftp`: use `cli`, `http`, `mcp`, `sdk` or `builtin`",
+                "driver kind `cli` is listed twice",
+            ]
+        );
+        let spec = spec_of(quote!(tags = ["a", "1-b"]));
+        assert_eq!(spec.tags, ["a", "1-b"]);
+        for bad in ["Read Only", "-a", "", "a_b", "a.b"] {
+            assert_eq!(
+                errors_of(quote!(tags = [#bad])),
+                vec![format!(
+                    "tag `{bad}` must be lowercase letters, digits and `-`"
+                )],
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            errors_of(quote!(tags = ["a", "a"])),
+            vec!["tag `a` is listed twice"]
+        );
+    }
+
+    #[test]
+    fn fields_moved_to_the_driver_layer_say_where_they_went() {
+        let moved = |field: &str, home: &str| {
+            format!(
+                "`{field}` is not a contract field since AIP-30 moved it to the driver layer; use {home}"
+            )
+        };
+        assert_eq!(
+            errors_of(quote!(
+                code = "x",
+                run = "y",
+                runner = "z",
+                secrets = "s",
+                network = "n",
+                entry = "e"
+            )),
+            vec![
+                moved("code", "a DRIVER.md's `code`"),
+                moved("run", "a DRIVER.md's `run`"),
+                moved("runner", "a DRIVER.md's `runner`"),
+                moved(
+                    "secrets",
+                    "`requires(secrets = [...])` for what the tool needs, a DRIVER.md's `auth` for how"
+                ),
+                moved(
+                    "network",
+                    "`requires(network = [...])` for what the tool needs, a DRIVER.md's `network.egress` for how"
+                ),
+                moved("entry", "the body of the tool"),
+            ]
+        );
+        assert_eq!(
+            errors_of(quote!(execute = "run")),
+            vec![
+                "a tool contract has no `execute`: the body is `execute_typed` in the `impl TypedTool` block (or the function itself); AIP-14 keeps bodies off the contract"
+            ]
+        );
+    }
+}
