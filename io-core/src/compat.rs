@@ -498,7 +498,9 @@ impl Interval {
     }
 }
 
-/// Numbers past 2^53 are not all exact as `f64`; bounds there are not reasoned about.
+/// Integers past 2^53 are not all exact as `f64`; bounds there are not reasoned about. The
+/// test is on the `f64`, so it must exclude 2^53 itself: 2^53 + 1 written in the schema reads
+/// as 2^53 (and a bound of 2^53 would then prove that a producer allowing 2^53 + 1 fits).
 fn exact(map: &Map<String, Value>) -> bool {
     const LIMIT: f64 = 9_007_199_254_740_992.0;
     [
@@ -509,7 +511,7 @@ fn exact(map: &Map<String, Value>) -> bool {
         "multipleOf",
     ]
     .iter()
-    .all(|k| number(map.get(*k)).is_none_or(|n| n.abs() <= LIMIT))
+    .all(|k| number(map.get(*k)).is_none_or(|n| n.abs() < LIMIT))
 }
 
 impl<'a> Checker<'a> {
@@ -1909,4 +1911,63 @@ fn at_pointer(root: &Value, ptr: &str) -> Option<Value> {
         "$defs": defs,
         "$ref": target,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checker<'a>(arena: &'a typed_arena::Arena<Value>, root: &'a Value) -> Checker<'a> {
+        Checker {
+            arena,
+            p_root: root,
+            c_root: root,
+            assumed: HashMap::new(),
+            steps: 0,
+            validators: HashMap::new(),
+        }
+    }
+
+    const TOO_LARGE: &str = "the schemas are too large or too deep to compare";
+
+    #[test]
+    fn the_budget_allows_exactly_max_steps_and_max_depth() {
+        let arena = typed_arena::Arena::new();
+        let s = json!({ "type": "string" });
+        let mut ch = checker(&arena, &s);
+        // One comparison of two plain strings is one step.
+        ch.steps = MAX_STEPS - 1;
+        assert!(matches!(
+            ch.check(Node::root(&s), Node::root(&s), 0, 0),
+            Outcome::Ok
+        ));
+        assert_eq!(ch.steps, MAX_STEPS);
+        let Outcome::Unknown(u) = ch.check(Node::root(&s), Node::root(&s), 0, 0) else {
+            panic!("past the budget, the answer is unknown");
+        };
+        assert_eq!(u.reason, TOO_LARGE);
+        ch.steps = 0;
+        assert!(matches!(
+            ch.check(Node::root(&s), Node::root(&s), MAX_DEPTH, 0),
+            Outcome::Ok
+        ));
+        let Outcome::Unknown(u) = ch.check(Node::root(&s), Node::root(&s), MAX_DEPTH + 1, 0) else {
+            panic!("past the depth, the answer is unknown");
+        };
+        assert_eq!(u.reason, TOO_LARGE);
+    }
+
+    #[test]
+    fn examples_are_built_within_the_same_budget_and_depth() {
+        let arena = typed_arena::Arena::new();
+        let s = json!({ "type": "string" });
+        let mut ch = checker(&arena, &s);
+        ch.steps = MAX_STEPS - 1;
+        assert_eq!(ch.example(&Node::root(&s), 0), Some(json!("")));
+        assert_eq!(ch.steps, MAX_STEPS);
+        assert_eq!(ch.example(&Node::root(&s), 0), None);
+        ch.steps = 0;
+        assert_eq!(ch.example(&Node::root(&s), MAX_DEPTH), Some(json!("")));
+        assert_eq!(ch.example(&Node::root(&s), MAX_DEPTH + 1), None);
+    }
 }

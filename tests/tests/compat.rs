@@ -1001,3 +1001,72 @@ fn a_producer_range_with_no_number_in_it_fits_any_consumer_range() {
         &json!({ "type": "number", "maximum": 5 }),
     );
 }
+
+#[test]
+fn an_equal_bound_fits_only_when_the_consumer_is_not_stricter_there() {
+    // Over the non-integers, where bounds keep their exclusivity: 0.5 is the producer's and
+    // not the consumer's.
+    let why = incompatible(
+        &json!({ "type": "number", "minimum": 0.5 }),
+        &json!({ "type": "number", "exclusiveMinimum": 0.5 }),
+    );
+    assert_eq!(why.witness, json!(0.5));
+    let why = incompatible(
+        &json!({ "type": "number", "maximum": 0.5 }),
+        &json!({ "type": "number", "exclusiveMaximum": 0.5 }),
+    );
+    assert_eq!(why.witness, json!(0.5));
+    // The other way round, and equal bounds of the same kind, fit.
+    for (p, c) in [
+        (
+            json!({ "exclusiveMinimum": 0.5 }),
+            json!({ "minimum": 0.5 }),
+        ),
+        (
+            json!({ "exclusiveMaximum": 0.5 }),
+            json!({ "maximum": 0.5 }),
+        ),
+        (json!({ "minimum": 0.5 }), json!({ "minimum": 0.5 })),
+        (
+            json!({ "exclusiveMaximum": 0.5 }),
+            json!({ "exclusiveMaximum": 0.5 }),
+        ),
+    ] {
+        let mut p = p;
+        p["type"] = json!("number");
+        let mut c = c;
+        c["type"] = json!("number");
+        let answer = schema_compatible(&p, &c);
+        assert!(answer.is_compatible(), "{p} {c}: {answer}");
+    }
+}
+
+#[test]
+fn bounds_past_two_to_the_53_are_not_reasoned_about() {
+    // As `f64`, 2^53 + 1 is 2^53: comparing them proved a wrong inclusion (the producer
+    // allows 2^53 + 1, the consumer does not).
+    let producer = json!({ "type": "integer", "minimum": 0, "maximum": 9_007_199_254_740_993_u64 });
+    let consumer = json!({ "type": "integer", "minimum": 0, "maximum": 9_007_199_254_740_992_u64 });
+    for (p, c) in [(&producer, &consumer), (&consumer, &producer)] {
+        let Compatibility::Unknown(u) = schema_compatible(p, c) else {
+            panic!("expected unknown for {p} {c}");
+        };
+        assert_eq!(
+            u.reason,
+            "numeric bounds beyond 2^53 are not reasoned about"
+        );
+    }
+    // Below 2^53 every integer is exact.
+    let under = json!({ "type": "integer", "minimum": 0, "maximum": 9_007_199_254_740_991_u64 });
+    assert!(schema_compatible(&under, &json!({ "type": "integer", "minimum": 0 })).is_compatible());
+    assert!(schema_compatible(&under, &under).is_compatible());
+    let past = json!({ "type": "integer", "multipleOf": 9_007_199_254_740_993_u64 });
+    assert!(matches!(
+        schema_compatible(&past, &json!({ "type": "integer" })),
+        Compatibility::Compatible | Compatibility::Unknown(_)
+    ));
+    assert!(matches!(
+        schema_compatible(&json!({ "type": "integer" }), &past),
+        Compatibility::Unknown(_)
+    ));
+}
