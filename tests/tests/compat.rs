@@ -1070,3 +1070,29 @@ fn bounds_past_two_to_the_53_are_not_reasoned_about() {
         Compatibility::Unknown(_)
     ));
 }
+
+#[test]
+fn conjunctions_count_toward_the_depth_limit_on_either_side() {
+    fn nested(levels: usize) -> Value {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "allOf": [schema] });
+        }
+        schema
+    }
+    let string = json!({ "type": "string" });
+    let too_deep = |answer: Compatibility| match answer {
+        Compatibility::Unknown(u) => {
+            assert_eq!(u.reason, "the schemas are too large or too deep to compare")
+        }
+        other => panic!("expected too deep, got {other}"),
+    };
+    // 64 levels are compared; the 65th is past the limit.
+    assert!(schema_compatible(&string, &nested(64)).is_compatible());
+    too_deep(schema_compatible(&string, &nested(65)));
+    assert!(schema_compatible(&nested(64), &string).is_compatible());
+    too_deep(schema_compatible(&nested(65), &string));
+    // A `true` producer is compared as `{}`, one level further down.
+    incompatible(&json!(true), &nested(63));
+    too_deep(schema_compatible(&json!(true), &nested(64)));
+}

@@ -204,6 +204,82 @@ mod tests {
         assert_eq!(closest("input_files", ARGUMENTS), Some("inputs_files"));
         assert_eq!(closest("ouputs", ARGUMENTS), Some("outputs"));
         assert_eq!(closest("zzz", ARGUMENTS), None);
+        // Up to a third of the name's length for long names, at least 2 for short ones.
+        assert_eq!(closest("inptus", ARGUMENTS), Some("inputs"));
+        assert_eq!(
+            closest("max_inptu_byts", ARGUMENTS),
+            Some("max_input_bytes")
+        );
+        assert_eq!(
+            closest("mxa_inptu_byts", ARGUMENTS),
+            Some("max_input_bytes")
+        );
+        assert_eq!(closest("mxa_inptu_bxyts", ARGUMENTS), None);
+        assert_eq!(closest("pth", FILE_FIELDS), Some("path"));
+        assert_eq!(closest("xyz", FILE_FIELDS), None);
+    }
+
+    fn errors(args: &IoArgs) -> Vec<String> {
+        args.errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn every_argument_and_file_field_is_read() {
+        let args: IoArgs = syn::parse_str(
+            r#"inputs = A, outputs = B, max_input_bytes = 1048576, crate = "my::io",
+               inputs_files = { sales => { path = "in.csv", mode = "ro", content_type = "text/csv" },
+                                b => { path = "b", contentType = "text/plain" } }"#,
+        )
+        .unwrap();
+        assert_eq!(errors(&args), Vec::<String>::new());
+        assert!(args.outputs.is_some());
+        assert_eq!(
+            args.max_input_bytes
+                .as_ref()
+                .map(|l| l.base10_parse::<u64>().unwrap()),
+            Some(1_048_576)
+        );
+        let krate = args.krate.as_ref().unwrap();
+        assert_eq!(quote::quote!(#krate).to_string(), "my :: io");
+        let sales = &args.inputs_files[0];
+        assert_eq!(sales.key, "sales");
+        assert_eq!(sales.path.as_ref().unwrap().value(), "in.csv");
+        assert_eq!(sales.mode.as_ref().unwrap().value(), "ro");
+        assert_eq!(sales.content_type.as_ref().unwrap().value(), "text/csv");
+        assert_eq!(
+            args.inputs_files[1].content_type.as_ref().unwrap().value(),
+            "text/plain"
+        );
+    }
+
+    #[test]
+    fn mistakes_are_reported_and_the_rest_still_parses() {
+        let args: IoArgs = syn::parse_str(
+            r#"input = { a b c }, max_input_bytes = 99999999999999999999,
+               outputs_files = { r => { path = "a", path = "b", kind = "x", contenttype = "y" } },
+               inputs = A"#,
+        )
+        .unwrap();
+        assert_eq!(
+            errors(&args),
+            vec![
+                "unknown `define_io` argument `input`; did you mean `inputs`?",
+                "`max_input_bytes` is a whole number of bytes, like `max_input_bytes = 1048576`",
+                "`path` is given twice",
+                "unknown file field `kind`; expected one of `path`, `mode`, `content_type`",
+                "unknown file field `contenttype`; did you mean `content_type`?",
+            ]
+        );
+        assert!(args.max_input_bytes.is_none());
+        assert!(args.inputs.is_some());
+        assert_eq!(args.outputs_files[0].path.as_ref().unwrap().value(), "b");
+        let err = syn::parse_str::<IoArgs>(r#"crate = "not a path""#)
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "`crate` takes a path in quotes, like `crate = \"my_crate::io_core\"`"
+        );
     }
 
     #[test]

@@ -160,3 +160,45 @@ fn type_arg(meta: &syn::Meta) -> darling::Result<Option<syn::Type>> {
         other => Err(expected().with_span(other)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use darling::ast::NestedMeta;
+
+    use super::*;
+
+    fn args(tokens: proc_macro2::TokenStream) -> darling::Result<ToolArgs> {
+        ToolArgs::from_list(&NestedMeta::parse_meta_list(tokens).unwrap())
+    }
+
+    #[test]
+    fn a_type_argument_is_a_path_or_a_quoted_type() {
+        let read = args(quote::quote!(context = TenantContext, io = "my::Io<u8>")).unwrap();
+        let context = read.context.unwrap();
+        assert_eq!(quote::quote!(#context).to_string(), "TenantContext");
+        let io = read.io.unwrap();
+        assert_eq!(quote::quote!(#io).to_string(), "my :: Io < u8 >");
+        for bad in [
+            quote::quote!(context = 1),
+            quote::quote!(context = "not a type!"),
+            quote::quote!(context),
+        ] {
+            let err = args(bad).err().unwrap();
+            assert!(
+                err.to_string()
+                    .contains("expected a type, like `context = TenantContext`"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_string_list_takes_only_strings() {
+        let read = args(quote::quote!(mutates = ["a", "b"], tags = [])).unwrap();
+        let mutates: Vec<String> = read.mutates.unwrap().iter().map(|s| s.value()).collect();
+        assert_eq!(mutates, ["a", "b"]);
+        assert!(read.tags.unwrap().is_empty());
+        let err = args(quote::quote!(tags = ["a", 1])).err().unwrap();
+        assert!(err.to_string().contains("expected a string"), "{err}");
+    }
+}
