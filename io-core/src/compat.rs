@@ -1970,4 +1970,140 @@ mod tests {
         assert_eq!(ch.example(&Node::root(&s), MAX_DEPTH), Some(json!("")));
         assert_eq!(ch.example(&Node::root(&s), MAX_DEPTH + 1), None);
     }
+
+    /// The fast membership check agrees with the validator, and decides the simple schemas
+    /// itself (that is its point: no validator built for them).
+    #[test]
+    fn quick_membership_agrees_with_the_validator_and_decides_simple_schemas() {
+        let root = json!({
+            "$defs": {
+                "Name": { "type": "string", "minLength": 2, "maxLength": 3 },
+                "Small": { "type": "integer", "minimum": 1, "maximum": 3 },
+            },
+        });
+        let cases: Vec<(Value, Vec<Value>)> = vec![
+            (json!(true), vec![json!(1), json!(null)]),
+            (json!(false), vec![json!(1)]),
+            (json!({ "type": "string" }), vec![json!("a"), json!(1)]),
+            (
+                json!({ "type": ["integer", "null"] }),
+                vec![json!(1), json!(1.5), json!(null), json!("a")],
+            ),
+            (
+                json!({ "type": "number" }),
+                vec![json!(1), json!(1.5), json!("1")],
+            ),
+            (
+                json!({ "enum": ["a", 1] }),
+                vec![json!("a"), json!(1), json!(1.0), json!("b")],
+            ),
+            (
+                json!({ "const": { "k": [1] } }),
+                vec![json!({ "k": [1] }), json!({ "k": [2] })],
+            ),
+            (
+                json!({ "minimum": 1 }),
+                vec![json!(1), json!(0), json!("x")],
+            ),
+            (json!({ "maximum": 1 }), vec![json!(1), json!(2)]),
+            (json!({ "exclusiveMinimum": 1 }), vec![json!(1), json!(1.5)]),
+            (json!({ "exclusiveMaximum": 1 }), vec![json!(1), json!(0.5)]),
+            (
+                json!({ "minLength": 2 }),
+                vec![json!("ab"), json!("a"), json!("éé"), json!(3)],
+            ),
+            (
+                json!({ "maxLength": 2 }),
+                vec![json!("ab"), json!("abc"), json!("éé")],
+            ),
+            (
+                json!({ "$ref": "#/$defs/Name" }),
+                vec![json!("ab"), json!("a"), json!("abcd"), json!(1)],
+            ),
+            (
+                json!({ "anyOf": [{ "$ref": "#/$defs/Small" }, { "type": "null" }] }),
+                vec![json!(2), json!(null), json!(4), json!("a")],
+            ),
+            (
+                json!({ "allOf": [{ "minimum": 1 }, { "maximum": 3 }] }),
+                vec![json!(2), json!(0), json!(4)],
+            ),
+            // Keywords of other types than the value's hold vacuously.
+            (
+                json!({ "minItems": 1, "maxItems": 2, "uniqueItems": true, "items": false, "prefixItems": [false],
+                        "properties": {}, "required": ["a"], "additionalProperties": false, "minProperties": 1,
+                        "pattern": "^a", "format": "email", "multipleOf": 2 }),
+                vec![json!(null), json!(true)],
+            ),
+            (
+                json!({ "pattern": "^a", "format": "email" }),
+                vec![json!(1)],
+            ),
+            (json!({ "multipleOf": 2, "minItems": 1 }), vec![json!("x")]),
+            (
+                json!({ "required": ["a"], "maxLength": 1 }),
+                vec![json!("x"), json!([1])],
+            ),
+        ];
+        let arena = typed_arena::Arena::new();
+        for (schema, values) in &cases {
+            let mut document = schema.clone();
+            if let (Value::Object(map), Some(defs)) = (&mut document, root.get("$defs")) {
+                map.insert("$defs".into(), defs.clone());
+            }
+            let ch = checker(&arena, &document);
+            let validator = jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(&document)
+                .unwrap();
+            for value in values {
+                assert_eq!(
+                    ch.quick_member(&document, value, 0),
+                    Some(validator.is_valid(value)),
+                    "{schema} {value}"
+                );
+            }
+        }
+        // What it leaves to the validator: a pattern or format on a string, bounds past 9e15,
+        // keywords it does not know, nesting past 32.
+        let arena = typed_arena::Arena::new();
+        for (schema, value) in [
+            (json!({ "pattern": "^a" }), json!("a")),
+            (json!({ "format": "email" }), json!("a")),
+            (json!({ "maximum": 10 }), json!(1e16)),
+            (json!({ "maximum": 9_007_199_254_740_993_u64 }), json!(1)),
+            (json!({ "minimum": 1 }), json!(1e300)),
+            (json!({ "not": {} }), json!(1)),
+            (json!({ "multipleOf": 2 }), json!(4)),
+            (json!({ "items": false }), json!([1])),
+            (json!({ "required": ["a"] }), json!({})),
+            (json!({ "minLength": -1 }), json!("a")),
+            (json!({ "enum": 1 }), json!(1)),
+            (json!({ "anyOf": {} }), json!(1)),
+            (json!({ "allOf": 1 }), json!(1)),
+            (json!({ "type": 1 }), json!(1)),
+            (json!({ "$ref": "#/nowhere" }), json!(1)),
+            (json!(1), json!(1)),
+        ] {
+            let ch = checker(&arena, &schema);
+            assert_eq!(
+                ch.quick_member(&schema, &value, 0),
+                None,
+                "{schema} {value}"
+            );
+        }
+        let mut deep = json!({ "type": "integer" });
+        for _ in 0..33 {
+            deep = json!({ "allOf": [deep] });
+        }
+        let ch = checker(&arena, &deep);
+        assert_eq!(ch.quick_member(&deep, &json!(1), 0), None);
+        let ch = checker(&arena, &deep["allOf"][0]);
+        assert_eq!(ch.quick_member(&deep["allOf"][0], &json!(1), 0), Some(true));
+        // An `anyOf` stops at its first accepting branch: a later branch it cannot decide
+        // does not matter.
+        let first = json!({ "anyOf": [{ "type": "integer" }, { "pattern": "^a" }] });
+        let ch = checker(&arena, &first);
+        assert_eq!(ch.quick_member(&first, &json!(1), 0), Some(true));
+    }
 }
