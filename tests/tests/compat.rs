@@ -1072,14 +1072,15 @@ fn bounds_past_two_to_the_53_are_not_reasoned_about() {
 }
 
 #[test]
-fn conjunctions_count_toward_the_depth_limit_on_either_side() {
-    fn nested(levels: usize) -> Value {
+fn conjunctions_and_alternatives_count_toward_the_depth_limit() {
+    fn nested_in(key: &str, levels: usize) -> Value {
         let mut schema = json!({ "type": "string" });
         for _ in 0..levels {
-            schema = json!({ "allOf": [schema] });
+            schema = json!({ key: [schema] });
         }
         schema
     }
+    let nested = |levels| nested_in("allOf", levels);
     let string = json!({ "type": "string" });
     let too_deep = |answer: Compatibility| match answer {
         Compatibility::Unknown(u) => {
@@ -1092,6 +1093,11 @@ fn conjunctions_count_toward_the_depth_limit_on_either_side() {
     too_deep(schema_compatible(&string, &nested(65)));
     assert!(schema_compatible(&nested(64), &string).is_compatible());
     too_deep(schema_compatible(&nested(65), &string));
+    // Producer alternatives likewise, `anyOf` and `oneOf`.
+    for key in ["anyOf", "oneOf"] {
+        assert!(schema_compatible(&nested_in(key, 64), &string).is_compatible());
+        too_deep(schema_compatible(&nested_in(key, 65), &string));
+    }
     // A `true` producer is compared as `{}`, one level further down.
     incompatible(&json!(true), &nested(63));
     too_deep(schema_compatible(&json!(true), &nested(64)));
