@@ -222,6 +222,21 @@ fn expand_derives(item: &syn::Item, out: &mut BTreeSet<Found>) {
     }
 }
 
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
 fn cases() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui");
     let mut cases = Vec::new();
@@ -277,5 +292,50 @@ fn the_macros_emit_in_process_exactly_the_errors_each_ui_case_blesses() {
     assert!(
         errors_compared >= 60,
         "only {errors_compared} errors compared"
+    );
+}
+
+/// The other side: the code that compiles (the examples and the test suites, which use every
+/// macro in every form they accept) gets no error from the macros in process either. A check
+/// that refuses good code is as wrong as one that lets bad code through.
+#[test]
+fn the_macros_emit_no_error_on_the_code_that_compiles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    rust_files(&root.join("examples"), &mut files);
+    rust_files(&root.join("tests/tests"), &mut files);
+    files.sort();
+    let mut uses = 0;
+    let mut failures = Vec::new();
+    for path in &files {
+        let source = std::fs::read_to_string(path).expect("the file");
+        uses += [
+            "#[tool",
+            "#[define_io",
+            "#[agent_core",
+            "AgentInput",
+            "AgentOutput",
+        ]
+        .iter()
+        .map(|m| source.matches(m).count())
+        .sum::<usize>();
+        let file = syn::parse_file(&source).expect("the file parses");
+        let mut got = BTreeSet::new();
+        expand_items(file.items, &mut got);
+        if !got.is_empty() {
+            let list: Vec<String> = got.iter().map(ToString::to_string).collect();
+            let name = path.strip_prefix(&root).unwrap_or(path);
+            failures.push(format!("{}: {list:#?}", name.display()));
+        }
+    }
+    assert!(
+        files.len() >= 20 && uses >= 100,
+        "{} files, {uses} uses",
+        files.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "errors on good code:\n{}",
+        failures.join("\n")
     );
 }
