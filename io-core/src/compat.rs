@@ -2100,6 +2100,11 @@ mod tests {
         assert_eq!(ch.quick_member(&deep, &json!(1), 0), None);
         let ch = checker(&arena, &deep["allOf"][0]);
         assert_eq!(ch.quick_member(&deep["allOf"][0], &json!(1), 0), Some(true));
+        // References count toward the same limit: a reference to itself is left to the
+        // validator, not followed forever.
+        let cycle = json!({ "$defs": { "A": { "$ref": "#/$defs/A" } }, "$ref": "#/$defs/A" });
+        let ch = checker(&arena, &cycle);
+        assert_eq!(ch.quick_member(&cycle, &json!(1), 0), None);
         // An `anyOf` stops at its first accepting branch: a later branch it cannot decide
         // does not matter.
         let first = json!({ "anyOf": [{ "type": "integer" }, { "pattern": "^a" }] });
