@@ -821,4 +821,361 @@ mod tests {
             assert!(refusals[0].reason.contains("deeper than 64"), "{profile:?}");
         }
     }
+
+    #[test]
+    fn a_refusal_reads_with_its_pointer_or_the_root() {
+        let at_root = Refusal {
+            pointer: String::new(),
+            reason: "no".into(),
+        };
+        assert_eq!(at_root.to_string(), "(root): no");
+        let inside = Refusal {
+            pointer: "/properties/a".into(),
+            reason: "no".into(),
+        };
+        assert_eq!(inside.to_string(), "/properties/a: no");
+    }
+
+    #[test]
+    fn each_profile_has_its_own_slot() {
+        let indexes: Vec<usize> = Profile::ALL.iter().map(|p| p.index()).collect();
+        assert_eq!(indexes, (0..Profile::ALL.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pointers_escape_slashes_and_tildes_in_names() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "a/b~c": { "$ref": "#/$defs/Gone" } }
+        });
+        assert_eq!(
+            apply(Profile::Inlined, &schema).unwrap_err()[0].pointer,
+            "/properties/a~1b~0c"
+        );
+    }
+
+    #[test]
+    fn inlining_reaches_every_place_a_schema_can_be_and_leaves_data_alone() {
+        let s = json!({ "$ref": "#/$defs/S" });
+        let schema = json!({
+            "type": "object",
+            "properties": { "p": s },
+            "patternProperties": { "^x": s },
+            "dependentSchemas": { "d": s },
+            "anyOf": [s], "oneOf": [s], "allOf": [s], "prefixItems": [s],
+            "items": s, "additionalProperties": s, "not": s, "if": s, "then": s, "else": s,
+            "contains": s, "propertyNames": s, "unevaluatedProperties": s, "unevaluatedItems": s,
+            "enum": [s], "const": s, "default": s, "examples": [s],
+            "$defs": { "S": { "type": "string" } },
+            "definitions": { "Old": { "type": "null" } }
+        });
+        let t = json!({ "type": "string" });
+        assert_eq!(
+            apply(Profile::Inlined, &schema).unwrap(),
+            json!({
+                "type": "object",
+                "properties": { "p": t },
+                "patternProperties": { "^x": t },
+                "dependentSchemas": { "d": t },
+                "anyOf": [t], "oneOf": [t], "allOf": [t], "prefixItems": [t],
+                "items": t, "additionalProperties": t, "not": t, "if": t, "then": t, "else": t,
+                "contains": t, "propertyNames": t, "unevaluatedProperties": t, "unevaluatedItems": t,
+                "enum": [s], "const": s, "default": s, "examples": [s]
+            })
+        );
+        // A key beside a `$ref` is a schema place too; its pointer is its own.
+        let beside = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/A", "items": { "$ref": "#/$defs/Gone" } } },
+            "$defs": { "A": { "type": "array" } }
+        });
+        assert_eq!(
+            apply(Profile::Inlined, &beside).unwrap_err()[0].pointer,
+            "/properties/a/items"
+        );
+        // Each branch's pointer has its index.
+        let branches = json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/$defs/Gone" }] });
+        let refusal = &apply(Profile::Inlined, &branches).unwrap_err()[0];
+        assert_eq!(refusal.pointer, "/anyOf/1");
+        assert_eq!(
+            refusal.reason,
+            "`$ref: #/$defs/Gone` is not a local reference this schema defines"
+        );
+        // Two uses of one definition side by side are not recursion.
+        let twice = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/S" }, "b": { "$ref": "#/$defs/S" } },
+            "$defs": { "S": { "type": "string" } }
+        });
+        assert!(apply(Profile::Inlined, &twice).is_ok());
+        // Inlining counts schema levels: 64 nested objects are inlined, 65 are not.
+        // Draft-07's rewrite walks the JSON itself, so a property's schema is two levels below
+        // its object's (the `properties` map, then the entry) and its `type` one more.
+        for (profile, levels) in [(Profile::Inlined, 64), (Profile::Draft07, 31)] {
+            assert!(apply(profile, &objects(levels)).is_ok(), "{profile:?}");
+            let refusals = apply(profile, &objects(levels + 1)).unwrap_err();
+            assert_eq!(
+                refusals[0].reason, "the schema nests deeper than 64 levels",
+                "{profile:?}"
+            );
+        }
+    }
+
+    /// `levels` objects nested through a property `x`, around a string.
+    fn objects(levels: usize) -> Value {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "type": "object", "properties": { "x": schema } });
+        }
+        schema
+    }
+
+    #[test]
+    fn an_object_root_is_one_type_object() {
+        for root in [json!("object"), json!(["object"])] {
+            let schema = json!({ "type": root, "title": "T" });
+            for profile in [Profile::Anthropic, Profile::Mcp] {
+                assert_eq!(apply(profile, &schema).unwrap(), json!({ "type": root }));
+            }
+        }
+        for root in [json!(["object", "null"]), json!(["string"]), json!(null)] {
+            let refusals = apply(Profile::Mcp, &json!({ "type": root })).unwrap_err();
+            assert_eq!(
+                refusals,
+                vec![Refusal {
+                    pointer: String::new(),
+                    reason: "tool arguments are a JSON object, so the root schema must be `\"type\": \"object\"`".into(),
+                }]
+            );
+        }
+        assert!(apply(Profile::Mcp, &json!({})).is_err());
+    }
+
+    fn gemini_property(schema: Value) -> Result<Value, Vec<Refusal>> {
+        apply(
+            Profile::Gemini,
+            &json!({ "type": "object", "properties": { "p": schema } }),
+        )
+        .map(|out| out["properties"]["p"].clone())
+    }
+
+    fn gemini_refusal(schema: Value) -> (String, String) {
+        let refusals = gemini_property(schema).unwrap_err();
+        (refusals[0].pointer.clone(), refusals[0].reason.clone())
+    }
+
+    #[test]
+    fn gemini_types_nullability_and_enums() {
+        assert_eq!(
+            gemini_property(json!({ "type": ["string", "null"] })).unwrap(),
+            json!({ "type": "STRING", "nullable": true })
+        );
+        assert_eq!(
+            gemini_property(json!({ "type": ["integer"] })).unwrap(),
+            json!({ "type": "INTEGER" })
+        );
+        assert_eq!(
+            gemini_property(json!({ "type": ["string", "string"] })).unwrap(),
+            json!({ "type": "STRING", "anyOf": [{ "type": "STRING" }, { "type": "STRING" }] })
+        );
+        let only_null = (
+            "/properties/p".to_owned(),
+            "a schema whose only type is `null` has no Gemini form".to_owned(),
+        );
+        assert_eq!(gemini_refusal(json!({ "type": "null" })), only_null);
+        assert_eq!(gemini_refusal(json!({ "type": ["null"] })), only_null);
+        assert_eq!(
+            gemini_refusal(json!({ "type": ["string", "integer"] })),
+            (
+                "/properties/p/anyOf".to_owned(),
+                "a union of different types: Gemini's schema needs one `type` for all its branches"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            gemini_property(json!({ "enum": ["a", null] })).unwrap(),
+            json!({ "type": "STRING", "enum": ["a"], "nullable": true })
+        );
+        assert_eq!(
+            gemini_property(json!({ "type": "string", "enum": ["a"] })).unwrap(),
+            json!({ "type": "STRING", "enum": ["a"] })
+        );
+        assert_eq!(
+            gemini_refusal(json!({ "const": 1 })),
+            (
+                "/properties/p/const".to_owned(),
+                "Gemini's `enum` lists strings only".to_owned()
+            )
+        );
+        assert_eq!(
+            gemini_refusal(json!(false)),
+            (
+                "/properties/p".to_owned(),
+                "`false` (no value) has no Gemini form".to_owned()
+            )
+        );
+        assert_eq!(
+            gemini_refusal(json!({ "description": "anything" })),
+            (
+                "/properties/p".to_owned(),
+                "a schema without a `type` (it accepts any value): Gemini needs one".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn gemini_unions_keywords_and_formats() {
+        // `Option<T>`: the one branch left is the schema, with what is beside the union.
+        assert_eq!(
+            gemini_property(json!({ "description": "d", "oneOf": [{ "type": "null" }, { "type": "integer", "minimum": 1 }] })).unwrap(),
+            json!({ "type": "INTEGER", "minimum": 1, "description": "d", "nullable": true })
+        );
+        // A `null` branch with more than a type is a branch like any other.
+        assert!(
+            gemini_property(
+                json!({ "anyOf": [{ "type": "null", "description": "x" }, { "type": "string" }] })
+            )
+            .is_err()
+        );
+        // Only null: nothing but `nullable` is left, which is no schema.
+        assert_eq!(
+            gemini_refusal(json!({ "anyOf": [{ "type": "null" }] })).1,
+            "a schema without a `type` (it accepts any value): Gemini needs one"
+        );
+        // A branch's own refusal is the one reported, not a second at the union.
+        let refusals =
+            gemini_property(json!({ "anyOf": [{ "type": "string" }, { "not": {} }] })).unwrap_err();
+        assert_eq!(refusals[0].pointer, "/properties/p/anyOf/1/not");
+        assert_eq!(
+            refusals[0].reason,
+            "`not` (Gemini's schema has no negation) cannot be expressed"
+        );
+        assert_eq!(
+            gemini_refusal(json!({ "type": "string", "if": {}, "then": {} })),
+            (
+                "/properties/p/if".to_owned(),
+                "`if`/`then`/`else` (Gemini's schema has no conditionals) cannot be expressed"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            gemini_refusal(json!({ "type": "object", "allOf": [] })).1,
+            "`allOf` (Gemini's schema has no intersection) cannot be expressed"
+        );
+        // Accepted keywords are kept, Rust number formats and unknown keywords dropped.
+        assert_eq!(
+            gemini_property(json!({
+                "type": "array", "minItems": 1, "maxItems": 3, "description": "d",
+                "items": { "type": "string", "format": "date-time", "pattern": "^2", "minLength": 1, "maxLength": 30 },
+                "uniqueItems": true, "x-extra": 1
+            })).unwrap(),
+            json!({
+                "type": "ARRAY", "minItems": 1, "maxItems": 3, "description": "d",
+                "items": { "type": "STRING", "format": "date-time", "pattern": "^2", "minLength": 1, "maxLength": 30 }
+            })
+        );
+        for format in RUST_FORMATS {
+            assert_eq!(
+                gemini_property(json!({ "type": "number", "format": format })).unwrap(),
+                json!({ "type": "NUMBER" }),
+                "{format}"
+            );
+        }
+        assert_eq!(
+            gemini_property(json!({ "type": "array", "items": false })).unwrap(),
+            json!({ "type": "ARRAY" })
+        );
+        // Titles stay below the root, not at it.
+        let out = apply(
+            Profile::Gemini,
+            &json!({ "type": "object", "title": "Root", "properties": { "p": { "type": "string", "title": "P" } } }),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({ "type": "OBJECT", "properties": { "p": { "type": "STRING", "title": "P" } } })
+        );
+        // Gemini counts schema levels as inlining does.
+        assert!(apply(Profile::Gemini, &objects(64)).is_ok());
+        assert_eq!(
+            apply(Profile::Gemini, &objects(65)).unwrap_err()[0].reason,
+            "the schema nests deeper than 64 levels"
+        );
+    }
+
+    #[test]
+    fn draft07_keywords_one_by_one() {
+        assert_eq!(
+            apply(
+                Profile::Draft07,
+                &json!({
+                    "title": "T",
+                    "type": "object",
+                    "dependentRequired": { "a": ["b"] },
+                    "properties": {
+                        "t": { "type": "array", "prefixItems": [{ "type": "string" }] },
+                        "u": { "anyOf": [{ "$ref": "#/$defs/N" }, { "type": "null" }] }
+                    },
+                    "enum": [{ "$defs": 1 }], "const": { "prefixItems": 1 }, "default": { "$ref": "#/$defs/N" },
+                    "examples": [{ "$schema": 1 }], "required": ["t"],
+                    "$defs": { "N": { "type": "number", "title": "N" } }
+                })
+            )
+            .unwrap(),
+            json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "dependencies": { "a": ["b"] },
+                "properties": {
+                    "t": { "type": "array", "items": [{ "type": "string" }], "additionalItems": true },
+                    "u": { "anyOf": [{ "$ref": "#/definitions/N" }, { "type": "null" }] }
+                },
+                "enum": [{ "$defs": 1 }], "const": { "prefixItems": 1 }, "default": { "$ref": "#/$defs/N" },
+                "examples": [{ "$schema": 1 }], "required": ["t"],
+                "definitions": { "N": { "type": "number", "title": "N" } }
+            })
+        );
+        for keyword in [
+            "unevaluatedProperties",
+            "unevaluatedItems",
+            "$dynamicRef",
+            "$dynamicAnchor",
+            "dependentSchemas",
+            "minContains",
+            "maxContains",
+        ] {
+            let refusals = apply(
+                Profile::Draft07,
+                &json!({ "anyOf": [{ "type": "object", keyword: 1 }] }),
+            )
+            .unwrap_err();
+            assert_eq!(
+                refusals,
+                vec![Refusal {
+                    pointer: format!("/anyOf/0/{keyword}"),
+                    reason: format!("`{keyword}` has no Draft-07 equivalent"),
+                }]
+            );
+        }
+    }
+
+    #[test]
+    fn openai_strict_refusals_carry_the_strict_checks_pointer() {
+        let refusals = apply(
+            Profile::OpenAiStrict,
+            &json!({ "type": "object", "properties": { "m": { "type": "object", "additionalProperties": { "type": "string" } } } }),
+        )
+        .unwrap_err();
+        assert_eq!(refusals.len(), 1);
+        assert_eq!(refusals[0].pointer, "/properties/m");
+        assert!(!refusals[0].reason.is_empty());
+        let strict = apply(
+            Profile::OpenAiStrict,
+            &json!({ "type": "object", "title": "T", "properties": { "a": { "type": "string" } } }),
+        )
+        .unwrap();
+        assert_eq!(strict["additionalProperties"], json!(false));
+        assert_eq!(strict["required"], json!(["a"]));
+        assert!(strict.get("title").is_none());
+    }
 }
