@@ -2092,14 +2092,29 @@ mod tests {
                 "{schema} {value}"
             );
         }
-        let mut deep = json!({ "type": "integer" });
-        for _ in 0..33 {
-            deep = json!({ "allOf": [deep] });
+        for key in ["allOf", "anyOf"] {
+            let mut deep = json!({ "type": "integer" });
+            for _ in 0..33 {
+                deep = json!({ key: [deep] });
+            }
+            let ch = checker(&arena, &deep);
+            assert_eq!(ch.quick_member(&deep, &json!(1), 0), None, "{key}");
+            let ch = checker(&arena, &deep[key][0]);
+            assert_eq!(
+                ch.quick_member(&deep[key][0], &json!(1), 0),
+                Some(true),
+                "{key}"
+            );
         }
-        let ch = checker(&arena, &deep);
-        assert_eq!(ch.quick_member(&deep, &json!(1), 0), None);
-        let ch = checker(&arena, &deep["allOf"][0]);
-        assert_eq!(ch.quick_member(&deep["allOf"][0], &json!(1), 0), Some(true));
+        // Values up to 9e15 are compared as `f64`; past it, the validator decides.
+        let bound = json!({ "maximum": 9e15 });
+        let ch = checker(&arena, &bound);
+        assert_eq!(ch.quick_member(&bound, &json!(9e15), 0), Some(true));
+        assert_eq!(ch.quick_member(&bound, &json!(-9e15), 0), Some(true));
+        assert_eq!(
+            ch.quick_member(&bound, &json!(9.000000000000002e15), 0),
+            None
+        );
         // References count toward the same limit: a reference to itself is left to the
         // validator, not followed forever.
         let cycle = json!({ "$defs": { "A": { "$ref": "#/$defs/A" } }, "$ref": "#/$defs/A" });
