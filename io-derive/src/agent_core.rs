@@ -71,3 +71,37 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let item_impl = item_impl.into_token_stream();
     quote!(#args_error #item_impl)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_associated_types_not_declared_get_the_turn_defaults() {
+        let neither = expand(
+            quote!(),
+            quote!(impl AgentCore for C { fn core_type(&self) -> &str { "c" } }),
+        )
+        .to_string();
+        assert!(
+            neither.contains("type Input = :: io_core :: TurnInput"),
+            "{neither}"
+        );
+        assert!(
+            neither.contains("type Output = :: io_core :: TurnOutput"),
+            "{neither}"
+        );
+        let input_only =
+            expand(quote!(), quote!(impl AgentCore for C { type Input = Ask; })).to_string();
+        assert!(input_only.contains("type Input = Ask"), "{input_only}");
+        assert!(!input_only.contains("TurnInput"), "{input_only}");
+        assert!(input_only.contains("TurnOutput"), "{input_only}");
+        let output_only = expand(
+            quote!(),
+            quote!(impl AgentCore for C { type Output = Say; }),
+        )
+        .to_string();
+        assert!(!output_only.contains("TurnOutput"), "{output_only}");
+        assert!(output_only.contains("TurnInput"), "{output_only}");
+    }
+}

@@ -217,3 +217,71 @@ fn impl_block(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(input: syn::DeriveInput, side: Side) -> String {
+        derive(&input, side).to_string()
+    }
+
+    #[test]
+    fn a_plain_type_keeps_its_boundary_in_a_static_and_a_generic_one_in_the_shared_cache() {
+        let plain = expanded(syn::parse_quote! { struct P { a: u8 } }, Side::Input);
+        assert!(plain.contains("AgentInput for P"), "{plain}");
+        assert!(plain.contains("__IO_SCHEMA"), "{plain}");
+        assert!(!plain.contains("cached_input"), "{plain}");
+        assert!(!plain.contains("where"), "{plain}");
+        for generic in [
+            syn::parse_quote! { struct T<X> { a: X } },
+            syn::parse_quote! { struct L<'a> { a: &'a str } },
+            syn::parse_quote! { struct C<const N: usize> { a: [u8; N] } },
+        ] {
+            let generic: syn::DeriveInput = generic;
+            let name = generic.ident.to_string();
+            let text = expanded(generic, Side::Output);
+            assert!(text.contains("cached_output :: < Self >"), "{name}: {text}");
+            assert!(!text.contains("__IO_SCHEMA"), "{name}: {text}");
+            assert!(text.contains("where Self :"), "{name}: {text}");
+        }
+    }
+
+    #[test]
+    fn only_a_strict_output_carries_its_name() {
+        let output = |input: syn::DeriveInput| expanded(input, Side::Output);
+        let named = output(syn::parse_quote! { #[agent(strict)] struct Report { a: u8 } });
+        assert!(named.contains("Some (\"Report\")"), "{named}");
+        let renamed = output(syn::parse_quote! {
+            #[agent(strict, name = "inventory_report")]
+            struct Report { a: u8 }
+        });
+        assert!(renamed.contains("Some (\"inventory_report\")"), "{renamed}");
+        let loose = output(syn::parse_quote! { struct Report { a: u8 } });
+        assert!(loose.contains("Option :: None"), "{loose}");
+        assert!(!loose.contains("Some (\""), "{loose}");
+        // The name is an output's (a response format's); an input is not named.
+        let input = expanded(
+            syn::parse_quote! { #[agent(strict)] struct Ask { a: u8 } },
+            Side::Input,
+        );
+        assert!(!input.contains("Some (\"Ask\")"), "{input}");
+    }
+
+    #[test]
+    fn only_an_input_that_cannot_take_the_workspace_root_says_so() {
+        let refuses: syn::DeriveInput = syn::parse_quote! {
+            #[serde(deny_unknown_fields)]
+            struct Strict { a: u8 }
+        };
+        let text = expanded(refuses.clone(), Side::Input);
+        assert!(
+            text.contains("const ACCEPTS_FS_ROOT : bool = false"),
+            "{text}"
+        );
+        // An output never receives it; an input that ignores unknown fields takes it.
+        assert!(!expanded(refuses, Side::Output).contains("ACCEPTS_FS_ROOT"));
+        let open: syn::DeriveInput = syn::parse_quote! { struct Open { a: u8 } };
+        assert!(!expanded(open, Side::Input).contains("ACCEPTS_FS_ROOT"));
+    }
+}

@@ -203,3 +203,110 @@ fn defines_io(target: &Target, args: &IoArgs, krate: &syn::Path) -> TokenStream 
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(args: TokenStream, item: TokenStream) -> String {
+        expand(args, item).to_string()
+    }
+
+    #[test]
+    fn on_a_typed_tool_impl_the_tool_gets_its_file_contract() {
+        let tool = expanded(quote!(inputs = A), quote!(impl TypedTool for T {}));
+        assert!(tool.contains("fn file_contract"), "{tool}");
+        assert!(tool.contains("DefinesIo for T"), "{tool}");
+        let core = expanded(quote!(inputs = A), quote!(impl AgentCore for T {}));
+        assert!(!core.contains("fn file_contract"), "{core}");
+        assert!(core.contains("DefinesIo for T"), "{core}");
+    }
+
+    #[test]
+    fn on_a_function_the_blocks_get_a_struct_and_the_tool_is_pointed_at_it() {
+        let with_args = expanded(
+            quote!(inputs = A),
+            quote!(
+                #[tool(id = "a.b")]
+                async fn find_all(a: A) {}
+            ),
+        );
+        assert!(
+            with_args.contains("tool (id = \"a.b\" , io = FindAllIo)"),
+            "{with_args}"
+        );
+        assert!(with_args.contains("struct FindAllIo"), "{with_args}");
+        assert!(with_args.contains("DefinesIo for FindAllIo"), "{with_args}");
+        let empty = expanded(
+            quote!(inputs = A),
+            quote!(
+                #[tool()]
+                async fn f(a: A) {}
+            ),
+        );
+        assert!(empty.contains("tool (io = FIo)"), "{empty}");
+        // Another attribute is left alone.
+        let other = expanded(
+            quote!(inputs = A),
+            quote!(
+                #[inline]
+                fn f(a: A) {}
+            ),
+        );
+        assert!(other.contains("# [inline]"), "{other}");
+        assert!(!other.contains("io = FIo"), "{other}");
+    }
+
+    #[test]
+    fn only_declared_files_need_an_input_that_takes_the_root() {
+        let assertion = "ACCEPTS_FS_ROOT";
+        let none = expanded(
+            quote!(inputs = A),
+            quote!(
+                struct S;
+            ),
+        );
+        assert!(!none.contains(assertion), "{none}");
+        for files in [
+            quote!(inputs = A, inputs_files = { a => { path = "a" } }),
+            quote!(inputs = A, outputs_files = { a => { path = "a" } }),
+        ] {
+            let text = expanded(
+                files,
+                quote!(
+                    struct S;
+                ),
+            );
+            assert!(text.contains(assertion), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_tool_beside_the_blocks_must_declare_its_output_files_as_mutations() {
+        let args = quote!(inputs = A, outputs_files = { log => { path = "logs/x.txt" } });
+        for item in [
+            quote!(
+                #[tool(id = "a.b")]
+                async fn f(a: A) {}
+            ),
+            quote!(
+                #[tool(id = "a.b")]
+                impl TypedTool for T {}
+            ),
+        ] {
+            let text = expanded(args.clone(), item);
+            assert!(text.contains("output file `log` writes"), "{text}");
+        }
+        let covered = expanded(
+            args.clone(),
+            quote!(
+                #[tool(id = "a.b", mutates = ["workspace:/logs"])]
+                impl TypedTool for T {}
+            ),
+        );
+        assert!(!covered.contains("compile_error"), "{covered}");
+        // Without a tool there is nothing to compare with.
+        let alone = expanded(args, quote!(impl TypedTool for T {}));
+        assert!(!alone.contains("compile_error"), "{alone}");
+    }
+}

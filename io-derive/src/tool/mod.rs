@@ -88,3 +88,127 @@ fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(args: TokenStream, item: TokenStream) -> String {
+        expand(args, item).to_string()
+    }
+
+    fn count(text: &str, what: &str) -> usize {
+        text.matches(what).count()
+    }
+
+    const WRITES: &str =
+        "`#[tool]` writes `ID` and `contract()` from its arguments; remove this one";
+
+    #[test]
+    fn an_impl_block_gets_only_the_contract_items_it_does_not_write() {
+        let args = quote!(id = "a.b", description = "d");
+        let both = expanded(
+            args.clone(),
+            quote!(impl TypedTool for T { const ID: &str = "x"; const OTHER: u8 = 1; fn contract() {} fn other() {} }),
+        );
+        assert_eq!(count(&both, WRITES), 2, "{both}");
+        assert_eq!(count(&both, "const ID"), 1, "{both}");
+        assert_eq!(count(&both, "fn contract"), 1, "{both}");
+        let id_only = expanded(
+            args.clone(),
+            quote!(impl TypedTool for T { const ID: &str = "x"; }),
+        );
+        assert_eq!(count(&id_only, WRITES), 1, "{id_only}");
+        assert_eq!(count(&id_only, "const ID"), 1, "{id_only}");
+        assert_eq!(count(&id_only, "fn contract"), 1, "{id_only}");
+        let contract_only = expanded(
+            args.clone(),
+            quote!(impl TypedTool for T { fn contract() {} }),
+        );
+        assert_eq!(count(&contract_only, WRITES), 1, "{contract_only}");
+        assert_eq!(count(&contract_only, "const ID"), 1, "{contract_only}");
+        assert_eq!(count(&contract_only, "fn contract"), 1, "{contract_only}");
+        let neither = expanded(
+            args,
+            quote!(impl TypedTool for T { const OTHER: u8 = 1; fn other() {} }),
+        );
+        assert_eq!(count(&neither, WRITES), 0, "{neither}");
+        assert_eq!(count(&neither, "const ID"), 1, "{neither}");
+        assert_eq!(count(&neither, "fn contract"), 1, "{neither}");
+    }
+
+    #[test]
+    fn a_function_above_define_io_uses_its_blocks_unless_told_otherwise() {
+        let below = expanded(
+            quote!(id = "a.b"),
+            quote!(
+                #[define_io(inputs = A)]
+                async fn find_all(a: A) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+        );
+        assert!(below.contains("FindAllIo"), "{below}");
+        let told = expanded(
+            quote!(id = "a.b", io = Mine),
+            quote!(
+                #[define_io(inputs = A)]
+                async fn find_all(a: A) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+        );
+        assert!(!told.contains("FindAllIo"), "{told}");
+        assert!(told.contains("Mine"), "{told}");
+        let alone = expanded(
+            quote!(id = "a.b"),
+            quote!(
+                async fn find_all(a: A) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+        );
+        assert!(!alone.contains("FindAllIo"), "{alone}");
+    }
+
+    #[test]
+    fn a_second_argument_is_a_reference_to_a_tool_context() {
+        let second = "a second argument can only be `&ToolContext`";
+        for ok in [
+            quote!(
+                async fn f(a: A, ctx: &ToolContext) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+            quote!(
+                async fn f(a: A, ctx: &io_typed_tool::ToolContext) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+        ] {
+            let text = expanded(quote!(id = "a.b", description = "d"), ok);
+            assert!(!text.contains(second), "{text}");
+            assert!(text.contains("(input , ctx)"), "{text}");
+        }
+        for bad in [
+            quote!(
+                async fn f(a: A, ctx: ToolContext) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+            quote!(
+                async fn f(a: A, ctx: &Other) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+            quote!(
+                async fn f(a: A, ctx: &[ToolContext]) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+        ] {
+            let text = expanded(quote!(id = "a.b", description = "d"), bad);
+            assert!(text.contains(second), "{text}");
+        }
+    }
+}
