@@ -1102,3 +1102,57 @@ fn conjunctions_and_alternatives_count_toward_the_depth_limit() {
     incompatible(&json!(true), &nested(63));
     too_deep(schema_compatible(&json!(true), &nested(64)));
 }
+
+#[test]
+fn references_and_consumer_alternatives_count_toward_the_depth_limit() {
+    fn nested(levels: usize) -> Value {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "allOf": [schema] });
+        }
+        schema
+    }
+    /// A chain of `links` references, `#/$defs/A0` to the last, which is a string.
+    fn chain(links: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..links - 1 {
+            defs.insert(
+                format!("A{i}"),
+                json!({ "$ref": format!("#/$defs/A{}", i + 1) }),
+            );
+        }
+        defs.insert(format!("A{}", links - 1), json!({ "type": "string" }));
+        json!({ "$defs": defs, "$ref": "#/$defs/A0" })
+    }
+    fn any_of(levels: usize) -> Value {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "anyOf": [schema] });
+        }
+        schema
+    }
+    let string = json!({ "type": "string" });
+    let too_deep = |answer: Compatibility| match answer {
+        Compatibility::Unknown(u) => {
+            assert_eq!(u.reason, "the schemas are too large or too deep to compare")
+        }
+        other => panic!("expected too deep, got {other}"),
+    };
+    // Each reference followed is a level, on either side.
+    assert!(schema_compatible(&chain(64), &string).is_compatible());
+    too_deep(schema_compatible(&chain(65), &string));
+    assert!(schema_compatible(&string, &chain(64)).is_compatible());
+    too_deep(schema_compatible(&string, &chain(65)));
+    // So is each consumer alternative.
+    assert!(schema_compatible(&string, &any_of(64)).is_compatible());
+    too_deep(schema_compatible(&string, &any_of(65)));
+    // Keywords beside a consumer's reference are checked one level down.
+    let beside = |levels| json!({ "$defs": { "S": { "type": "string" } }, "$ref": "#/$defs/S", "allOf": [nested(levels)] });
+    assert!(schema_compatible(&string, &beside(62)).is_compatible());
+    too_deep(schema_compatible(&string, &beside(63)));
+    // And beside a consumer's alternatives (here an array's items, one more level down).
+    let strings = json!({ "type": "array", "items": { "type": "string" } });
+    let items_beside = |levels| json!({ "anyOf": [{ "type": "array" }], "items": nested(levels) });
+    assert!(schema_compatible(&strings, &items_beside(62)).is_compatible());
+    too_deep(schema_compatible(&strings, &items_beside(63)));
+}
