@@ -1156,3 +1156,50 @@ fn references_and_consumer_alternatives_count_toward_the_depth_limit() {
     assert!(schema_compatible(&strings, &items_beside(62)).is_compatible());
     too_deep(schema_compatible(&strings, &items_beside(63)));
 }
+
+#[test]
+fn a_producer_of_several_types_may_be_covered_by_several_branches() {
+    let either = json!({ "type": ["string", "null"] });
+    let branches = json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] });
+    assert!(schema_compatible(&either, &branches).is_compatible());
+    // No branch takes a string: the reason says so.
+    let why = incompatible(
+        &json!({ "type": "string" }),
+        &json!({ "anyOf": [{ "type": "integer" }, { "type": "null" }] }),
+    );
+    assert!(
+        why.reason
+            .starts_with("no branch of the consumer's `anyOf` accepts it: "),
+        "{}",
+        why.reason
+    );
+    assert!(why.witness.is_string());
+    // The split by type is a level deeper.
+    fn nested(levels: usize) -> Value {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "allOf": [schema] });
+        }
+        schema
+    }
+    let split = |levels| json!({ "anyOf": [{ "type": "null" }, nested(levels)] });
+    assert!(schema_compatible(&either, &split(62)).is_compatible());
+    assert!(!schema_compatible(&either, &split(63)).is_compatible());
+}
+
+#[test]
+fn against_a_list_of_values_the_witness_is_a_producer_value_not_listed() {
+    let why = incompatible(&json!({ "type": "string" }), &json!({ "enum": ["", "a"] }));
+    assert!(why.witness.is_string(), "{why:?}");
+    assert!(
+        why.witness != json!("") && why.witness != json!("a"),
+        "{why:?}"
+    );
+    assert_eq!(why.reason, "the consumer allows only some values");
+    let why = incompatible(
+        &json!({ "type": "string", "minLength": 2 }),
+        &json!({ "const": "ab" }),
+    );
+    let text = why.witness.as_str().expect("a string");
+    assert!(text.chars().count() >= 2 && text != "ab", "{why:?}");
+}
