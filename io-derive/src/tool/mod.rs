@@ -211,4 +211,134 @@ mod tests {
             assert!(text.contains(second), "{text}");
         }
     }
+
+    const FIELDS: &[&str] = &[
+        "contract . name",
+        "contract . context_schema",
+        "contract . idempotent",
+        "contract . mutates",
+        "contract . requires . network",
+        "contract . requires . secrets",
+        "contract . requires . tools",
+        "contract . approval",
+        "contract . risk_level",
+        "contract . cost_class",
+        "contract . retry",
+        "contract . default_implementation",
+        "contract . driver_constraints . forbid",
+        "contract . driver_constraints . require_kind",
+        "contract . implements",
+        "contract . tags",
+        "contract . examples",
+        "contract . metadata",
+    ];
+
+    #[test]
+    fn the_contract_writes_only_what_differs_from_the_defaults() {
+        let item = quote!(impl TypedTool for T {});
+        let minimal = expanded(
+            quote!(id = "a.b", description = "d", name = "a.b"),
+            item.clone(),
+        );
+        for field in FIELDS {
+            assert!(!minimal.contains(field), "{field}: {minimal}");
+        }
+        // The timeout is always written: its default lives in io-typed-tool.
+        assert!(
+            minimal.contains("contract . timeout_ms = 30000u64"),
+            "{minimal}"
+        );
+        let full = expanded(
+            quote!(
+                id = "a.b",
+                description = "d",
+                name = "Other",
+                context = Ctx,
+                idempotent = true,
+                mutates = ["workspace:/a"],
+                requires(network = ["h"], secrets = ["S"], tools = ["t.u"]),
+                approval = "always",
+                risk_level = 2,
+                cost_class = "metered",
+                retry(max_attempts = 2, backoff = "fixed"),
+                default_implementation = "a.b-local",
+                driver_constraints(forbid = ["cli"], require_kind = ["mcp"]),
+                implements = "x.y",
+                tags = ["t"],
+                examples = my_examples,
+                metadata = my_metadata,
+                timeout_ms = 5
+            ),
+            item.clone(),
+        );
+        for field in FIELDS {
+            assert!(full.contains(field), "{field}: {full}");
+        }
+        assert!(full.contains("contract . timeout_ms = 5u64"), "{full}");
+        // Each approval class is written as itself; `on-mutate` is what a mutating tool gets.
+        for (approval, written) in [
+            ("on-mutate", "Approval :: OnMutate"),
+            ("policy:org/x", "Approval :: Policy"),
+        ] {
+            let text = expanded(
+                quote!(id = "a.b", description = "d", approval = #approval, mutates = ["workspace:/a"]),
+                item.clone(),
+            );
+            assert!(text.contains(written), "{approval}: {text}");
+        }
+    }
+
+    #[test]
+    fn a_function_that_is_not_async_gets_no_call_to_await() {
+        let text = expanded(
+            quote!(id = "a.b", description = "d"),
+            quote!(
+                fn f(a: A) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+        );
+        assert!(text.contains("a tool function must be `async`"), "{text}");
+        assert!(text.contains("unreachable"), "{text}");
+        assert!(!text.contains("tool_future"), "{text}");
+        let good = expanded(
+            quote!(id = "a.b", description = "d"),
+            quote!(
+                async fn f(a: A) -> Result<A, E> {
+                    Ok(a)
+                }
+            ),
+        );
+        assert!(good.contains("tool_future"), "{good}");
+        assert!(!good.contains("unreachable"), "{good}");
+    }
+
+    #[test]
+    fn an_error_type_without_a_conversion_is_named_at_the_type() {
+        // The conversion is named at `MyErr`, so rustc's "no conversion" error underlines it.
+        let item: syn::ItemFn =
+            syn::parse_str("async fn f(a: A) -> Result<A, MyErr> { Ok(a) }").unwrap();
+        let output = expand(
+            quote!(id = "a.b", description = "d"),
+            item.to_token_stream(),
+        );
+        fn find(tokens: TokenStream, out: &mut Vec<Span>) {
+            for tree in tokens {
+                match tree {
+                    proc_macro2::TokenTree::Ident(i) if i == "__agent_io_tool_error" => {
+                        out.push(i.span())
+                    }
+                    proc_macro2::TokenTree::Group(g) => find(g.stream(), out),
+                    _ => {}
+                }
+            }
+        }
+        let mut spans = Vec::new();
+        find(output, &mut spans);
+        assert!(!spans.is_empty());
+        let column = "async fn f(a: A) -> Result<A, ".len();
+        for span in spans {
+            assert_eq!((span.start().line, span.start().column), (1, column));
+        }
+    }
 }
