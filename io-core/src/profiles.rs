@@ -1178,4 +1178,37 @@ mod tests {
         assert_eq!(strict["required"], json!(["a"]));
         assert!(strict.get("title").is_none());
     }
+
+    #[test]
+    fn references_and_keys_beside_them_count_toward_the_depth_limit() {
+        /// A chain of `links` references from the root, `#/$defs/A0` to the last, a string.
+        fn chain(links: usize) -> Value {
+            let mut defs = Map::new();
+            for i in 0..links - 1 {
+                defs.insert(
+                    format!("A{i}"),
+                    json!({ "$ref": format!("#/$defs/A{}", i + 1) }),
+                );
+            }
+            defs.insert(format!("A{}", links - 1), json!({ "type": "string" }));
+            json!({ "$defs": defs, "$ref": "#/$defs/A0" })
+        }
+        assert_eq!(
+            apply(Profile::Inlined, &chain(64)).unwrap(),
+            json!({ "type": "string" })
+        );
+        assert_eq!(
+            apply(Profile::Inlined, &chain(65)).unwrap_err()[0].reason,
+            "the schema nests deeper than 64 levels"
+        );
+        // A key beside the root's reference is one level down.
+        let beside = |levels| json!({ "$defs": { "S": { "type": "object" } }, "$ref": "#/$defs/S", "additionalProperties": objects(levels) });
+        let inlined = apply(Profile::Inlined, &beside(63)).unwrap();
+        assert_eq!(inlined["type"], json!("object"));
+        assert_eq!(inlined["additionalProperties"], objects(63));
+        assert_eq!(
+            apply(Profile::Inlined, &beside(64)).unwrap_err()[0].reason,
+            "the schema nests deeper than 64 levels"
+        );
+    }
 }
