@@ -1203,3 +1203,29 @@ fn against_a_list_of_values_the_witness_is_a_producer_value_not_listed() {
     let text = why.witness.as_str().expect("a string");
     assert!(text.chars().count() >= 2 && text != "ab", "{why:?}");
 }
+
+#[test]
+fn multiples_imply_multiples_and_a_witness_is_found_within_the_range() {
+    for (p, c) in [(6, 3), (9, 3), (10, 5), (12, 4)] {
+        let answer = schema_compatible(
+            &json!({ "type": "integer", "multipleOf": p }),
+            &json!({ "type": "integer", "multipleOf": c }),
+        );
+        assert!(answer.is_compatible(), "{p} {c}: {answer}");
+    }
+    // Multiples of 7 from 100 to 130 (105, 112, 119, 126): an odd one is the witness that
+    // multiples of 14 do not cover them.
+    let why = incompatible(
+        &json!({ "type": "integer", "multipleOf": 7, "minimum": 100, "maximum": 130 }),
+        &json!({ "type": "integer", "multipleOf": 14 }),
+    );
+    let n = why.witness.as_i64().expect("an integer");
+    assert!(
+        (100..=130).contains(&n) && n % 7 == 0 && n % 14 != 0,
+        "{why:?}"
+    );
+    assert_eq!(
+        why.reason,
+        "the consumer's `multipleOf` is not implied by the producer's"
+    );
+}
