@@ -1211,4 +1211,56 @@ mod tests {
             "the schema nests deeper than 64 levels"
         );
     }
+
+    #[test]
+    fn every_kind_of_schema_place_counts_toward_the_depth_limit_and_loses_its_defs() {
+        fn nested(key: &str, levels: usize) -> Value {
+            let mut schema = json!({ "type": "string" });
+            for _ in 0..levels {
+                schema = if key == "items" {
+                    json!({ "type": "array", "items": schema })
+                } else {
+                    json!({ key: [schema] })
+                };
+            }
+            schema
+        }
+        for key in ["anyOf", "items"] {
+            assert!(apply(Profile::Inlined, &nested(key, 64)).is_ok(), "{key}");
+            assert_eq!(
+                apply(Profile::Inlined, &nested(key, 65)).unwrap_err()[0].reason,
+                "the schema nests deeper than 64 levels",
+                "{key}"
+            );
+        }
+        // Definitions below the root go too, under either name.
+        let nested_defs = json!({
+            "type": "object",
+            "properties": { "a": { "type": "string", "$defs": { "X": {} }, "definitions": { "Y": {} } } }
+        });
+        assert_eq!(
+            apply(Profile::Inlined, &nested_defs).unwrap(),
+            json!({ "type": "object", "properties": { "a": { "type": "string" } } })
+        );
+    }
+
+    #[test]
+    fn gemini_keeps_a_lone_branch_beside_a_type_as_a_union() {
+        assert_eq!(
+            gemini_property(
+                json!({ "type": "string", "anyOf": [{ "type": "string", "minLength": 1 }] })
+            )
+            .unwrap(),
+            json!({ "type": "STRING", "anyOf": [{ "type": "STRING", "minLength": 1 }] })
+        );
+        // At the root too.
+        assert_eq!(
+            apply(
+                Profile::Gemini,
+                &json!({ "type": "object", "anyOf": [{ "type": "object", "required": ["a"] }] })
+            )
+            .unwrap(),
+            json!({ "type": "OBJECT", "anyOf": [{ "type": "OBJECT", "required": ["a"] }] })
+        );
+    }
 }
