@@ -1029,7 +1029,8 @@ impl<'a> Checker<'a> {
             } else {
                 0.0
             };
-            tries.extend([base + pm, base + 2.0 * pm, base + 3.0 * pm, pm]);
+            // The first multiples in the producer's range (the first may be the only one).
+            tries.extend([base, base + pm, base + 2.0 * pm, base + 3.0 * pm, pm]);
         }
         if integer {
             if let Some(m) = number(c_map.get("multipleOf")) {

@@ -1228,4 +1228,13 @@ fn multiples_imply_multiples_and_a_witness_is_found_within_the_range() {
         why.reason,
         "the consumer's `multipleOf` is not implied by the producer's"
     );
+    // The range's first multiple, when it is the only one; the second, when the first is
+    // the consumer's.
+    for (low, high, witness) in [(100, 106, 105), (112, 125, 119)] {
+        let why = incompatible(
+            &json!({ "type": "integer", "multipleOf": 7, "minimum": low, "maximum": high }),
+            &json!({ "type": "integer", "multipleOf": 14 }),
+        );
+        assert_eq!(why.witness, json!(witness));
+    }
 }
