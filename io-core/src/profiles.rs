@@ -984,6 +984,19 @@ mod tests {
         );
         assert_eq!(gemini_refusal(json!({ "type": "null" })), only_null);
         assert_eq!(gemini_refusal(json!({ "type": ["null"] })), only_null);
+        // One refusal for one mistake: a schema refused at its own place, or below it, is
+        // not refused again for having no type.
+        for schema in [
+            json!({ "type": "null" }),
+            json!({ "enum": [1] }),
+            json!(false),
+        ] {
+            assert_eq!(
+                gemini_property(schema.clone()).unwrap_err().len(),
+                1,
+                "{schema}"
+            );
+        }
         assert_eq!(
             gemini_refusal(json!({ "type": ["string", "integer"] })),
             (
@@ -1253,7 +1266,15 @@ mod tests {
             .unwrap(),
             json!({ "type": "STRING", "anyOf": [{ "type": "STRING", "minLength": 1 }] })
         );
-        // At the root too.
+        // Keywords of every kind at the root too.
+        assert_eq!(
+            apply(
+                Profile::Gemini,
+                &json!({ "type": "object", "items": { "type": "string" } })
+            )
+            .unwrap(),
+            json!({ "type": "OBJECT", "items": { "type": "STRING" } })
+        );
         assert_eq!(
             apply(
                 Profile::Gemini,
