@@ -490,6 +490,18 @@ impl Interval {
         self.lo > self.hi || (self.lo == self.hi && (self.lo_excl || self.hi_excl))
     }
 
+    /// Whether the interval holds no number of type `t` (`INTEGER` or `FRACTION`; an
+    /// integer interval is built with its bounds made inclusive).
+    fn holds_none_of(&self, t: u8) -> bool {
+        self.is_empty() || (t == FRACTION && self.lo == self.hi && self.lo.fract() == 0.0)
+    }
+
+    /// Whether `x` lies within the interval.
+    fn holds(&self, x: f64) -> bool {
+        (x > self.lo || (x == self.lo && !self.lo_excl))
+            && (x < self.hi || (x == self.hi && !self.hi_excl))
+    }
+
     /// Whether `self` lies within `other`.
     fn within(&self, other: &Interval) -> bool {
         let lo_ok = self.lo > other.lo || (self.lo == other.lo && (self.lo_excl || !other.lo_excl));
@@ -936,6 +948,13 @@ impl<'a> Checker<'a> {
             return self.against_finite(&p, &c, std::slice::from_ref(value));
         }
         for t in split(p_types) {
+            // A numeric type whose range holds no number of it: the producer allows none.
+            if matches!(t, INTEGER | FRACTION)
+                && exact(p_map)
+                && Interval::of(p_map, t == INTEGER).holds_none_of(t)
+            {
+                continue;
+            }
             if c_types & t == 0 {
                 let reason = format!(
                     "the producer allows a {}, the consumer does not",
@@ -993,7 +1012,7 @@ impl<'a> Checker<'a> {
         }
         let integer = t == INTEGER;
         let pi = Interval::of(p_map, integer);
-        if pi.is_empty() {
+        if pi.holds_none_of(t) {
             return Outcome::Ok;
         }
         let ci = Interval::of(c_map, integer);
@@ -1037,11 +1056,20 @@ impl<'a> Checker<'a> {
                 tries.extend([m + 1.0, m - 1.0, pi.lo + 1.0]);
             }
         } else {
+            // Beyond the consumer's ends, and between the producer's own (a narrow range may
+            // hold no half, only a quarter or its middle).
             tries.extend([
                 ci.lo - 0.5,
                 ci.hi + 0.5,
+                ci.lo - 0.25,
+                ci.hi + 0.25,
+                (pi.lo + ci.lo) / 2.0,
+                (pi.hi + ci.hi) / 2.0,
                 pi.lo + 0.5,
                 pi.hi - 0.5,
+                pi.lo + 0.25,
+                pi.hi - 0.25,
+                (pi.lo + pi.hi) / 2.0,
                 0.5,
                 0.25,
                 -0.5,
@@ -1421,29 +1449,46 @@ impl<'a> Checker<'a> {
             NULL => Value::Null,
             BOOLEAN => Value::Bool(false),
             INTEGER | FRACTION => {
-                let iv = Interval::of(map, t == INTEGER);
-                let mut x = if iv.lo.is_finite() {
+                let integer = t == INTEGER;
+                let iv = Interval::of(map, integer);
+                let m = number(map.get("multipleOf")).filter(|m| *m > 0.0);
+                // A number of the type, inside the bounds, a multiple when one is asked for.
+                let fits = |x: f64| {
+                    x.is_finite()
+                        && (x.fract() == 0.0) == integer
+                        && iv.holds(x)
+                        && m.is_none_or(|m| (x / m).fract() == 0.0)
+                };
+                let anchor = if iv.lo.is_finite() {
                     iv.lo
                 } else if iv.hi.is_finite() {
                     iv.hi.min(0.0)
                 } else {
                     0.0
                 };
-                if iv.lo_excl {
-                    x += 1.0;
+                let mut tries = vec![
+                    anchor,
+                    anchor + 1.0,
+                    anchor + 0.5,
+                    anchor - 0.5,
+                    anchor + 0.25,
+                    anchor - 0.25,
+                    iv.hi - 0.5,
+                    iv.hi - 0.25,
+                    (iv.lo + iv.hi) / 2.0,
+                ];
+                if let Some(m) = m {
+                    let base = (anchor / m).ceil() * m;
+                    tries.extend([base, base + m, base + 2.0 * m, base + 3.0 * m]);
                 }
-                if let Some(m) = number(map.get("multipleOf")).filter(|m| *m > 0.0) {
-                    x = (x / m).ceil() * m;
-                }
-                if t == FRACTION {
-                    if x.fract() == 0.0 {
-                        x += 0.5;
+                let x = tries.into_iter().find(|x| fits(*x))?;
+                if integer {
+                    if x.abs() >= 9.0e15 {
+                        return None;
                     }
-                    json!(x)
-                } else if x.abs() < 9.0e15 {
                     json!(x as i64)
                 } else {
-                    return None;
+                    json!(x)
                 }
             }
             STRING => {
