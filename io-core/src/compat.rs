@@ -22,6 +22,9 @@
 //! types (a pair of references already being compared is assumed included, which is sound for
 //! inclusion of recursive types), and boolean schemas.
 //!
+//! Numeric bounds alone (a numeric type with `minimum`, `maximum` and the exclusive ones) are
+//! decided exactly: compatible, or incompatible with a witness, never unknown.
+//!
 //! Two principles keep it sound. A keyword the checker does not reason about is ignored on the
 //! producer side only when it can only *narrow* the producer (`not`, `if`, `propertyNames`, ...),
 //! since a wider producer proven included is still included; on the consumer side, or when it
