@@ -1284,4 +1284,74 @@ mod tests {
             json!({ "type": "OBJECT", "anyOf": [{ "type": "OBJECT", "required": ["a"] }] })
         );
     }
+
+    /// How many arrays and objects enclose the deepest value of `value`.
+    fn nesting(value: &Value) -> usize {
+        match value {
+            Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn draft07_refuses_exactly_the_schemas_nested_past_64_containers() {
+        // Each way down: a union's branches, definitions, tuples and their rest, items.
+        let ways: [fn(Value) -> Value; 5] = [
+            |inner| json!({ "anyOf": [inner] }),
+            |inner| json!({ "$defs": { "D": inner } }),
+            |inner| json!({ "type": "array", "prefixItems": [inner] }),
+            |inner| json!({ "type": "array", "prefixItems": [], "items": inner }),
+            |inner| json!({ "type": "array", "items": inner }),
+        ];
+        for (i, way) in ways.iter().enumerate() {
+            let mut schema = json!({ "type": "string" });
+            let mut refused_at = None;
+            for _ in 0..70 {
+                schema = way(schema);
+                let refused = apply(Profile::Draft07, &schema).is_err();
+                assert_eq!(
+                    refused,
+                    nesting(&schema) > 64,
+                    "way {i}, nesting {}",
+                    nesting(&schema)
+                );
+                if refused && refused_at.is_none() {
+                    refused_at = Some(nesting(&schema));
+                }
+            }
+            assert!(refused_at.is_some(), "way {i}");
+        }
+    }
+
+    #[test]
+    fn draft07_keeps_plain_items_and_drops_inner_schema_ids() {
+        assert_eq!(
+            apply(
+                Profile::Draft07,
+                &json!({ "type": "array", "items": { "type": "string", "$schema": "https://json-schema.org/draft/2020-12/schema" } })
+            )
+            .unwrap(),
+            json!({ "$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": { "type": "string" } })
+        );
+    }
+
+    #[test]
+    fn no_profile_panics_on_json_that_is_not_a_schema() {
+        for value in [
+            json!([{ "type": "string" }, [1]]),
+            json!(1),
+            json!("s"),
+            json!(null),
+            json!([]),
+        ] {
+            for profile in Profile::ALL {
+                let _ = apply(profile, &value);
+            }
+        }
+        assert_eq!(
+            apply(Profile::Draft07, &json!([{ "$ref": "#/$defs/A" }])).unwrap(),
+            json!([{ "$ref": "#/definitions/A" }])
+        );
+    }
 }
