@@ -423,6 +423,21 @@ mod tests {
         unknown.check().unwrap();
         // Without an outputSchema the output is the content blocks.
         assert_eq!(unknown.outputs["required"], json!(["content"]));
+        // The tool's title names the contract; a blank one does not.
+        let mut titled = tool("look", None, false);
+        titled.title = Some("Look it up".into());
+        assert_eq!(contract_of("r", &titled).unwrap().name, "Look it up");
+        titled.title = Some("  ".into());
+        assert_eq!(contract_of("r", &titled).unwrap().name, "r.look");
+        // A description is kept; a blank one gets the fallback.
+        let mut described = tool("look", None, false);
+        described.description = Some("Looks.".into());
+        assert_eq!(contract_of("r", &described).unwrap().description, "Looks.");
+        described.description = Some(" \n".into());
+        assert_eq!(
+            contract_of("r", &described).unwrap().description,
+            "The MCP tool `look`."
+        );
     }
 
     #[test]

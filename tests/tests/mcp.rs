@@ -593,6 +593,9 @@ fn imported_tools_round_trip_under_the_advertised_schemas() {
 fn importing_twice_into_one_registry_names_every_refused_tool() {
     runtime().block_on(async {
         let client = McpClient::spawn(fixture_command("stdio")).await.unwrap();
+        // The client names the server it is connected to.
+        let debug = format!("{client:?}");
+        assert_eq!(debug, "McpClient { server: Some(\"agent-io-fixture\") }");
         let mut registry = ToolRegistry::new();
         client.import_into(&mut registry, "remote").await.unwrap();
         let err = client
