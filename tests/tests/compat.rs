@@ -1287,3 +1287,66 @@ fn numeric_bounds_are_decided_exactly() {
         "{compatible} {incompatible_seen}"
     );
 }
+
+#[test]
+fn string_answers_say_which_rule_parts_them() {
+    let s = |extra: Value| {
+        let mut schema = json!({ "type": "string" });
+        schema
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        schema
+    };
+    let reason = |p: Value, c: Value| match schema_compatible(&s(p), &s(c)) {
+        Compatibility::Incompatible(why) => format!("incompatible: {}", why.reason),
+        Compatibility::Unknown(u) => format!("unknown: {}", u.reason),
+        Compatibility::Compatible => "compatible".to_owned(),
+    };
+    assert_eq!(
+        reason(json!({ "maxLength": 10 }), json!({ "maxLength": 5 })),
+        "incompatible: the producer allows strings of lengths the consumer refuses"
+    );
+    assert_eq!(
+        reason(json!({}), json!({ "pattern": "^a" })),
+        "incompatible: the consumer's `pattern` is not the producer's"
+    );
+    assert_eq!(
+        reason(json!({}), json!({ "format": "email" })),
+        "incompatible: the consumer's `format` is not the producer's"
+    );
+    assert_eq!(
+        reason(json!({ "pattern": "^ab" }), json!({ "pattern": "^a" })),
+        "unknown: the consumer has a `pattern` the producer does not share"
+    );
+    assert_eq!(
+        reason(json!({ "format": "ipv4" }), json!({ "format": "ipv6" })),
+        "unknown: the consumer has a `format` the producer does not share"
+    );
+    assert_eq!(
+        reason(json!({ "minLength": 5000 }), json!({ "maxLength": 4999 })),
+        "unknown: string lengths differ and no value showing it was found"
+    );
+    assert_eq!(
+        reason(
+            json!({ "pattern": "^a", "format": "email", "maxLength": 3 }),
+            json!({ "pattern": "^a", "format": "email" })
+        ),
+        "compatible"
+    );
+}
+
+#[test]
+fn a_closed_tuple_is_as_long_as_its_items() {
+    let pair = json!({ "type": "array", "prefixItems": [{ "type": "string" }, { "type": "number" }], "items": false });
+    let at_most_two = json!({ "type": "array", "maxItems": 2 });
+    assert!(schema_compatible(&pair, &at_most_two).is_compatible());
+    // A `maxItems` above the tuple's length does not make it longer.
+    let mut capped = pair.clone();
+    capped["maxItems"] = json!(5);
+    assert!(schema_compatible(&capped, &at_most_two).is_compatible());
+    // An open tuple is not bounded by its items.
+    let mut open = pair;
+    open.as_object_mut().unwrap().remove("items");
+    incompatible(&open, &at_most_two);
+}
