@@ -756,3 +756,50 @@ fn a_page_size_that_divides_the_tools_ends_without_an_empty_page() {
         assert!(junk.is_err());
     });
 }
+
+/// A tool whose output is not an object (a list): MCP's `structuredContent` is an object, so
+/// the answer is the text block alone.
+#[test]
+fn an_output_that_is_not_an_object_is_answered_as_text_only() {
+    use io_typed_tool::{ToolContext, ToolContract, ToolError, ToolPlugin};
+
+    struct List;
+    impl ToolPlugin for List {
+        fn tool_contract(&self) -> ToolContract {
+            ToolContract::new(
+                "list.numbers",
+                "1.0.0",
+                "Lists numbers.",
+                json!({ "type": "object" }),
+                json!({ "type": "array", "items": { "type": "integer" } }),
+            )
+        }
+        fn execute<'a>(
+            &'a self,
+            _input: Value,
+            _ctx: &'a ToolContext,
+        ) -> futures::future::BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(async { Ok(json!([1, 2, 3])) })
+        }
+    }
+
+    runtime().block_on(async {
+        let mut registry = ToolRegistry::new();
+        registry.register_plugin(Arc::new(List)).unwrap();
+        let server = McpServer::new(registry).unwrap();
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_side).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = TestClient::new(None).serve(client_side).await.unwrap();
+        let result = client
+            .call_tool(call("list.numbers", json!({})))
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(result.structured_content, None);
+        assert_eq!(text_of(&result), "[1,2,3]");
+    });
+}
