@@ -1350,3 +1350,40 @@ fn a_closed_tuple_is_as_long_as_its_items() {
     open.as_object_mut().unwrap().remove("items");
     incompatible(&open, &at_most_two);
 }
+
+#[test]
+fn item_count_witnesses_are_producer_lengths_of_at_most_64_items() {
+    // Lengths the producer allows are tried: 3 fits the consumer, 6 does not (1 is too short
+    // for the producer, so it is no witness).
+    let why = incompatible(
+        &json!({ "type": "array", "minItems": 3 }),
+        &json!({ "type": "array", "minItems": 2, "maxItems": 5 }),
+    );
+    assert_eq!(why.witness.as_array().map(Vec::len), Some(6));
+    assert_eq!(
+        why.reason,
+        "the producer allows more or fewer items than the consumer"
+    );
+    // At most 2 items against at least 3: the empty array.
+    let why = incompatible(
+        &json!({ "type": "array", "maxItems": 2 }),
+        &json!({ "type": "array", "minItems": 3 }),
+    );
+    assert_eq!(why.witness, json!([]));
+    // A witness is not built past 64 items.
+    let Compatibility::Unknown(u) = schema_compatible(
+        &json!({ "type": "array", "minItems": 100 }),
+        &json!({ "type": "array", "maxItems": 50 }),
+    ) else {
+        panic!("expected unknown")
+    };
+    assert_eq!(
+        u.reason,
+        "item counts differ and no value showing it was found"
+    );
+    let why = incompatible(
+        &json!({ "type": "array", "minItems": 64 }),
+        &json!({ "type": "array", "maxItems": 50 }),
+    );
+    assert_eq!(why.witness.as_array().map(Vec::len), Some(64));
+}
