@@ -1370,6 +1370,12 @@ fn item_count_witnesses_are_producer_lengths_of_at_most_64_items() {
         &json!({ "type": "array", "minItems": 3 }),
     );
     assert_eq!(why.witness, json!([]));
+    // Exactly two items against at least three: the longest the producer allows.
+    let why = incompatible(
+        &json!({ "type": "array", "minItems": 2, "maxItems": 2 }),
+        &json!({ "type": "array", "minItems": 3 }),
+    );
+    assert_eq!(why.witness.as_array().map(Vec::len), Some(2));
     // A witness is not built past 64 items.
     let Compatibility::Unknown(u) = schema_compatible(
         &json!({ "type": "array", "minItems": 100 }),
