@@ -1071,23 +1071,33 @@ fn bounds_past_two_to_the_53_are_not_reasoned_about() {
     ));
 }
 
-#[test]
-fn conjunctions_and_alternatives_count_toward_the_depth_limit() {
-    fn nested_in(key: &str, levels: usize) -> Value {
-        let mut schema = json!({ "type": "string" });
-        for _ in 0..levels {
-            schema = json!({ key: [schema] });
-        }
-        schema
+/// A string schema wrapped in `levels` one-element `key` lists (`allOf`, `anyOf`, `oneOf`).
+fn nested_in(key: &str, levels: usize) -> Value {
+    let mut schema = json!({ "type": "string" });
+    for _ in 0..levels {
+        schema = json!({ key: [schema] });
     }
-    let nested = |levels| nested_in("allOf", levels);
-    let string = json!({ "type": "string" });
-    let too_deep = |answer: Compatibility| match answer {
+    schema
+}
+
+/// [`nested_in`] `allOf`.
+fn nested(levels: usize) -> Value {
+    nested_in("allOf", levels)
+}
+
+/// Asserts the answer of a comparison past the depth (or step) limit.
+fn too_deep(answer: Compatibility) {
+    match answer {
         Compatibility::Unknown(u) => {
             assert_eq!(u.reason, "the schemas are too large or too deep to compare")
         }
         other => panic!("expected too deep, got {other}"),
-    };
+    }
+}
+
+#[test]
+fn conjunctions_and_alternatives_count_toward_the_depth_limit() {
+    let string = json!({ "type": "string" });
     // 64 levels are compared; the 65th is past the limit.
     assert!(schema_compatible(&string, &nested(64)).is_compatible());
     too_deep(schema_compatible(&string, &nested(65)));
@@ -1105,13 +1115,6 @@ fn conjunctions_and_alternatives_count_toward_the_depth_limit() {
 
 #[test]
 fn references_and_consumer_alternatives_count_toward_the_depth_limit() {
-    fn nested(levels: usize) -> Value {
-        let mut schema = json!({ "type": "string" });
-        for _ in 0..levels {
-            schema = json!({ "allOf": [schema] });
-        }
-        schema
-    }
     /// A chain of `links` references, `#/$defs/A0` to the last, which is a string.
     fn chain(links: usize) -> Value {
         let mut defs = Map::new();
@@ -1124,20 +1127,8 @@ fn references_and_consumer_alternatives_count_toward_the_depth_limit() {
         defs.insert(format!("A{}", links - 1), json!({ "type": "string" }));
         json!({ "$defs": defs, "$ref": "#/$defs/A0" })
     }
-    fn any_of(levels: usize) -> Value {
-        let mut schema = json!({ "type": "string" });
-        for _ in 0..levels {
-            schema = json!({ "anyOf": [schema] });
-        }
-        schema
-    }
+    let any_of = |levels| nested_in("anyOf", levels);
     let string = json!({ "type": "string" });
-    let too_deep = |answer: Compatibility| match answer {
-        Compatibility::Unknown(u) => {
-            assert_eq!(u.reason, "the schemas are too large or too deep to compare")
-        }
-        other => panic!("expected too deep, got {other}"),
-    };
     // Each reference followed is a level, on either side.
     assert!(schema_compatible(&chain(64), &string).is_compatible());
     too_deep(schema_compatible(&chain(65), &string));
@@ -1175,13 +1166,6 @@ fn a_producer_of_several_types_may_be_covered_by_several_branches() {
     );
     assert!(why.witness.is_string());
     // The split by type is a level deeper.
-    fn nested(levels: usize) -> Value {
-        let mut schema = json!({ "type": "string" });
-        for _ in 0..levels {
-            schema = json!({ "allOf": [schema] });
-        }
-        schema
-    }
     let split = |levels| json!({ "anyOf": [{ "type": "null" }, nested(levels)] });
     assert!(schema_compatible(&either, &split(62)).is_compatible());
     assert!(!schema_compatible(&either, &split(63)).is_compatible());
