@@ -1377,3 +1377,48 @@ fn item_count_witnesses_are_producer_lengths_of_at_most_64_items() {
     );
     assert_eq!(why.witness.as_array().map(Vec::len), Some(64));
 }
+
+#[test]
+fn nested_items_count_toward_the_depth_limit() {
+    let items = |levels: usize| {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "type": "array", "items": schema });
+        }
+        schema
+    };
+    assert!(schema_compatible(&items(64), &items(64)).is_compatible());
+    too_deep(schema_compatible(&items(65), &items(65)));
+}
+
+#[test]
+fn unique_items_and_object_rules() {
+    let unique = json!({ "type": "array", "uniqueItems": true });
+    // One item at most is always unique.
+    assert!(schema_compatible(&json!({ "type": "array", "maxItems": 1 }), &unique).is_compatible());
+    let why = incompatible(&json!({ "type": "array" }), &unique);
+    assert_eq!(
+        why.reason,
+        "the consumer requires unique items, the producer does not"
+    );
+    // `minProperties` against what the producer requires.
+    let two =
+        json!({ "type": "object", "properties": { "a": {}, "b": {} }, "required": ["a", "b"] });
+    let at_least = |n: u64| json!({ "type": "object", "minProperties": n });
+    assert!(schema_compatible(&two, &at_least(2)).is_compatible());
+    assert!(schema_compatible(&two, &at_least(1)).is_compatible());
+    let Compatibility::Unknown(u) = schema_compatible(&two, &at_least(3)) else {
+        panic!("expected unknown")
+    };
+    assert_eq!(
+        u.reason,
+        "the consumer's `minProperties` is more than the producer requires"
+    );
+    // Any other name than the consumer's own: `extra` is taken, so `extra_`.
+    let why = incompatible(
+        &json!({ "type": "object" }),
+        &json!({ "type": "object", "properties": { "extra": {} }, "additionalProperties": false }),
+    );
+    let keys: Vec<&String> = why.witness.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["extra_"], "{why:?}");
+}
