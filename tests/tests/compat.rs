@@ -1422,3 +1422,22 @@ fn unique_items_and_object_rules() {
     let keys: Vec<&String> = why.witness.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["extra_"], "{why:?}");
 }
+
+#[test]
+fn properties_count_toward_the_depth_limit_and_recursion_through_them_is_proven() {
+    let objects = |levels: usize| {
+        let mut schema = json!({ "type": "string" });
+        for _ in 0..levels {
+            schema = json!({ "type": "object", "properties": { "x": schema }, "required": ["x"] });
+        }
+        schema
+    };
+    assert!(schema_compatible(&objects(64), &objects(64)).is_compatible());
+    too_deep(schema_compatible(&objects(65), &objects(65)));
+    // A linked list: the reference is met again one value further down, so it is assumed.
+    let list = json!({
+        "$defs": { "Node": { "type": "object", "properties": { "next": { "$ref": "#/$defs/Node" } } } },
+        "$ref": "#/$defs/Node"
+    });
+    assert!(schema_compatible(&list, &list).is_compatible());
+}
