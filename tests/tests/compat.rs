@@ -941,6 +941,9 @@ fn a_type_list_enum_and_const_give_the_producers_types() {
     let why = incompatible(&listed, &json!({ "type": "integer" }));
     assert!(why.witness.as_f64().unwrap().fract() != 0.0, "{why:?}");
     assert!(schema_compatible(&listed, &json!({ "type": "number" })).is_compatible());
+    // A type listed twice still allows it (the list is a union, not a toggle).
+    let twice = json!({ "type": ["string", "string"] });
+    assert!(!schema_compatible(&twice, &json!({ "type": "integer" })).is_compatible());
     // Without `type`, an `enum` allows only its values' types, two of one type included.
     let names = json!({ "enum": ["a", "b"] });
     assert!(schema_compatible(&names, &json!({ "type": "string" })).is_compatible());
