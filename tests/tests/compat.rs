@@ -1444,3 +1444,21 @@ fn properties_count_toward_the_depth_limit_and_recursion_through_them_is_proven(
     });
     assert!(schema_compatible(&list, &list).is_compatible());
 }
+
+#[test]
+fn one_of_branches_are_told_apart_by_the_types_of_their_values() {
+    let string = json!({ "type": "string" });
+    // A `const` or an `enum` of numbers cannot match a string: the branches are disjoint.
+    for other in [json!({ "const": 1 }), json!({ "enum": [1, 2] })] {
+        let consumer = json!({ "oneOf": [{ "type": "string" }, other] });
+        let answer = schema_compatible(&string, &consumer);
+        assert!(answer.is_compatible(), "{consumer}: {answer}");
+    }
+    // An integer may match both branches (1 does), so one branch taking it proves nothing.
+    let overlapping = json!({ "oneOf": [{ "type": "integer" }, { "enum": [1, 2] }] });
+    let Compatibility::Unknown(u) = schema_compatible(&json!({ "type": "integer" }), &overlapping)
+    else {
+        panic!("expected unknown")
+    };
+    assert_eq!(u.reason, "the consumer's `oneOf` branches may overlap");
+}
