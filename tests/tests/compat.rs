@@ -984,6 +984,7 @@ fn a_producer_range_with_no_number_in_it_fits_any_consumer_range() {
         json!({ "type": "number", "minimum": 5, "maximum": 4 }),
         json!({ "type": "number", "exclusiveMinimum": 1, "maximum": 1 }),
         json!({ "type": "number", "minimum": 1, "exclusiveMaximum": 1 }),
+        json!({ "type": "number", "minimum": 0.5, "exclusiveMaximum": 0.5 }),
         // Over the integers, (1, 2) holds no value.
         json!({ "type": "integer", "exclusiveMinimum": 1, "exclusiveMaximum": 2 }),
     ] {
@@ -1461,4 +1462,28 @@ fn one_of_branches_are_told_apart_by_the_types_of_their_values() {
         panic!("expected unknown")
     };
     assert_eq!(u.reason, "the consumer's `oneOf` branches may overlap");
+}
+
+#[test]
+fn against_a_consumer_that_takes_nothing_any_producer_value_is_a_witness() {
+    let nothing = json!(false);
+    // Through references and alternatives, as deep as the limit and no deeper.
+    for (key, levels) in [("anyOf", 64), ("oneOf", 64), ("allOf", 64)] {
+        let why = incompatible(&nested_in(key, levels), &nothing);
+        assert_eq!(why.witness, json!(""), "{key}");
+        assert_eq!(why.reason, "the consumer accepts nothing here");
+        let Compatibility::Unknown(u) = schema_compatible(&nested_in(key, levels + 1), &nothing)
+        else {
+            panic!("{key}: expected unknown")
+        };
+        assert_eq!(u.reason, "the consumer accepts nothing here");
+    }
+    let referenced = json!({ "$defs": { "S": { "type": "string" } }, "$ref": "#/$defs/S" });
+    assert_eq!(incompatible(&referenced, &nothing).witness, json!(""));
+    // A multiple inside the bounds.
+    let why = incompatible(
+        &json!({ "type": "integer", "multipleOf": 7, "minimum": 100 }),
+        &nothing,
+    );
+    assert_eq!(why.witness, json!(105));
 }
