@@ -1486,4 +1486,13 @@ fn against_a_consumer_that_takes_nothing_any_producer_value_is_a_witness() {
         &nothing,
     );
     assert_eq!(why.witness, json!(105));
+    // An integer that is a multiple of a fraction: the second or third multiple from the
+    // bound may be the first integer (1.5 from 4: 4.5, 6; 0.75 from 4: 4.5, 5.25, 6).
+    for (m, low) in [(1.5, 3.3), (0.75, 4.0)] {
+        let why = incompatible(
+            &json!({ "type": "integer", "multipleOf": m, "minimum": low }),
+            &nothing,
+        );
+        assert_eq!(why.witness, json!(6), "{m} {low}");
+    }
 }
