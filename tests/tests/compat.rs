@@ -1496,3 +1496,41 @@ fn against_a_consumer_that_takes_nothing_any_producer_value_is_a_witness() {
         assert_eq!(why.witness, json!(6), "{m} {low}");
     }
 }
+
+#[test]
+fn string_examples_keep_their_format_and_length() {
+    for (format, example) in [
+        ("date-time", "1970-01-01T00:00:00Z"),
+        ("date", "1970-01-01"),
+        ("time", "00:00:00Z"),
+        ("email", "a@example.com"),
+        ("uri", "https://example.com/"),
+        ("url", "https://example.com/"),
+        ("uuid", "00000000-0000-0000-0000-000000000000"),
+        ("ipv4", "127.0.0.1"),
+        ("ipv6", "::1"),
+        ("hostname", "example.com"),
+    ] {
+        let why = incompatible(
+            &json!({ "type": "string", "format": format }),
+            &json!(false),
+        );
+        assert_eq!(why.witness, json!(example), "{format}");
+    }
+    let why = incompatible(&json!({ "type": "string", "minLength": 3 }), &json!(false));
+    assert_eq!(why.witness, json!("aaa"));
+    // Past 4096 characters, no example is built.
+    let Compatibility::Unknown(_) = schema_compatible(
+        &json!({ "type": "string", "minLength": 4097 }),
+        &json!(false),
+    ) else {
+        panic!("expected unknown")
+    };
+    assert!(matches!(
+        schema_compatible(
+            &json!({ "type": "string", "minLength": 4096 }),
+            &json!(false)
+        ),
+        Compatibility::Incompatible(_)
+    ));
+}
