@@ -1534,3 +1534,35 @@ fn string_examples_keep_their_format_and_length() {
         Compatibility::Incompatible(_)
     ));
 }
+
+#[test]
+fn keywords_beside_a_reference_are_checked_with_the_documents_definitions() {
+    // The consumer's `maxLength` beside its reference is compared on its own (a schema built
+    // for the comparison, validated with the document's definitions around it).
+    let consumer = json!({
+        "$defs": { "S": { "type": "string" } },
+        "$ref": "#/$defs/S",
+        "maxLength": 3
+    });
+    let why = incompatible(&json!({ "type": "string", "maxLength": 10 }), &consumer);
+    let text = why.witness.as_str().expect("a string");
+    assert!(text.chars().count() > 3, "{why:?}");
+    assert!(
+        schema_compatible(&json!({ "type": "string", "maxLength": 2 }), &consumer).is_compatible()
+    );
+    // Beside a reference that the built schema still needs (an item of the definition).
+    let consumer = json!({
+        "$defs": { "S": { "type": "string" }, "L": { "type": "array", "items": { "$ref": "#/$defs/S" } } },
+        "$ref": "#/$defs/L",
+        "maxItems": 1,
+        "items": { "$ref": "#/$defs/S" }
+    });
+    let why = incompatible(
+        &json!({ "type": "array", "items": { "type": "string" }, "maxItems": 5 }),
+        &consumer,
+    );
+    assert!(
+        why.witness.as_array().is_some_and(|a| a.len() > 1),
+        "{why:?}"
+    );
+}
