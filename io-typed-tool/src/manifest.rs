@@ -299,14 +299,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_yaml_syntax_error_names_its_line_in_the_file() {
-        // The frontmatter starts on the file's line 2. A tab after `name: echo` is found while
-        // that line's scalar is read: the error is on the file's line 2, not the YAML's line 1.
-        let tab = "---\nname: echo\n\tid: echo\n---\n";
-        let err = ToolManifest::parse(tab).unwrap_err();
+    /// Asserts that `text` is refused as YAML, with one problem on the file's line `line`.
+    fn assert_yaml_error_on_line(text: &str, line: usize) {
+        let err = ToolManifest::parse(text).unwrap_err();
         assert_eq!(err.problems.len(), 1, "{err}");
-        assert_eq!(err.problems[0].line, Some(2), "{err}");
+        assert_eq!(err.problems[0].line, Some(line), "{err}");
         assert!(
             err.problems[0]
                 .message
@@ -316,20 +313,18 @@ mod tests {
     }
 
     #[test]
+    fn a_yaml_syntax_error_names_its_line_in_the_file() {
+        // The frontmatter starts on the file's line 2. A tab after `name: echo` is found while
+        // that line's scalar is read: the error is on the file's line 2, not the YAML's line 1.
+        assert_yaml_error_on_line("---\nname: echo\n\tid: echo\n---\n", 2);
+    }
+
+    #[test]
     fn yaml_the_size_check_takes_but_serde_refuses_names_its_line_in_the_file() {
         // A sequence as a mapping key is well-formed YAML (the size check's reader takes it),
         // but a field name must be a string: serde_norway refuses it on the YAML's line 3, the
         // file's line 4.
-        let text = "---\nname: echo\nid: echo\n? [a, b]\n: x\n---\n";
-        let err = ToolManifest::parse(text).unwrap_err();
-        assert_eq!(err.problems.len(), 1, "{err}");
-        assert_eq!(err.problems[0].line, Some(4), "{err}");
-        assert!(
-            err.problems[0]
-                .message
-                .starts_with("the frontmatter is not valid YAML"),
-            "{err}"
-        );
+        assert_yaml_error_on_line("---\nname: echo\nid: echo\n? [a, b]\n: x\n---\n", 4);
     }
 
     #[test]
