@@ -254,9 +254,8 @@ fn the_registry_offers_its_tools_to_a_core_by_id_and_identity() {
 
 #[test]
 fn a_file_observer_keeps_the_workspace_and_the_approver() {
-    let dir = std::env::temp_dir().join(format!("agent-io-pinned-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let workspace = io_core::files::Workspace::open(&dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = io_core::files::Workspace::open(dir.path()).unwrap();
     let say_no = |_: &ApprovalRequest| ApprovalDecision::Deny {
         reason: "still here".into(),
     };
@@ -270,7 +269,6 @@ fn a_file_observer_keeps_the_workspace_and_the_approver() {
         err.message(),
         "the call to `journal.write` was not approved: still here"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -809,9 +809,9 @@ fn approval_auto_with_mutates_is_refused_in_a_manifest() {
 
 #[test]
 fn drift_between_rust_and_the_manifest_names_the_property() {
-    let dir = std::env::temp_dir().join(format!("agent-io-drift-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("TOOL.md");
+    // Removed on drop, also when an assertion fails.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("TOOL.md");
     let contract = EchoTool::contract();
     std::fs::write(
         &path,
@@ -836,7 +836,6 @@ fn drift_between_rust_and_the_manifest_names_the_property() {
         ),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -975,9 +974,9 @@ mod example_tools {
     #[test]
     fn the_example_tools_satisfy_their_contract_examples() {
         assert_eq!(io_typed_tool::assert_examples(KbSearch), 1);
-        let workspace =
-            std::env::temp_dir().join(format!("agent-io-examples-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&workspace);
+        // Removed on drop; the example creates the workspace itself.
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("workspace");
         let ran = io_typed_tool::assert_examples_with_context(
             AppendNoteTool,
             json!({ "workspace_root": workspace }),
@@ -989,7 +988,6 @@ mod example_tools {
             "Shipped the importer.\n"
         );
         assert_eq!(io_typed_tool::assert_examples(RenderReportTool), 1);
-        let _ = std::fs::remove_dir_all(workspace);
     }
 }
 

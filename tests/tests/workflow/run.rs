@@ -1110,9 +1110,9 @@ fn cli(args: &[&str]) -> (u8, String) {
 
 #[test]
 fn the_cli_checks_a_file_and_prints_one_json_object_per_problem() {
-    let dir = std::env::temp_dir().join(format!("agent-io-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("bad.yaml");
+    // Removed on drop, also when an assertion fails.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
     std::fs::write(
         &bad,
         RESEARCH
@@ -1130,7 +1130,7 @@ fn the_cli_checks_a_file_and_prints_one_json_object_per_problem() {
     assert_eq!(lines[0]["error"], "UnknownDependencyError");
     assert_eq!(lines[1]["error"], "InputWiringError");
 
-    let good = dir.join("good.yaml");
+    let good = dir.path().join("good.yaml");
     std::fs::write(&good, COMPLIANCE).unwrap();
     let (code, out) = cli(&["check", good.to_str().unwrap()]);
     assert_eq!(code, 0);
@@ -1155,7 +1155,6 @@ fn the_cli_checks_a_file_and_prints_one_json_object_per_problem() {
         ),
         "{out}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
