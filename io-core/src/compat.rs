@@ -22,8 +22,14 @@
 //! types (a pair of references already being compared is assumed included, which is sound for
 //! inclusion of recursive types), and boolean schemas.
 //!
-//! Numeric bounds alone (a numeric type with `minimum`, `maximum` and the exclusive ones) are
-//! decided exactly: compatible, or incompatible with a witness, never unknown.
+//! Numeric constraints alone (a numeric type with `minimum`, `maximum`, the exclusive ones and
+//! `multipleOf`, all below 2^53) are decided exactly: compatible, or incompatible with a
+//! witness, never unknown. `multipleOf` is read as the validator reads it, exactly on the `f64`
+//! values (so `0.3` is *not* a multiple of `0.1`). A producer holding at most 256 multiples is
+//! checked number by number; a larger one is compatible when its range lies within the
+//! consumer's and the consumer's `multipleOf` divides its step (its `multipleOf`, or for integers
+//! the least integer multiple of it), and otherwise has a refused number near one of the ends
+//! or zero, which is searched for and reported.
 //!
 //! Two principles keep it sound. A keyword the checker does not reason about is ignored on the
 //! producer side only when it can only *narrow* the producer (`not`, `if`, `propertyNames`, ...),
@@ -513,6 +519,246 @@ impl Interval {
     }
 }
 
+/// A finite `f64` as the shortest decimal that reads back as it: `(mantissa, exponent)`, the
+/// value being `mantissa * 10^exponent` (how the validator reads numbers for `multipleOf`).
+fn decimal(x: f64) -> Option<(i128, i32)> {
+    if !x.is_finite() {
+        return None;
+    }
+    // `{:e}` prints the shortest round-trip digits: `-1.25e-3`, `3e-1`.
+    let text = format!("{x:e}");
+    let (digits, exponent) = text.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let decimals = digits.split_once('.').map_or(0, |(_, f)| f.len());
+    let mantissa: i128 = digits.replace('.', "").parse().ok()?;
+    Some((mantissa, exponent - i32::try_from(decimals).ok()?))
+}
+
+/// A `multipleOf`, with the validator's own test of it: which numbers are its multiples is
+/// the validator's answer (decimal: `0.3` is a multiple of `0.1`), never a second reading.
+struct Multiple {
+    of: f64,
+    check: jsonschema::Validator,
+}
+
+impl Multiple {
+    fn new(of: Option<f64>) -> Option<Multiple> {
+        let of = of.filter(|m| *m > 0.0 && m.is_finite())?;
+        let check = jsonschema::validator_for(&json!({ "multipleOf": of })).ok()?;
+        Some(Multiple { of, check })
+    }
+
+    fn divides(&self, x: f64) -> bool {
+        x.is_finite() && self.check.is_valid(&json!(x))
+    }
+}
+
+/// The `k`-th multiple of `m` (`k` integral), computed on `m`'s shortest decimal so that the
+/// third multiple of `0.1` is `0.3`, not `0.30000000000000004`.
+fn times(k: f64, m: f64) -> f64 {
+    if let Some((mantissa, exponent)) = decimal(m)
+        && k.abs() < 1e15
+        && let Some(product) = (k as i128).checked_mul(mantissa)
+        && let Ok(x) = format!("{product}e{exponent}").parse::<f64>()
+    {
+        return x;
+    }
+    k * m
+}
+
+/// A number as JSON: an integer as an integer.
+fn number_value(x: f64, integer: bool) -> Value {
+    if integer && x.abs() < 9.0e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
+/// How far from an anchor the witness search looks, in steps of the producer.
+const NEAR: i32 = 12;
+/// A producer holding at most this many multiples is checked number by number.
+const ENUMERABLE: f64 = 256.0;
+
+/// The numbers of one numeric type (`INTEGER` or `FRACTION`) that a producer's bounds and
+/// `multipleOf` allow.
+struct Numbers {
+    /// The range, its ends moved in to the first and last multiple where one was found.
+    range: Interval,
+    /// The producer's `multipleOf`.
+    multiple: Option<Multiple>,
+    integer: bool,
+}
+
+impl Numbers {
+    fn of(map: &Map<String, Value>, t: u8) -> Numbers {
+        let integer = t == INTEGER;
+        let multiple = Multiple::new(number(map.get("multipleOf")));
+        let step = multiple.as_ref().map(|m| m.of);
+        let mut numbers = Numbers {
+            range: Interval::of(map, integer),
+            multiple,
+            integer,
+        };
+        if let Some(m) = step {
+            // The first and last multiple of the type inside the range bound every number of
+            // the producer (when none is found near an end, that end stays: a looser bound).
+            let range = numbers.range;
+            if range.lo.is_finite() {
+                let k = (range.lo / m).floor() - 1.0;
+                if let Some(x) = (0..=NEAR * 4)
+                    .map(|i| times(k + f64::from(i), m))
+                    .find(|x| numbers.holds(*x))
+                {
+                    numbers.range.lo = x;
+                    numbers.range.lo_excl = false;
+                }
+            }
+            if range.hi.is_finite() {
+                let k = (range.hi / m).ceil() + 1.0;
+                if let Some(x) = (0..=NEAR * 4)
+                    .map(|i| times(k - f64::from(i), m))
+                    .find(|x| numbers.holds(*x))
+                {
+                    numbers.range.hi = x;
+                    numbers.range.hi_excl = false;
+                }
+            }
+        }
+        numbers
+    }
+
+    /// Whether there is no number at all (an empty range, or one holding no multiple).
+    fn is_empty(&self) -> bool {
+        self.range
+            .holds_none_of(if self.integer { INTEGER } else { FRACTION })
+            // The multiples of an integer are integers.
+            || (!self.integer && self.multiple.as_ref().is_some_and(|m| m.of.fract() == 0.0))
+            || self.enumerate().is_some_and(|all| all.is_empty())
+    }
+
+    /// One of the numbers: the least when the range has a lower end, else the one nearest zero
+    /// (or nearest the upper end, below zero), the larger on a tie (`2.5` of `±2.5`).
+    fn example(&self) -> Option<f64> {
+        if let Some(all) = self.enumerate() {
+            return all.first().copied();
+        }
+        let Interval { lo, hi, .. } = self.range;
+        let anchor = if lo.is_finite() {
+            lo
+        } else if hi.is_finite() {
+            hi.min(0.0)
+        } else {
+            0.0
+        };
+        let near = self.near(&[anchor]);
+        if self.grid().is_some() {
+            let distance = |x: &f64| (x - anchor).abs();
+            near.into_iter()
+                .min_by(|a, b| distance(a).total_cmp(&distance(b)).then(b.total_cmp(a)))
+        } else {
+            // In the order `near` tries offsets: the anchor, then halves, quarters, ...
+            near.into_iter().next()
+        }
+    }
+
+    /// The grid the numbers lie on, where they lie on one: the `multipleOf`, or the integers.
+    fn grid(&self) -> Option<f64> {
+        self.multiple
+            .as_ref()
+            .map(|m| m.of)
+            .or(self.integer.then_some(1.0))
+    }
+
+    /// Whether `x` is one of the numbers (by bounds, type and `multipleOf`).
+    fn holds(&self, x: f64) -> bool {
+        x.is_finite()
+            && self.range.holds(x)
+            && (x.fract() == 0.0) == self.integer
+            && self.multiple.as_ref().is_none_or(|m| m.divides(x))
+    }
+
+    /// The step between neighbouring numbers, where they have one: the `multipleOf`, or 1
+    /// for integers (the smallest integer multiple of a fractional `multipleOf`).
+    fn step(&self) -> Option<f64> {
+        match (&self.multiple, self.integer) {
+            (None, true) => Some(1.0),
+            (None, false) => None,
+            (Some(m), false) => Some(m.of),
+            (Some(m), true) => (1..=64)
+                .map(|k| times(f64::from(k), m.of))
+                .find(|x| x.fract() == 0.0 && m.divides(*x)),
+        }
+    }
+
+    /// Whether every number is a multiple of `m`: `m` divides the step (a `multipleOf` `p`'s
+    /// non-integer multiples have no larger common divisor than `p`). Without a step (the
+    /// non-integers of a range), never.
+    fn implies_multiple(&self, m: &Multiple) -> bool {
+        self.step().is_some_and(|step| m.divides(step))
+    }
+
+    /// Every number, in order, when there are few: a single point, or a bounded range of at
+    /// most `ENUMERABLE` steps.
+    fn enumerate(&self) -> Option<Vec<f64>> {
+        let Interval { lo, hi, .. } = self.range;
+        if !lo.is_finite() || !hi.is_finite() {
+            return None;
+        }
+        if lo == hi {
+            return Some([lo].into_iter().filter(|x| self.holds(*x)).collect());
+        }
+        let step = self.grid()?;
+        if (hi - lo) / step > ENUMERABLE {
+            return None;
+        }
+        let first = (lo / step).floor() - 1.0;
+        let last = (hi / step).ceil() + 1.0;
+        let count = (last - first) as i32;
+        Some(
+            (0..=count)
+                .map(|i| times(first + f64::from(i), step))
+                .filter(|x| self.holds(*x))
+                .collect(),
+        )
+    }
+
+    /// Numbers within `NEAR` steps of each anchor (for the non-integers of a range without a
+    /// step: the anchor and points a fraction away from it, a third among them, which no
+    /// binary `multipleOf` divides).
+    fn near(&self, anchors: &[f64]) -> Vec<f64> {
+        const OFFSETS: [f64; 9] = [
+            0.0,
+            0.5,
+            0.25,
+            0.125,
+            1.0 / 3.0,
+            0.75,
+            1.5,
+            2.5,
+            1.0 / 1024.0,
+        ];
+        let mut out = Vec::new();
+        for &a in anchors.iter().filter(|a| a.is_finite()) {
+            match self.grid() {
+                Some(step) => {
+                    let k = (a / step).floor();
+                    for i in -NEAR..=NEAR {
+                        out.push(times(k + f64::from(i), step));
+                    }
+                }
+                None => {
+                    for d in OFFSETS {
+                        out.extend([a + d, a - d]);
+                    }
+                }
+            }
+        }
+        out.retain(|x| self.holds(*x));
+        out
+    }
+}
+
 /// Integers past 2^53 are not all exact as `f64`; bounds there are not reasoned about. The
 /// test is on the `f64`, so it must exclude 2^53 itself: 2^53 + 1 written in the schema reads
 /// as 2^53 (and a bound of 2^53 would then prove that a producer allowing 2^53 + 1 fits).
@@ -952,10 +1198,7 @@ impl<'a> Checker<'a> {
         }
         for t in split(p_types) {
             // A numeric type whose range holds no number of it: the producer allows none.
-            if matches!(t, INTEGER | FRACTION)
-                && exact(p_map)
-                && Interval::of(p_map, t == INTEGER).holds_none_of(t)
-            {
+            if matches!(t, INTEGER | FRACTION) && exact(p_map) && Numbers::of(p_map, t).is_empty() {
                 continue;
             }
             if c_types & t == 0 {
@@ -1015,88 +1258,54 @@ impl<'a> Checker<'a> {
         }
         let integer = t == INTEGER;
         // (A type whose range holds none of it never gets here: the type loop skips it.)
-        let pi = Interval::of(p_map, integer);
+        let producer = Numbers::of(p_map, t);
         let ci = Interval::of(c_map, integer);
-        let contained = pi.within(&ci);
-        let multiple_ok = match number(c_map.get("multipleOf")) {
-            None => true,
-            Some(m) => {
-                let by_p = number(p_map.get("multipleOf")).is_some_and(|pm| {
-                    let ratio = pm / m;
-                    ratio.is_finite() && ratio.fract() == 0.0 && ratio * m == pm
-                });
-                by_p || (integer && m == 1.0)
+        let cm = Multiple::new(number(c_map.get("multipleOf")));
+        if cm.is_none() && c_map.contains_key("multipleOf") {
+            return unknown(p, c, "the consumer's `multipleOf` cannot be built");
+        }
+        // Refused by the consumer: outside its range, or not one of its multiples.
+        let refused = |x: f64| !ci.holds(x) || cm.as_ref().is_some_and(|m| !m.divides(x));
+        let reason = |x: f64| {
+            if ci.holds(x) {
+                "the consumer's `multipleOf` is not implied by the producer's"
+            } else {
+                "the producer allows numbers outside the consumer's range"
             }
         };
-        if contained && multiple_ok {
+        if producer.range.within(&ci) && cm.as_ref().is_none_or(|m| producer.implies_multiple(m)) {
             return Outcome::Ok;
         }
-        // A value inside the producer's range that the consumer refuses.
-        let mut tries = vec![
-            pi.lo,
-            pi.hi,
-            ci.lo,
-            ci.hi,
-            ci.lo - 1.0,
-            ci.hi + 1.0,
-            0.0,
-            1.0,
-            -1.0,
-        ];
-        if let Some(pm) = number(p_map.get("multipleOf")) {
-            let base = if pi.lo.is_finite() {
-                (pi.lo / pm).ceil() * pm
-            } else {
-                0.0
-            };
-            // The first multiples in the producer's range (the first may be the only one).
-            tries.extend([base, base + pm, base + 2.0 * pm, base + 3.0 * pm, pm]);
-        }
-        if integer {
-            if let Some(m) = number(c_map.get("multipleOf")) {
-                tries.extend([m + 1.0, m - 1.0, pi.lo + 1.0]);
+        // A producer of few numbers: each is checked, and the answer is exact.
+        if let Some(all) = producer.enumerate() {
+            for x in all {
+                let v = number_value(x, integer);
+                match (
+                    self.valid(Side::Producer, p, &v),
+                    self.valid(Side::Consumer, c, &v),
+                ) {
+                    (Some(false), _) | (Some(true), Some(true)) => {}
+                    (Some(true), Some(false)) => return fail(p, c, v, reason(x)),
+                    _ => return unknown(p, c, "a numeric schema the validator cannot build"),
+                }
             }
-        } else {
-            // Beyond the consumer's ends, and between the producer's own (a narrow range may
-            // hold no half, only a quarter or its middle).
-            tries.extend([
-                ci.lo - 0.5,
-                ci.hi + 0.5,
-                ci.lo - 0.25,
-                ci.hi + 0.25,
-                (pi.lo + ci.lo) / 2.0,
-                (pi.hi + ci.hi) / 2.0,
-                pi.lo + 0.5,
-                pi.hi - 0.5,
-                pi.lo + 0.25,
-                pi.hi - 0.25,
-                (pi.lo + pi.hi) / 2.0,
-                0.5,
-                0.25,
-                -0.5,
-            ]);
-            if let Some(m) = number(c_map.get("multipleOf")) {
-                tries.push(m / 2.0);
-            }
+            return Outcome::Ok;
         }
-        for x in tries {
-            if !x.is_finite() || (x.fract() == 0.0) != integer {
+        // Otherwise the producer's numbers nearest the places where the answer can change:
+        // its own ends, the consumer's ends (both sides), and zero. A producer with infinitely
+        // many numbers that the shortcut above did not prove has a refused one there: past a
+        // consumer's end it reaches, or among two neighbours (not both multiples of a
+        // `multipleOf` that does not divide the producer's step).
+        let anchors = [producer.range.lo, producer.range.hi, ci.lo, ci.hi, 0.0];
+        for x in producer.near(&anchors) {
+            if !refused(x) {
                 continue;
             }
-            let v = if integer && x.abs() < 9.0e15 {
-                json!(x as i64)
-            } else {
-                json!(x)
-            };
+            let v = number_value(x, integer);
             if self.valid(Side::Producer, p, &v) == Some(true)
                 && self.valid(Side::Consumer, c, &v) == Some(false)
             {
-                let why = if contained {
-                    "the consumer's `multipleOf` is not implied by the producer's"
-                } else {
-                    "the producer allows numbers outside the consumer's range"
-                };
-                return fail(p, c, v, why);
+                return fail(p, c, v, reason(x));
             }
         }
         unknown(
@@ -1450,47 +1659,11 @@ impl<'a> Checker<'a> {
             NULL => Value::Null,
             BOOLEAN => Value::Bool(false),
             INTEGER | FRACTION => {
-                let integer = t == INTEGER;
-                let iv = Interval::of(map, integer);
-                let m = number(map.get("multipleOf")).filter(|m| *m > 0.0);
-                // A number of the type, inside the bounds, a multiple when one is asked for.
-                let fits = |x: f64| {
-                    x.is_finite()
-                        && (x.fract() == 0.0) == integer
-                        && iv.holds(x)
-                        && m.is_none_or(|m| (x / m).fract() == 0.0)
-                };
-                let anchor = if iv.lo.is_finite() {
-                    iv.lo
-                } else if iv.hi.is_finite() {
-                    iv.hi.min(0.0)
-                } else {
-                    0.0
-                };
-                let mut tries = vec![
-                    anchor,
-                    anchor + 1.0,
-                    anchor + 0.5,
-                    anchor - 0.5,
-                    anchor + 0.25,
-                    anchor - 0.25,
-                    iv.hi - 0.5,
-                    iv.hi - 0.25,
-                    (iv.lo + iv.hi) / 2.0,
-                ];
-                if let Some(m) = m {
-                    let base = (anchor / m).ceil() * m;
-                    tries.extend([base, base + m, base + 2.0 * m, base + 3.0 * m]);
+                let x = Numbers::of(map, t).example()?;
+                if t == INTEGER && x.abs() >= 9.0e15 {
+                    return None;
                 }
-                let x = tries.into_iter().find(|x| fits(*x))?;
-                if integer {
-                    if x.abs() >= 9.0e15 {
-                        return None;
-                    }
-                    json!(x as i64)
-                } else {
-                    json!(x)
-                }
+                number_value(x, t == INTEGER)
             }
             STRING => {
                 let n = map.get("minLength").and_then(Value::as_u64).unwrap_or(0);
@@ -2172,5 +2345,136 @@ mod tests {
         let first = json!({ "anyOf": [{ "type": "integer" }, { "pattern": "^a" }] });
         let ch = checker(&arena, &first);
         assert_eq!(ch.quick_member(&first, &json!(1), 0), Some(true));
+    }
+
+    fn numbers(schema: Value, t: u8) -> Numbers {
+        Numbers::of(schema.as_object().unwrap(), t)
+    }
+
+    #[test]
+    fn multiples_are_the_validators_and_made_on_the_decimal() {
+        let of = |m: f64| Multiple::new(Some(m)).unwrap();
+        assert!(of(0.5).divides(1.5) && of(3.0).divides(-6.0) && of(2.0).divides(0.0));
+        // Decimals, as the validator reads them: `0.3` is a multiple of `0.1`.
+        assert!(of(0.1).divides(0.3) && of(0.1).divides(0.7) && !of(0.1).divides(0.35));
+        assert!(!of(2.0).divides(3.0) && !of(0.3).divides(0.1) && !of(1.0).divides(f64::NAN));
+        assert!(Multiple::new(Some(0.0)).is_none() && Multiple::new(Some(-1.0)).is_none());
+        assert!(Multiple::new(Some(f64::INFINITY)).is_none() && Multiple::new(None).is_none());
+        // Multiples are made on the decimal: the third of `0.1` is `0.3`, not
+        // `0.30000000000000004`.
+        assert_eq!(times(3.0, 0.1), 0.3);
+        assert_eq!(times(-7.0, 0.25), -1.75);
+        assert_eq!(times(2.0, 1e300), 2e300);
+        assert_eq!(decimal(-1.25e-3), Some((-125, -5)));
+        assert_eq!(decimal(300.0), Some((3, 2)));
+        assert_eq!(decimal(f64::INFINITY), None);
+    }
+
+    #[test]
+    fn a_producers_numbers_have_their_ends_moved_to_the_first_and_last_multiple() {
+        let n = numbers(
+            json!({ "minimum": 1, "maximum": 10, "multipleOf": 3 }),
+            INTEGER,
+        );
+        assert_eq!((n.range.lo, n.range.hi), (3.0, 9.0));
+        assert_eq!(n.enumerate(), Some(vec![3.0, 6.0, 9.0]));
+        let n = numbers(
+            json!({ "exclusiveMinimum": 3, "exclusiveMaximum": 9, "multipleOf": 3 }),
+            INTEGER,
+        );
+        assert_eq!(n.enumerate(), Some(vec![6.0]));
+        // Integers that are multiples of 1.5 step by 3; non-integers step by 1.5.
+        assert_eq!(
+            numbers(json!({ "multipleOf": 1.5 }), INTEGER).step(),
+            Some(3.0)
+        );
+        assert_eq!(
+            numbers(json!({ "multipleOf": 1.5 }), FRACTION).step(),
+            Some(1.5)
+        );
+        assert_eq!(numbers(json!({}), INTEGER).step(), Some(1.0));
+        assert_eq!(numbers(json!({}), FRACTION).step(), None);
+        assert!(
+            numbers(json!({ "multipleOf": 1.5 }), INTEGER)
+                .implies_multiple(&Multiple::new(Some(3.0)).unwrap())
+        );
+        assert!(
+            !numbers(json!({ "multipleOf": 1.5 }), FRACTION)
+                .implies_multiple(&Multiple::new(Some(3.0)).unwrap())
+        );
+        assert!(numbers(json!({}), INTEGER).implies_multiple(&Multiple::new(Some(0.5)).unwrap()));
+        assert!(!numbers(json!({}), FRACTION).implies_multiple(&Multiple::new(Some(0.5)).unwrap()));
+        // Empty: no multiple of 4 in [1, 3]; no non-integer multiple of 2; an empty range.
+        assert!(
+            numbers(
+                json!({ "minimum": 1, "maximum": 3, "multipleOf": 4 }),
+                INTEGER
+            )
+            .is_empty()
+        );
+        assert!(numbers(json!({ "multipleOf": 2 }), FRACTION).is_empty());
+        assert!(numbers(json!({ "minimum": 2, "maximum": 1 }), INTEGER).is_empty());
+        assert!(!numbers(json!({ "multipleOf": 2.5 }), FRACTION).is_empty());
+        assert!(!numbers(json!({ "minimum": 1, "maximum": 1 }), INTEGER).is_empty());
+    }
+
+    #[test]
+    fn a_large_or_unbounded_producer_is_not_enumerated() {
+        assert_eq!(numbers(json!({ "minimum": 0 }), INTEGER).enumerate(), None);
+        assert_eq!(
+            numbers(json!({ "minimum": 0, "maximum": 1000 }), INTEGER).enumerate(),
+            None
+        );
+        let n = numbers(json!({ "minimum": 0, "maximum": 256 }), INTEGER).enumerate();
+        assert_eq!(n.map(|all| all.len()), Some(257));
+        // Non-integers of a range have no step; a single point is still one number.
+        assert_eq!(
+            numbers(json!({ "minimum": 0, "maximum": 1 }), FRACTION).enumerate(),
+            None
+        );
+        assert_eq!(
+            numbers(json!({ "minimum": 0.5, "maximum": 0.5 }), FRACTION).enumerate(),
+            Some(vec![0.5])
+        );
+    }
+
+    #[test]
+    fn a_producers_example_number_is_its_least_or_the_one_nearest_zero() {
+        let example = |schema: Value, t: u8| numbers(schema, t).example();
+        assert_eq!(
+            example(json!({ "minimum": 7, "multipleOf": 5 }), INTEGER),
+            Some(10.0)
+        );
+        assert_eq!(
+            example(json!({ "maximum": -7, "multipleOf": 5 }), INTEGER),
+            Some(-10.0)
+        );
+        assert_eq!(
+            example(json!({ "maximum": 7, "multipleOf": 5 }), INTEGER),
+            Some(0.0)
+        );
+        assert_eq!(example(json!({ "multipleOf": 5 }), FRACTION), None);
+        assert_eq!(example(json!({ "multipleOf": 2.5 }), FRACTION), Some(2.5));
+        assert_eq!(
+            example(json!({ "exclusiveMinimum": 3 }), FRACTION),
+            Some(3.5)
+        );
+        assert_eq!(
+            example(json!({ "exclusiveMaximum": -3 }), FRACTION),
+            Some(-3.5)
+        );
+        assert_eq!(example(json!({}), FRACTION), Some(0.5));
+        assert_eq!(
+            example(json!({ "minimum": 0, "maximum": 1000 }), INTEGER),
+            Some(0.0)
+        );
+        // A range narrower than every offset but the smallest.
+        assert_eq!(
+            example(
+                json!({ "exclusiveMinimum": 2, "exclusiveMaximum": 2.01 }),
+                FRACTION
+            ),
+            Some(2.0 + 1.0 / 1024.0)
+        );
     }
 }

@@ -1227,10 +1227,12 @@ fn multiples_imply_multiples_and_a_witness_is_found_within_the_range() {
     }
 }
 
-/// Numeric bounds are decided exactly: for schemas of a numeric type and bounds only
-/// (`minimum`, `maximum`, the exclusive ones; integers and halves), the answer is compatible
-/// exactly when no number the producer allows is refused by the consumer, and incompatible
-/// (with a witness) otherwise: never unknown. Checked against a brute-force search.
+/// Numeric bounds and multiples are decided exactly: for schemas of a numeric type, bounds
+/// (`minimum`, `maximum`, the exclusive ones; integers and halves) and `multipleOf` (a tenth
+/// to four, decimal and fractional ones among them), the answer is compatible exactly when no
+/// number the producer allows is refused by the consumer, and incompatible (with a witness)
+/// otherwise: never unknown. Checked against a brute-force search over every quarter and
+/// every tenth in [-16, 16].
 #[test]
 fn numeric_bounds_are_decided_exactly() {
     fn bounds(rng: &mut Rng) -> Value {
@@ -1244,12 +1246,33 @@ fn numeric_bounds_are_decided_exactly() {
                 schema.insert(key.into(), json!(n));
             }
         }
+        if rng.chance(35) {
+            let m = [0.1, 0.25, 0.3, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0][rng.below(10)];
+            schema.insert("multipleOf".into(), json!(m));
+        }
         Value::Object(schema)
     }
-    let mut rng = Rng(11);
-    let probes: Vec<Value> = (-50..=50).map(|i| json!(f64::from(i) / 2.0)).collect();
-    let (mut compatible, mut incompatible_seen) = (0, 0);
-    for _ in 0..600 {
+    let mut rng = Rng(std::env::var("AGENT_IO_COMPAT_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(11));
+    // Every quarter and every tenth (as the validator reads them: `0.3` is a multiple of `0.1`).
+    let probes: Vec<Value> = (-1600..=1600)
+        .filter(|i| i % 25 == 0 || i % 10 == 0)
+        .map(|i| {
+            if i % 100 == 0 {
+                json!(i / 100)
+            } else {
+                json!(f64::from(i) / 100.0)
+            }
+        })
+        .collect();
+    let (mut compatible, mut incompatible_seen, mut by_multiple) = (0, 0, 0);
+    let cases: usize = std::env::var("AGENT_IO_COMPAT_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000);
+    for _ in 0..cases {
         let (p, c) = (bounds(&mut rng), bounds(&mut rng));
         let (pv, cv) = (validator(&p), validator(&c));
         let witness = probes.iter().any(|v| pv.is_valid(v) && !cv.is_valid(v));
@@ -1261,6 +1284,11 @@ fn numeric_bounds_are_decided_exactly() {
             );
             assert_witness(&p, &c, &answer);
             incompatible_seen += 1;
+            if let Compatibility::Incompatible(why) = &answer
+                && why.reason.contains("multipleOf")
+            {
+                by_multiple += 1;
+            }
         } else if answer.is_compatible() {
             compatible += 1;
         } else if matches!(answer, Compatibility::Incompatible(_)) {
@@ -1271,8 +1299,8 @@ fn numeric_bounds_are_decided_exactly() {
         }
     }
     assert!(
-        compatible > 50 && incompatible_seen > 50,
-        "{compatible} {incompatible_seen}"
+        compatible > cases / 12 && incompatible_seen > cases / 12 && by_multiple > cases / 50,
+        "{compatible} {incompatible_seen} {by_multiple}"
     );
 }
 
