@@ -85,7 +85,8 @@ pub(crate) fn check(yaml: &str) -> Result<(), (Option<usize>, String)> {
                 ),
             ));
         }
-        if anchor > 0 {
+        // Anchor 0 is "no anchor" (ids start at 1).
+        if anchor != 0 {
             if anchors.len() <= anchor {
                 anchors.resize(anchor + 1, 1);
             }
@@ -156,6 +157,12 @@ mod tests {
         let (line, message) = check(&nested(MAX_DEPTH + 1)).unwrap_err();
         assert_eq!(line, Some(1));
         assert!(message.contains("nests deeper than 32 levels"), "{message}");
+        // The scanner looks ahead over flow collections that may still turn out to be a key,
+        // and its own limit (255 levels) is reached before the 33rd level's event: the same
+        // refusal, said the same way.
+        let (line, message) = check(&"[".repeat(300)).unwrap_err();
+        assert_eq!(line, Some(1));
+        assert_eq!(message, "the frontmatter nests deeper than 32 levels");
         // Siblings are not nesting: closed collections no longer count.
         let siblings: String = (0..MAX_DEPTH * 2)
             .map(|i| format!("k{i}: {{a: [1]}}\n"))
