@@ -43,8 +43,10 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// What a client sees:
 /// - `tools/list`: the registry's [`Export::Mcp`] definitions (annotations derived from the
 ///   contract), [`DEFAULT_PAGE_SIZE`] to a page; the cursor is opaque to clients.
-/// - A successful call: `structuredContent` (an object output, matching `outputSchema`) plus
-///   the same JSON as a text block; a non-object output comes as the text block alone.
+/// - A successful call: `structuredContent` (the output, matching `outputSchema`) plus the
+///   same JSON as a text block. On protocol 2026-07-28 any output is structured, as that
+///   version allows; for an older peer, rmcp drops a non-object output's `structuredContent`
+///   and `outputSchema`, and the text block alone carries it.
 /// - A contract failure (`input_invalid`, `timeout`, `approval_denied`, a tool's own error,
 ///   ...): a tool result with `isError: true` whose one text block is the AIP-14 error envelope
 ///   `{"ok":false,"error":{"code",...}}`. It carries no `structuredContent`, because clients
@@ -264,16 +266,16 @@ impl McpServer {
                 let _ = Box::pin(tokio::time::timeout(Duration::from_secs(1), task)).await;
             }
             Ok(match result {
-                Ok(value) if value.is_object() => {
+                Ok(value) => {
                     // `CallToolResult::structured`, with the text written by serde's own
                     // writer: `Value`'s `Display` goes through `fmt` and costs three times as
-                    // much.
+                    // much. Any value: rmcp drops a non-object one for a peer before
+                    // 2026-07-28, which then reads the text block.
                     let mut answer =
                         CallToolResult::success(vec![ContentBlock::text(json_text(&value))]);
                     answer.structured_content = Some(value);
                     answer
                 }
-                Ok(value) => CallToolResult::success(vec![ContentBlock::text(json_text(&value))]),
                 Err(err) => {
                     CallToolResult::error(vec![ContentBlock::text(json_text(&err.to_envelope()))])
                 }

@@ -56,7 +56,11 @@ pub enum Export {
     /// `FunctionDeclaration`s: `{name, description, parameters}` in the OpenAPI subset.
     Gemini,
     /// MCP `tools/list` entries: `{name, title, description, inputSchema, outputSchema,
-    /// annotations}`, with hints derived from the contract.
+    /// annotations}`, with hints derived from the contract. Every tool has an `outputSchema`,
+    /// whatever its output's type (protocol 2026-07-28 allows any; for an older peer, a server
+    /// leaves out one whose root is not an object, as [rmcp] does).
+    ///
+    /// [rmcp]: https://docs.rs/rmcp
     Mcp,
 }
 
@@ -171,10 +175,14 @@ impl ToolRegistry {
                     tool.insert("title".into(), json!(contract.name));
                     tool.insert("description".into(), json!(description));
                     tool.insert("inputSchema".into(), parameters);
-                    // `structuredContent` is an object, so only an object output has a schema.
-                    if let Ok(output) = outputs.profile(Profile::Mcp) {
-                        tool.insert("outputSchema".into(), output.clone());
-                    }
+                    // Every output has a schema: from protocol 2026-07-28, `structuredContent`
+                    // may be any JSON value. A server answering an older peer drops a schema
+                    // whose root is not `"type": "object"` (rmcp does), as that peer expects.
+                    let output = outputs
+                        .profile(Profile::Mcp)
+                        .or_else(|_| outputs.profile(Profile::Canonical))
+                        .unwrap_or(outputs.schema());
+                    tool.insert("outputSchema".into(), output.clone());
                     tool.insert("annotations".into(), annotations(contract));
                     Value::Object(tool)
                 }

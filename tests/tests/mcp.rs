@@ -16,7 +16,9 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, Request, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use rmcp::{
+    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient, ServiceExt,
+};
 use serde_json::{Value, json};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -105,6 +107,28 @@ async fn connect(
     (client.serve(client_side).await.unwrap(), audit)
 }
 
+/// The fixture registry served in-process to a client on protocol 2026-07-28, which starts
+/// with `server/discover` (no `initialize`; `connect`'s handshake settles on 2025-11-25).
+async fn connect_2026(
+    client: TestClient,
+    registry: ToolRegistry,
+) -> RunningService<RoleClient, TestClient> {
+    let server = McpServer::new(registry).unwrap();
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    client
+        .serve_with_lifecycle(client_side, lifecycle)
+        .await
+        .unwrap()
+}
+
 /// Every listed tool, bounded in time: a server whose cursors never end must fail the test, not
 /// hang it.
 async fn all_tools<S: rmcp::service::Service<RoleClient>>(
@@ -186,7 +210,8 @@ fn tools_list_pages_through_every_tool_and_refuses_a_forged_cursor() {
             record.annotations.clone().unwrap().destructive_hint,
             Some(true)
         );
-        // A bare-number output has no outputSchema: structuredContent must be an object.
+        // Before 2026-07-28 a bare-number output has no outputSchema (rmcp drops it for this
+        // peer): structuredContent had to be an object.
         let count = all.iter().find(|t| t.name == "fixture.count").unwrap();
         assert!(count.output_schema.is_none());
 
@@ -223,13 +248,40 @@ fn a_call_answers_structured_content_that_matches_the_advertised_output_schema()
         assert_eq!(audit.records().len(), 1);
         assert!(audit.records()[0].ok);
 
-        // A non-object output comes as text alone.
+        // Before 2026-07-28, a non-object output comes as text alone.
         let counted = client
             .call_tool(call("fixture.count", json!({ "text": "one two three" })))
             .await
             .unwrap();
         assert!(counted.structured_content.is_none());
         assert_eq!(text_of(&counted), "3");
+    });
+}
+
+#[test]
+fn on_2026_07_28_every_output_is_structured_and_has_its_schema() {
+    runtime().block_on(async {
+        let client = connect_2026(TestClient::new(None), mcp_fixture::registry()).await;
+        let tools = all_tools(&client).await;
+        let count = tools.iter().find(|t| t.name == "fixture.count").unwrap();
+        let schema = count
+            .output_schema
+            .as_ref()
+            .expect("a schema for a number output");
+        assert_eq!(schema.get("type"), Some(&json!("integer")));
+        let counted = client
+            .call_tool(call("fixture.count", json!({ "text": "one two three" })))
+            .await
+            .unwrap();
+        assert_ne!(counted.is_error, Some(true));
+        assert_eq!(counted.structured_content, Some(json!(3)));
+        assert_eq!(text_of(&counted), "3", "the text block repeats it");
+        // An object output is unchanged.
+        let added = client
+            .call_tool(call("fixture.add", json!({ "a": 2, "b": 40 })))
+            .await
+            .unwrap();
+        assert_eq!(added.structured_content, Some(json!({ "sum": 42 })));
     });
 }
 
