@@ -112,8 +112,9 @@ async fn connect(
 async fn connect_2026(
     client: TestClient,
     registry: ToolRegistry,
-) -> RunningService<RoleClient, TestClient> {
-    let server = McpServer::new(registry).unwrap();
+) -> (RunningService<RoleClient, TestClient>, Arc<AuditLog>) {
+    let audit = Arc::new(AuditLog::default());
+    let server = McpServer::new(registry.with_audit_sink(audit.clone())).unwrap();
     let (server_side, client_side) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_side).await {
@@ -123,10 +124,11 @@ async fn connect_2026(
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    client
+    let client = client
         .serve_with_lifecycle(client_side, lifecycle)
         .await
-        .unwrap()
+        .unwrap();
+    (client, audit)
 }
 
 /// Every listed tool, bounded in time: a server whose cursors never end must fail the test, not
@@ -261,7 +263,7 @@ fn a_call_answers_structured_content_that_matches_the_advertised_output_schema()
 #[test]
 fn on_2026_07_28_every_output_is_structured_and_has_its_schema() {
     runtime().block_on(async {
-        let client = connect_2026(TestClient::new(None), mcp_fixture::registry()).await;
+        let (client, _) = connect_2026(TestClient::new(None), mcp_fixture::registry()).await;
         let tools = all_tools(&client).await;
         let count = tools.iter().find(|t| t.name == "fixture.count").unwrap();
         let schema = count
@@ -452,7 +454,7 @@ fn approval_is_denied_when_the_client_cannot_be_asked() {
 fn approval_cases() -> Vec<(ProtocolVersion, ElicitationAction, bool, bool)> {
     let mut cases = Vec::new();
     // The inline protocol (input_required and a retry) and the legacy one (elicitation/create).
-    for protocol in [ProtocolVersion::LATEST, ProtocolVersion::V_2025_11_25] {
+    for protocol in [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25] {
         cases.push((protocol.clone(), ElicitationAction::Accept, true, true));
         cases.push((protocol.clone(), ElicitationAction::Accept, false, false));
         cases.push((protocol.clone(), ElicitationAction::Decline, true, false));
@@ -469,7 +471,14 @@ fn approval_is_put_to_the_user_through_elicitation_on_both_protocols() {
             handler.approve = approve;
             handler.protocol = protocol.clone();
             let asked = handler.asked.clone();
-            let (client, audit) = connect(handler, mcp_fixture::registry()).await;
+            // Each protocol's own handshake: `initialize` settles on 2025-11-25 at most.
+            let (client, audit) = if protocol == ProtocolVersion::V_2026_07_28 {
+                connect_2026(handler, mcp_fixture::registry()).await
+            } else {
+                connect(handler, mcp_fixture::registry()).await
+            };
+            let session = client.peer_info().map(|info| info.protocol_version.clone());
+            assert_eq!(session, Some(protocol.clone()), "the session's protocol");
             let result = client
                 .call_tool(call("fixture.record", json!({ "text": "pay rent" })))
                 .await
