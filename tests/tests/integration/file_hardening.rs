@@ -280,7 +280,6 @@ fn oversized_and_sparse_inputs_are_refused_before_copying() {
 
     // The host limit (default 256 MiB) refuses the 64 GiB sparse file without reading it.
     let io = handle(IoDefinition::default().input_file("in", FileEntry::new("sparse.bin")));
-    let started = std::time::Instant::now();
     let (result, record) = run(&io, FileHost::new(&sandbox.workspace), "r", |_| {
         panic!("the body must not run")
     });
@@ -293,7 +292,6 @@ fn oversized_and_sparse_inputs_are_refused_before_copying() {
         err.message()
     );
     assert!(record.staged.is_empty());
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 
     // A host limit of 9 bytes refuses a 10-byte file; 10 accepts it.
     let io = handle(IoDefinition::default().input_file("in", FileEntry::new("small.txt")));
