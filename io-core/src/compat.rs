@@ -2416,6 +2416,12 @@ mod tests {
         assert!(numbers(json!({ "minimum": 2, "maximum": 1 }), INTEGER).is_empty());
         assert!(!numbers(json!({ "multipleOf": 2.5 }), FRACTION).is_empty());
         assert!(!numbers(json!({ "minimum": 1, "maximum": 1 }), INTEGER).is_empty());
+        // The non-integers of a range: none in a reversed one, one in `[0.5, 0.5]`, none in
+        // `[1, 1]` or `(1, 1]`.
+        assert!(numbers(json!({ "minimum": 2, "maximum": 1 }), FRACTION).is_empty());
+        assert!(!numbers(json!({ "minimum": 0.5, "maximum": 0.5 }), FRACTION).is_empty());
+        assert!(numbers(json!({ "minimum": 1, "maximum": 1 }), FRACTION).is_empty());
+        assert!(numbers(json!({ "exclusiveMinimum": 1, "maximum": 1 }), FRACTION).is_empty());
     }
 
     #[test]

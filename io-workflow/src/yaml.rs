@@ -162,7 +162,8 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
             }
             _ => continue,
         };
-        if anchor > 0 {
+        // Anchor 0 is "no anchor" (ids start at 1).
+        if anchor != 0 {
             if anchors.len() <= anchor {
                 anchors.resize(anchor + 1, None);
             }
@@ -336,6 +337,37 @@ mod tests {
 #[cfg(test)]
 mod limit_tests {
     use super::*;
+
+    /// `a: &x <L bytes>`, `b:` a list of `n` aliases of it, `c: <P bytes>`. Its weight: the
+    /// mapping and the list (1 each), the keys (2 each: a node and a byte), the anchored scalar
+    /// and every alias of it (1 + L each), the padding (1 + P).
+    fn aliased(len: usize, aliases: usize, pad: usize) -> (String, usize) {
+        let list = vec!["*x"; aliases].join(", ");
+        let yaml = format!(
+            "a: &x {}\nb: [{list}]\nc: {}\n",
+            "v".repeat(len),
+            "p".repeat(pad)
+        );
+        let weight = 1 + 1 + 3 * 2 + (aliases + 1) * (1 + len) + (1 + pad);
+        (yaml, weight)
+    }
+
+    /// The weight is counted exactly (a miscount shows here, at the boundary, rather than as
+    /// a bomb that never ends).
+    #[test]
+    fn a_document_may_weigh_the_limit_but_not_more() {
+        let (at, weight) = aliased(1023, 8190, 1015);
+        assert_eq!(weight, MAX_EXPANDED_WEIGHT);
+        assert!(parse(&at).is_ok());
+        let (over, weight) = aliased(1023, 8190, 1016);
+        assert_eq!(weight, MAX_EXPANDED_WEIGHT + 1);
+        let err = parse(&over).unwrap_err();
+        assert_eq!(err.at.line, 3, "the padding's line crosses it");
+        assert!(
+            err.message
+                .contains("too large once its aliases are expanded")
+        );
+    }
 
     #[test]
     fn aliases_of_mappings_and_sequences_are_expanded() {
