@@ -5,7 +5,8 @@ Run by `.ci/run` in a virtualenv under the target dir:
 
 Over stdio and over streamable HTTP, and on both the 2026-07-28 protocol and the legacy
 initialize handshake, it checks: paging through `tools/list`; a call whose
-`structuredContent` the SDK validates against `outputSchema`; a bad call that comes back as a
+`structuredContent` the SDK validates against `outputSchema` (a bare number's too, on
+2026-07-28); a bad call that comes back as a
 tool error carrying the AIP-14 envelope; progress notifications; a cancelled slow call, which
 the server stops (its audit record says `cancelled`); and approval through elicitation.
 Exits non-zero on the first failure, naming it.
@@ -98,6 +99,22 @@ async def check_call(client):
     assert tools["fixture.add"].annotations.read_only_hint is True
 
 
+async def check_number_output(client, mode):
+    """A bare-number output: structured, with its schema, on 2026-07-28; text alone before."""
+    tools = await list_all(client)
+    result = await client.call_tool("fixture.count", {"text": "one two three"})
+    assert not result.is_error, result
+    assert text_of(result) == "3", result
+    schema = tools["fixture.count"].output_schema
+    if mode == "legacy":
+        assert result.structured_content is None, result
+        assert schema is None, schema
+    else:
+        assert result.structured_content == 3, result
+        assert schema is not None and schema.get("type") == "integer", schema
+        jsonschema.validate(result.structured_content, schema)
+
+
 async def check_bad_call(client):
     result = await client.call_tool("fixture.add", {"a": 5000, "b": 1})
     envelope = envelope_of(result)
@@ -171,6 +188,9 @@ async def run_suite(transport, mode, connect, audit_file):
         await list_all(client)
         await check_cancel(client, audit_file)
     print(f"ok  {transport:5} {mode:6} check_cancel")
+    async with connect() as client:
+        await check_number_output(client, mode)
+    print(f"ok  {transport:5} {mode:6} check_number_output")
     await check_approval(connect)
     print(f"ok  {transport:5} {mode:6} check_approval")
 
