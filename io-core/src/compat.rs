@@ -556,9 +556,11 @@ impl Multiple {
 /// The `k`-th multiple of `m` (`k` integral), computed on `m`'s shortest decimal so that the
 /// third multiple of `0.1` is `0.3`, not `0.30000000000000004`.
 fn times(k: f64, m: f64) -> f64 {
+    let whole = k as i128;
     if let Some((mantissa, exponent)) = decimal(m)
-        && k.abs() < 1e15
-        && let Some(product) = (k as i128).checked_mul(mantissa)
+        // `k` as an integer, exactly (not saturated)
+        && whole as f64 == k
+        && let Some(product) = whole.checked_mul(mantissa)
         && let Ok(x) = format!("{product}e{exponent}").parse::<f64>()
     {
         return x;
@@ -566,9 +568,9 @@ fn times(k: f64, m: f64) -> f64 {
     k * m
 }
 
-/// A number as JSON: an integer as an integer.
+/// A number as JSON: an integer as an integer, where `f64` holds it exactly (below 2^53).
 fn number_value(x: f64, integer: bool) -> Value {
-    if integer && x.abs() < 9.0e15 {
+    if integer && x.abs() < TWO_TO_53 {
         json!(x as i64)
     } else {
         json!(x)
@@ -759,11 +761,13 @@ impl Numbers {
     }
 }
 
+/// 2^53: past it, not every integer is an `f64`.
+const TWO_TO_53: f64 = 9_007_199_254_740_992.0;
+
 /// Integers past 2^53 are not all exact as `f64`; bounds there are not reasoned about. The
 /// test is on the `f64`, so it must exclude 2^53 itself: 2^53 + 1 written in the schema reads
 /// as 2^53 (and a bound of 2^53 would then prove that a producer allowing 2^53 + 1 fits).
 fn exact(map: &Map<String, Value>) -> bool {
-    const LIMIT: f64 = 9_007_199_254_740_992.0;
     [
         "minimum",
         "maximum",
@@ -772,7 +776,7 @@ fn exact(map: &Map<String, Value>) -> bool {
         "multipleOf",
     ]
     .iter()
-    .all(|k| number(map.get(*k)).is_none_or(|n| n.abs() < LIMIT))
+    .all(|k| number(map.get(*k)).is_none_or(|n| n.abs() < TWO_TO_53))
 }
 
 impl<'a> Checker<'a> {
@@ -1658,13 +1662,7 @@ impl<'a> Checker<'a> {
         Some(match t {
             NULL => Value::Null,
             BOOLEAN => Value::Bool(false),
-            INTEGER | FRACTION => {
-                let x = Numbers::of(map, t).example()?;
-                if t == INTEGER && x.abs() >= 9.0e15 {
-                    return None;
-                }
-                number_value(x, t == INTEGER)
-            }
+            INTEGER | FRACTION => number_value(Numbers::of(map, t).example()?, t == INTEGER),
             STRING => {
                 let n = map.get("minLength").and_then(Value::as_u64).unwrap_or(0);
                 match map.get("format").and_then(Value::as_str) {
@@ -2365,6 +2363,18 @@ mod tests {
         assert_eq!(times(3.0, 0.1), 0.3);
         assert_eq!(times(-7.0, 0.25), -1.75);
         assert_eq!(times(2.0, 1e300), 2e300);
+        // A product past `i128` (or a `k` past it) is made in `f64`.
+        assert_eq!(
+            times(1e35, 0.123_456_789_012_345_66),
+            1e35 * 0.123_456_789_012_345_66
+        );
+        assert_eq!(times(1e39, 1.0), 1e39);
+        // Integers as integers while `f64` holds them exactly.
+        assert_eq!(number_value(-7.0, true), json!(-7));
+        assert!(number_value(TWO_TO_53 - 1.0, true).is_i64());
+        assert!(number_value(TWO_TO_53, true).is_f64());
+        assert!(number_value(-TWO_TO_53, true).is_f64());
+        assert!(number_value(3.0, false).is_f64());
         assert_eq!(decimal(-1.25e-3), Some((-125, -5)));
         assert_eq!(decimal(300.0), Some((3, 2)));
         assert_eq!(decimal(f64::INFINITY), None);
@@ -2378,6 +2388,11 @@ mod tests {
         );
         assert_eq!((n.range.lo, n.range.hi), (3.0, 9.0));
         assert_eq!(n.enumerate(), Some(vec![3.0, 6.0, 9.0]));
+        // Ends that are multiples stay; the ends' search starts a step outside them.
+        let n = numbers(json!({ "minimum": 3, "multipleOf": 3 }), INTEGER);
+        assert_eq!(n.range.lo, 3.0);
+        let n = numbers(json!({ "maximum": -3, "multipleOf": 3 }), INTEGER);
+        assert_eq!(n.range.hi, -3.0);
         let n = numbers(
             json!({ "exclusiveMinimum": 3, "exclusiveMaximum": 9, "multipleOf": 3 }),
             INTEGER,
