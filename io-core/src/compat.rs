@@ -24,8 +24,9 @@
 //!
 //! Numeric constraints alone (a numeric type with `minimum`, `maximum`, the exclusive ones and
 //! `multipleOf`, all below 2^53) are decided exactly: compatible, or incompatible with a
-//! witness, never unknown. `multipleOf` is read as the validator reads it, exactly on the `f64`
-//! values (so `0.3` is *not* a multiple of `0.1`). A producer holding at most 256 multiples is
+//! witness, never unknown. Which numbers are multiples is the validator's own answer (it reads
+//! numbers as their shortest decimals, so `0.3` is a multiple of `0.1`), and the multiples tried
+//! are made on those decimals. A producer holding at most 256 multiples is
 //! checked number by number; a larger one is compatible when its range lies within the
 //! consumer's and the consumer's `multipleOf` divides its step (its `multipleOf`, or for integers
 //! the least integer multiple of it), and otherwise has a refused number near one of the ends
