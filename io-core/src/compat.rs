@@ -2389,6 +2389,17 @@ mod tests {
         );
         assert_eq!((n.range.lo, n.range.hi), (3.0, 9.0));
         assert_eq!(n.enumerate(), Some(vec![3.0, 6.0, 9.0]));
+        // Far from zero too.
+        let n = numbers(
+            json!({ "minimum": 1000, "maximum": 2000, "multipleOf": 7 }),
+            INTEGER,
+        );
+        assert_eq!((n.range.lo, n.range.hi), (1001.0, 1995.0));
+        let n = numbers(
+            json!({ "minimum": -2000, "maximum": -1000, "multipleOf": 7 }),
+            INTEGER,
+        );
+        assert_eq!((n.range.lo, n.range.hi), (-1995.0, -1001.0));
         // Ends that are multiples stay; the ends' search starts a step outside them.
         let n = numbers(json!({ "minimum": 3, "multipleOf": 3 }), INTEGER);
         assert_eq!(n.range.lo, 3.0);
@@ -2474,6 +2485,10 @@ mod tests {
         assert_eq!(
             example(json!({ "maximum": 7, "multipleOf": 5 }), INTEGER),
             Some(0.0)
+        );
+        assert_eq!(
+            example(json!({ "minimum": -7, "multipleOf": 5 }), INTEGER),
+            Some(-5.0)
         );
         assert_eq!(example(json!({ "multipleOf": 5 }), FRACTION), None);
         assert_eq!(example(json!({ "multipleOf": 2.5 }), FRACTION), Some(2.5));

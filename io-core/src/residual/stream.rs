@@ -788,6 +788,12 @@ mod tests {
         agrees(strings.clone(), &"a", true);
         agrees(strings.clone(), &"abcd", true);
         agrees(strings, &"abc", false);
+        // A branch of another type refuses a string (an untagged enum of a bounded string
+        // and a number).
+        let typed = json!({"anyOf": [{"type": "string", "maxLength": 3}, {"type": "integer"}]});
+        agrees(typed.clone(), &"abc", true);
+        agrees(typed.clone(), &7, true);
+        agrees(typed, &"abcdef", false);
         let counted = json!({"minItems": 2, "maxItems": 3});
         agrees(counted.clone(), &[1], false);
         agrees(counted.clone(), &[1, 2], true);
