@@ -840,6 +840,40 @@ mod tests {
         agrees(schema, &Two { a: 5, b: 2 }, false);
     }
 
+    /// A member `properties` names with no rules of its own (`{}`, `true`) passes as it is:
+    /// `additionalProperties` is only for the names `properties` does not list.
+    #[test]
+    fn a_listed_member_without_rules_is_not_held_to_additional_properties() {
+        #[derive(Serialize)]
+        struct One {
+            a: u32,
+        }
+        for listed in [json!({}), json!(true)] {
+            let schema =
+                json!({"properties": {"a": listed}, "additionalProperties": {"maximum": 1}});
+            agrees(schema, &One { a: 7 }, true);
+        }
+    }
+
+    /// An `i128` or `u128` is written as `to_value` writes it: within 64 bits (signed or
+    /// unsigned) it is a number, past them it is refused (and left to the `Value` path).
+    #[test]
+    fn wide_integers_within_64_bits_are_numbers() {
+        let any = json!({"type": "integer"});
+        agrees(any.clone(), &(u64::MAX as i128), true);
+        agrees(any.clone(), &(i64::MAX as i128 + 1), true);
+        agrees(any.clone(), &(i64::MIN as i128), true);
+        agrees(any.clone(), &(u64::MAX as u128), true);
+        agrees(json!({"minimum": 0}), &-1_i128, false);
+        let fast = FastCheck::compile(&any).unwrap();
+        assert_eq!(
+            write_checked(&fast, &(u64::MAX as i128)).as_deref(),
+            Some("18446744073709551615")
+        );
+        assert_eq!(write_checked(&fast, &(u64::MAX as i128 + 1)), None);
+        assert_eq!(write_checked(&fast, &(i64::MIN as i128 - 1)), None);
+    }
+
     #[derive(Serialize)]
     enum Shape {
         Unit,
