@@ -496,16 +496,6 @@ impl Interval {
         iv
     }
 
-    fn is_empty(&self) -> bool {
-        self.lo > self.hi || (self.lo == self.hi && (self.lo_excl || self.hi_excl))
-    }
-
-    /// Whether the interval holds no number of type `t` (`INTEGER` or `FRACTION`; an
-    /// integer interval is built with its bounds made inclusive).
-    fn holds_none_of(&self, t: u8) -> bool {
-        self.is_empty() || (t == FRACTION && self.lo == self.hi && self.lo.fract() == 0.0)
-    }
-
     /// Whether `x` lies within the interval.
     fn holds(&self, x: f64) -> bool {
         (x > self.lo || (x == self.lo && !self.lo_excl))
@@ -633,9 +623,10 @@ impl Numbers {
 
     /// Whether there is no number at all (an empty range, or one holding no multiple).
     fn is_empty(&self) -> bool {
-        self.range
-            .holds_none_of(if self.integer { INTEGER } else { FRACTION })
-            // The multiples of an integer are integers.
+        // A reversed range; the non-integers among the multiples of an integer (there are
+        // none); a range of few numbers with none of them in it (one point among them: an
+        // exclusive one, or an integer as a non-integer's range).
+        self.range.lo > self.range.hi
             || (!self.integer && self.multiple.as_ref().is_some_and(|m| m.of.fract() == 0.0))
             || self.enumerate().is_some_and(|all| all.is_empty())
     }
@@ -705,18 +696,19 @@ impl Numbers {
     /// most `ENUMERABLE` steps.
     fn enumerate(&self) -> Option<Vec<f64>> {
         let Interval { lo, hi, .. } = self.range;
-        if !lo.is_finite() || !hi.is_finite() {
-            return None;
-        }
         if lo == hi {
             return Some([lo].into_iter().filter(|x| self.holds(*x)).collect());
         }
         let step = self.grid()?;
+        // An unbounded range is infinitely many steps wide (and a range's ends are never NaN:
+        // a schema cannot write one).
         if (hi - lo) / step > ENUMERABLE {
             return None;
         }
-        let first = (lo / step).floor() - 1.0;
-        let last = (hi / step).ceil() + 1.0;
+        // The quotients are within rounding of the first and last index, and `floor` / `ceil`
+        // can only widen: a point outside the range is dropped by `holds`.
+        let first = (lo / step).floor();
+        let last = (hi / step).ceil();
         let count = (last - first) as i32;
         Some(
             (0..=count)
@@ -2016,10 +2008,9 @@ fn pairwise_disjoint(branches: &[Value]) -> bool {
     true
 }
 
+/// Only a branch's own keywords are read: a `$ref` beside them adds its target's constraints
+/// (Draft 2020-12 applies both), which can only make the branches further apart.
 fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    if a.contains_key("$ref") || b.contains_key("$ref") {
-        return false;
-    }
     let (Some(ta), Some(tb)) = (Types::of_schema(a), Types::of_schema(b)) else {
         return false;
     };
@@ -2449,6 +2440,10 @@ mod tests {
         assert!(!numbers(json!({ "minimum": 0.5, "maximum": 0.5 }), FRACTION).is_empty());
         assert!(numbers(json!({ "minimum": 1, "maximum": 1 }), FRACTION).is_empty());
         assert!(numbers(json!({ "exclusiveMinimum": 1, "maximum": 1 }), FRACTION).is_empty());
+        assert!(numbers(json!({ "exclusiveMinimum": 0.5, "maximum": 0.5 }), FRACTION).is_empty());
+        assert!(numbers(json!({ "minimum": 0.5, "exclusiveMaximum": 0.5 }), FRACTION).is_empty());
+        assert!(numbers(json!({ "minimum": 0.2, "maximum": 0.8 }), INTEGER).is_empty());
+        assert!(!numbers(json!({ "minimum": 0.2, "maximum": 0.8 }), FRACTION).is_empty());
     }
 
     #[test]
@@ -2513,5 +2508,433 @@ mod tests {
             ),
             Some(2.0 + 1.0 / 1024.0)
         );
+    }
+
+    fn unknown_reason(p: &Value, c: &Value) -> String {
+        match schema_compatible(p, c) {
+            Compatibility::Unknown(u) => u.reason,
+            other => panic!("{p} into {c}: expected unknown, got {other}"),
+        }
+    }
+
+    fn witness(p: &Value, c: &Value) -> Value {
+        match schema_compatible(p, c) {
+            Compatibility::Incompatible(x) => x.witness,
+            other => panic!("{p} into {c}: expected a witness, got {other}"),
+        }
+    }
+
+    /// A consumer keyword of the wrong kind is not reasoned about (a validator refuses the
+    /// schema or reads it in its own way): the answer is unknown and names the keyword.
+    #[test]
+    fn a_malformed_consumer_keyword_is_named_and_nothing_concluded() {
+        let p = json!({ "type": "integer" });
+        for (keyword, problem) in [
+            (json!({ "minimum": "3" }), "`minimum` is not a number"),
+            (json!({ "multipleOf": 0 }), "`multipleOf` is not positive"),
+            (json!({ "multipleOf": -2 }), "`multipleOf` is not positive"),
+            (
+                json!({ "maxLength": -1 }),
+                "`maxLength` is not a non-negative integer",
+            ),
+            (json!({ "required": "a" }), "`required` is malformed"),
+            (
+                json!({ "properties": { "a": 3 } }),
+                "`properties` is malformed",
+            ),
+            (
+                json!({ "additionalProperties": 3 }),
+                "`additionalProperties` is malformed",
+            ),
+            (json!({ "items": [] }), "`items` is malformed"),
+            (json!({ "prefixItems": {} }), "`prefixItems` is malformed"),
+            (json!({ "enum": 3 }), "`enum` is malformed"),
+            (json!({ "uniqueItems": 1 }), "`uniqueItems` is malformed"),
+            (json!({ "pattern": 1 }), "`pattern` is malformed"),
+        ] {
+            let mut c = keyword;
+            c["type"] = json!("integer");
+            assert_eq!(
+                unknown_reason(&p, &c),
+                format!("the consumer's {problem}"),
+                "{c}"
+            );
+        }
+        // The same keywords well formed are reasoned about.
+        let c = json!({ "type": "integer", "minimum": 3, "multipleOf": 2, "required": ["a"] });
+        assert!(matches!(
+            schema_compatible(&p, &c),
+            Compatibility::Incompatible(_)
+        ));
+    }
+
+    /// A document assembled from parts of a schema (a mapped skill input) keeps its references
+    /// to that schema's root: they point at a copy of the root under `$defs`.
+    #[test]
+    fn root_references_in_an_assembled_document_point_at_a_copy_of_the_root() {
+        let root = json!({
+            "type": "object",
+            "properties": { "next": { "$ref": "#" }, "n": { "type": "integer" } }
+        });
+        let mut document = json!({
+            "type": "object",
+            "properties": { "head": { "$ref": "#" }, "count": { "$ref": "#/properties/n" } }
+        });
+        keep_root_refs(&root, &mut document);
+        let name = crate::residual::ROOT_DEF;
+        assert_eq!(
+            document["properties"]["count"]["$ref"],
+            json!(format!("#/$defs/{name}/properties/n"))
+        );
+        assert_eq!(
+            document["$defs"][name]["properties"]["next"]["$ref"],
+            json!(format!("#/$defs/{name}"))
+        );
+        let v = jsonschema::draft202012::new(&document).unwrap();
+        assert!(v.is_valid(&json!({ "head": { "next": { "n": 1 } }, "count": 2 })));
+        assert!(!v.is_valid(&json!({ "count": "two" })));
+        assert!(!v.is_valid(&json!({ "head": { "next": { "n": "one" } } })));
+        // A document with no reference to the root is left as it is.
+        let mut plain = json!({ "type": "object", "properties": { "x": { "$ref": "#/$defs/X" } } });
+        let before = plain.clone();
+        keep_root_refs(&root, &mut plain);
+        assert_eq!(plain, before);
+    }
+
+    #[test]
+    fn the_roots_copy_takes_a_name_its_defs_do_not_use() {
+        let name = crate::residual::ROOT_DEF;
+        assert_eq!(fresh_root_name(&json!({})), name);
+        assert_eq!(
+            fresh_root_name(&json!({ "$defs": { name: {} } })),
+            format!("{name}_")
+        );
+        let taken = json!({ "$defs": { name: {}, format!("{name}_"): {} } });
+        assert_eq!(fresh_root_name(&taken), format!("{name}__"));
+        // A root that uses the name itself keeps its own definition.
+        let root = json!({
+            "$defs": { name: { "type": "string" } },
+            "properties": { "s": { "$ref": format!("#/$defs/{name}") }, "me": { "$ref": "#" } }
+        });
+        let me = schema_at(&root, "/properties/me").unwrap();
+        let v = jsonschema::draft202012::new(&me).unwrap();
+        assert!(v.is_valid(&json!({ "s": "text", "me": { "s": "more" } })));
+        assert!(!v.is_valid(&json!({ "me": { "s": 1 } })));
+    }
+
+    #[test]
+    fn a_built_schema_is_made_a_document_in_its_roots_context() {
+        let root = json!({ "$defs": { "N": { "type": "integer" } } });
+        assert_eq!(with_root(&root, &json!(true)), Some(json!(true)));
+        assert_eq!(with_root(&root, &json!(false)), Some(json!(false)));
+        assert_eq!(with_root(&root, &json!(3)), None);
+        let document = with_root(&root, &json!({ "items": { "$ref": "#/$defs/N" } })).unwrap();
+        assert_eq!(
+            document["$schema"],
+            json!("https://json-schema.org/draft/2020-12/schema")
+        );
+        let v = jsonschema::draft202012::new(&document).unwrap();
+        assert!(v.is_valid(&json!([1, 2])) && !v.is_valid(&json!(["1"])));
+    }
+
+    /// `schema_at`: the subschema at a pointer as a document of its own, its references (to
+    /// `$defs`, to the root, with `%` in a name) still resolving.
+    #[test]
+    fn a_subschema_is_a_standalone_document() {
+        let root = json!({
+            "$defs": { "N": { "type": "integer", "minimum": 0 } },
+            "type": "object",
+            "properties": {
+                "n": { "$ref": "#/$defs/N" },
+                "me": { "$ref": "#" },
+                "a%b": { "type": "string" }
+            }
+        });
+        let valid = |ptr: &str, value: Value| {
+            let document = schema_at(&root, ptr).unwrap_or_else(|| panic!("{ptr} is there"));
+            jsonschema::draft202012::new(&document)
+                .unwrap()
+                .is_valid(&value)
+        };
+        assert!(valid("/properties/n", json!(3)));
+        assert!(!valid("/properties/n", json!(-1)));
+        assert!(!valid("/properties/n", json!("3")));
+        assert!(valid("/properties/me", json!({ "n": 1 })));
+        assert!(!valid("/properties/me", json!({ "n": -1 })));
+        assert!(!valid("/properties/me", json!(3)));
+        assert!(valid("/$defs/N", json!(0)) && !valid("/$defs/N", json!(-1)));
+        assert!(valid("/properties/a%b", json!("x")) && !valid("/properties/a%b", json!(1)));
+        assert_eq!(schema_at(&root, "/properties/missing"), None);
+    }
+
+    #[test]
+    fn a_reference_is_percent_decoded_then_read_as_a_pointer() {
+        assert_eq!(unescape_uri("").as_deref(), Some(""));
+        assert_eq!(unescape_uri("/a%20b/%41").as_deref(), Some("/a b/A"));
+        assert_eq!(unescape_uri("/%C3%A9").as_deref(), Some("/é"));
+        // A `%` without two characters after it stays as it is.
+        assert_eq!(unescape_uri("/a%2").as_deref(), Some("/a%2"));
+        assert_eq!(unescape_uri("/%").as_deref(), Some("/%"));
+        assert_eq!(unescape_uri("/%zz"), None);
+        assert_eq!(unescape_uri("/%ff"), None);
+        assert_eq!(unescape_uri("a"), None);
+        let p = json!({ "$defs": { "a b": { "type": "integer" } }, "$ref": "#/$defs/a%20b" });
+        let c = json!({ "type": "integer" });
+        assert!(schema_compatible(&p, &c).is_compatible());
+        assert_eq!(witness(&p, &json!({ "type": "string" })), json!(0));
+    }
+
+    #[test]
+    fn instances_are_equal_as_json_schema_compares_them() {
+        assert!(same_instance(&json!(1), &json!(1.0)));
+        assert!(same_instance(
+            &json!([1, { "a": 2 }]),
+            &json!([1.0, { "a": 2.0 }])
+        ));
+        assert!(!same_instance(&json!([1]), &json!([1, 2])));
+        assert!(!same_instance(&json!([1]), &json!([2])));
+        assert!(!same_instance(
+            &json!({ "a": 1 }),
+            &json!({ "a": 1, "b": 2 })
+        ));
+        assert!(!same_instance(&json!({ "a": 1 }), &json!({ "b": 1 })));
+        assert!(!same_instance(&json!({ "a": 1 }), &json!({ "a": 2 })));
+        assert!(!same_instance(&json!(1), &json!("1")));
+    }
+
+    /// A producer's `anyOf` beside other keywords: each branch is read with them.
+    #[test]
+    fn a_producers_alternatives_are_read_with_their_siblings() {
+        let p = json!({
+            "type": "integer", "minimum": 0, "maximum": 10,
+            "anyOf": [{ "multipleOf": 2 }, { "multipleOf": 3 }]
+        });
+        assert!(schema_compatible(&p, &json!({ "type": "integer", "minimum": 0 })).is_compatible());
+        // Below 10, within the branches: included too (each branch is a part of its own).
+        let c = json!({ "type": "integer", "minimum": 0, "maximum": 10 });
+        assert!(schema_compatible(&p, &c).is_compatible());
+        // Not the siblings' range alone: a branch with them is not within `[0, 5]`.
+        let c = json!({ "type": "integer", "maximum": 5 });
+        assert!(!schema_compatible(&p, &c).is_compatible());
+    }
+
+    /// Several consumer branches may cover a producer of several types together.
+    #[test]
+    fn a_producer_of_several_types_is_split_across_the_consumers_branches() {
+        for (types, branches) in [
+            (
+                json!(["boolean", "integer"]),
+                json!([{ "type": "boolean" }, { "type": "integer" }]),
+            ),
+            (
+                json!(["number", "string"]),
+                json!([{ "type": "string" }, { "type": "number" }]),
+            ),
+            (
+                json!(["array", "null"]),
+                json!([{ "type": "null" }, { "type": "array" }]),
+            ),
+            (
+                json!(["integer", "string"]),
+                json!([{ "type": "string" }, { "type": "integer" }]),
+            ),
+        ] {
+            let p = json!({ "type": types });
+            let c = json!({ "anyOf": branches });
+            assert!(schema_compatible(&p, &c).is_compatible(), "{p} into {c}");
+        }
+    }
+
+    /// `null`, `boolean` and the two together are finite: each value is checked.
+    #[test]
+    fn null_and_boolean_producers_are_checked_value_by_value() {
+        let c = json!({ "enum": [null, false, true] });
+        for p in [
+            json!({ "type": "null" }),
+            json!({ "type": "boolean" }),
+            json!({ "type": ["null", "boolean"] }),
+        ] {
+            assert!(schema_compatible(&p, &c).is_compatible(), "{p}");
+        }
+        assert_eq!(
+            witness(
+                &json!({ "type": ["null", "boolean"] }),
+                &json!({ "enum": [null, false] })
+            ),
+            json!(true)
+        );
+    }
+
+    /// Against a consumer `enum`, a string of the producer's least length is tried.
+    #[test]
+    fn a_long_least_length_gives_a_witness_against_an_enum() {
+        let p = json!({ "type": "string", "minLength": 20, "maxLength": 20 });
+        let c = json!({ "enum": ["aaaaaaaaaaaaaaaaaaaa"] });
+        assert_eq!(witness(&p, &c), json!("z".repeat(20)));
+    }
+
+    /// A consumer's `oneOf` is read as "one of" only when its branches cannot overlap.
+    #[test]
+    fn one_of_branches_are_disjoint_by_type_constants_or_a_tag_one_side_requires() {
+        const OVERLAP: &str = "the consumer's `oneOf` branches may overlap";
+        let p = json!({ "type": "integer", "minimum": 1, "maximum": 2 });
+        // Distinct constants: disjoint (the answer is the branches', not the overlap's).
+        let apart = json!({ "oneOf": [{ "const": 1 }, { "const": 2 }] });
+        assert_ne!(unknown_reason(&p, &apart), OVERLAP);
+        let same = json!({ "oneOf": [{ "const": 1 }, { "enum": [1.0, 3] }] });
+        assert_eq!(unknown_reason(&p, &same), OVERLAP);
+        let arrays = json!({ "oneOf": [{ "const": [1] }, { "const": [1.0] }] });
+        assert_eq!(unknown_reason(&p, &arrays), OVERLAP);
+        // A tag: the first branch requires `kind: "x"`, the second fixes `kind` to "y"
+        // without requiring it. No value has both.
+        let tagged = json!({ "oneOf": [
+            { "type": "object", "required": ["kind"], "properties": { "kind": { "const": "x" } } },
+            { "type": "object", "properties": { "kind": { "const": "y" } } }
+        ] });
+        let x = json!({ "type": "object", "required": ["kind"], "properties": { "kind": { "const": "x" } } });
+        assert!(schema_compatible(&x, &tagged).is_compatible());
+        let swapped = json!({ "oneOf": [tagged["oneOf"][1], tagged["oneOf"][0]] });
+        assert!(schema_compatible(&x, &swapped).is_compatible());
+        // A branch's `$ref` adds constraints; its own `type` still sets it apart.
+        let c = json!({
+            "$defs": { "S": { "minLength": 1 } },
+            "oneOf": [{ "$ref": "#/$defs/S", "type": "string" }, { "type": "integer" }]
+        });
+        assert!(schema_compatible(&json!({ "type": "integer" }), &c).is_compatible());
+    }
+
+    /// Examples are built within the depth limit, through references, items and members.
+    #[test]
+    fn examples_stop_at_the_depth_limit_through_references_arrays_and_objects() {
+        let chain = |n: usize| {
+            let mut defs = Map::new();
+            for i in 0..n {
+                defs.insert(
+                    format!("d{i}"),
+                    json!({ "$ref": format!("#/$defs/d{}", i + 1) }),
+                );
+            }
+            defs.insert(format!("d{n}"), json!({ "type": "integer" }));
+            json!({ "$defs": defs, "$ref": "#/$defs/d0" })
+        };
+        let nest = |n: usize, wrap: fn(Value) -> Value| {
+            (0..n).fold(json!({ "type": "integer" }), |s, _| wrap(s))
+        };
+        let items: fn(Value) -> Value = |s| json!({ "type": "array", "minItems": 1, "items": s });
+        let prefix: fn(Value) -> Value =
+            |s| json!({ "type": "array", "minItems": 1, "prefixItems": [s] });
+        let member: fn(Value) -> Value =
+            |s| json!({ "type": "object", "required": ["a"], "properties": { "a": s } });
+        let arena = typed_arena::Arena::new();
+        for (what, shallow, deep) in [
+            ("references", chain(MAX_DEPTH - 1), chain(MAX_DEPTH + 1)),
+            (
+                "items",
+                nest(MAX_DEPTH - 1, items),
+                nest(MAX_DEPTH + 1, items),
+            ),
+            (
+                "prefix items",
+                nest(MAX_DEPTH - 1, prefix),
+                nest(MAX_DEPTH + 1, prefix),
+            ),
+            (
+                "members",
+                nest(MAX_DEPTH - 1, member),
+                nest(MAX_DEPTH + 1, member),
+            ),
+        ] {
+            let shallow: &Value = arena.alloc(shallow);
+            let deep: &Value = arena.alloc(deep);
+            let mut ch = checker(&arena, shallow);
+            assert!(ch.example(&Node::root(shallow), 0).is_some(), "{what}");
+            let mut ch = checker(&arena, deep);
+            assert_eq!(ch.example(&Node::root(deep), 0), None, "{what}");
+        }
+    }
+
+    /// A recursive array type compared through its `prefixItems`: each level consumes an
+    /// item, so the recursion is assumed (and not refused as circular).
+    #[test]
+    fn recursion_through_prefix_items_is_assumed_one_item_down() {
+        let p = json!({
+            "$defs": { "T": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/T" }], "items": false } },
+            "$ref": "#/$defs/T"
+        });
+        let c = json!({
+            "$defs": { "U": { "type": "array", "prefixItems": [{ "$ref": "#/$defs/U" }], "maxItems": 1 } },
+            "$ref": "#/$defs/U"
+        });
+        assert!(schema_compatible(&p, &c).is_compatible());
+    }
+
+    /// The member an object example is built around is placed, not built: it may be one the
+    /// producer's schema could not give an example of.
+    #[test]
+    fn an_object_example_places_the_member_it_is_built_around() {
+        let p = json!({
+            "type": "object",
+            "required": ["a", "b", "b"],
+            "properties": { "a": false, "b": { "type": "integer", "minimum": 3 } }
+        });
+        let arena = typed_arena::Arena::new();
+        let mut ch = checker(&arena, &p);
+        let map = p.as_object().unwrap();
+        assert_eq!(
+            ch.object_example(&Node::root(&p), map, Some(("a", json!(1))), 0),
+            Some(json!({ "a": 1, "b": 3 }))
+        );
+        assert_eq!(ch.object_example(&Node::root(&p), map, None, 0), None);
+    }
+
+    #[test]
+    fn a_narrow_range_is_enumerated_wherever_it_lies() {
+        assert_eq!(
+            numbers(
+                json!({ "minimum": 1_000_000, "maximum": 1_000_003 }),
+                INTEGER
+            )
+            .enumerate(),
+            Some(vec![1e6, 1e6 + 1.0, 1e6 + 2.0, 1e6 + 3.0])
+        );
+        // The limit is on the width in steps: 200 steps of 0.5 are enumerated (the 100
+        // non-integers among them), 400 are not.
+        let halves = |hi: u32| {
+            numbers(
+                json!({ "minimum": 0, "maximum": hi, "multipleOf": 0.5 }),
+                FRACTION,
+            )
+            .enumerate()
+            .map(|all| all.len())
+        };
+        assert_eq!(halves(100), Some(100));
+        assert_eq!(halves(200), None);
+        assert_eq!(
+            numbers(
+                json!({ "minimum": 0.3, "maximum": 0.7, "multipleOf": 0.1 }),
+                FRACTION
+            )
+            .enumerate(),
+            Some(vec![0.3, 0.4, 0.5, 0.6, 0.7])
+        );
+    }
+
+    /// Witnesses are looked for next to the ends, far from zero too.
+    #[test]
+    fn a_witness_is_found_next_to_an_end_far_from_zero() {
+        let p = json!({ "type": "integer", "minimum": 3000, "multipleOf": 3 });
+        let c = json!({ "type": "integer", "minimum": 3000, "multipleOf": 6 });
+        assert_eq!(witness(&p, &c), json!(3003));
+        // Below zero, one of the odd multiples of 3 within a few steps of the end.
+        let p = json!({ "type": "integer", "maximum": -3000, "multipleOf": 3 });
+        let c = json!({ "type": "integer", "maximum": -3000, "multipleOf": 6 });
+        let w = witness(&p, &c).as_i64().unwrap();
+        assert!(
+            (-3036..-3000).contains(&w) && w % 3 == 0 && w % 6 != 0,
+            "{w}"
+        );
+        // The non-integers of a range with no integer in it.
+        let p = json!({ "type": "number", "exclusiveMinimum": 0.1, "exclusiveMaximum": 0.9 });
+        assert_eq!(witness(&p, &json!({ "type": "integer" })), json!(0.6));
     }
 }
