@@ -142,7 +142,7 @@ impl FastCheck {
                 Rule::AnyOf(_) => return None,
                 Rule::Types(bits) => members.allowed &= bits & OBJECT != 0,
                 Rule::Properties(props) => members.props = props,
-                Rule::Additional(named, check) => members.additional = Some((named, check)),
+                Rule::Additional(_, check) => members.additional = Some(check),
                 Rule::Required(names) if names.len() > TRACKED => return None,
                 Rule::Required(names) => members.required = names,
                 Rule::Items(_) | Rule::Range { .. } | Rule::Length(..) | Rule::Count(..) => {}
@@ -167,8 +167,8 @@ pub(crate) struct Members<'c> {
     /// Whether `type` allows an object.
     allowed: bool,
     props: &'c [(String, FastCheck)],
-    /// `additionalProperties`, with the names `properties` lists.
-    additional: Option<(&'c [String], &'c FastCheck)>,
+    /// `additionalProperties`.
+    additional: Option<&'c FastCheck>,
     required: &'c [String],
 }
 
@@ -179,10 +179,8 @@ impl<'c> Members<'c> {
         if let Some((_, check)) = self.props.iter().find(|(n, _)| n == name) {
             return Some(check);
         }
-        match self.additional {
-            Some((named, check)) if !named.iter().any(|n| n == name) => Some(check),
-            _ => None,
-        }
+        // Not a name `properties` lists (`props` has every one of them, rules or none).
+        self.additional
     }
 
     /// The bit of `name` among the required names (none when it is not one).
