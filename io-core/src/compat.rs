@@ -596,9 +596,11 @@ impl Numbers {
         if let Some(m) = step {
             // The first and last multiple of the type inside the range bound every number of
             // the producer (when none is found near an end, that end stays: a looser bound).
+            // (The search starts at the multiple `floor` / `ceil` of the quotient gives, which
+            // is within rounding of the end and never past it.)
             let range = numbers.range;
             if range.lo.is_finite() {
-                let k = (range.lo / m).floor() - 1.0;
+                let k = (range.lo / m).floor();
                 if let Some(x) = (0..=NEAR * 4)
                     .map(|i| times(k + f64::from(i), m))
                     .find(|x| numbers.holds(*x))
@@ -608,7 +610,7 @@ impl Numbers {
                 }
             }
             if range.hi.is_finite() {
-                let k = (range.hi / m).ceil() + 1.0;
+                let k = (range.hi / m).ceil();
                 if let Some(x) = (0..=NEAR * 4)
                     .map(|i| times(k - f64::from(i), m))
                     .find(|x| numbers.holds(*x))
@@ -2391,7 +2393,7 @@ mod tests {
             INTEGER,
         );
         assert_eq!((n.range.lo, n.range.hi), (-1995.0, -1001.0));
-        // Ends that are multiples stay; the ends' search starts a step outside them.
+        // Ends that are multiples stay.
         let n = numbers(json!({ "minimum": 3, "multipleOf": 3 }), INTEGER);
         assert_eq!(n.range.lo, 3.0);
         let n = numbers(json!({ "maximum": -3, "multipleOf": 3 }), INTEGER);
@@ -2401,6 +2403,21 @@ mod tests {
             INTEGER,
         );
         assert_eq!(n.enumerate(), Some(vec![6.0]));
+        // Integers that are multiples of 0.85 are the multiples of 17, 20 steps apart: the
+        // first and last in [1, 50] are found 19 steps in from each end.
+        let n = numbers(
+            json!({ "minimum": 1, "maximum": 50, "multipleOf": 0.85 }),
+            INTEGER,
+        );
+        assert_eq!((n.range.lo, n.range.hi), (17.0, 34.0));
+        // Past the search's reach (the only one, 101, is 99 steps of 1.01 above 1 and 49
+        // below 150) the ends stay where they were: a looser bound, never a wrong one.
+        let n = numbers(
+            json!({ "minimum": 1, "maximum": 150, "multipleOf": 1.01 }),
+            INTEGER,
+        );
+        assert_eq!((n.range.lo, n.range.hi), (1.0, 150.0));
+        assert_eq!(n.example(), Some(101.0));
         // Integers that are multiples of 1.5 step by 3; non-integers step by 1.5.
         assert_eq!(
             numbers(json!({ "multipleOf": 1.5 }), INTEGER).step(),
