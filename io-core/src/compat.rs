@@ -2950,6 +2950,10 @@ mod tests {
             (-3036..-3000).contains(&w) && w % 3 == 0 && w % 6 != 0,
             "{w}"
         );
+        // Every offset but the third is a multiple of 2^-10: the third shows the difference.
+        let p = json!({ "type": "number", "minimum": 0, "maximum": 10 });
+        let c = json!({ "type": "number", "multipleOf": 0.0009765625 });
+        assert_eq!(witness(&p, &c), json!(1.0 / 3.0));
         // The non-integers of a range with no integer in it.
         let p = json!({ "type": "number", "exclusiveMinimum": 0.1, "exclusiveMaximum": 0.9 });
         assert_eq!(witness(&p, &json!({ "type": "integer" })), json!(0.6));
