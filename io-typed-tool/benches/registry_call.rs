@@ -4,10 +4,16 @@
 //!
 //! Rows (each a ratio to the floor, measured in one run; a paired interleaved measurement of
 //! the main ones follows, since criterion's rows run seconds apart):
-//! - `registry_call`: `ToolRegistry::call`, validated both ways (residual validation).
+//! - `registry_call`: `ToolRegistry::call`, validated both ways (residual validation), each
+//!   call under Tokio's `block_on`.
+//! - `registry_call_in_place`: the same call polled on the caller's thread inside the runtime's
+//!   context, as a host already running on its executor awaits it (no `block_on` per call).
+//! - `registry_call_nothing_to_check`: in place, a tool whose types leave serde nothing to
+//!   check (no bounds; an integer score): the registry's own cost, validation aside.
 //! - `runtime_turn`: `AgentRuntime::run_turn_in` over a core with the same body, validated.
 //! - `erased_turn`: `ErasedAgentCore::run_turn_erased`, no validation.
-//! - `plugin_execute`: `ToolPlugin::execute`, no validation.
+//! - `plugin_execute`: `ToolPlugin::execute`: the input decoded without its check (the
+//!   registry checks it first), the output checked.
 //! - `bytes`: the body and `to_output_json` (checked, straight to text), against
 //!   `floor_to_string` (the floor plus `serde_json::to_string` of its `Value`).
 //!
@@ -53,6 +59,34 @@ pub struct SearchResult {
     pub next_cursor: Option<String>,
 }
 
+/// The same input with nothing for a schema to add to serde: no bounds, no lengths.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[serde(deny_unknown_fields)]
+pub struct PlainArgs {
+    pub query: String,
+    pub limit: u32,
+    #[serde(default)]
+    pub filters: Vec<String>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A hit with no bound on its score, an integer (an `f64` leaves `type: number` to check: a
+/// NaN is written as `null`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct PlainHit {
+    pub id: String,
+    pub title: String,
+    pub score: u32,
+}
+
+/// The result with nothing left to check.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct PlainResult {
+    pub hits: Vec<PlainHit>,
+    pub next_cursor: Option<String>,
+}
+
 fn body(args: &SearchArgs) -> SearchResult {
     SearchResult {
         hits: (0..args.limit.min(10))
@@ -70,6 +104,21 @@ fn body(args: &SearchArgs) -> SearchResult {
 #[tool(id = "kb.search", idempotent)]
 async fn search(args: SearchArgs) -> Result<SearchResult, ToolError> {
     Ok(body(&args))
+}
+
+/// Searches, with types whose schemas serde enforces whole: the registry's own cost.
+#[tool(id = "kb.search-plain", idempotent)]
+async fn search_plain(args: PlainArgs) -> Result<PlainResult, ToolError> {
+    Ok(PlainResult {
+        hits: (0..args.limit.min(10))
+            .map(|i| PlainHit {
+                id: format!("doc-{i}"),
+                title: format!("{} result {i}", args.query),
+                score: 1000 / (i + 1),
+            })
+            .collect(),
+        next_cursor: Some("page-2".into()),
+    })
 }
 
 struct Searcher;
@@ -99,6 +148,19 @@ fn main() {
         .expect("a runtime");
     let mut registry = ToolRegistry::new();
     registry.register(SearchTool).expect("registers");
+    registry.register(SearchPlainTool).expect("registers");
+    // The rows below rely on it: the plain tool's types leave nothing to check but the
+    // input's type.
+    assert_eq!(
+        PlainResult::output_boundary().residual_schema(),
+        Some(&serde_json::Value::Bool(true))
+    );
+    // (An input keeps `type: object`: serde's derive would also take a struct from an array.)
+    assert!(
+        PlainArgs::input_boundary()
+            .residual_schema()
+            .is_some_and(|residual| residual.get("properties").is_none())
+    );
     let mut core_runtime = AgentRuntime::new(Searcher);
     let mut erased: Box<dyn ErasedAgentCore> = Box::new(Searcher);
     let plugin = SearchTool;
@@ -116,6 +178,27 @@ fn main() {
         )
     };
 
+    // The same call polled in place on the caller's thread, inside the runtime's context (the
+    // registry runs its attempt there on a current-thread runtime): what a call costs a host
+    // that is already running on its executor, without a `block_on` per call. Valid here
+    // because the body never waits.
+    let call_in_place = || {
+        let _entered = runtime.enter();
+        black_box(pollster::block_on(registry.call("kb.search", arguments.clone())).expect("ok"))
+    };
+    let call_plain = || {
+        let _entered = runtime.enter();
+        black_box(
+            pollster::block_on(registry.call("kb.search-plain", arguments.clone())).expect("ok"),
+        )
+    };
+    let floor_clone = || {
+        let owned = arguments.clone();
+        let args = SearchArgs::deserialize(black_box(&owned)).expect("decodes");
+        drop(owned);
+        black_box(serde_json::to_value(body(&args)).expect("encodes"))
+    };
+
     let floor_to_string = || {
         let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
         let value = serde_json::to_value(body(&args)).expect("encodes");
@@ -126,9 +209,10 @@ fn main() {
         black_box(body(&args).to_output_json().expect("valid"))
     };
 
-    // `REGISTRY_CALL_PROFILE=registry|floor|bytes|floor_to_string` (and `REGISTRY_CALL_COUNT`, default 10000): that
-    // row's calls and nothing else, for an instruction-count profile
-    // (`valgrind --tool=callgrind`) that says where the difference goes.
+    // `REGISTRY_CALL_PROFILE=registry|in_place|plain|turn|erased|floor|floor_clone|bytes|floor_to_string`
+    // (and `REGISTRY_CALL_COUNT`, default 10000): that row's calls and nothing else, for an
+    // instruction-count profile (`valgrind --tool=callgrind`) that says where the difference
+    // goes; two counts' difference removes the setup.
     if let Ok(which) = std::env::var("REGISTRY_CALL_PROFILE") {
         let calls: usize = std::env::var("REGISTRY_CALL_COUNT")
             .ok()
@@ -137,6 +221,23 @@ fn main() {
         for _ in 0..calls {
             match which.as_str() {
                 "registry" => drop(call()),
+                "in_place" => drop(call_in_place()),
+                "plain" => drop(call_plain()),
+                "erased" => {
+                    let mut ctx = AgentContext::new("run");
+                    drop(black_box(
+                        pollster::block_on(erased.run_turn_erased(arguments.clone(), &mut ctx))
+                            .expect("ok"),
+                    ));
+                }
+                "floor_clone" => drop(floor_clone()),
+                "turn" => {
+                    let mut ctx = core_runtime.context("run");
+                    drop(black_box(
+                        pollster::block_on(core_runtime.run_turn_in(arguments.clone(), &mut ctx))
+                            .expect("ok"),
+                    ));
+                }
                 "bytes" => drop(bytes()),
                 "floor_to_string" => drop(floor_to_string()),
                 _ => drop(floor()),
@@ -152,15 +253,10 @@ fn main() {
     group.bench_function("serde_floor", |b| b.iter(floor));
     // The input is cloned inside every row that takes it by value, and in the floor's
     // comparison below: the clone is timed on both sides.
-    group.bench_function("floor_with_clone", |b| {
-        b.iter(|| {
-            let owned = arguments.clone();
-            let args = SearchArgs::deserialize(black_box(&owned)).expect("decodes");
-            drop(owned);
-            black_box(serde_json::to_value(body(&args)).expect("encodes"))
-        })
-    });
+    group.bench_function("floor_with_clone", |b| b.iter(floor_clone));
     group.bench_function("registry_call", |b| b.iter(call));
+    group.bench_function("registry_call_in_place", |b| b.iter(call_in_place));
+    group.bench_function("registry_call_nothing_to_check", |b| b.iter(call_plain));
     group.bench_function("runtime_turn", |b| {
         b.iter(|| {
             let mut ctx = core_runtime.context("run");
@@ -198,10 +294,7 @@ fn main() {
         started.elapsed().as_secs_f64() / f64::from(n)
     };
     let mut floor_clone = || {
-        let owned = arguments.clone();
-        let args = SearchArgs::deserialize(black_box(&owned)).expect("decodes");
-        drop(owned);
-        black_box(serde_json::to_value(body(&args)).expect("encodes"));
+        floor_clone();
     };
     type Row<'a> = (&'static str, Box<dyn FnMut() + 'a>);
     let mut rows: Vec<Row<'_>> = vec![
@@ -209,6 +302,28 @@ fn main() {
             "registry_call (validated both ways)",
             Box::new(|| {
                 call();
+            }),
+        ),
+        (
+            "registry_call in place (validated)",
+            Box::new(|| {
+                call_in_place();
+            }),
+        ),
+        (
+            "registry_call in place, nothing to check",
+            Box::new(|| {
+                call_plain();
+            }),
+        ),
+        (
+            "runtime_turn (validated both ways)",
+            Box::new(|| {
+                let mut ctx = core_runtime.context("run");
+                black_box(
+                    pollster::block_on(core_runtime.run_turn_in(arguments.clone(), &mut ctx))
+                        .expect("ok"),
+                );
             }),
         ),
         (
@@ -239,7 +354,7 @@ fn main() {
             })
             .collect();
         ratios.sort_by(f64::total_cmp);
-        println!("  {name:40} {:.2}× floor", ratios[15]);
+        println!("  {name:42} {:.2}× floor", ratios[15]);
     }
     let mut floor_text = || {
         let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
