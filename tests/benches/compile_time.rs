@@ -4,10 +4,10 @@
 //!
 //! Two crates are generated under `target/compile-time-bench/`, sharing one target directory
 //! whose dependencies are built first (not timed). Each is then timed for a full build of the
-//! crate itself (after `cargo clean -p`) and an incremental build (after touching one file), the
-//! median of five, and the ratios printed. Run with
-//! `cargo bench -p agent-io-tests --bench compile_time` (a few minutes; no criterion: a build is
-//! one process, timed whole). `COMPILE_BENCH_TOOLS` sets the number of tools.
+//! crate itself (after `cargo clean -p`) and an incremental build (after touching one file), in
+//! seven rounds that alternate the two crates; the median of the rounds' ratios is printed,
+//! with their range. Run with `cargo bench -p agent-io-tests --bench compile_time` (a few
+//! minutes; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets the number of tools.
 #![allow(missing_docs)]
 
 use std::fmt::Write as _;
@@ -180,35 +180,67 @@ fn main() {
         // Dependencies, once, untimed.
         cargo(&dir, &target, &["build", "--quiet", "--offline"]);
     }
-    let mut results = Vec::new();
-    for (name, _) in &crates {
+    // Interleaved: each round builds both crates, in alternating order, and gives one ratio
+    // per kind of build; the median round ratio is reported. (Timing one crate's five builds,
+    // then the other's, let the machine's drift between the two halves show as a difference:
+    // two such runs gave 1.24× and 1.12× full.)
+    const ROUNDS: usize = 7;
+    let full = |name: &str| {
         let dir = base.join(name);
-        let full = median(
-            (0..5)
-                .map(|_| {
-                    cargo(&dir, &target, &["clean", "--quiet", "-p", name]);
-                    cargo(&dir, &target, &["build", "--quiet", "--offline"])
-                })
-                .collect(),
-        );
-        let incremental = median(
-            (0..5)
-                .map(|i| {
-                    let lib = dir.join("src/lib.rs");
-                    let mut text = std::fs::read_to_string(&lib).expect("reads");
-                    text.push_str(&format!("\n// touch {i}\n"));
-                    std::fs::write(&lib, text).expect("writes");
-                    cargo(&dir, &target, &["build", "--quiet", "--offline"])
-                })
-                .collect(),
-        );
-        println!("{name}: full {full:.2?}, incremental {incremental:.2?}");
-        results.push((full, incremental));
+        cargo(&dir, &target, &["clean", "--quiet", "-p", name]);
+        cargo(&dir, &target, &["build", "--quiet", "--offline"])
+    };
+    let incremental = |name: &str, round: usize| {
+        let dir = base.join(name);
+        let lib = dir.join("src/lib.rs");
+        let mut text = std::fs::read_to_string(&lib).expect("reads");
+        text.push_str(&format!("\n// touch {round}\n"));
+        std::fs::write(&lib, text).expect("writes");
+        cargo(&dir, &target, &["build", "--quiet", "--offline"])
+    };
+    let (ours_name, plain_name) = (crates[0].0, crates[1].0);
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    let (mut full_ratios, mut incremental_ratios) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let (ours_full, plain_full, ours_incremental, plain_incremental) = if round % 2 == 0 {
+            let (a, b) = (full(ours_name), full(plain_name));
+            let (c, d) = (
+                incremental(ours_name, round),
+                incremental(plain_name, round),
+            );
+            (a, b, c, d)
+        } else {
+            let (b, a) = (full(plain_name), full(ours_name));
+            let (d, c) = (
+                incremental(plain_name, round),
+                incremental(ours_name, round),
+            );
+            (a, b, c, d)
+        };
+        full_ratios.push(ours_full.as_secs_f64() / plain_full.as_secs_f64());
+        incremental_ratios.push(ours_incremental.as_secs_f64() / plain_incremental.as_secs_f64());
+        for (all, time) in
+            times
+                .iter_mut()
+                .zip([ours_full, plain_full, ours_incremental, plain_incremental])
+        {
+            all.push(time);
+        }
     }
-    let (ours, plain) = (results[0], results[1]);
+    let [ours_full, plain_full, ours_incremental, plain_incremental] = times.map(median);
+    println!("{ours_name}: full {ours_full:.2?}, incremental {ours_incremental:.2?} (medians)");
+    println!("{plain_name}: full {plain_full:.2?}, incremental {plain_incremental:.2?} (medians)");
+    let spread = |ratios: &mut Vec<f64>| {
+        ratios.sort_by(f64::total_cmp);
+        (
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1],
+        )
+    };
+    let (full, full_low, full_high) = spread(&mut full_ratios);
+    let (incremental, incremental_low, incremental_high) = spread(&mut incremental_ratios);
     println!(
-        "compile time, {tools} tools, `#[tool]` + derives / plain serde + schemars + hand-written impls: full {:.2}×, incremental {:.2}×",
-        ours.0.as_secs_f64() / plain.0.as_secs_f64(),
-        ours.1.as_secs_f64() / plain.1.as_secs_f64()
+        "compile time, {tools} tools, `#[tool]` + derives / plain serde + schemars + hand-written impls, median of {ROUNDS} interleaved rounds: full {full:.2}× ({full_low:.2}–{full_high:.2}), incremental {incremental:.2}× ({incremental_low:.2}–{incremental_high:.2})"
     );
 }
