@@ -81,7 +81,7 @@ pub(crate) fn check(yaml: &str) -> Result<(), (Option<usize>, String)> {
             return Err((
                 line,
                 format!(
-                    "the frontmatter is too large once its aliases are expanded (over {MAX_EXPANDED_WEIGHT} nodes and bytes)"
+                    "the frontmatter is too large: over {MAX_EXPANDED_WEIGHT} nodes and bytes, each alias counted as what it repeats"
                 ),
             ));
         }
@@ -127,7 +127,9 @@ mod tests {
         let (line, message) = check(&over).unwrap_err();
         assert_eq!(line, Some(3), "the padding's line crosses it");
         assert!(
-            message.contains("too large once its aliases are expanded"),
+            message.contains(
+                "too large: over 4194304 nodes and bytes, each alias counted as what it repeats"
+            ),
             "{message}"
         );
     }

@@ -62,6 +62,7 @@ mod yaml;
 
 pub use crate::errors::{RunError, ValidationError};
 pub use crate::executor::{Executor, PhaseAgent, PhaseProgress, RunOutcome};
+pub use crate::load::MAX_FILE_BYTES;
 pub use crate::model::{InputDecl, InputSource, OutputDecl, Phase, TypeDef, TypeRef, Workflow};
 pub use crate::run::{Progress, SuspendedPhase, Suspension, TaskContext, TaskState, WorkflowRun};
 pub use crate::types::{Mismatch, json_type};

@@ -27,6 +27,33 @@ const OUTPUT_KEYS: &[&str] = &["type", "required", "description"];
 /// The longest name a document may give a phase, a type, a field or an input or output key.
 const MAX_NAME_CHARS: usize = 128;
 
+/// The largest workflow file [`Workflow::from_file`] reads: 16 MiB.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A workflow file's text (see [`Workflow::from_file`]); the error says why it cannot be had.
+fn read_document(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NONBLOCK.bits() as i32,
+    );
+    let file = options.open(path).map_err(|err| err.to_string())?;
+    if !file.metadata().map_err(|err| err.to_string())?.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| err.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+}
+
 fn document_error(at: Position, message: impl Into<String>) -> ValidationError {
     ValidationError::DocumentError {
         message: message.into(),
@@ -158,11 +185,26 @@ impl Workflow {
     }
 
     /// Reads a workflow file; see [`Workflow::from_yaml`].
+    ///
+    /// The file must be a regular file of at most [`MAX_FILE_BYTES`], in UTF-8. Anything else
+    /// is one `DocumentError` naming the path and the reason, and nothing past the limit is
+    /// read: a device such as `/dev/zero` or a FIFO is refused before a byte is read (the file
+    /// is opened without blocking, so a FIFO with no writer is not waited on), and a larger
+    /// file after `MAX_FILE_BYTES + 1` bytes.
+    ///
+    /// ```
+    /// use io_workflow::Workflow;
+    ///
+    /// let problems = Workflow::from_file("/dev/zero").unwrap_err();
+    /// assert_eq!(problems[0].name(), "DocumentError");
+    /// assert_eq!(problems[0].message(), "/dev/zero: not a regular file");
+    /// ```
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Workflow, Vec<ValidationError>> {
-        let text = std::fs::read_to_string(path.as_ref()).map_err(|err| {
+        let path = path.as_ref();
+        let text = read_document(path).map_err(|err| {
             vec![document_error(
                 Position { line: 0, column: 0 },
-                format!("{}: {err}", path.as_ref().display()),
+                format!("{}: {err}", path.display()),
             )]
         })?;
         Workflow::from_yaml(&text)
@@ -530,4 +572,96 @@ pub(crate) fn clip(text: &str) -> String {
     let mut shown = text.to_owned();
     crate::errors::cut(&mut shown, 120);
     shown
+}
+
+#[cfg(test)]
+mod file_tests {
+    use super::{MAX_FILE_BYTES, read_document};
+    use crate::Workflow;
+
+    const GOOD: &str = "openintent: \"1.0\"\ninfo:\n  name: demo\nworkflow:\n  a:\n    assign: x\n    outputs:\n      n: number\n";
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("io-workflow-file-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_regular_file_is_read_whole() {
+        let dir = scratch("good");
+        let path = dir.join("w.yaml");
+        std::fs::write(&path, GOOD).unwrap();
+        assert_eq!(read_document(&path).unwrap(), GOOD);
+        assert!(Workflow::from_file(&path).is_ok());
+    }
+
+    #[test]
+    fn the_limit_is_inclusive_and_one_byte_more_is_refused() {
+        let dir = scratch("limit");
+        let at = dir.join("at.yaml");
+        let file = std::fs::File::create(&at).unwrap();
+        file.set_len(MAX_FILE_BYTES).unwrap();
+        assert_eq!(read_document(&at).unwrap().len() as u64, MAX_FILE_BYTES);
+        let over = dir.join("over.yaml");
+        let file = std::fs::File::create(&over).unwrap();
+        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        assert_eq!(
+            read_document(&over).unwrap_err(),
+            format!("larger than {MAX_FILE_BYTES} bytes")
+        );
+        let problems = Workflow::from_file(&over).unwrap_err();
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].name(), "DocumentError");
+        assert_eq!(
+            problems[0].message(),
+            format!("{}: larger than {MAX_FILE_BYTES} bytes", over.display())
+        );
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_refused() {
+        let dir = scratch("utf8");
+        let path = dir.join("w.yaml");
+        std::fs::write(&path, b"openintent: \xff\n").unwrap();
+        assert_eq!(read_document(&path).unwrap_err(), "not UTF-8 text");
+    }
+
+    #[test]
+    fn a_directory_a_device_and_a_missing_file_are_refused() {
+        let dir = scratch("kinds");
+        assert_eq!(read_document(&dir).unwrap_err(), "not a regular file");
+        #[cfg(unix)]
+        assert_eq!(
+            read_document(std::path::Path::new("/dev/zero")).unwrap_err(),
+            "not a regular file"
+        );
+        let missing = read_document(&dir.join("missing.yaml")).unwrap_err();
+        assert!(missing.contains("No such file"), "{missing}");
+    }
+
+    /// A FIFO with no writer is refused at once, not waited on (the open does not block).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = scratch("fifo");
+        let path = dir.join("w.yaml");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let reader = path.clone();
+        std::thread::spawn(move || {
+            let _ = done.send(read_document(&reader));
+        });
+        let answer = finished
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("answered without a writer");
+        assert_eq!(answer.unwrap_err(), "not a regular file");
+    }
 }

@@ -196,7 +196,7 @@ fn add_weight(total: usize, weight: usize, at: Position) -> Result<usize, Syntax
         return Err(SyntaxError {
             at,
             message: format!(
-                "the document is too large once its aliases are expanded (over {MAX_EXPANDED_WEIGHT} nodes and bytes)"
+                "the document is too large: over {MAX_EXPANDED_WEIGHT} nodes and bytes, each alias counted as what it repeats"
             ),
         });
     }
@@ -363,10 +363,9 @@ mod limit_tests {
         assert_eq!(weight, MAX_EXPANDED_WEIGHT + 1);
         let err = parse(&over).unwrap_err();
         assert_eq!(err.at.line, 3, "the padding's line crosses it");
-        assert!(
-            err.message
-                .contains("too large once its aliases are expanded")
-        );
+        assert!(err.message.contains(
+            "too large: over 8388608 nodes and bytes, each alias counted as what it repeats"
+        ));
     }
 
     #[test]
@@ -392,8 +391,9 @@ mod limit_tests {
         let text = format!("description: &a \"{big}\"\ntags: [{aliases}]\n");
         let err = parse(&text).unwrap_err();
         assert!(
-            err.message
-                .contains("too large once its aliases are expanded"),
+            err.message.contains(
+                "too large: over 8388608 nodes and bytes, each alias counted as what it repeats"
+            ),
             "{err:?}"
         );
         assert_eq!(err.at.line, 2);
@@ -424,10 +424,9 @@ mod limit_tests {
         );
         let err = add_weight(MAX_EXPANDED_WEIGHT, 1, at).unwrap_err();
         assert_eq!((err.at.line, err.at.column), (4, 2));
-        assert!(
-            err.message
-                .contains("too large once its aliases are expanded")
-        );
+        assert!(err.message.contains(
+            "too large: over 8388608 nodes and bytes, each alias counted as what it repeats"
+        ));
         // No wrap-around past `usize::MAX`.
         assert!(add_weight(usize::MAX, 2, at).is_err());
     }

@@ -1108,6 +1108,27 @@ fn cli(args: &[&str]) -> (u8, String) {
     (code, String::from_utf8(out).unwrap())
 }
 
+/// A path that is not a workflow file (a device that never ends, a directory) is one
+/// `DocumentError` naming it, at once: nothing is read from it.
+#[cfg(unix)]
+#[test]
+fn the_cli_refuses_a_device_or_a_directory_without_reading_it() {
+    for (path, expected) in [
+        ("/dev/zero", "/dev/zero: not a regular file"),
+        ("/", "/: not a regular file"),
+    ] {
+        let (code, out) = cli(&["check", path]);
+        assert_eq!(code, 1, "{out}");
+        let lines: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1, "{out}");
+        assert_eq!(lines[0]["error"], "DocumentError");
+        assert_eq!(lines[0]["message"], expected);
+    }
+}
+
 #[test]
 fn the_cli_checks_a_file_and_prints_one_json_object_per_problem() {
     // Removed on drop, also when an assertion fails.
