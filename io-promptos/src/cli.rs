@@ -101,22 +101,9 @@ fn run_inner(args: &[String], out: &mut impl Write) -> Result<u8, serde_json::Va
 
 /// Reads a document the command was given: a regular file of at most
 /// [`MAX_ARTIFACT_BYTES`](crate::gateway::MAX_ARTIFACT_BYTES), opened without blocking (a FIFO
-/// is refused, not waited on), as UTF-8.
+/// is refused, not waited on), as UTF-8 ([`io_core::limits::read_file_bounded`]).
 fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
-    let limit = crate::gateway::MAX_ARTIFACT_BYTES;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        rustix::fs::OFlags::NONBLOCK.bits() as i32,
-    );
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
-    if !meta.is_file() {
-        return Err(refused("not a regular file".into()));
-    }
-    let bytes = crate::gateway::read_limited(file, limit).map_err(refused)?;
-    String::from_utf8(bytes).map_err(|_| refused("not UTF-8".into()))
+    let bytes = io_core::limits::read_file_bounded(path, crate::gateway::MAX_ARTIFACT_BYTES)?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not UTF-8"))
 }
