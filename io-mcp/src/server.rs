@@ -15,11 +15,11 @@ use io_typed_tool::{
 };
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationSchema, Implementation, InputRequest,
-    InputRequests, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, Request, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, Request,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -590,6 +590,51 @@ impl ServerHandler for McpServer {
     ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send + '_ {
         self.call(request, context)
     }
+
+    /// rmcp hands over every request it could not read as a method it knows, a known method
+    /// with params of the wrong shape included (`tools/call` with `arguments: "text"`). Those
+    /// are `invalid_params` naming what is wrong, as JSON-RPC and MCP say; other methods are
+    /// `method_not_found` naming the method.
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CustomResult, McpError>> + Send + '_ {
+        std::future::ready(Err(unread_request(
+            &request.method,
+            request.params.as_ref(),
+        )))
+    }
+}
+
+/// The error for a request rmcp could not read (see `on_custom_request`).
+fn unread_request(method: &str, params: Option<&serde_json::Value>) -> McpError {
+    use serde_json::Value;
+    let problem = match (method, params) {
+        ("tools/call", Some(Value::Object(params))) => {
+            match (params.get("name"), params.get("arguments")) {
+                (None, _) => "`tools/call` needs the tool's `name`",
+                (Some(name), _) if !name.is_string() => "`name` must be a string",
+                (_, Some(arguments)) if !arguments.is_object() && !arguments.is_null() => {
+                    "`arguments` must be an object"
+                }
+                _ => "the params of `tools/call` do not have the protocol's shape",
+            }
+        }
+        ("tools/call", _) => "`tools/call` needs params: an object with the tool's `name`",
+        ("tools/list", _) => "the params of `tools/list` do not have the protocol's shape",
+        (other, _) => {
+            // The name is the peer's: shown cut to a bound, whatever its length.
+            let mut shown = other.to_owned();
+            io_core::limits::clip(&mut shown, 128);
+            return McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("unknown method `{shown}`"),
+                None,
+            );
+        }
+    };
+    McpError::invalid_params(problem, None)
 }
 
 impl std::fmt::Debug for McpServer {
@@ -688,6 +733,77 @@ mod tests {
     use super::*;
     use io_typed_tool::tool;
     use serde_json::json;
+
+    /// What a request rmcp could not read is answered with: the code and the message.
+    fn unread(method: &str, params: Option<serde_json::Value>) -> (i32, String) {
+        let err = unread_request(method, params.as_ref());
+        (err.code.0, err.message.to_string())
+    }
+
+    #[test]
+    fn a_known_method_with_params_of_the_wrong_shape_is_invalid_params_naming_the_part() {
+        let invalid = rmcp::model::ErrorCode::INVALID_PARAMS.0;
+        let cases = [
+            (
+                json!({"name": "t", "arguments": "text"}),
+                "`arguments` must be an object",
+            ),
+            (
+                json!({"name": "t", "arguments": [1]}),
+                "`arguments` must be an object",
+            ),
+            (
+                json!({"name": 7, "arguments": {}}),
+                "`name` must be a string",
+            ),
+            (
+                json!({"arguments": {}}),
+                "`tools/call` needs the tool's `name`",
+            ),
+            (
+                json!({"name": "t", "arguments": null, "_meta": 3}),
+                "the params of `tools/call` do not have the protocol's shape",
+            ),
+            (
+                json!("t"),
+                "`tools/call` needs params: an object with the tool's `name`",
+            ),
+        ];
+        for (params, message) in cases {
+            assert_eq!(
+                unread("tools/call", Some(params.clone())),
+                (invalid, message.to_owned()),
+                "{params}"
+            );
+        }
+        assert_eq!(
+            unread("tools/call", None),
+            (
+                invalid,
+                "`tools/call` needs params: an object with the tool's `name`".to_owned()
+            )
+        );
+        assert_eq!(
+            unread("tools/list", Some(json!({"cursor": 3}))),
+            (
+                invalid,
+                "the params of `tools/list` do not have the protocol's shape".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn another_method_is_method_not_found_naming_it_within_a_bound() {
+        let not_found = rmcp::model::ErrorCode::METHOD_NOT_FOUND.0;
+        assert_eq!(
+            unread("prompts/list", None),
+            (not_found, "unknown method `prompts/list`".to_owned())
+        );
+        let (code, message) = unread(&"m".repeat(100_000), None);
+        assert_eq!(code, not_found);
+        assert!(message.len() < 200, "{}", message.len());
+        assert!(message.ends_with("…`"), "{message}");
+    }
 
     #[derive(
         serde::Deserialize,

@@ -331,6 +331,49 @@ fn contract_failures_are_tool_errors_carrying_the_envelope() {
     });
 }
 
+/// A `tools/call` whose params rmcp cannot read (`arguments` not an object) reaches the server
+/// as an unknown request; it is answered `invalid_params` naming the part, not "method not
+/// found", and nothing runs. A method the server does not serve is `method_not_found`.
+#[test]
+fn a_call_with_params_of_the_wrong_shape_is_invalid_params() {
+    runtime().block_on(async {
+        let (client, audit) = connect(TestClient::new(None), mcp_fixture::registry()).await;
+        let ask = |method: &str, params: Value| {
+            ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(method, Some(params)))
+        };
+        let cases = [
+            (
+                ask(
+                    "tools/call",
+                    json!({"name": "fixture.echo", "arguments": "text"}),
+                ),
+                rmcp::model::ErrorCode::INVALID_PARAMS,
+                "`arguments` must be an object",
+            ),
+            (
+                ask("tools/call", json!({"name": 7})),
+                rmcp::model::ErrorCode::INVALID_PARAMS,
+                "`name` must be a string",
+            ),
+            (
+                ask("no/such", json!({})),
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "unknown method `no/such`",
+            ),
+        ];
+        for (request, code, message) in cases {
+            let err = client.send_request(request).await.unwrap_err();
+            let rmcp::ServiceError::McpError(err) = err else {
+                panic!("a protocol error: {err:?}")
+            };
+            assert_eq!((err.code, err.message.as_ref()), (code, message));
+        }
+        assert!(audit.records().is_empty());
+        // The session goes on.
+        assert!(!all_tools(&client).await.is_empty());
+    });
+}
+
 #[test]
 fn an_unknown_tool_is_a_protocol_error_not_a_tool_result() {
     runtime().block_on(async {
