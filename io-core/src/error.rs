@@ -83,6 +83,13 @@ impl ErrorCode {
 
     /// Whether a caller may retry a call that failed with this code, absent other knowledge:
     /// `timeout`, `rate_limited` and `upstream_error` are transient; everything else is not.
+    ///
+    /// ```
+    /// use io_core::ErrorCode;
+    /// assert!(ErrorCode::Timeout.retryable_by_default());
+    /// assert!(!ErrorCode::InputInvalid.retryable_by_default());
+    /// assert!(!ErrorCode::from("stripe:card_declined").retryable_by_default());
+    /// ```
     pub fn retryable_by_default(&self) -> bool {
         matches!(
             self,
@@ -230,7 +237,20 @@ impl AgentError {
         AgentError::new(ErrorCode::Internal, message)
     }
 
-    /// An `input_invalid` error listing the schema violations of the input.
+    /// An `input_invalid` error listing the schema violations of the input; the envelope
+    /// carries them under `error.cause.violations`.
+    ///
+    /// ```
+    /// use io_core::{AgentError, Violation};
+    /// let err = AgentError::input_invalid(
+    ///     "the input does not match",
+    ///     vec![Violation { pointer: "/limit".into(), keyword: "maximum".into(), message: "101 is greater than 100".into() }],
+    /// );
+    /// assert_eq!(err.violations()[0].to_string(), "/limit: 101 is greater than 100");
+    /// let envelope = err.to_envelope();
+    /// assert_eq!(envelope["error"]["code"], "input_invalid");
+    /// assert_eq!(envelope["error"]["cause"]["violations"][0]["pointer"], "/limit");
+    /// ```
     pub fn input_invalid(message: impl Into<String>, violations: Vec<Violation>) -> Self {
         AgentError::new(ErrorCode::InputInvalid, message).with_violations(violations)
     }
@@ -241,6 +261,14 @@ impl AgentError {
     }
 
     /// Overrides whether the caller may retry.
+    ///
+    /// ```
+    /// use io_core::{AgentError, ErrorCode};
+    /// let busy = AgentError::new(ErrorCode::Other("db:locked".into()), "the ledger is busy");
+    /// assert!(!busy.is_retryable());
+    /// assert!(busy.with_retryable(true).is_retryable());
+    /// assert!(AgentError::new(ErrorCode::Timeout, "slow").is_retryable());
+    /// ```
     #[must_use]
     pub fn with_retryable(mut self, retryable: bool) -> Self {
         self.0.retryable = retryable;

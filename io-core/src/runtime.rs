@@ -181,6 +181,23 @@ impl AgentRuntime {
     }
 
     /// The core's input JSON Schema.
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// let runtime = AgentRuntime::new(Echo);
+    /// assert_eq!(runtime.core_type(), "echo");
+    /// assert_eq!(runtime.input_schema()["required"], json!(["message"]));
+    /// assert_eq!(runtime.output_schema()["properties"]["response"]["type"], "string");
+    /// ```
     pub fn input_schema(&self) -> &'static Value {
         self.core.input_schema()
     }
@@ -196,12 +213,46 @@ impl AgentRuntime {
     }
 
     /// Checks an input without running anything.
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// let runtime = AgentRuntime::new(Echo);
+    /// assert!(runtime.validate_input(&json!({ "message": "hi" })).is_ok());
+    /// let err = runtime.validate_input(&json!({})).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "input_invalid");
+    /// assert_eq!(err.violations()[0].keyword, "required");
+    /// ```
     pub fn validate_input(&self, input: &Value) -> Result<(), AgentError> {
         self.core.input_boundary().validate(input)
     }
 
     /// Runs one turn under a fresh run id, with a context built from this runtime's tools and
     /// event sink.
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// let mut runtime = AgentRuntime::new(Echo);
+    /// let out = pollster::block_on(runtime.run_turn(json!({ "message": "hi" }))).unwrap();
+    /// assert_eq!(out, json!({ "response": "hi" }));
+    /// ```
     pub async fn run_turn(&mut self, input: Value) -> Result<Value, AgentError> {
         let mut ctx = self.context(new_run_id());
         self.run_turn_in(input, &mut ctx).await
@@ -223,7 +274,30 @@ impl AgentRuntime {
         ctx
     }
 
-    /// Runs one turn in a context the host built.
+    /// Runs one turn in a context the host built: its run id, its tools, its event sink.
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// use io_core::EventLog;
+    /// use std::sync::Arc;
+    ///
+    /// let mut runtime = AgentRuntime::new(Echo);
+    /// let events = Arc::new(EventLog::default());
+    /// let mut ctx = runtime.context("run-42").with_event_sink(events.clone());
+    /// pollster::block_on(runtime.run_turn_in(json!({ "message": "hi" }), &mut ctx)).unwrap();
+    /// let kinds: Vec<_> = events.events().iter().map(|e| e.kind.clone()).collect();
+    /// assert_eq!(kinds, ["turn.started", "turn.completed"]);
+    /// assert!(events.events().iter().all(|e| e.run_id == "run-42"));
+    /// ```
     pub async fn run_turn_in(
         &mut self,
         input: Value,

@@ -532,6 +532,19 @@ impl ToolRegistry {
     }
 
     /// The contract of a registered tool, by `id` or `id@major` (see [`Self::call_with`]).
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// assert_eq!(registry.contract("notes.save").unwrap().version, "2.1.0");
+    /// assert!(registry.contract("notes.save@2").is_some());
+    /// assert!(registry.contract("notes.save@1").is_none());
+    /// ```
     pub fn contract(&self, tool_id: &str) -> Option<&ToolContract> {
         self.resolve(tool_id).ok().map(|t| &t.contract)
     }
@@ -567,6 +580,19 @@ impl ToolRegistry {
     }
 
     /// A tool's input JSON Schema, by id or `id@major` (io-traits.md's `tool_input_schema`).
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let schema = registry.tool_input_schema("notes.save").unwrap();
+    /// assert_eq!(schema["properties"]["text"]["type"], "string");
+    /// assert_eq!(registry.tool_output_schema("notes.save"), Some(schema));
+    /// ```
     pub fn tool_input_schema(&self, tool_id: &str) -> Option<&Value> {
         self.input_boundary(tool_id).map(BoundarySchema::schema)
     }
@@ -664,11 +690,45 @@ impl ToolRegistry {
     }
 
     /// Calls a tool with a fresh run id and no host context.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let saved = runtime.block_on(registry.call("notes.save", serde_json::json!({ "text": "hi" })));
+    /// assert_eq!(saved.unwrap()["text"], "hi");
+    /// let unknown = runtime.block_on(registry.call("notes.drop", serde_json::json!({})));
+    /// assert_eq!(unknown.unwrap_err().code().as_str(), "not_found");
+    /// ```
     pub async fn call(&self, tool_id: &str, input: Value) -> Result<Value, ToolError> {
         self.call_with(tool_id, input, CallOptions::default()).await
     }
 
     /// [`Self::call_with`], answered as the AIP-14 envelope `{ ok, value }` / `{ ok, error }`.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// use io_typed_tool::CallOptions;
+    /// use serde_json::json;
+    ///
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let ok = runtime.block_on(registry.call_envelope("notes.save", json!({ "text": "hi" }), CallOptions::default()));
+    /// assert_eq!(ok, json!({ "ok": true, "value": { "text": "hi" } }));
+    /// let failed = runtime.block_on(registry.call_envelope("notes.save", json!({}), CallOptions::default()));
+    /// assert_eq!(failed["ok"], false);
+    /// assert_eq!(failed["error"]["code"], "input_invalid");
+    /// ```
     pub async fn call_envelope(&self, tool_id: &str, input: Value, options: CallOptions) -> Value {
         match self.call_with(tool_id, input, options).await {
             Ok(value) => io_core::ok_envelope(value),
@@ -678,6 +738,31 @@ impl ToolRegistry {
 
     /// Calls a tool under its contract; see the type's documentation for the order of checks.
     /// `tool_id` is an id, or `id@major` when several majors of one id are registered.
+    ///
+    /// ```
+    /// use io_typed_tool::{CallOptions, ToolContext, ToolError, tool, tool_registry};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Empty {}
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Seen { run_id: String, tenant: String }
+    ///
+    /// /// Says which run and tenant it was called for.
+    /// #[tool(id = "whoami")]
+    /// async fn whoami(_: Empty, ctx: &ToolContext) -> Result<Seen, ToolError> {
+    ///     let tenant = ctx.raw_context()["tenant"].as_str().unwrap_or_default().to_owned();
+    ///     Ok(Seen { run_id: ctx.run_id().to_owned(), tenant })
+    /// }
+    ///
+    /// let registry = tool_registry![WhoamiTool].unwrap();
+    /// let options = CallOptions::default()
+    ///     .with_run_id("run-7")
+    ///     .with_context(json!({ "tenant": "acme" }));
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let seen = runtime.block_on(registry.call_with("whoami", json!({}), options)).unwrap();
+    /// assert_eq!(seen, json!({ "run_id": "run-7", "tenant": "acme" }));
+    /// ```
     ///
     /// The input is checked, and the body's context built, when this is called; the returned
     /// future then runs the body (and asks for approval first when the contract says so).
