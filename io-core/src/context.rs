@@ -185,6 +185,29 @@ impl AgentContext {
     }
 
     /// Whether the core may call `tool_id`: the host offers it and it is allowed.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentError, BoxFuture, EventLog, ToolCall, ToolInvoker};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// /// A host with one tool, `clock.now`.
+    /// struct Clock;
+    /// impl ToolInvoker for Clock {
+    ///     fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "asked_by": call.run_id, "now": "12:00" })) })
+    ///     }
+    ///     fn tool_ids(&self) -> Vec<String> { vec!["clock.now".into()] }
+    /// }
+    ///
+    /// let offered = AgentContext::new("run-1").with_tools(Arc::new(Clock));
+    /// assert!(offered.may_call("clock.now"));
+    /// assert!(!offered.may_call("clock.set"));
+    /// assert_eq!(offered.tool_ids(), ["clock.now"]);
+    /// let narrowed = offered.with_allowed_tools(["weather.today"]);
+    /// assert!(!narrowed.may_call("clock.now"));
+    /// assert!(narrowed.tool_ids().is_empty());
+    /// ```
     pub fn may_call(&self, tool_id: &str) -> bool {
         let allowed = self
             .allowed_tools
@@ -211,6 +234,36 @@ impl AgentContext {
 
     /// Calls a tool by id with JSON arguments. A tool outside the allowed set is refused as
     /// `unauthorised` without reaching the host; every call is reported as a `tool.called` event.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentError, BoxFuture, EventLog, ToolCall, ToolInvoker};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// /// A host with one tool, `clock.now`.
+    /// struct Clock;
+    /// impl ToolInvoker for Clock {
+    ///     fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "asked_by": call.run_id, "now": "12:00" })) })
+    ///     }
+    ///     fn tool_ids(&self) -> Vec<String> { vec!["clock.now".into()] }
+    /// }
+    ///
+    /// let events = Arc::new(EventLog::default());
+    /// let ctx = AgentContext::new("run-1")
+    ///     .with_tools(Arc::new(Clock))
+    ///     .with_allowed_tools(["clock.now"])
+    ///     .with_event_sink(events.clone());
+    /// let answer = pollster::block_on(ctx.call_tool("clock.now", json!({}))).unwrap();
+    /// assert_eq!(answer["asked_by"], "run-1");
+    /// let refused = pollster::block_on(ctx.call_tool("clock.set", json!({}))).unwrap_err();
+    /// assert_eq!(refused.code().as_str(), "unauthorised");
+    /// let seen: Vec<_> = events.events().into_iter().map(|e| e.payload).collect();
+    /// assert_eq!(seen, [
+    ///     json!({ "tool": "clock.now", "ok": true }),
+    ///     json!({ "tool": "clock.set", "ok": false, "code": "unauthorised" }),
+    /// ]);
+    /// ```
     pub async fn call_tool(&self, tool_id: &str, input: Value) -> Result<Value, AgentError> {
         let allowed = self
             .allowed_tools
@@ -266,6 +319,18 @@ impl AgentContext {
     }
 
     /// Reports an event to the host's sink (a no-op without one).
+    ///
+    /// ```
+    /// use io_core::{AgentContext, EventLog};
+    /// use std::sync::Arc;
+    ///
+    /// let events = Arc::new(EventLog::default());
+    /// let ctx = AgentContext::new("run-1").with_event_sink(events.clone());
+    /// assert!(ctx.has_event_sink());
+    /// ctx.emit("plan.chosen", serde_json::json!({ "steps": 3 }));
+    /// assert_eq!(events.events()[0].kind, "plan.chosen");
+    /// AgentContext::new("run-2").emit("unheard", serde_json::json!(null));
+    /// ```
     pub fn emit(&self, kind: impl Into<Cow<'static, str>>, payload: Value) {
         if let Some(sink) = &self.events {
             sink.emit(AgentEvent {

@@ -202,12 +202,46 @@ impl BoundarySchema {
 
     /// Wraps a schema that was not generated from a Rust type (a hand-written or loaded
     /// schema). `type_name` names it in error messages.
+    ///
+    /// ```
+    /// use io_core::{BoundarySchema, Direction};
+    /// use serde_json::json;
+    ///
+    /// let schema = json!({
+    ///     "type": "object",
+    ///     "properties": { "limit": { "type": "integer", "minimum": 1, "maximum": 100 } },
+    ///     "required": ["limit"]
+    /// });
+    /// let boundary = BoundarySchema::from_value("SearchArgs", Direction::Input, schema);
+    /// assert!(boundary.compile_error().is_none());
+    /// assert!(boundary.validate(&json!({ "limit": 10 })).is_ok());
+    /// let err = boundary.validate(&json!({ "limit": 0 })).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "input_invalid");
+    /// assert_eq!((err.violations()[0].pointer.as_str(), err.violations()[0].keyword.as_str()), ("/limit", "minimum"));
+    /// ```
     pub fn from_value(type_name: &'static str, direction: Direction, schema: Value) -> Self {
         Self::from_schema(type_name, direction, schema, None)
     }
 
     /// Like [`Self::from_value`], with documents that `$ref`s in `schema` may name, each under
     /// its address. Nothing is ever fetched: a `$ref` to any other address fails to compile.
+    ///
+    /// ```
+    /// use io_core::{BoundarySchema, Direction};
+    /// use serde_json::json;
+    ///
+    /// let money = json!({ "type": "object", "required": ["cents"], "properties": { "cents": { "type": "integer" } } });
+    /// let schema = json!({ "$ref": "https://example.com/money.json" });
+    /// let boundary = BoundarySchema::from_value_with_resources(
+    ///     "Price", Direction::Output, schema.clone(),
+    ///     vec![("https://example.com/money.json".into(), money)],
+    /// );
+    /// assert!(boundary.validate(&json!({ "cents": 250 })).is_ok());
+    /// assert!(boundary.validate(&json!({ "cents": "2.50" })).is_err());
+    /// // Without the document, the reference is not fetched: the schema does not compile.
+    /// let alone = BoundarySchema::from_value("Price", Direction::Output, schema);
+    /// assert!(alone.compile_error().is_some());
+    /// ```
     pub fn from_value_with_resources(
         type_name: &'static str,
         direction: Direction,
@@ -357,6 +391,23 @@ impl BoundarySchema {
 
     /// Every place where `value` breaks the schema (at most [`MAX_VIOLATIONS`]); empty when it
     /// conforms.
+    ///
+    /// ```
+    /// use io_core::{BoundarySchema, Direction};
+    /// use serde_json::json;
+    ///
+    /// let boundary = BoundarySchema::from_value("Point", Direction::Input, json!({
+    ///     "type": "object",
+    ///     "properties": { "x": { "type": "number" }, "y": { "type": "number" } },
+    ///     "required": ["x", "y"]
+    /// }));
+    /// let found = boundary.violations(&json!({ "x": "1" })).unwrap();
+    /// let mut places: Vec<_> = found.iter().map(|v| (v.pointer.as_str(), v.keyword.as_str())).collect();
+    /// places.sort();
+    /// // A missing property is reported where it would be.
+    /// assert_eq!(places, [("/x", "type"), ("/y", "required")]);
+    /// assert!(boundary.violations(&json!({ "x": 1, "y": 2 })).unwrap().is_empty());
+    /// ```
     pub fn violations(&self, value: &Value) -> Result<Vec<Violation>, AgentError> {
         let validator = self.validator()?;
         if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {

@@ -51,8 +51,10 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 ///   ...): a tool result with `isError: true` whose one text block is the AIP-14 error envelope
 ///   `{"ok":false,"error":{"code",...}}`. It carries no `structuredContent`, because clients
 ///   validate `structuredContent` against `outputSchema` and an envelope is not an output.
-/// - A protocol error only for what is not a call at all: an unknown tool name
-///   (`-32602`, as the MCP specification asks).
+/// - A protocol error only for what is not a call at all: an unknown tool name, or a
+///   `tools/call` whose params do not have the protocol's shape (`arguments` that are not an
+///   object, say): `-32602`, as the MCP specification asks, naming what is wrong. A method the
+///   server does not serve is `-32601`.
 /// - `notifications/cancelled` stops the call (the body's future is dropped, its task
 ///   aborted); rmcp then sends no response, as the protocol asks.
 /// - A progress token in the request's `_meta` turns the body's
@@ -158,6 +160,25 @@ impl McpServer {
     }
 
     /// The tools as `tools/list` advertises them.
+    ///
+    /// ```
+    /// # use io_mcp::McpServer;
+    /// # use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct City { name: String }
+    /// # /// Says hello to a city.
+    /// # #[tool(id = "demo.hello")]
+    /// # async fn hello(city: City) -> Result<City, ToolError> { Ok(city) }
+    /// # let mut registry = ToolRegistry::new();
+    /// # registry.register(HelloTool).unwrap();
+    /// let server = McpServer::new(registry).unwrap().with_page_size(50);
+    /// let tool = &server.tools()[0];
+    /// assert_eq!(tool.name, "demo.hello");
+    /// assert_eq!(tool.input_schema["required"][0], "name");
+    /// assert!(tool.output_schema.is_some());
+    /// assert_eq!(tool.annotations.as_ref().unwrap().read_only_hint, Some(true));
+    /// assert!(server.registry().contract("demo.hello").is_some());
+    /// ```
     pub fn tools(&self) -> &[Tool] {
         &self.tools
     }
@@ -677,6 +698,21 @@ impl std::error::Error for ServeError {}
 impl McpServer {
     /// Serves one client over this process's stdin and stdout until the client closes them.
     /// Nothing else may write to stdout meanwhile (log to stderr).
+    ///
+    /// ```no_run
+    /// # use io_mcp::McpServer;
+    /// # use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct City { name: String }
+    /// # /// Says hello to a city.
+    /// # #[tool(id = "demo.hello")]
+    /// # async fn hello(city: City) -> Result<City, ToolError> { Ok(city) }
+    /// # let mut registry = ToolRegistry::new();
+    /// # registry.register(HelloTool).unwrap();
+    /// let runtime = tokio::runtime::Runtime::new()?;
+    /// runtime.block_on(McpServer::new(registry)?.serve_stdio())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         let running = self
             .serve(rmcp::transport::stdio())
@@ -710,6 +746,25 @@ impl McpServer {
 
     /// Serves streamable HTTP on `listener` (every path; clients use `http://host:port/mcp`)
     /// until the listener fails. Each connection is served on its own task.
+    ///
+    /// ```no_run
+    /// # use io_mcp::McpServer;
+    /// # use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct City { name: String }
+    /// # /// Says hello to a city.
+    /// # #[tool(id = "demo.hello")]
+    /// # async fn hello(city: City) -> Result<City, ToolError> { Ok(city) }
+    /// # let mut registry = ToolRegistry::new();
+    /// # registry.register(HelloTool).unwrap();
+    /// # async fn serve(registry: ToolRegistry) -> Result<(), Box<dyn std::error::Error>> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// McpServer::new(registry)?
+    ///     .with_instructions("Say hello to cities.")
+    ///     .serve_http(listener)
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         let service = self.http_service();
         loop {

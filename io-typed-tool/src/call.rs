@@ -29,6 +29,14 @@ pub struct Progress {
 
 impl Progress {
     /// A report of `progress`, with no total and no message.
+    ///
+    /// ```
+    /// use io_typed_tool::Progress;
+    /// let report = Progress::new(3.0).with_total(10.0).with_message("indexing");
+    /// assert_eq!((report.progress, report.total), (3.0, Some(10.0)));
+    /// assert_eq!(report.message.as_deref(), Some("indexing"));
+    /// assert_eq!(Progress::new(1.0).total, None);
+    /// ```
     pub fn new(progress: f64) -> Self {
         Progress {
             progress,
@@ -169,6 +177,20 @@ impl Cancellation {
     }
 
     /// Resolves once the signal has fired (at once if it already has).
+    ///
+    /// ```
+    /// use io_typed_tool::Cancellation;
+    /// let cancellation = Cancellation::new();
+    /// let waiter = cancellation.clone();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// runtime.block_on(async {
+    ///     let waiting = tokio::spawn(async move { waiter.cancelled().await });
+    ///     cancellation.cancel();
+    ///     waiting.await.unwrap();
+    ///     // Already fired: resolves at once.
+    ///     cancellation.cancelled().await;
+    /// });
+    /// ```
     pub async fn cancelled(&self) {
         loop {
             let notified = self.inner.notify.notified();

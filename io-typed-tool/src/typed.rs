@@ -230,6 +230,14 @@ impl ToolContext {
     /// no declared mutations. The registry builds these; tests of a tool body can too.
     ///
     /// Both ids take a `&str`, a `String` or an `Arc<str>` (shared, not copied).
+    ///
+    /// ```
+    /// use io_typed_tool::ToolContext;
+    /// let ctx = ToolContext::new("run-1", "kb.search");
+    /// assert_eq!((ctx.run_id(), ctx.tool_id(), ctx.attempt()), ("run-1", "kb.search", 1));
+    /// assert!(ctx.raw_context().is_null());
+    /// assert!(!ctx.is_cancelled());
+    /// ```
     pub fn new(run_id: impl Into<Arc<str>>, tool_id: impl Into<Arc<str>>) -> Self {
         static NO_MUTATIONS: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
         let none = Arc::clone(NO_MUTATIONS.get_or_init(|| Arc::from(Vec::new())));
@@ -286,6 +294,15 @@ impl ToolContext {
 
     /// Whether the caller has cancelled the call. The registry stops a cancelled call at its
     /// next `.await` anyway; a body doing long synchronous work checks this between steps.
+    ///
+    /// ```
+    /// use io_typed_tool::{Cancellation, ToolContext};
+    /// let cancellation = Cancellation::new();
+    /// let ctx = ToolContext::new("run-1", "kb.index").with_cancellation(cancellation.clone());
+    /// assert!(!ctx.is_cancelled());
+    /// cancellation.cancel();
+    /// assert!(ctx.is_cancelled());
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         self.cancellation
             .as_ref()
@@ -338,7 +355,22 @@ impl ToolContext {
         self.context.as_deref().unwrap_or(&NULL)
     }
 
-    /// The host context decoded into `C` (the type the contract's `context` names).
+    /// The host context decoded into `C` (the type the contract's `context` names); a
+    /// context of another shape is `context_invalid`.
+    ///
+    /// ```
+    /// use io_typed_tool::ToolContext;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Debug, serde::Deserialize)]
+    /// struct Tenant { tenant: String }
+    ///
+    /// let ctx = ToolContext::new("run-1", "billing.report").with_context(json!({ "tenant": "acme" }));
+    /// assert_eq!(ctx.raw_context()["tenant"], "acme");
+    /// assert_eq!(ctx.context::<Tenant>().unwrap().tenant, "acme");
+    /// let none = ToolContext::new("run-1", "billing.report");
+    /// assert_eq!(none.context::<Tenant>().unwrap_err().code().as_str(), "context_invalid");
+    /// ```
     pub fn context<C: DeserializeOwned>(&self) -> Result<C, ToolError> {
         C::deserialize(self.raw_context()).map_err(|err| {
             AgentError::new(
