@@ -321,7 +321,43 @@ impl Executor {
         self.bind_phase(phase, core_agent(AgentRuntime::new(core)))
     }
 
-    /// Binds a registry tool: each phase run is one call under its contract.
+    /// Binds a registry tool: each phase run is one call under its contract. [`Self::check`]
+    /// holds the phase's wiring to the tool's schemas before anything runs.
+    ///
+    /// ```
+    /// use io_typed_tool::{ToolError, tool, tool_registry};
+    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// struct Text { text: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+    /// struct Count { words: u32 }
+    ///
+    /// /// Counts words.
+    /// #[tool(id = "text.count")]
+    /// async fn count(input: Text) -> Result<Count, ToolError> {
+    ///     Ok(Count { words: input.text.split_whitespace().count() as u32 })
+    /// }
+    ///
+    /// let registry = Arc::new(tool_registry![CountTool].unwrap());
+    /// let workflow = Workflow::new("demo").with_phase(
+    ///     Phase::new("count", "Count").assign("counter").input("text", "$trigger.text").output("words", TypeRef::Integer),
+    /// );
+    /// let executor = Executor::new(workflow).bind_tool("counter", registry.clone(), "text.count");
+    /// assert!(executor.check().is_empty());
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({ "text": "one two three" }), json!({}))).unwrap();
+    /// assert_eq!(outcome.outputs["count"]["words"], 3);
+    ///
+    /// // Wired to a key the tool does not take: found before the run.
+    /// let miswired = Workflow::new("demo").with_phase(
+    ///     Phase::new("count", "Count").assign("counter").input("body", "$trigger.text").output("words", TypeRef::Integer),
+    /// );
+    /// let problems = Executor::new(miswired).bind_tool("counter", registry, "text.count").check();
+    /// assert!(!problems.is_empty());
+    /// ```
     #[must_use]
     pub fn bind_tool(
         self,

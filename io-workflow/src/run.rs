@@ -191,6 +191,33 @@ struct Task {
 /// found by name in O(1); each phase counts its dependencies not yet completed, and completing
 /// a phase decrements its dependents' counts, making those that reach zero ready; the ready set
 /// is kept in document order; outputs are shared, never copied per claim.
+///
+/// ```
+/// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+/// use serde_json::json;
+/// use std::sync::Arc;
+///
+/// let workflow = Workflow::new("review")
+///     .with_phase(Phase::new("draft", "Draft").input("topic", "$trigger.topic").output("text", TypeRef::String))
+///     .with_phase(Phase::new("check", "Check").depends_on(["draft"]).input("text", "draft.text").output("ok", TypeRef::Boolean));
+/// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({ "topic": "rust" }), json!({})).unwrap();
+/// assert_eq!(run.ready_phases(), ["draft"]);
+///
+/// let task = run.claim("draft").unwrap();
+/// assert_eq!(task.task_id, "task_r1_draft");
+/// assert_eq!(task.input["topic"], "rust");
+/// // A completion missing a declared output is refused; the task stays running.
+/// let refused = run.complete("draft", json!({})).unwrap_err();
+/// assert_eq!(refused[0].name(), "MissingOutputError");
+/// run.complete("draft", json!({ "text": "Rust is fast." })).unwrap();
+///
+/// // Completing `draft` made `check` ready, its input wired from `draft.text`.
+/// let task = run.claim("check").unwrap();
+/// assert_eq!(task.input["text"], "Rust is fast.");
+/// run.complete("check", json!({ "ok": true })).unwrap();
+/// assert_eq!(run.progress().completed, ["draft", "check"]);
+/// assert_eq!(run.events().len(), 1); // the MissingOutputError, as the RFC's JSON event
+/// ```
 pub struct WorkflowRun {
     workflow: Arc<Workflow>,
     trigger: Value,
