@@ -94,6 +94,14 @@ impl fmt::Display for PathError {
 impl std::error::Error for PathError {}
 
 /// Checks a file key: it names `<fsRoot>/<key>`, so it is one plain file name.
+///
+/// ```
+/// use io_core::files::{PathError, check_key};
+/// assert!(check_key("report.md").is_ok());
+/// assert_eq!(check_key("../report.md"), Err(PathError::InvalidKey));
+/// assert_eq!(check_key(".hidden"), Err(PathError::InvalidKey));
+/// assert_eq!(check_key("a/b"), Err(PathError::InvalidKey));
+/// ```
 pub fn check_key(key: &str) -> Result<(), PathError> {
     let valid = !key.is_empty()
         && key.len() <= MAX_KEY_BYTES
@@ -110,6 +118,14 @@ pub fn check_key(key: &str) -> Result<(), PathError> {
 
 /// Checks a workspace path as written (tokens allowed): relative, no `..`, no NUL, known
 /// tokens only, bounded length.
+///
+/// ```
+/// use io_core::files::{PathError, check_template};
+/// assert!(check_template("reports/<runId>/<isoDate>.md").is_ok());
+/// assert_eq!(check_template("reports/<userId>.md"), Err(PathError::UnknownToken("<userId>".into())));
+/// assert_eq!(check_template("../etc/passwd"), Err(PathError::ParentComponent));
+/// assert_eq!(check_template("/etc/passwd"), Err(PathError::Absolute));
+/// ```
 pub fn check_template(path: &str) -> Result<(), PathError> {
     for token in tokens_in(path)? {
         if !TOKENS.contains(&token) {
@@ -120,6 +136,14 @@ pub fn check_template(path: &str) -> Result<(), PathError> {
 }
 
 /// Checks a concrete workspace path (after interpolation).
+///
+/// ```
+/// use io_core::files::{PathError, check_relative};
+/// assert!(check_relative("notes/today.md").is_ok());
+/// assert_eq!(check_relative(""), Err(PathError::Empty));
+/// assert_eq!(check_relative("notes/../../x"), Err(PathError::ParentComponent));
+/// assert_eq!(check_relative("a\0b"), Err(PathError::Nul));
+/// ```
 pub fn check_relative(path: &str) -> Result<(), PathError> {
     if path.is_empty() {
         return Err(PathError::Empty);
@@ -204,6 +228,15 @@ impl RunVars {
 /// Replaces the tokens of `template` in one pass: a token that appears inside a replaced value
 /// is left as it is. The result is checked again, so a value that contains `..`, `/` at the
 /// start or a NUL cannot lead out of the workspace.
+///
+/// ```
+/// use io_core::files::{PathError, RunVars, interpolate};
+/// let vars = RunVars { run_id: "r7".into(), unit_id: "notes.append".into(), iso_date: "2026-11-24".into() };
+/// assert_eq!(interpolate("out/<toolId>/<runId>-<isoDate>.md", &vars).unwrap(), "out/notes.append/r7-2026-11-24.md");
+/// // A run id cannot lead the path out of the workspace.
+/// let hostile = RunVars { run_id: "../../etc".into(), ..vars };
+/// assert_eq!(interpolate("out/<runId>/x.md", &hostile), Err(PathError::ParentComponent));
+/// ```
 pub fn interpolate(template: &str, vars: &RunVars) -> Result<String, PathError> {
     check_template(template)?;
     let mut out = String::with_capacity(template.len() + 32);
@@ -321,6 +354,28 @@ pub struct OpenedInput {
 impl Workspace {
     /// Opens the workspace at `root` (which must exist and be a directory): the root is
     /// resolved once and held open as a directory descriptor.
+    ///
+    /// ```
+    /// use io_core::files::{PathError, Workspace};
+    /// use std::io::Read;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let workspace = Workspace::open(dir.path()).unwrap();
+    /// let (bytes, sha256) = workspace.write_file("notes/today.md", &mut &b"# Today"[..]).unwrap();
+    /// assert_eq!((bytes, sha256.len()), (7, 64));
+    ///
+    /// let mut opened = workspace.open_input("notes/today.md").unwrap().unwrap();
+    /// let mut text = String::new();
+    /// opened.file.read_to_string(&mut text).unwrap();
+    /// assert_eq!((text.as_str(), opened.len), ("# Today", 7));
+    /// assert!(workspace.open_input("notes/missing.md").unwrap().is_none());
+    /// assert_eq!(workspace.open_input("../outside").unwrap_err(), PathError::ParentComponent);
+    /// # #[cfg(unix)] {
+    /// // A symlink that leads out of the workspace is refused, not followed.
+    /// std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
+    /// assert_eq!(workspace.open_input("etc/hostname").unwrap_err(), PathError::EscapesWorkspace);
+    /// # }
+    /// ```
     pub fn open(root: impl AsRef<Path>) -> std::io::Result<Self> {
         let root = std::fs::canonicalize(root)?;
         let dir = cap_std::fs::Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
@@ -358,7 +413,8 @@ impl Workspace {
         &self.root
     }
 
-    /// Opens an existing workspace file for reading, beneath the root descriptor.
+    /// Opens an existing workspace file for reading, beneath the root descriptor (an example
+    /// is on [`Self::open`]).
     ///
     /// `Ok(None)` when nothing is at that path. Refused: a path that is not plain and
     /// relative, one that leads out through a symlink (or ends in a dangling one), anything
