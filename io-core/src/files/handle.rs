@@ -75,6 +75,28 @@ pub struct IoDefinition {
 
 impl IoDefinition {
     /// A definition with the schemas of two Rust types.
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, FileMode, IoDefinition, define_io_handle};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// struct Ask { locale: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+    /// struct Done { pages: u32 }
+    ///
+    /// let definition = IoDefinition::typed::<Ask, Done>()
+    ///     .input_file("scan", FileEntry::new("uploads/<runId>/scan.png"))
+    ///     .output_file("text", FileEntry { mode: Some(FileMode::Rw), ..FileEntry::new("out/<runId>.txt") })
+    ///     .max_input_bytes(10 << 20);
+    /// let io = define_io_handle(definition).unwrap();
+    /// assert_eq!(io.inputs()["properties"]["locale"]["type"], "string");
+    /// assert_eq!(io.outputs_files()["text"].path, "out/<runId>.txt");
+    /// assert_eq!(io.max_input_bytes(), Some(10 << 20));
+    ///
+    /// // A key that is not a plain file name, or a path that leaves the workspace, is refused.
+    /// let bad = IoDefinition::typed::<Ask, Done>().input_file("../scan", FileEntry::new("../x.png"));
+    /// assert_eq!(define_io_handle(bad).unwrap_err().problems.len(), 2);
+    /// ```
     pub fn typed<I: AgentInput, O: AgentOutput>() -> Self {
         IoDefinition {
             inputs: Some(I::input_schema().clone()),
