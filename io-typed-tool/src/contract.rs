@@ -109,6 +109,19 @@ fn default_timeout_ms() -> u64 {
 impl ToolContract {
     /// A contract with the required fields and AIP-14's defaults for the rest (`approval` is
     /// `auto`; set `mutates` and the approval class together, see [`Approval::default_for`]).
+    ///
+    /// ```
+    /// use io_typed_tool::{Approval, ToolContract};
+    /// use serde_json::json;
+    ///
+    /// let mut contract = ToolContract::new("notes.append", "1.2.0", "Appends a note.", json!({"type": "object"}), json!({}));
+    /// assert!(!contract.needs_approval());
+    /// assert!(!contract.idempotent);
+    /// contract.mutates = vec!["workspace:/notes".into()];
+    /// contract.approval = Approval::default_for(&contract.mutates);
+    /// assert_eq!(contract.approval, Approval::OnMutate);
+    /// assert!(contract.needs_approval());
+    /// ```
     pub fn new(
         id: impl Into<String>,
         version: impl Into<String>,
@@ -223,6 +236,15 @@ impl Approval {
     }
 
     /// Parses the wire form; `None` for anything else.
+    ///
+    /// ```
+    /// use io_typed_tool::Approval;
+    /// assert_eq!(Approval::parse("on-mutate"), Some(Approval::OnMutate));
+    /// let policy = Approval::parse("policy:finance-review").unwrap();
+    /// assert_eq!(policy.as_wire(), "policy:finance-review");
+    /// assert_eq!(Approval::parse("policy:"), None);
+    /// assert_eq!(Approval::parse("sometimes"), None);
+    /// ```
     pub fn parse(text: &str) -> Option<Approval> {
         match text {
             "auto" => Some(Approval::Auto),
@@ -291,6 +313,16 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// The wait before attempt `attempt` (2 for the first retry).
+    ///
+    /// ```
+    /// use io_typed_tool::{Backoff, RetryPolicy};
+    /// use std::time::Duration;
+    /// let policy = RetryPolicy { max_attempts: 4, backoff: Backoff::Exponential, initial_ms: 100 };
+    /// let waits: Vec<Duration> = (2..=4).map(|attempt| policy.delay_before(attempt)).collect();
+    /// assert_eq!(waits, [Duration::from_millis(100), Duration::from_millis(200), Duration::from_millis(400)]);
+    /// let fixed = RetryPolicy { backoff: Backoff::Fixed, ..policy };
+    /// assert_eq!(fixed.delay_before(4), Duration::from_millis(100));
+    /// ```
     pub fn delay_before(&self, attempt: u32) -> std::time::Duration {
         let retries_so_far = attempt.saturating_sub(2);
         let millis = match self.backoff {

@@ -98,6 +98,16 @@ impl TypeRef {
     ///
     /// `array<...>` may nest at most [`TypeRef::MAX_DEPTH`] levels; deeper (or malformed) text
     /// is not a type. Parsing is iterative, so no input can exhaust the stack.
+    ///
+    /// ```
+    /// use io_workflow::TypeRef;
+    /// assert_eq!(TypeRef::parse("number"), Some(TypeRef::Number));
+    /// let findings = TypeRef::parse("array<Finding>").unwrap();
+    /// assert_eq!(findings, TypeRef::Array(Some(Box::new(TypeRef::Named("Finding".into())))));
+    /// assert_eq!(findings.names(), ["Finding"]);
+    /// assert_eq!(TypeRef::parse("array<"), None);
+    /// assert_eq!(TypeRef::parse("9lives"), None);
+    /// ```
     pub fn parse(text: &str) -> Option<TypeRef> {
         let mut text = text.trim();
         let mut depth = 0;
@@ -199,6 +209,17 @@ pub enum InputSource {
 
 impl InputSource {
     /// Parses a mapping expression (RFC-0024 §8.4).
+    ///
+    /// ```
+    /// use io_workflow::InputSource;
+    /// assert_eq!(
+    ///     InputSource::parse("research.summary"),
+    ///     InputSource::Phase { phase: "research".into(), key: "summary".into() },
+    /// );
+    /// assert_eq!(InputSource::parse("$trigger.quarter"), InputSource::Trigger("quarter".into()));
+    /// assert_eq!(InputSource::parse("$initial_state.source"), InputSource::InitialState("source".into()));
+    /// assert_eq!(InputSource::parse("research"), InputSource::Malformed);
+    /// ```
     pub fn parse(expression: &str) -> InputSource {
         let key_ok =
             |key: &str| !key.is_empty() && !key.contains(char::is_whitespace) && !key.contains('.');
@@ -361,7 +382,19 @@ impl Workflow {
         }
     }
 
-    /// Adds a named type.
+    /// Adds a named type: an object with these fields.
+    ///
+    /// ```
+    /// use io_workflow::{TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w").with_type("Finding", vec![("title", TypeRef::String), ("score", TypeRef::Number)]);
+    /// assert_eq!(workflow.type_def("Finding").unwrap().fields.len(), 2);
+    /// let findings = TypeRef::parse("array<Finding>").unwrap();
+    /// assert!(workflow.check_value(&json!([{ "title": "a", "score": 1 }]), &findings).is_ok());
+    /// let wrong = workflow.check_value(&json!([{ "title": "a", "score": "high" }]), &findings).unwrap_err();
+    /// assert_eq!((wrong.path.as_str(), wrong.expected.as_str(), wrong.actual.as_str()), ("/0/score", "number", "string"));
+    /// ```
     #[must_use]
     pub fn with_type(mut self, name: impl Into<String>, fields: Vec<(&str, TypeRef)>) -> Self {
         let fields: Vec<(String, TypeRef)> =
