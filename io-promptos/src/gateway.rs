@@ -202,6 +202,56 @@ fn action_for(code: FailCode) -> &'static str {
 /// Judges `submit_text` (the contents of `submit.json`) for `task` in `workspace`.
 /// `submitted_at` is when the submission was written (the file's modification time, when the
 /// command judges a file).
+///
+/// ```
+/// use io_promptos::FailCode;
+/// use io_promptos::gateway::{judge, parse_task};
+/// use serde_json::json;
+///
+/// let task = parse_task(r#"{
+///     "task_id": "72c84e9c-0975-4c1a-b9a5-864c2725dc8a",
+///     "goal": "Document the schemas.",
+///     "role": "executor",
+///     "pins": { "allowed_paths": ["docs/"], "forbidden_paths": ["docs/private/"] },
+///     "files": ["docs/schemas.md"],
+///     "context": { "map": {}, "docs": {}, "history": {} }
+/// }"#).unwrap();
+///
+/// let workspace = tempfile::tempdir().unwrap();
+/// let write = |path: &str, text: &str| {
+///     let full = workspace.path().join(path);
+///     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+///     std::fs::write(full, text).unwrap();
+/// };
+/// write("docs/schemas.md", "# Schemas\n");
+/// write("evidence/report.md", "# Report\n");
+/// write("evidence/selftest.log", "ok\nEXIT_CODE=0\n");
+/// write("evidence/patch.diff", "--- /dev/null\n+++ b/docs/schemas.md\n@@ -0,0 +1 @@\n+# Schemas\n");
+/// let mut submit = json!({
+///     "schema_version": "scc.submit.v1",
+///     "task_id": "72c84e9c-0975-4c1a-b9a5-864c2725dc8a",
+///     "status": "DONE",
+///     "changed_files": [],
+///     "new_files": ["docs/schemas.md"],
+///     "tests": { "commands": ["cargo test"], "passed": true, "summary": "3 passed" },
+///     "artifacts": {
+///         "report_md": "evidence/report.md", "selftest_log": "evidence/selftest.log",
+///         "evidence_dir": "evidence", "patch_diff": "evidence/patch.diff",
+///         "submit_json": "evidence/submit.json"
+///     },
+///     "exit_code": 0,
+///     "needs_input": []
+/// });
+/// write("evidence/submit.json", &submit.to_string());
+/// let judgement = judge(&task, &submit.to_string(), workspace.path(), None).unwrap();
+/// assert!(judgement.passed(), "{:?}", judgement.failures);
+///
+/// // A change under a forbidden pin fails the scope check, whatever the tests say.
+/// submit["changed_files"] = json!(["docs/private/keys.md"]);
+/// let judgement = judge(&task, &submit.to_string(), workspace.path(), None).unwrap();
+/// assert!(!judgement.passed());
+/// assert_eq!(judgement.failures[0].0, FailCode::ScopeConflict);
+/// ```
 pub fn judge(
     task: &TaskInput,
     submit_text: &str,
