@@ -718,7 +718,29 @@ impl Walk<'_> {
 /// `format`s, which validators ignore). Compiled once per boundary; anything else (a pattern,
 /// a `$ref`, a known format) leaves the residual to the general validator.
 #[derive(Debug)]
-pub(crate) struct FastCheck(Vec<Rule>);
+pub(crate) struct FastCheck(Vec<Rule>, Shortcut);
+
+/// How [`FastCheck::check`] decides a node, chosen when it is compiled: the common forms
+/// residuals take (a number's type and bounds; an object's properties alone; an array's items
+/// alone) without the general loop over the rules, which decides every other node. Each
+/// answers what the loop answers (`shortcuts_answer_as_the_rule_loop_does`).
+#[derive(Debug, Clone, Copy)]
+enum Shortcut {
+    /// The rules are `type` (when `types` is not every type) and numeric bounds, nothing else.
+    Number {
+        types: u8,
+        range: Option<(f64, bool, f64, bool)>,
+    },
+    /// The one rule is `properties`.
+    Properties,
+    /// The one rule is `items`.
+    Items,
+    /// Anything else.
+    General,
+}
+
+/// Every JSON type (as `compat` numbers them).
+const ALL_TYPES: u8 = 0x7f;
 
 #[derive(Debug)]
 enum Rule {
@@ -787,7 +809,7 @@ impl FastCheck {
             return None;
         }
         let map = match schema {
-            Value::Bool(true) => return Some(FastCheck(Vec::new())),
+            Value::Bool(true) => return Some(FastCheck::new(Vec::new())),
             Value::Object(map) => map,
             _ => return None,
         };
@@ -865,41 +887,92 @@ impl FastCheck {
                 upper_exclusive,
             });
         }
-        Some(FastCheck(rules))
+        Some(FastCheck::new(rules))
+    }
+
+    /// The node, with its [`Shortcut`].
+    fn new(rules: Vec<Rule>) -> FastCheck {
+        let shortcut = match rules.as_slice() {
+            [Rule::Properties(_)] => Shortcut::Properties,
+            [Rule::Items(_)] => Shortcut::Items,
+            numeric => {
+                let mut types = ALL_TYPES;
+                let mut range = None;
+                let mut plain = true;
+                for rule in numeric {
+                    match *rule {
+                        Rule::Types(bits) => types &= bits,
+                        Rule::Range {
+                            lower,
+                            lower_exclusive,
+                            upper,
+                            upper_exclusive,
+                        } => range = Some((lower, lower_exclusive, upper, upper_exclusive)),
+                        _ => plain = false,
+                    }
+                }
+                // At most one `type` (a schema has one key of each name) and one range (all
+                // bounds are merged into it, last).
+                if plain {
+                    Shortcut::Number { types, range }
+                } else {
+                    Shortcut::General
+                }
+            }
+        };
+        FastCheck(rules, shortcut)
     }
 
     /// Whether `value` passes; `None` when a number is too large to compare exactly here.
     pub(crate) fn check(&self, value: &Value) -> Option<bool> {
+        match (self.1, value) {
+            (Shortcut::Number { types, range }, _) => {
+                // A number under `number` (integer and fraction both) is one without looking
+                // at its fraction.
+                let number = crate::compat::INTEGER | crate::compat::FRACTION;
+                let typed = match value {
+                    _ if types == ALL_TYPES => true,
+                    Value::Number(_) if types & number == number => true,
+                    _ => types & value_bits(value) != 0,
+                };
+                if !typed {
+                    return Some(false);
+                }
+                match (range, value) {
+                    (Some(range), Value::Number(n)) => range_holds(n, range),
+                    _ => Some(true),
+                }
+            }
+            (Shortcut::Properties, Value::Object(map)) => match &self.0[0] {
+                Rule::Properties(props) => properties_hold(props, map),
+                _ => self.general(value),
+            },
+            (Shortcut::Items, Value::Array(items)) => match &self.0[0] {
+                Rule::Items(check) => {
+                    for item in items {
+                        if !check.check(item)? {
+                            return Some(false);
+                        }
+                    }
+                    Some(true)
+                }
+                _ => self.general(value),
+            },
+            // `properties` of a value that is not an object, `items` of one that is not an
+            // array: nothing to check.
+            (Shortcut::Properties | Shortcut::Items, _) => Some(true),
+            (Shortcut::General, _) => self.general(value),
+        }
+    }
+
+    /// [`Self::check`] by the loop over every rule.
+    #[inline(never)]
+    fn general(&self, value: &Value) -> Option<bool> {
         for rule in &self.0 {
             let ok = match rule {
                 Rule::Types(bits) => bits & value_bits(value) != 0,
                 Rule::Properties(props) => match value {
-                    // A small object is scanned: comparing a few short names costs less
-                    // than hashing each one for the map's lookup.
-                    Value::Object(map) if scanned(map) => {
-                        let mut all = true;
-                        for (name, v) in map {
-                            if let Some((_, check)) = props.iter().find(|(n, _)| n == name)
-                                && !check.check(v)?
-                            {
-                                all = false;
-                                break;
-                            }
-                        }
-                        all
-                    }
-                    Value::Object(map) => {
-                        let mut all = true;
-                        for (name, check) in props {
-                            if let Some(v) = map.get(name)
-                                && !check.check(v)?
-                            {
-                                all = false;
-                                break;
-                            }
-                        }
-                        all
-                    }
+                    Value::Object(map) => properties_hold(props, map)?,
                     _ => true,
                 },
                 Rule::Additional(named, check) => match value {
@@ -945,28 +1018,14 @@ impl FastCheck {
                     }
                     any
                 }
-                Rule::Range {
+                &Rule::Range {
                     lower,
                     lower_exclusive,
                     upper,
                     upper_exclusive,
                 } => match value {
                     Value::Number(n) => {
-                        let x = n.as_f64()?;
-                        // Beyond 2^53 an integer may not be exactly an `f64`: leave it to the
-                        // validator.
-                        if x.abs() > 9_007_199_254_740_992.0 {
-                            return None;
-                        }
-                        (if *lower_exclusive {
-                            x > *lower
-                        } else {
-                            x >= *lower
-                        }) && (if *upper_exclusive {
-                            x < *upper
-                        } else {
-                            x <= *upper
-                        })
+                        range_holds(n, (lower, lower_exclusive, upper, upper_exclusive))?
                     }
                     _ => true,
                 },
@@ -991,6 +1050,59 @@ impl FastCheck {
         }
         Some(true)
     }
+}
+
+/// `properties`: every member `props` names passes its schema. A small object is scanned:
+/// comparing a few short names costs less than hashing each one for the map's lookup.
+fn properties_hold(props: &[(String, FastCheck)], map: &Map<String, Value>) -> Option<bool> {
+    if scanned(map) {
+        for (name, v) in map {
+            if let Some((_, check)) = props.iter().find(|(n, _)| same_name(n, name))
+                && !check.check(v)?
+            {
+                return Some(false);
+            }
+        }
+    } else {
+        for (name, check) in props {
+            if let Some(v) = map.get(name)
+                && !check.check(v)?
+            {
+                return Some(false);
+            }
+        }
+    }
+    Some(true)
+}
+
+/// Whether two names are the same: the lengths, then the first bytes, then the rest (the
+/// names of one object mostly differ in one of the first two, and comparing the rest is a
+/// call).
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
+}
+
+/// A number against merged bounds (lower, lower exclusive, upper, upper exclusive); `None`
+/// past 2^53, where an integer may not be exactly an `f64`.
+fn range_holds(
+    n: &serde_json::Number,
+    (lower, lower_exclusive, upper, upper_exclusive): (f64, bool, f64, bool),
+) -> Option<bool> {
+    let x = n.as_f64()?;
+    if x.abs() > 9_007_199_254_740_992.0 {
+        return None;
+    }
+    Some(
+        (if lower_exclusive {
+            x > lower
+        } else {
+            x >= lower
+        }) && (if upper_exclusive {
+            x < upper
+        } else {
+            x <= upper
+        }),
+    )
 }
 
 /// A bound as an `f64`, when it is one exactly.
@@ -1029,8 +1141,83 @@ fn value_bits(value: &Value) -> u8 {
 
 #[cfg(test)]
 mod fast_check_tests {
-    use super::FastCheck;
+    use super::{FastCheck, Shortcut};
     use serde_json::{Value, json};
+
+    /// Each node is decided by its shortcut exactly as by the loop over its rules, on values
+    /// of every type (numbers past 2^53 included, where both answer `None`), and each form of
+    /// schema gets the shortcut meant for it.
+    #[test]
+    fn shortcuts_answer_as_the_rule_loop_does() {
+        let big: serde_json::Map<String, Value> = (0..20)
+            .map(|i| (format!("k{i}"), json!(i)))
+            .chain([("a".into(), json!(0))])
+            .collect();
+        let values = [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(1),
+            json!(0.5),
+            json!(-1),
+            json!(2),
+            json!(3),
+            json!(1.5),
+            json!(1e300),
+            json!(1u64 << 60),
+            json!(-(1i64 << 60)),
+            json!("x"),
+            json!([]),
+            json!([1, 4]),
+            json!([1, 1u64 << 60]),
+            json!({"a": 0}),
+            json!({"a": 2}),
+            json!({"a": 1u64 << 60}),
+            json!({"b": 0}),
+            Value::Object(big),
+        ];
+        let number = |fast: &FastCheck| matches!(fast.1, Shortcut::Number { .. });
+        let properties = |fast: &FastCheck| matches!(fast.1, Shortcut::Properties);
+        let items = |fast: &FastCheck| matches!(fast.1, Shortcut::Items);
+        let general = |fast: &FastCheck| matches!(fast.1, Shortcut::General);
+        type Kind = fn(&FastCheck) -> bool;
+        let schemas: [(Value, Kind); 11] = [
+            (
+                json!({"type": "number", "minimum": 0, "maximum": 1}),
+                number,
+            ),
+            (
+                json!({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 3}),
+                number,
+            ),
+            (json!({"minimum": 1}), number),
+            (json!({"type": "string"}), number),
+            (json!({"type": ["integer", "null"]}), number),
+            (
+                json!({"type": ["null", "boolean", "number", "string", "array", "object"]}),
+                number,
+            ),
+            (json!({}), number),
+            (json!({"properties": {"a": {"minimum": 1}}}), properties),
+            (json!({"items": {"maximum": 3}}), items),
+            (
+                json!({"type": "object", "properties": {"a": {"minimum": 1}}}),
+                general,
+            ),
+            (json!({"type": "number", "maxLength": 2}), general),
+        ];
+        for (schema, kind) in schemas {
+            let fast = FastCheck::compile(&schema).unwrap();
+            assert!(kind(&fast), "{schema}: {:?}", fast.1);
+            for value in &values {
+                assert_eq!(
+                    fast.check(value),
+                    fast.general(value),
+                    "{value} against {schema}"
+                );
+            }
+        }
+    }
 
     /// Every pair is decided as the general validator decides it.
     fn agrees(schema: Value, values: &[Value]) {
