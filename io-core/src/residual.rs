@@ -1181,7 +1181,7 @@ mod fast_check_tests {
         let items = |fast: &FastCheck| matches!(fast.1, Shortcut::Items);
         let general = |fast: &FastCheck| matches!(fast.1, Shortcut::General);
         type Kind = fn(&FastCheck) -> bool;
-        let schemas: [(Value, Kind); 11] = [
+        let schemas: [(Value, Kind); 12] = [
             (
                 json!({"type": "number", "minimum": 0, "maximum": 1}),
                 number,
@@ -1198,6 +1198,8 @@ mod fast_check_tests {
                 number,
             ),
             (json!({}), number),
+            // No type at all: nothing passes, a number included.
+            (json!({"type": []}), number),
             (json!({"properties": {"a": {"minimum": 1}}}), properties),
             (json!({"items": {"maximum": 3}}), items),
             (
