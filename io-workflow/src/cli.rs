@@ -51,8 +51,8 @@ OPTIONS:
     --graph mermaid|dot    With `check`: print the phase graph (each `depends_on` edge, labelled
                            with the keys it wires) as Mermaid or Graphviz DOT instead of the
                            summary, when the file is valid.
-    --trigger JSON         The trigger payload `$trigger.*` reads (default {}).
-    --initial-state JSON   The initial state `$initial_state.*` reads (default {}).
+    --trigger JSON         The trigger payload, an object `$trigger.*` reads (default {}).
+    --initial-state JSON   The initial state, an object `$initial_state.*` reads (default {}).
     -h, --help             This text.
 
 EXIT STATUS:
@@ -124,7 +124,15 @@ fn run_cli_inner(args: &[String], out: &mut dyn Write, bind: Binder<'_>) -> u8 {
             return usage(out, &format!("`{flag}` needs a JSON value"));
         };
         match serde_json::from_str(text) {
-            Ok(value) => *slot = value,
+            Ok(value @ Value::Object(_)) => *slot = value,
+            // `$trigger.key` and `$initial_state.key` read keys: anything else has none, and
+            // every input reading it would be unresolvable at claim time.
+            Ok(_) => {
+                return usage(
+                    out,
+                    &format!("`{flag}` is a JSON object, whose keys the workflow reads"),
+                );
+            }
             Err(err) => return usage(out, &format!("`{flag}` is not valid JSON: {err}")),
         }
     }

@@ -1195,6 +1195,21 @@ fn the_cli_explains_itself_and_refuses_wrong_usage() {
     assert_eq!(cli(&[]).0, 2);
     assert_eq!(cli(&["frobnicate", "x"]).0, 2);
     assert_eq!(cli(&["run", "x", "--trigger", "{not json"]).0, 2);
+    // A payload whose keys the workflow reads: an object, nothing else.
+    for (flag, value) in [
+        ("--trigger", "[1]"),
+        ("--initial-state", "null"),
+        ("--trigger", "3"),
+    ] {
+        let (code, out) = cli(&["run", "x", flag, value]);
+        assert_eq!(code, 2, "{flag} {value}");
+        assert!(
+            out.contains(&format!(
+                "`{flag}` is a JSON object, whose keys the workflow reads"
+            )),
+            "{out}"
+        );
+    }
     let (code, out) = cli(&["check", "/nonexistent/workflow.yaml"]);
     assert_eq!(code, 1);
     assert!(out.contains("DocumentError"));
