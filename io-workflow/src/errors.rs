@@ -145,7 +145,21 @@ pub enum ValidationError {
 }
 
 impl ValidationError {
-    /// The payload as JSON.
+    /// The payload as JSON: the RFC's fields, with `line` and `column`.
+    ///
+    /// ```
+    /// use io_workflow::Workflow;
+    ///
+    /// let text = "openintent: \"1.0\"\ninfo:\n  name: demo\nworkflow:\n  a:\n    assign: x\n    depends_on: [b]\n";
+    /// let problems = Workflow::from_yaml(text).unwrap_err();
+    /// let first = &problems[0];
+    /// assert_eq!(first.name(), "UnknownDependencyError");
+    /// assert_eq!(first.position(), (7, 18)); // at `b`
+    /// assert!(first.suggestion().is_some());
+    /// let json = first.to_json();
+    /// assert_eq!(json["error"], "UnknownDependencyError");
+    /// assert_eq!((json["line"].as_u64(), json["column"].as_u64()), (Some(7), Some(18)));
+    /// ```
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
@@ -423,7 +437,22 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// The payload as JSON.
+    /// The payload as JSON, the RFC's event (its fields and nothing more).
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w").with_phase(Phase::new("a", "A").output("n", TypeRef::Number));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// run.claim("a").unwrap();
+    /// let errors = run.complete("a", json!({ "n": "seven" })).unwrap_err();
+    /// assert_eq!(errors[0].name(), "OutputTypeMismatchError");
+    /// let event = errors[0].to_json();
+    /// assert_eq!(event["error"], "OutputTypeMismatchError");
+    /// assert_eq!(event["actual_type"], "string");
+    /// ```
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
