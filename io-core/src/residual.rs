@@ -718,25 +718,17 @@ impl Walk<'_> {
 /// `format`s, which validators ignore). Compiled once per boundary; anything else (a pattern,
 /// a `$ref`, a known format) leaves the residual to the general validator.
 #[derive(Debug)]
-pub(crate) struct FastCheck(Vec<Rule>, Shortcut);
+pub(crate) struct FastCheck(Vec<Rule>, Option<Numeric>);
 
-/// How [`FastCheck::check`] decides a node, chosen when it is compiled: the common forms
-/// residuals take (a number's type and bounds; an object's properties alone; an array's items
-/// alone) without the general loop over the rules, which decides every other node. Each
-/// answers what the loop answers (`shortcuts_answer_as_the_rule_loop_does`).
+/// A node whose rules are only `type` and numeric bounds, the commonest residual leaf: merged
+/// when the node is compiled, so [`FastCheck::check`] decides it without the loop over the
+/// rules (`shortcuts_answer_as_the_rule_loop_does`).
 #[derive(Debug, Clone, Copy)]
-enum Shortcut {
-    /// The rules are `type` (when `types` is not every type) and numeric bounds, nothing else.
-    Number {
-        types: u8,
-        range: Option<(f64, bool, f64, bool)>,
-    },
-    /// The one rule is `properties`.
-    Properties,
-    /// The one rule is `items`.
-    Items,
-    /// Anything else.
-    General,
+struct Numeric {
+    /// The types `type` allows ([`ALL_TYPES`] without a `type`).
+    types: u8,
+    /// The merged bounds: lower, lower exclusive, upper, upper exclusive.
+    range: Option<(f64, bool, f64, bool)>,
 }
 
 /// Every JSON type (as `compat` numbers them).
@@ -890,78 +882,58 @@ impl FastCheck {
         Some(FastCheck::new(rules))
     }
 
-    /// The node, with its [`Shortcut`].
+    /// The node, with its numeric shortcut when it has one.
     fn new(rules: Vec<Rule>) -> FastCheck {
-        let shortcut = match rules.as_slice() {
-            [Rule::Properties(_)] => Shortcut::Properties,
-            [Rule::Items(_)] => Shortcut::Items,
-            numeric => {
-                let mut types = ALL_TYPES;
-                let mut range = None;
-                let mut plain = true;
-                for rule in numeric {
-                    match *rule {
-                        Rule::Types(bits) => types &= bits,
-                        Rule::Range {
-                            lower,
-                            lower_exclusive,
-                            upper,
-                            upper_exclusive,
-                        } => range = Some((lower, lower_exclusive, upper, upper_exclusive)),
-                        _ => plain = false,
-                    }
-                }
-                // At most one `type` (a schema has one key of each name) and one range (all
-                // bounds are merged into it, last).
-                if plain {
-                    Shortcut::Number { types, range }
-                } else {
-                    Shortcut::General
-                }
-            }
+        let mut numeric = Numeric {
+            types: ALL_TYPES,
+            range: None,
         };
-        FastCheck(rules, shortcut)
+        for rule in &rules {
+            match *rule {
+                Rule::Types(bits) => numeric.types &= bits,
+                Rule::Range {
+                    lower,
+                    lower_exclusive,
+                    upper,
+                    upper_exclusive,
+                } => numeric.range = Some((lower, lower_exclusive, upper, upper_exclusive)),
+                _ => return FastCheck(rules, None),
+            }
+        }
+        // At most one `type` (a schema has one key of each name) and one range (all bounds
+        // are merged into it, last), so the order of the loop is kept.
+        FastCheck(rules, Some(numeric))
     }
 
     /// Whether `value` passes; `None` when a number is too large to compare exactly here.
+    ///
+    /// The common residual nodes (an object's `properties` alone, an array's `items` alone,
+    /// a number's type and bounds) are decided without the loop over the rules, whose set-up
+    /// would run for every member and item.
     pub(crate) fn check(&self, value: &Value) -> Option<bool> {
-        match (self.1, value) {
-            (Shortcut::Number { types, range }, _) => {
-                // A number under `number` (integer and fraction both) is one without looking
-                // at its fraction.
-                let number = crate::compat::INTEGER | crate::compat::FRACTION;
-                let typed = match value {
-                    _ if types == ALL_TYPES => true,
-                    Value::Number(_) if types & number == number => true,
-                    _ => types & value_bits(value) != 0,
-                };
-                if !typed {
-                    return Some(false);
-                }
-                match (range, value) {
-                    (Some(range), Value::Number(n)) => range_holds(n, range),
-                    _ => Some(true),
-                }
-            }
-            (Shortcut::Properties, Value::Object(map)) => match &self.0[0] {
-                Rule::Properties(props) => properties_hold(props, map),
-                _ => self.general(value),
-            },
-            (Shortcut::Items, Value::Array(items)) => match &self.0[0] {
-                Rule::Items(check) => {
-                    for item in items {
-                        if !check.check(item)? {
-                            return Some(false);
-                        }
+        match (self.0.as_slice(), value) {
+            ([Rule::Properties(props)], Value::Object(map)) => properties_hold(props, map),
+            ([Rule::Items(check)], Value::Array(items)) => items_hold(check, items),
+            _ => match self.1 {
+                Some(Numeric { types, range }) => {
+                    // A number under `number` (integer and fraction both) is one without
+                    // looking at its fraction.
+                    let number = crate::compat::INTEGER | crate::compat::FRACTION;
+                    let typed = match value {
+                        _ if types == ALL_TYPES => true,
+                        Value::Number(_) if types & number == number => true,
+                        _ => types & value_bits(value) != 0,
+                    };
+                    if !typed {
+                        return Some(false);
                     }
-                    Some(true)
+                    match (range, value) {
+                        (Some(range), Value::Number(n)) => range_holds(n, range),
+                        _ => Some(true),
+                    }
                 }
-                _ => self.general(value),
+                None => self.general(value),
             },
-            // `properties` of a value that is not an object, `items` of one that is not an
-            // array: nothing to check.
-            (Shortcut::Properties | Shortcut::Items, _) => Some(true),
-            (Shortcut::General, _) => self.general(value),
         }
     }
 
@@ -996,16 +968,7 @@ impl FastCheck {
                     _ => true,
                 },
                 Rule::Items(check) => match value {
-                    Value::Array(items) => {
-                        let mut all = true;
-                        for item in items {
-                            if !check.check(item)? {
-                                all = false;
-                                break;
-                            }
-                        }
-                        all
-                    }
+                    Value::Array(items) => items_hold(check, items)?,
                     _ => true,
                 },
                 Rule::AnyOf(branches) => {
@@ -1070,6 +1033,16 @@ fn properties_hold(props: &[(String, FastCheck)], map: &Map<String, Value>) -> O
             {
                 return Some(false);
             }
+        }
+    }
+    Some(true)
+}
+
+/// `items`: every item passes `check`.
+fn items_hold(check: &FastCheck, items: &[Value]) -> Option<bool> {
+    for item in items {
+        if !check.check(item)? {
+            return Some(false);
         }
     }
     Some(true)
@@ -1141,7 +1114,7 @@ fn value_bits(value: &Value) -> u8 {
 
 #[cfg(test)]
 mod fast_check_tests {
-    use super::{FastCheck, Shortcut};
+    use super::{FastCheck, Rule};
     use serde_json::{Value, json};
 
     /// Each node is decided by its shortcut exactly as by the loop over its rules, on values
@@ -1176,10 +1149,11 @@ mod fast_check_tests {
             json!({"b": 0}),
             Value::Object(big),
         ];
-        let number = |fast: &FastCheck| matches!(fast.1, Shortcut::Number { .. });
-        let properties = |fast: &FastCheck| matches!(fast.1, Shortcut::Properties);
-        let items = |fast: &FastCheck| matches!(fast.1, Shortcut::Items);
-        let general = |fast: &FastCheck| matches!(fast.1, Shortcut::General);
+        let number = |fast: &FastCheck| fast.1.is_some();
+        let properties =
+            |fast: &FastCheck| fast.1.is_none() && matches!(fast.0[..], [Rule::Properties(_)]);
+        let items = |fast: &FastCheck| fast.1.is_none() && matches!(fast.0[..], [Rule::Items(_)]);
+        let general = |fast: &FastCheck| fast.1.is_none() && fast.0.len() > 1;
         type Kind = fn(&FastCheck) -> bool;
         let schemas: [(Value, Kind); 12] = [
             (
