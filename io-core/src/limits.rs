@@ -223,8 +223,6 @@ pub(crate) fn bounded_display(shown: &dyn fmt::Display, max_chars: usize) -> Str
 /// );
 /// ```
 pub fn read_file_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -234,12 +232,34 @@ pub fn read_file_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<
     );
     let file = options.open(path)?;
     if !file.metadata()?.is_file() {
-        return Err(refused("not a regular file".into()));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
     }
+    read_limited(file, limit)
+}
+
+/// Reads `reader` to its end when that is at most `limit` bytes; past it, an
+/// [`std::io::ErrorKind::InvalidInput`] error reading `larger than N bytes`, with no more than
+/// `limit + 1` bytes read.
+///
+/// ```
+/// use io_core::limits::read_limited;
+/// assert_eq!(read_limited(&b"0123456789"[..], 10).unwrap().len(), 10);
+/// assert_eq!(read_limited(&b"0123456789a"[..], 10).unwrap_err().to_string(), "larger than 10 bytes");
+/// ```
+pub fn read_limited(reader: impl std::io::Read, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
     let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(refused(format!("larger than {limit} bytes")));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("larger than {limit} bytes"),
+        ));
     }
     Ok(bytes)
 }

@@ -531,15 +531,7 @@ fn read_artifact(files: &Workspace, path: &str) -> Found<Vec<u8>> {
 
 /// Reads at most `limit` bytes; more is an error (the reader is not drained past `limit + 1`).
 pub(crate) fn read_limited(reader: impl Read, limit: u64) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    reader
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|err| err.to_string())?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("larger than {limit} bytes"));
-    }
-    Ok(bytes)
+    io_core::limits::read_limited(reader, limit).map_err(|err| err.to_string())
 }
 
 fn open_dir(dir: &Dir, path: &str) -> Found<Dir> {

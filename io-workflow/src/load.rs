@@ -564,18 +564,10 @@ mod file_tests {
 
     const GOOD: &str = "openintent: \"1.0\"\ninfo:\n  name: demo\nworkflow:\n  a:\n    assign: x\n    outputs:\n      n: number\n";
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("io-workflow-file-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     #[test]
     fn a_regular_file_is_read_whole() {
-        let dir = scratch("good");
-        let path = dir.join("w.yaml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.yaml");
         std::fs::write(&path, GOOD).unwrap();
         assert_eq!(read_document(&path).unwrap(), GOOD);
         assert!(Workflow::from_file(&path).is_ok());
@@ -583,12 +575,12 @@ mod file_tests {
 
     #[test]
     fn the_limit_is_inclusive_and_one_byte_more_is_refused() {
-        let dir = scratch("limit");
-        let at = dir.join("at.yaml");
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("at.yaml");
         let file = std::fs::File::create(&at).unwrap();
         file.set_len(MAX_FILE_BYTES).unwrap();
         assert_eq!(read_document(&at).unwrap().len() as u64, MAX_FILE_BYTES);
-        let over = dir.join("over.yaml");
+        let over = dir.path().join("over.yaml");
         let file = std::fs::File::create(&over).unwrap();
         file.set_len(MAX_FILE_BYTES + 1).unwrap();
         assert_eq!(
@@ -606,15 +598,15 @@ mod file_tests {
 
     #[test]
     fn text_that_is_not_utf8_is_refused() {
-        let dir = scratch("utf8");
-        let path = dir.join("w.yaml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.yaml");
         std::fs::write(&path, b"openintent: \xff\n").unwrap();
         assert_eq!(read_document(&path).unwrap_err(), "not UTF-8 text");
     }
 
     #[test]
     fn a_directory_is_refused() {
-        let dir = scratch("kinds");
-        assert_eq!(read_document(&dir).unwrap_err(), "not a regular file");
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_document(dir.path()).unwrap_err(), "not a regular file");
     }
 }
