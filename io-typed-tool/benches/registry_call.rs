@@ -121,6 +121,21 @@ async fn search_plain(args: PlainArgs) -> Result<PlainResult, ToolError> {
     })
 }
 
+/// One validated turn of `runtime` on `arguments`, in a context the runtime builds.
+fn turn(runtime: &mut AgentRuntime, arguments: &serde_json::Value) -> serde_json::Value {
+    let mut ctx = runtime.context("run");
+    pollster::block_on(runtime.run_turn_in(arguments.clone(), &mut ctx)).expect("ok")
+}
+
+/// One erased turn of `core` on `arguments`, no validation.
+fn erased_turn(
+    core: &mut dyn ErasedAgentCore,
+    ctx: &mut AgentContext,
+    arguments: &serde_json::Value,
+) -> serde_json::Value {
+    pollster::block_on(core.run_turn_erased(arguments.clone(), ctx)).expect("ok")
+}
+
 struct Searcher;
 
 impl AgentCore for Searcher {
@@ -224,19 +239,15 @@ fn main() {
                 "in_place" => drop(call_in_place()),
                 "plain" => drop(call_plain()),
                 "erased" => {
-                    let mut ctx = AgentContext::new("run");
-                    drop(black_box(
-                        pollster::block_on(erased.run_turn_erased(arguments.clone(), &mut ctx))
-                            .expect("ok"),
-                    ));
+                    drop(black_box(erased_turn(
+                        erased.as_mut(),
+                        &mut AgentContext::new("run"),
+                        &arguments,
+                    )));
                 }
                 "floor_clone" => drop(floor_clone()),
                 "turn" => {
-                    let mut ctx = core_runtime.context("run");
-                    drop(black_box(
-                        pollster::block_on(core_runtime.run_turn_in(arguments.clone(), &mut ctx))
-                            .expect("ok"),
-                    ));
+                    drop(black_box(turn(&mut core_runtime, &arguments)));
                 }
                 "bytes" => drop(bytes()),
                 "floor_to_string" => drop(floor_to_string()),
@@ -258,22 +269,11 @@ fn main() {
     group.bench_function("registry_call_in_place", |b| b.iter(call_in_place));
     group.bench_function("registry_call_nothing_to_check", |b| b.iter(call_plain));
     group.bench_function("runtime_turn", |b| {
-        b.iter(|| {
-            let mut ctx = core_runtime.context("run");
-            black_box(
-                pollster::block_on(core_runtime.run_turn_in(arguments.clone(), &mut ctx))
-                    .expect("ok"),
-            )
-        })
+        b.iter(|| black_box(turn(&mut core_runtime, &arguments)))
     });
     group.bench_function("erased_turn", |b| {
         let mut ctx = AgentContext::new("run");
-        b.iter(|| {
-            black_box(
-                pollster::block_on(erased.run_turn_erased(arguments.clone(), &mut ctx))
-                    .expect("ok"),
-            )
-        })
+        b.iter(|| black_box(erased_turn(erased.as_mut(), &mut ctx, &arguments)))
     });
     group.bench_function("plugin_execute", |b| {
         b.iter(|| {
@@ -319,21 +319,17 @@ fn main() {
         (
             "runtime_turn (validated both ways)",
             Box::new(|| {
-                let mut ctx = core_runtime.context("run");
-                black_box(
-                    pollster::block_on(core_runtime.run_turn_in(arguments.clone(), &mut ctx))
-                        .expect("ok"),
-                );
+                black_box(turn(&mut core_runtime, &arguments));
             }),
         ),
         (
             "erased_turn (no validation)",
             Box::new(|| {
-                let mut ctx = AgentContext::new("run");
-                black_box(
-                    pollster::block_on(erased.run_turn_erased(arguments.clone(), &mut ctx))
-                        .expect("ok"),
-                );
+                black_box(erased_turn(
+                    erased.as_mut(),
+                    &mut AgentContext::new("run"),
+                    &arguments,
+                ));
             }),
         ),
     ];

@@ -201,22 +201,19 @@ fn main() {
     let (ours_name, plain_name) = (crates[0].0, crates[1].0);
     let mut times: [Vec<Duration>; 4] = Default::default();
     let (mut full_ratios, mut incremental_ratios) = (Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        let (ours_full, plain_full, ours_incremental, plain_incremental) = if round % 2 == 0 {
-            let (a, b) = (full(ours_name), full(plain_name));
-            let (c, d) = (
-                incremental(ours_name, round),
-                incremental(plain_name, round),
-            );
-            (a, b, c, d)
+    // One build of each crate, ours first in even rounds and second in odd ones: (ours, plain).
+    let both = |build: &dyn Fn(&str) -> Duration, round: usize| {
+        if round.is_multiple_of(2) {
+            let ours = build(ours_name);
+            (ours, build(plain_name))
         } else {
-            let (b, a) = (full(plain_name), full(ours_name));
-            let (d, c) = (
-                incremental(plain_name, round),
-                incremental(ours_name, round),
-            );
-            (a, b, c, d)
-        };
+            let plain = build(plain_name);
+            (build(ours_name), plain)
+        }
+    };
+    for round in 0..ROUNDS {
+        let (ours_full, plain_full) = both(&full, round);
+        let (ours_incremental, plain_incremental) = both(&|name| incremental(name, round), round);
         full_ratios.push(ours_full.as_secs_f64() / plain_full.as_secs_f64());
         incremental_ratios.push(ours_incremental.as_secs_f64() / plain_incremental.as_secs_f64());
         for (all, time) in
