@@ -629,8 +629,7 @@ impl ServerHandler for McpServer {
 }
 
 /// The error for a request rmcp could not read (see `on_custom_request`).
-fn unread_request(method: &str, params: Option<&serde_json::Value>) -> McpError {
-    use serde_json::Value;
+fn unread_request(method: &str, params: Option<&Value>) -> McpError {
     let problem = match (method, params) {
         ("tools/call", Some(Value::Object(params))) => {
             match (params.get("name"), params.get("arguments")) {
@@ -790,7 +789,7 @@ mod tests {
     use serde_json::json;
 
     /// What a request rmcp could not read is answered with: the code and the message.
-    fn unread(method: &str, params: Option<serde_json::Value>) -> (i32, String) {
+    fn unread(method: &str, params: Option<Value>) -> (i32, String) {
         let err = unread_request(method, params.as_ref());
         (err.code.0, err.message.to_string())
     }
