@@ -575,6 +575,8 @@ mod file_tests {
 
     #[test]
     fn the_limit_is_inclusive_and_one_byte_more_is_refused() {
+        // The documented limit (16 MiB), which callers plan for.
+        assert_eq!(MAX_FILE_BYTES, 16 << 20);
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().join("at.yaml");
         let file = std::fs::File::create(&at).unwrap();
