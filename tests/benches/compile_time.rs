@@ -2,11 +2,17 @@
 //! against the same 100 tools with plain serde + schemars derives and a hand-written
 //! `impl TypedTool` (and `impl AgentInput` / `AgentOutput`) each.
 //!
-//! Two crates are generated under `target/compile-time-bench/`, sharing one target directory
+//! A third crate is the floor of any macro: the same 100 tools written with `#[tool]` and the
+//! two derives, from a minimal proc-macro crate that parses its input with syn (as every
+//! derive does) and emits exactly the hand-written impls of the plain crate, nothing more: no
+//! schema shape, no contract checks, no crate-path lookup. Its ratio to the plain crate is
+//! what writing the impls through macros costs at all; ours is compared with both.
+//!
+//! The crates are generated under `target/compile-time-bench/`, sharing one target directory
 //! whose dependencies are built first (not timed). Each is then timed for a full build of the
 //! crate itself (after `cargo clean -p`) and an incremental build (after touching one file), in
-//! seven rounds that alternate the two crates; the median of the rounds' ratios is printed,
-//! with their range. Run with `cargo bench -p agent-io-tests --bench compile_time` (a few
+//! seven rounds that rotate the order of the crates; the median of the rounds' ratios is
+//! printed, with their range. Run with `cargo bench -p agent-io-tests --bench compile_time` (a few
 //! minutes; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets the number of tools.
 #![allow(missing_docs)]
 
@@ -115,7 +121,141 @@ impl TypedTool for Search{i} {{
     src
 }
 
-fn write_crate(dir: &Path, name: &str, source: &str) {
+/// The same tools through the minimal macros (`MINIMAL_MACROS`).
+fn minimal(tools: usize) -> String {
+    let mut src =
+        String::from("#![allow(missing_docs, dead_code)]\nuse io_typed_tool::ToolError;\n");
+    for i in 0..tools {
+        tool_types(
+            i,
+            &mut src,
+            ", bench_macros::AgentInput",
+            ", bench_macros::AgentOutput",
+        );
+        let _ = write!(
+            src,
+            r#"
+/// Searches corpus {i}.
+#[bench_macros::tool(id = "kb.search{i}", version = "1.2.0", idempotent, timeout_ms = 5000)]
+pub async fn search{i}(args: Args{i}) -> Result<Out{i}, ToolError> {{
+    Ok(Out{i} {{ hits: vec![args.query], next: args.cursor, total: u64::from(args.limit) }})
+}}
+"#
+        );
+    }
+    src
+}
+
+/// The floor of any macro: derives and a `#[tool]` that parse their input with syn and emit
+/// the plain crate's hand-written impls (the tool's body stays its own function, as it must
+/// for any attribute macro that keeps the user's function callable).
+const MINIMAL_MACROS: &str = r#"
+use proc_macro::TokenStream;
+use quote::{format_ident, quote};
+
+#[proc_macro_derive(AgentInput)]
+pub fn agent_input(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    let ident = &input.ident;
+    quote!(impl io_core::AgentInput for #ident {}).into()
+}
+
+#[proc_macro_derive(AgentOutput)]
+pub fn agent_output(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    let ident = &input.ident;
+    quote!(impl io_core::AgentOutput for #ident {}).into()
+}
+
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let (mut id, mut version, mut idempotent, mut timeout) = (None, None, false, None);
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("id") {
+            id = Some(meta.value()?.parse::<syn::LitStr>()?);
+        } else if meta.path.is_ident("version") {
+            version = Some(meta.value()?.parse::<syn::LitStr>()?);
+        } else if meta.path.is_ident("idempotent") {
+            idempotent = true;
+        } else if meta.path.is_ident("timeout_ms") {
+            timeout = Some(meta.value()?.parse::<syn::LitInt>()?);
+        }
+        Ok(())
+    });
+    syn::parse_macro_input!(args with parser);
+    let function = syn::parse_macro_input!(item as syn::ItemFn);
+    let name = &function.sig.ident;
+    let description = function.attrs.iter().find_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim().to_owned()),
+            _ => None,
+        },
+        _ => None,
+    }).unwrap_or_default();
+    let Some(syn::FnArg::Typed(arg)) = function.sig.inputs.first() else { panic!("one argument") };
+    let input_type = &arg.ty;
+    let syn::ReturnType::Type(_, result) = &function.sig.output else { panic!("a result") };
+    let syn::Type::Path(result) = &**result else { panic!("a result") };
+    let syn::PathArguments::AngleBracketed(generic) = &result.path.segments.last().unwrap().arguments else { panic!("a result") };
+    let Some(syn::GenericArgument::Type(output_type)) = generic.args.first() else { panic!("a result") };
+    let camel: String = name.to_string().split('_').map(|w| {
+        let mut c = w.chars();
+        c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
+    }).collect();
+    let tool = format_ident!("{}Tool", camel);
+    let timeout = timeout.map(|t| quote!(contract.timeout_ms = #t;));
+    quote! {
+        #function
+        pub struct #tool;
+        impl io_typed_tool::TypedTool for #tool {
+            type Input = #input_type;
+            type Output = #output_type;
+            const ID: &'static str = #id;
+            fn contract() -> io_typed_tool::ToolContract {
+                let mut contract = io_typed_tool::ToolContract::new(
+                    Self::ID,
+                    #version,
+                    #description,
+                    <#input_type as io_core::AgentInput>::input_schema().clone(),
+                    <#output_type as io_core::AgentOutput>::output_schema().clone(),
+                );
+                contract.idempotent = #idempotent;
+                #timeout
+                contract
+            }
+            async fn execute_typed(&self, args: #input_type, _ctx: &io_typed_tool::ToolContext) -> Result<#output_type, io_typed_tool::ToolError> {
+                #name(args).await
+            }
+        }
+    }
+    .into()
+}
+"#;
+
+/// The minimal macros' crate (a dependency of the minimal crate, built untimed).
+fn write_macros(dir: &Path) {
+    std::fs::create_dir_all(dir.join("src")).expect("creates the crate");
+    let manifest = r#"[package]
+name = "bench-macros"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[lib]
+proc-macro = true
+
+[dependencies]
+syn = { version = "3", default-features = false, features = ["full", "parsing", "printing", "proc-macro"] }
+quote = "1"
+
+[workspace]
+"#;
+    std::fs::write(dir.join("Cargo.toml"), manifest).expect("writes the manifest");
+    std::fs::write(dir.join("src/lib.rs"), MINIMAL_MACROS).expect("writes the source");
+}
+
+/// A bench crate; `extra` is more of its `[dependencies]`.
+fn write_crate(dir: &Path, name: &str, source: &str, extra: &str) {
     std::fs::create_dir_all(dir.join("src")).expect("creates the crate");
     let root = root();
     let manifest = format!(
@@ -130,7 +270,7 @@ io-core = {{ path = "{core}" }}
 io-typed-tool = {{ path = "{tool}" }}
 serde = {{ version = "1", features = ["derive"] }}
 schemars = "1.2"
-
+{extra}
 # A workspace of its own (it lives under this repository's target directory).
 [workspace]
 "#,
@@ -173,17 +313,27 @@ fn main() {
         .unwrap_or(100);
     let base = root().join("target/compile-time-bench");
     let target = base.join("target");
-    let crates = [("bench-ours", ours(tools)), ("bench-plain", plain(tools))];
-    for (name, source) in &crates {
+    write_macros(&base.join("bench-macros"));
+    let macros = format!(
+        "bench-macros = {{ path = \"{}\" }}\n",
+        base.join("bench-macros").display()
+    );
+    // Ours, the plain floor, and the floor of any macro.
+    let crates = [
+        ("bench-ours", ours(tools), ""),
+        ("bench-plain", plain(tools), ""),
+        ("bench-minimal", minimal(tools), macros.as_str()),
+    ];
+    for (name, source, extra) in &crates {
         let dir = base.join(name);
-        write_crate(&dir, name, source);
+        write_crate(&dir, name, source, extra);
         // Dependencies, once, untimed.
         cargo(&dir, &target, &["build", "--quiet", "--offline"]);
     }
-    // Interleaved: each round builds both crates, in alternating order, and gives one ratio
-    // per kind of build; the median round ratio is reported. (Timing one crate's five builds,
-    // then the other's, let the machine's drift between the two halves show as a difference:
-    // two such runs gave 1.24× and 1.12× full.)
+    // Interleaved: each round builds every crate, in an order rotated by the round, and gives
+    // one ratio per kind of build; the median round ratio is reported. (Timing one crate's
+    // five builds, then the other's, let the machine's drift between the two halves show as
+    // a difference: two such runs gave 1.24× and 1.12× full.)
     const ROUNDS: usize = 7;
     let full = |name: &str| {
         let dir = base.join(name);
@@ -198,46 +348,63 @@ fn main() {
         std::fs::write(&lib, text).expect("writes");
         cargo(&dir, &target, &["build", "--quiet", "--offline"])
     };
-    let (ours_name, plain_name) = (crates[0].0, crates[1].0);
-    let mut times: [Vec<Duration>; 4] = Default::default();
-    let (mut full_ratios, mut incremental_ratios) = (Vec::new(), Vec::new());
-    // One build of each crate, ours first in even rounds and second in odd ones: (ours, plain).
-    let both = |build: &dyn Fn(&str) -> Duration, round: usize| {
-        if round.is_multiple_of(2) {
-            let ours = build(ours_name);
-            (ours, build(plain_name))
-        } else {
-            let plain = build(plain_name);
-            (build(ours_name), plain)
+    let names = crates.map(|(name, ..)| name);
+    // One build of each crate, starting with crate `round % 3`: [ours, plain, minimal].
+    let each = |build: &dyn Fn(&str) -> Duration, round: usize| {
+        let mut times = [Duration::ZERO; 3];
+        for k in 0..3 {
+            let at = (round + k) % 3;
+            times[at] = build(names[at]);
         }
+        times
     };
+    // [full, incremental] × [ours, plain, minimal], every round.
+    let mut times: [[Vec<Duration>; 3]; 2] = Default::default();
     for round in 0..ROUNDS {
-        let (ours_full, plain_full) = both(&full, round);
-        let (ours_incremental, plain_incremental) = both(&|name| incremental(name, round), round);
-        full_ratios.push(ours_full.as_secs_f64() / plain_full.as_secs_f64());
-        incremental_ratios.push(ours_incremental.as_secs_f64() / plain_incremental.as_secs_f64());
-        for (all, time) in
-            times
-                .iter_mut()
-                .zip([ours_full, plain_full, ours_incremental, plain_incremental])
-        {
-            all.push(time);
+        let full = each(&full, round);
+        let incremental = each(&|name| incremental(name, round), round);
+        for (kind, built) in [full, incremental].into_iter().enumerate() {
+            for (at, time) in built.into_iter().enumerate() {
+                times[kind][at].push(time);
+            }
         }
     }
-    let [ours_full, plain_full, ours_incremental, plain_incremental] = times.map(median);
-    println!("{ours_name}: full {ours_full:.2?}, incremental {ours_incremental:.2?} (medians)");
-    println!("{plain_name}: full {plain_full:.2?}, incremental {plain_incremental:.2?} (medians)");
-    let spread = |ratios: &mut Vec<f64>| {
+    for (at, name) in names.iter().enumerate() {
+        let full = median(times[0][at].clone());
+        let incremental = median(times[1][at].clone());
+        println!("{name}: full {full:.2?}, incremental {incremental:.2?} (medians)");
+    }
+    // The median of the rounds' ratios of crate `a` to crate `b`, and their range.
+    let ratio = |kind: usize, a: usize, b: usize| {
+        let mut ratios: Vec<f64> = (0..ROUNDS)
+            .map(|round| times[kind][a][round].as_secs_f64() / times[kind][b][round].as_secs_f64())
+            .collect();
         ratios.sort_by(f64::total_cmp);
-        (
-            ratios[ratios.len() / 2],
+        format!(
+            "{:.2}× ({:.2}–{:.2})",
+            ratios[ROUNDS / 2],
             ratios[0],
-            ratios[ratios.len() - 1],
+            ratios[ROUNDS - 1]
         )
     };
-    let (full, full_low, full_high) = spread(&mut full_ratios);
-    let (incremental, incremental_low, incremental_high) = spread(&mut incremental_ratios);
-    println!(
-        "compile time, {tools} tools, `#[tool]` + derives / plain serde + schemars + hand-written impls, median of {ROUNDS} interleaved rounds: full {full:.2}× ({full_low:.2}–{full_high:.2}), incremental {incremental:.2}× ({incremental_low:.2}–{incremental_high:.2})"
-    );
+    let rows = [
+        (
+            "`#[tool]` + derives / plain serde + schemars + hand-written impls",
+            0,
+            1,
+        ),
+        (
+            "the minimal macros / the same plain crate (the floor of any macro)",
+            2,
+            1,
+        ),
+        ("`#[tool]` + derives / the minimal macros", 0, 2),
+    ];
+    for (what, a, b) in rows {
+        println!(
+            "compile time, {tools} tools, {what}, median of {ROUNDS} interleaved rounds: full {}, incremental {}",
+            ratio(0, a, b),
+            ratio(1, a, b)
+        );
+    }
 }
