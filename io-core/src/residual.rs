@@ -79,6 +79,17 @@ pub struct StructShape {
     pub fields: Vec<FieldShape>,
 }
 
+impl StructShape {
+    /// The shape of a struct (`deny_unknown_fields`, then its fields): what the derives
+    /// write, in few words. Not public API.
+    pub fn new<const N: usize>(deny_unknown_fields: bool, fields: [FieldShape; N]) -> Self {
+        StructShape {
+            deny_unknown_fields,
+            fields: Vec::from(fields),
+        }
+    }
+}
+
 /// One field of a [`StructShape`]. Not public API.
 #[doc(hidden)]
 pub struct FieldShape {
@@ -90,6 +101,19 @@ pub struct FieldShape {
     pub omittable: bool,
     /// The shape of its type, or [`Shape::Opaque`] when serde handles it specially.
     pub shape: Shape,
+}
+
+impl FieldShape {
+    /// A field: its JSON name, whether it has a default, whether it may be left out, and
+    /// its shape (what the derives write, in few words). Not public API.
+    pub fn new(name: &'static str, has_default: bool, omittable: bool, shape: Shape) -> Self {
+        FieldShape {
+            name,
+            has_default,
+            omittable,
+            shape,
+        }
+    }
 }
 
 fn is_exact(shape: &Shape) -> bool {

@@ -71,35 +71,25 @@ pub(crate) fn shape_impl(
                 Side::Output => fa.serialize_with().is_some() || fa.getter().is_some(),
             };
             let ty = field.ty;
+            // `__p` is the `use` below: the expansion is read (and its paths resolved) for
+            // every derived type, so it says each path once.
             let shape = if special {
-                quote!(#krate::__private::Shape::Opaque)
+                quote!(__p::Shape::Opaque)
             } else {
-                quote!({
-                    #[allow(unused_imports)]
-                    use #krate::__private::{#probe as _, #opaque as _};
-                    (&#krate::__private::Probe::<#ty>::new()).#method()
-                })
+                quote!((&__p::Probe::<#ty>::new()).#method())
             };
             let has_default = container_default || !matches!(fa.default(), SerdeDefault::None);
             let omittable = fa.skip_serializing_if().is_some();
-            quote! {
-                #krate::__private::FieldShape {
-                    name: #name,
-                    has_default: #has_default,
-                    omittable: #omittable,
-                    shape: #shape,
-                }
-            }
+            quote!(__p::FieldShape::new(#name, #has_default, #omittable, #shape))
         });
     let ident = &cont.ident;
     Some(quote! {
         #[automatically_derived]
         impl #krate::__private::#trait_name for #ident {
             fn #method() -> #krate::__private::Shape {
-                #krate::__private::Shape::Struct(|| #krate::__private::StructShape {
-                    deny_unknown_fields: #deny,
-                    fields: ::std::vec![#(#field_shapes),*],
-                })
+                #[allow(unused_imports)]
+                use #krate::__private::{self as __p, #probe as _, #opaque as _};
+                __p::Shape::Struct(|| __p::StructShape::new(#deny, [#(#field_shapes),*]))
             }
         }
     })
@@ -125,23 +115,22 @@ mod tests {
         shape_impl(&cont, side, &krate).map(|t| t.to_string())
     }
 
-    /// Each field's `FieldShape` of a shape's text: name, has_default, omittable, opaque.
+    /// Each field's `FieldShape::new(name, has_default, omittable, shape)` of a shape's text:
+    /// name, has_default, omittable, opaque.
     fn fields(text: &str) -> Vec<(String, bool, bool, bool)> {
-        text.split("io :: __private :: FieldShape {")
+        text.split("__p :: FieldShape :: new (")
             .skip(1)
             .map(|f| {
-                let name = f
-                    .split("name : \"")
-                    .nth(1)
-                    .unwrap()
-                    .split('"')
-                    .next()
-                    .unwrap();
+                let mut parts = f.splitn(4, " , ");
+                let name = parts.next().unwrap().trim_matches(|c| c == '"' || c == ' ');
+                let has_default = parts.next().unwrap() == "true";
+                let omittable = parts.next().unwrap() == "true";
+                let shape = parts.next().unwrap();
                 (
                     name.to_owned(),
-                    f.contains("has_default : true"),
-                    f.contains("omittable : true"),
-                    f.contains("Shape :: Opaque"),
+                    has_default,
+                    omittable,
+                    shape.starts_with("__p :: Shape :: Opaque"),
                 )
             })
             .collect()
@@ -203,7 +192,7 @@ mod tests {
             }
         };
         let input_shape = shape(input.clone(), Side::Input).unwrap();
-        assert!(input_shape.contains("deny_unknown_fields : true"));
+        assert!(input_shape.contains("StructShape :: new (true ,"));
         assert!(input_shape.contains("impl io :: __private :: InputShape for S"));
         assert!(input_shape.contains("ProbeInput") && input_shape.contains("ProbeOpaqueInput"));
         let row = |n: &str, d: bool, o: bool, x: bool| (n.to_owned(), d, o, x);
@@ -246,7 +235,7 @@ mod tests {
             struct D { a: u8, #[serde(alias = "b")] b: u8 }
         };
         let text = shape(input, Side::Input).unwrap();
-        assert!(text.contains("deny_unknown_fields : false"));
+        assert!(text.contains("StructShape :: new (false ,"));
         assert_eq!(
             fields(&text),
             vec![row("a", true, false, false), row("b", true, false, false)]
