@@ -12,7 +12,8 @@
 //! whose dependencies are built first (not timed). Each is then timed for a full build of the
 //! crate itself (after `cargo clean -p`) and an incremental build (after touching one file), in
 //! seven rounds that rotate the order of the crates; the median of the rounds' ratios is
-//! printed, with their range. Run with `cargo bench -p agent-io-tests --bench compile_time` (a few
+//! printed, with their range, for the wall clock and (on Linux) for the CPU time of cargo and
+//! the compilers it ran, which a shared machine's other work disturbs less. Run with `cargo bench -p agent-io-tests --bench compile_time` (a few
 //! minutes; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets the number of tools.
 #![allow(missing_docs)]
 
@@ -281,7 +282,28 @@ schemars = "1.2"
     std::fs::write(dir.join("src/lib.rs"), source).expect("writes the source");
 }
 
-fn cargo(dir: &Path, target: &Path, args: &[&str]) -> Duration {
+/// One build's cost: its wall-clock time, and the CPU time of cargo and the compilers it ran
+/// (Linux only; less disturbed by a shared machine's other work than the wall clock).
+#[derive(Clone, Copy)]
+struct Cost {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+/// The CPU time (user + system) of this process's waited-for children so far, from
+/// `/proc/self/stat` (`cutime` and `cstime`), in ticks of 10 ms (`USER_HZ` is 100 on Linux;
+/// the ratios do not depend on it).
+fn children_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name, which is in parentheses and may contain spaces:
+    // state is field 3, `cutime` 16 and `cstime` 17.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |field: usize| fields.get(field - 3)?.parse::<u64>().ok();
+    Some(Duration::from_millis((ticks(16)? + ticks(17)?) * 10))
+}
+
+fn cargo(dir: &Path, target: &Path, args: &[&str]) -> Cost {
+    let cpu_before = children_cpu();
     let started = Instant::now();
     let status = Command::new(env!("CARGO"))
         .args(args)
@@ -295,7 +317,11 @@ fn cargo(dir: &Path, target: &Path, args: &[&str]) -> Duration {
         "cargo {args:?} failed in {}",
         dir.display()
     );
-    started.elapsed()
+    let wall = started.elapsed();
+    let cpu = cpu_before
+        .zip(children_cpu())
+        .map(|(before, after)| after - before);
+    Cost { wall, cpu }
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -337,6 +363,7 @@ fn main() {
     const ROUNDS: usize = 7;
     let full = |name: &str| {
         let dir = base.join(name);
+        // The clean is not part of the build, and not counted.
         cargo(&dir, &target, &["clean", "--quiet", "-p", name]);
         cargo(&dir, &target, &["build", "--quiet", "--offline"])
     };
@@ -350,34 +377,51 @@ fn main() {
     };
     let names = crates.map(|(name, ..)| name);
     // One build of each crate, starting with crate `round % 3`: [ours, plain, minimal].
-    let each = |build: &dyn Fn(&str) -> Duration, round: usize| {
-        let mut times = [Duration::ZERO; 3];
+    let each = |build: &dyn Fn(&str) -> Cost, round: usize| {
+        let mut costs = [None; 3];
         for k in 0..3 {
             let at = (round + k) % 3;
-            times[at] = build(names[at]);
+            costs[at] = Some(build(names[at]));
         }
-        times
+        costs.map(|cost| cost.expect("every crate is built"))
     };
     // [full, incremental] × [ours, plain, minimal], every round.
-    let mut times: [[Vec<Duration>; 3]; 2] = Default::default();
+    let mut costs: [[Vec<Cost>; 3]; 2] = Default::default();
     for round in 0..ROUNDS {
         let full = each(&full, round);
         let incremental = each(&|name| incremental(name, round), round);
         for (kind, built) in [full, incremental].into_iter().enumerate() {
-            for (at, time) in built.into_iter().enumerate() {
-                times[kind][at].push(time);
+            for (at, cost) in built.into_iter().enumerate() {
+                costs[kind][at].push(cost);
             }
         }
     }
+    let cpu_measured = costs.iter().flatten().flatten().all(|c| c.cpu.is_some());
     for (at, name) in names.iter().enumerate() {
-        let full = median(times[0][at].clone());
-        let incremental = median(times[1][at].clone());
-        println!("{name}: full {full:.2?}, incremental {incremental:.2?} (medians)");
+        let wall = |kind: usize| median(costs[kind][at].iter().map(|c| c.wall).collect());
+        let cpu = |kind: usize| median(costs[kind][at].iter().filter_map(|c| c.cpu).collect());
+        if cpu_measured {
+            println!(
+                "{name}: full {:.2?} ({:.2?} CPU), incremental {:.2?} ({:.2?} CPU) (medians)",
+                wall(0),
+                cpu(0),
+                wall(1),
+                cpu(1)
+            );
+        } else {
+            println!(
+                "{name}: full {:.2?}, incremental {:.2?} (medians)",
+                wall(0),
+                wall(1)
+            );
+        }
     }
     // The median of the rounds' ratios of crate `a` to crate `b`, and their range.
-    let ratio = |kind: usize, a: usize, b: usize| {
+    let ratio = |kind: usize, a: usize, b: usize, of: fn(&Cost) -> Duration| {
         let mut ratios: Vec<f64> = (0..ROUNDS)
-            .map(|round| times[kind][a][round].as_secs_f64() / times[kind][b][round].as_secs_f64())
+            .map(|round| {
+                of(&costs[kind][a][round]).as_secs_f64() / of(&costs[kind][b][round]).as_secs_f64()
+            })
             .collect();
         ratios.sort_by(f64::total_cmp);
         format!(
@@ -400,11 +444,20 @@ fn main() {
         ),
         ("`#[tool]` + derives / the minimal macros", 0, 2),
     ];
+    let wall: fn(&Cost) -> Duration = |c| c.wall;
+    let cpu: fn(&Cost) -> Duration = |c| c.cpu.unwrap_or_default();
     for (what, a, b) in rows {
         println!(
-            "compile time, {tools} tools, {what}, median of {ROUNDS} interleaved rounds: full {}, incremental {}",
-            ratio(0, a, b),
-            ratio(1, a, b)
+            "compile time, {tools} tools, {what}, median of {ROUNDS} interleaved rounds: full {}, incremental {} (wall clock)",
+            ratio(0, a, b, wall),
+            ratio(1, a, b, wall)
         );
+        if cpu_measured {
+            println!(
+                "    CPU time: full {}, incremental {}",
+                ratio(0, a, b, cpu),
+                ratio(1, a, b, cpu)
+            );
+        }
     }
 }
