@@ -56,21 +56,22 @@ pub struct Out{i} {{
     );
 }
 
-fn ours(tools: usize) -> String {
+/// The tools written with macros: the derives from `derives` (a crate path) and `tool` (the
+/// attribute's path).
+fn with_macros(tools: usize, derives: &str, tool: &str) -> String {
     let mut src =
-        String::from("#![allow(missing_docs, dead_code)]\nuse io_typed_tool::{ToolError, tool};\n");
+        String::from("#![allow(missing_docs, dead_code)]\nuse io_typed_tool::ToolError;\n");
+    let (input, output) = (
+        format!(", {derives}::AgentInput"),
+        format!(", {derives}::AgentOutput"),
+    );
     for i in 0..tools {
-        tool_types(
-            i,
-            &mut src,
-            ", io_core::AgentInput",
-            ", io_core::AgentOutput",
-        );
+        tool_types(i, &mut src, &input, &output);
         let _ = write!(
             src,
             r#"
 /// Searches corpus {i}.
-#[tool(id = "kb.search{i}", version = "1.2.0", idempotent, timeout_ms = 5000)]
+#[{tool}(id = "kb.search{i}", version = "1.2.0", idempotent, timeout_ms = 5000)]
 pub async fn search{i}(args: Args{i}) -> Result<Out{i}, ToolError> {{
     Ok(Out{i} {{ hits: vec![args.query], next: args.cursor, total: u64::from(args.limit) }})
 }}
@@ -115,31 +116,6 @@ impl TypedTool for Search{i} {{
     async fn execute_typed(&self, args: Args{i}, _ctx: &ToolContext) -> Result<Out{i}, ToolError> {{
         Ok(Out{i} {{ hits: vec![args.query], next: args.cursor, total: u64::from(args.limit) }})
     }}
-}}
-"#
-        );
-    }
-    src
-}
-
-/// The same tools through the minimal macros (`MINIMAL_MACROS`).
-fn minimal(tools: usize) -> String {
-    let mut src =
-        String::from("#![allow(missing_docs, dead_code)]\nuse io_typed_tool::ToolError;\n");
-    for i in 0..tools {
-        tool_types(
-            i,
-            &mut src,
-            ", bench_macros::AgentInput",
-            ", bench_macros::AgentOutput",
-        );
-        let _ = write!(
-            src,
-            r#"
-/// Searches corpus {i}.
-#[bench_macros::tool(id = "kb.search{i}", version = "1.2.0", idempotent, timeout_ms = 5000)]
-pub async fn search{i}(args: Args{i}) -> Result<Out{i}, ToolError> {{
-    Ok(Out{i} {{ hits: vec![args.query], next: args.cursor, total: u64::from(args.limit) }})
 }}
 "#
         );
@@ -346,9 +322,17 @@ fn main() {
     );
     // Ours, the plain floor, and the floor of any macro.
     let crates = [
-        ("bench-ours", ours(tools), ""),
+        (
+            "bench-ours",
+            with_macros(tools, "io_core", "io_typed_tool::tool"),
+            "",
+        ),
         ("bench-plain", plain(tools), ""),
-        ("bench-minimal", minimal(tools), macros.as_str()),
+        (
+            "bench-minimal",
+            with_macros(tools, "bench_macros", "bench_macros::tool"),
+            macros.as_str(),
+        ),
     ];
     for (name, source, extra) in &crates {
         let dir = base.join(name);
