@@ -60,6 +60,12 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// The code as it appears on the wire.
+    ///
+    /// ```
+    /// use io_core::ErrorCode;
+    /// assert_eq!(ErrorCode::InputInvalid.as_str(), "input_invalid");
+    /// assert_eq!(ErrorCode::Other("stripe:card_declined".into()).as_str(), "stripe:card_declined");
+    /// ```
     pub fn as_str(&self) -> &str {
         match self {
             ErrorCode::InputInvalid => "input_invalid",
@@ -222,6 +228,15 @@ impl fmt::Debug for AgentError {
 impl AgentError {
     /// An error with `code` and a message safe to show a model; `retryable` follows
     /// [`ErrorCode::retryable_by_default`].
+    ///
+    /// ```
+    /// use io_core::{AgentError, ErrorCode};
+    /// let err = AgentError::new(ErrorCode::RateLimited, "too many requests; try again in a minute");
+    /// assert_eq!(err.code(), &ErrorCode::RateLimited);
+    /// assert_eq!(err.message(), "too many requests; try again in a minute");
+    /// assert!(err.is_retryable());
+    /// assert!(err.violations().is_empty() && err.operator_detail().is_none());
+    /// ```
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         AgentError(Box::new(Inner {
             retryable: code.retryable_by_default(),
@@ -233,6 +248,11 @@ impl AgentError {
     }
 
     /// An `internal` error: a fault of the host or the body, not of the caller.
+    ///
+    /// ```
+    /// let err = io_core::AgentError::internal("the index is unavailable");
+    /// assert_eq!(err.code().as_str(), "internal");
+    /// ```
     pub fn internal(message: impl Into<String>) -> Self {
         AgentError::new(ErrorCode::Internal, message)
     }
@@ -256,6 +276,14 @@ impl AgentError {
     }
 
     /// An `output_invalid` error listing the schema violations of the output.
+    ///
+    /// ```
+    /// use io_core::{AgentError, Violation};
+    /// let broken = Violation { pointer: "/score".into(), keyword: "maximum".into(), message: "1.5 is greater than 1".into() };
+    /// let err = AgentError::output_invalid("the tool's output does not match its schema", vec![broken]);
+    /// assert_eq!(err.to_envelope()["error"]["code"], "output_invalid");
+    /// assert_eq!(err.violations()[0].pointer, "/score");
+    /// ```
     pub fn output_invalid(message: impl Into<String>, violations: Vec<Violation>) -> Self {
         AgentError::new(ErrorCode::OutputInvalid, message).with_violations(violations)
     }
@@ -276,6 +304,15 @@ impl AgentError {
     }
 
     /// Attaches the schema violations behind this error.
+    ///
+    /// ```
+    /// use io_core::{AgentError, ErrorCode, Violation};
+    /// let missing = Violation { pointer: "/tenant".into(), keyword: "required".into(), message: "\"tenant\" is a required property".into() };
+    /// let err = AgentError::new(ErrorCode::ContextInvalid, "the host did not supply the context")
+    ///     .with_violations(vec![missing]);
+    /// assert_eq!(err.violations().len(), 1);
+    /// assert_eq!(err.to_envelope()["error"]["cause"]["violations"][0]["keyword"], "required");
+    /// ```
     #[must_use]
     pub fn with_violations(mut self, violations: Vec<Violation>) -> Self {
         self.0.violations = violations;
@@ -284,6 +321,13 @@ impl AgentError {
 
     /// Attaches detail for operators (stack context, upstream bodies, paths) that must not be
     /// shown to a model. It is never serialized into the envelope.
+    ///
+    /// ```
+    /// let err = io_core::AgentError::internal("the search failed")
+    ///     .with_operator_detail("upstream 503 from https://search.internal/v2");
+    /// assert_eq!(err.operator_detail(), Some("upstream 503 from https://search.internal/v2"));
+    /// assert!(!err.to_envelope().to_string().contains("search.internal"));
+    /// ```
     #[must_use]
     pub fn with_operator_detail(mut self, detail: impl Into<String>) -> Self {
         self.0.operator_detail = Some(detail.into());
@@ -291,32 +335,67 @@ impl AgentError {
     }
 
     /// The error code.
+    ///
+    /// ```
+    /// use io_core::{AgentError, ErrorCode};
+    /// assert_eq!(AgentError::new(ErrorCode::NotFound, "no such ticket").code(), &ErrorCode::NotFound);
+    /// ```
     pub fn code(&self) -> &ErrorCode {
         &self.0.code
     }
 
     /// The message, safe to show a model.
+    ///
+    /// ```
+    /// assert_eq!(io_core::AgentError::internal("the index is unavailable").message(), "the index is unavailable");
+    /// ```
     pub fn message(&self) -> &str {
         &self.0.message
     }
 
     /// Whether a retry may succeed.
+    ///
+    /// ```
+    /// use io_core::{AgentError, ErrorCode};
+    /// assert!(AgentError::new(ErrorCode::Timeout, "slow").is_retryable());
+    /// assert!(!AgentError::new(ErrorCode::InputInvalid, "bad").is_retryable());
+    /// ```
     pub fn is_retryable(&self) -> bool {
         self.0.retryable
     }
 
     /// The schema violations behind the error; empty for errors that are not about a schema.
+    ///
+    /// ```
+    /// use io_core::{AgentError, Violation};
+    /// let v = Violation { pointer: "/limit".into(), keyword: "minimum".into(), message: "0 is less than 1".into() };
+    /// assert_eq!(AgentError::input_invalid("bad input", vec![v.clone()]).violations(), &[v]);
+    /// assert!(AgentError::internal("oops").violations().is_empty());
+    /// ```
     pub fn violations(&self) -> &[Violation] {
         &self.0.violations
     }
 
     /// Detail meant for operators only.
+    ///
+    /// ```
+    /// let err = io_core::AgentError::internal("failed").with_operator_detail("disk full on /var");
+    /// assert_eq!(err.operator_detail(), Some("disk full on /var"));
+    /// assert_eq!(io_core::AgentError::internal("failed").operator_detail(), None);
+    /// ```
     pub fn operator_detail(&self) -> Option<&str> {
         self.0.operator_detail.as_deref()
     }
 
     /// The whole AIP-14 failure envelope: `{ "ok": false, "error": { code, message, retryable } }`,
     /// with `error.cause.violations` when there are violations.
+    ///
+    /// ```
+    /// use io_core::{AgentError, ErrorCode};
+    /// let envelope = AgentError::new(ErrorCode::Timeout, "the search took too long").to_envelope();
+    /// assert_eq!(envelope, serde_json::json!({ "ok": false, "error": {
+    ///     "code": "timeout", "message": "the search took too long", "retryable": true } }));
+    /// ```
     pub fn to_envelope(&self) -> Value {
         json!({ "ok": false, "error": self })
     }

@@ -135,6 +135,24 @@ pub struct AuditLog {
 
 impl AuditLog {
     /// The contracts registered so far, canonical JSON Schema included.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// use io_typed_tool::{AuditLog, ToolRegistry};
+    /// use std::sync::Arc;
+    ///
+    /// let audit = Arc::new(AuditLog::default());
+    /// let mut registry = ToolRegistry::new().with_audit_sink(audit.clone());
+    /// registry.register(SaveTool).unwrap();
+    /// let registered = audit.registered();
+    /// assert_eq!((registered[0].id.as_str(), registered[0].version.as_str()), ("notes.save", "2.1.0"));
+    /// assert_eq!(registered[0].inputs["properties"]["text"]["type"], "string");
+    /// ```
     pub fn registered(&self) -> Vec<ToolContract> {
         self.registered
             .lock()
@@ -143,6 +161,29 @@ impl AuditLog {
     }
 
     /// A copy of every record so far, in order.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// use io_typed_tool::{AuditLog, ToolRegistry};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let audit = Arc::new(AuditLog::default());
+    /// let mut registry = ToolRegistry::new().with_audit_sink(audit.clone());
+    /// registry.register(SaveTool).unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// runtime.block_on(registry.call("notes.save", json!({ "text": "hi" }))).unwrap();
+    /// runtime.block_on(registry.call("notes.save", json!({}))).unwrap_err();
+    /// let records = audit.records();
+    /// assert_eq!((records[0].ok, records[0].tool_version.as_str()), (true, "2.1.0"));
+    /// assert_eq!(records[0].input_keys, ["text"]);
+    /// assert_eq!(records[1].error_code.as_deref(), Some("input_invalid"));
+    /// ```
     pub fn records(&self) -> Vec<AuditRecord> {
         self.records
             .lock()
@@ -207,14 +248,24 @@ pub struct CallOptions {
 }
 
 impl CallOptions {
-    /// Sets the run id.
+    /// Sets the run id (the body reads it from [`ToolContext::run_id`]; audit records carry it).
+    ///
+    /// ```
+    /// let options = io_typed_tool::CallOptions::default().with_run_id("run-7");
+    /// assert_eq!(options.run_id.as_deref(), Some("run-7"));
+    /// ```
     #[must_use]
     pub fn with_run_id(mut self, run_id: impl Into<String>) -> Self {
         self.run_id = Some(run_id.into());
         self
     }
 
-    /// Sets the host context.
+    /// Sets the host context, which the tool's `contextSchema` checks before the body runs.
+    ///
+    /// ```
+    /// let options = io_typed_tool::CallOptions::default().with_context(serde_json::json!({ "tenant": "acme" }));
+    /// assert_eq!(options.context["tenant"], "acme");
+    /// ```
     #[must_use]
     pub fn with_context(mut self, context: Value) -> Self {
         self.context = context;
@@ -222,13 +273,59 @@ impl CallOptions {
     }
 
     /// Sends the body's progress reports to `sink`.
+    ///
+    /// ```
+    /// use io_typed_tool::{CallOptions, Progress, ToolContext, ToolError, tool, tool_registry};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Job { steps: u32 }
+    ///
+    /// /// Runs a job, reporting each step.
+    /// #[tool(id = "jobs.run")]
+    /// async fn run(job: Job, ctx: &ToolContext) -> Result<Job, ToolError> {
+    ///     for step in 1..=job.steps {
+    ///         ctx.report_progress(Progress::new(f64::from(step)).with_total(f64::from(job.steps)));
+    ///     }
+    ///     Ok(job)
+    /// }
+    ///
+    /// let heard = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = heard.clone();
+    /// let options = CallOptions::default().with_progress(move |p: Progress| sink.lock().unwrap().push(p.progress));
+    /// let registry = tool_registry![RunTool].unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// runtime.block_on(registry.call_with("jobs.run", serde_json::json!({ "steps": 3 }), options)).unwrap();
+    /// assert_eq!(*heard.lock().unwrap(), [1.0, 2.0, 3.0]);
+    /// ```
     #[must_use]
     pub fn with_progress(mut self, sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(ProgressReporter::new(sink));
         self
     }
 
-    /// Lets the caller cancel the call through `cancellation`.
+    /// Lets the caller cancel the call through `cancellation`; a cancelled call fails with
+    /// `cancelled`.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// use io_typed_tool::{CallOptions, Cancellation};
+    ///
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let cancel = Cancellation::new();
+    /// cancel.cancel();
+    /// let options = CallOptions::default().with_cancellation(cancel);
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let err = runtime
+    ///     .block_on(registry.call_with("notes.save", serde_json::json!({ "text": "hi" }), options))
+    ///     .unwrap_err();
+    /// assert_eq!(err.code().as_str(), "cancelled");
+    /// ```
     #[must_use]
     pub fn with_cancellation(mut self, cancellation: Cancellation) -> Self {
         self.cancellation = Some(cancellation);
@@ -236,6 +333,29 @@ impl CallOptions {
     }
 
     /// Decides this call's approval with `approver` instead of the registry's.
+    ///
+    /// ```
+    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, CallOptions, ToolError, tool, tool_registry};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Note { text: String }
+    ///
+    /// /// Saves a note; it changes the workspace, so each call is approved.
+    /// #[tool(id = "notes.save", mutates = ["workspace:/notes"])]
+    /// async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    ///
+    /// // The registry has no approver: gated calls are denied unless the call brings one.
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let denied = runtime.block_on(registry.call("notes.save", json!({ "text": "hi" }))).unwrap_err();
+    /// assert_eq!(denied.code().as_str(), "approval_denied");
+    /// let options = CallOptions::default()
+    ///     .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+    /// let saved = runtime.block_on(registry.call_with("notes.save", json!({ "text": "hi" }), options));
+    /// assert_eq!(saved.unwrap(), json!({ "text": "hi" }));
+    /// ```
     #[must_use]
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
@@ -435,11 +555,53 @@ impl ToolRegistry {
 
     /// Registers a typed tool, erasing it once. Fails (never panics) on a contract problem or
     /// an id already registered.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// use io_typed_tool::ToolRegistry;
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(SaveTool).unwrap();
+    /// let again = registry.register(SaveTool).unwrap_err();
+    /// assert_eq!(again.tool_id, "notes.save");
+    /// assert!(again.problems[0].message.contains("already registered"));
+    /// ```
     pub fn register<T: TypedTool>(&mut self, tool: T) -> Result<(), RegistrationError> {
         self.register_plugin(Arc::new(tool))
     }
 
-    /// Registers a tool with JSON in and out.
+    /// Registers a tool with JSON in and out: a body that is not typed Rust (a script, a
+    /// remote service). Its input and output are validated against the contract's schemas.
+    ///
+    /// ```
+    /// use io_core::BoxFuture;
+    /// use io_typed_tool::{ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// struct Echo;
+    /// impl ToolPlugin for Echo {
+    ///     fn tool_contract(&self) -> ToolContract {
+    ///         let text = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
+    ///         ToolContract::new("echo", "1.0.0", "Says the text back.", text.clone(), text)
+    ///     }
+    ///     fn execute<'a>(&'a self, input: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+    ///         Box::pin(async move { Ok(input) })
+    ///     }
+    /// }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register_plugin(Arc::new(Echo)).unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// assert_eq!(runtime.block_on(registry.call("echo", json!({ "text": "hi" }))).unwrap(), json!({ "text": "hi" }));
+    /// let err = runtime.block_on(registry.call("echo", json!({ "text": 3 }))).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "input_invalid");
+    /// ```
     pub fn register_plugin(
         &mut self,
         plugin: Arc<dyn ToolPlugin>,
@@ -550,6 +712,18 @@ impl ToolRegistry {
     }
 
     /// The registered contracts, ordered by identity.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let identities: Vec<String> = registry.contracts().map(|c| c.identity()).collect();
+    /// assert_eq!(identities, ["notes.save@2"]);
+    /// ```
     pub fn contracts(&self) -> impl Iterator<Item = &ToolContract> {
         self.tools.values().map(|t| &t.contract)
     }
@@ -575,6 +749,19 @@ impl ToolRegistry {
     }
 
     /// The output schema a tool's results are validated against, by id or `id@major`.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let outputs = registry.output_boundary("notes.save@2").unwrap();
+    /// assert!(outputs.validate(&serde_json::json!({ "text": "saved" })).is_ok());
+    /// assert!(outputs.validate(&serde_json::json!({ "text": 1 })).is_err());
+    /// ```
     pub fn output_boundary(&self, tool_id: &str) -> Option<&BoundarySchema> {
         self.resolve(tool_id).ok().map(|t| t.outputs.get())
     }
@@ -598,6 +785,19 @@ impl ToolRegistry {
     }
 
     /// A tool's output JSON Schema, by id or `id@major`.
+    ///
+    /// ```
+    /// # use io_typed_tool::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let schema = registry.tool_output_schema("notes.save").unwrap();
+    /// assert_eq!(schema["required"][0], "text");
+    /// assert_eq!(registry.tool_output_schema("notes.delete"), None);
+    /// ```
     pub fn tool_output_schema(&self, tool_id: &str) -> Option<&Value> {
         self.output_boundary(tool_id).map(BoundarySchema::schema)
     }
