@@ -76,6 +76,17 @@ pub struct EventLog {
 
 impl EventLog {
     /// A copy of every event recorded so far, in order.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, EventLog};
+    /// use std::sync::Arc;
+    /// let log = Arc::new(EventLog::default());
+    /// let ctx = AgentContext::new("run-1").with_event_sink(log.clone());
+    /// ctx.emit("plan.chosen", serde_json::json!({ "steps": 2 }));
+    /// ctx.emit("plan.done", serde_json::json!({}));
+    /// let kinds: Vec<String> = log.events().into_iter().map(|e| e.kind.into_owned()).collect();
+    /// assert_eq!(kinds, ["plan.chosen", "plan.done"]);
+    /// ```
     pub fn events(&self) -> Vec<AgentEvent> {
         self.events
             .lock()
@@ -119,6 +130,12 @@ pub struct AgentContext {
 
 impl AgentContext {
     /// A context for the run `run_id`, with no tools and no event sink.
+    ///
+    /// ```
+    /// let ctx = io_core::AgentContext::new("run-1");
+    /// assert_eq!(ctx.run_id(), "run-1");
+    /// assert!(ctx.tool_ids().is_empty() && !ctx.has_event_sink() && ctx.turn_timeout().is_none());
+    /// ```
     pub fn new(run_id: impl Into<String>) -> Self {
         AgentContext {
             run_id: run_id.into(),
@@ -145,11 +162,38 @@ impl AgentContext {
     }
 
     /// The turn ceiling this context sets, if any.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(io_core::AgentContext::new("run-1").turn_timeout(), None);
+    /// let ctx = io_core::AgentContext::new("run-1").with_turn_timeout(Duration::from_millis(250));
+    /// assert_eq!(ctx.turn_timeout(), Some(Duration::from_millis(250)));
+    /// ```
     pub fn turn_timeout(&self) -> Option<std::time::Duration> {
         self.turn_timeout
     }
 
     /// Gives the core the host's tools.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// /// A host with one tool, `clock.now`.
+    /// struct Clock;
+    /// impl ToolInvoker for Clock {
+    ///     fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "asked_by": call.run_id, "now": "12:00" })) })
+    ///     }
+    ///     fn tool_ids(&self) -> Vec<String> { vec!["clock.now".into()] }
+    /// }
+    ///
+    /// let ctx = AgentContext::new("run-1").with_tools(Arc::new(Clock));
+    /// assert_eq!(ctx.tool_ids(), ["clock.now"]);
+    /// let now = pollster::block_on(ctx.call_tool("clock.now", json!({}))).unwrap();
+    /// assert_eq!(now["now"], "12:00");
+    /// ```
     #[must_use]
     pub fn with_tools(mut self, tools: Arc<dyn ToolInvoker>) -> Self {
         self.tools = Some(tools);
@@ -157,6 +201,26 @@ impl AgentContext {
     }
 
     /// Limits the core to these tool ids (without it, every tool the invoker offers).
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// /// A host with one tool, `clock.now`.
+    /// struct Clock;
+    /// impl ToolInvoker for Clock {
+    ///     fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "asked_by": call.run_id, "now": "12:00" })) })
+    ///     }
+    ///     fn tool_ids(&self) -> Vec<String> { vec!["clock.now".into()] }
+    /// }
+    ///
+    /// let ctx = AgentContext::new("run-1").with_tools(Arc::new(Clock)).with_allowed_tools(["weather.today"]);
+    /// assert!(ctx.tool_ids().is_empty());
+    /// let refused = pollster::block_on(ctx.call_tool("clock.now", json!({}))).unwrap_err();
+    /// assert_eq!(refused.code().as_str(), "unauthorised");
+    /// ```
     #[must_use]
     pub fn with_allowed_tools<I, S>(mut self, ids: I) -> Self
     where
@@ -173,6 +237,15 @@ impl AgentContext {
     }
 
     /// Sends the core's and the runtime's events to `sink`.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, EventLog};
+    /// use std::sync::Arc;
+    /// let log = Arc::new(EventLog::default());
+    /// let ctx = AgentContext::new("run-1").with_event_sink(log.clone());
+    /// ctx.emit("note", serde_json::json!({ "text": "hi" }));
+    /// assert_eq!(log.events()[0].payload["text"], "hi");
+    /// ```
     #[must_use]
     pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.events = Some(sink);
@@ -180,6 +253,10 @@ impl AgentContext {
     }
 
     /// The run's id.
+    ///
+    /// ```
+    /// assert_eq!(io_core::AgentContext::new("run-42").run_id(), "run-42");
+    /// ```
     pub fn run_id(&self) -> &str {
         &self.run_id
     }
@@ -221,6 +298,25 @@ impl AgentContext {
     }
 
     /// The ids of the tools the core may call.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// /// A host with one tool, `clock.now`.
+    /// struct Clock;
+    /// impl ToolInvoker for Clock {
+    ///     fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "asked_by": call.run_id, "now": "12:00" })) })
+    ///     }
+    ///     fn tool_ids(&self) -> Vec<String> { vec!["clock.now".into()] }
+    /// }
+    ///
+    /// assert!(AgentContext::new("run-1").tool_ids().is_empty());
+    /// let ctx = AgentContext::new("run-1").with_tools(Arc::new(Clock));
+    /// assert_eq!(ctx.tool_ids(), ["clock.now"]);
+    /// ```
     pub fn tool_ids(&self) -> Vec<String> {
         let Some(tools) = &self.tools else {
             return Vec::new();
@@ -297,6 +393,35 @@ impl AgentContext {
 
     /// [`Self::call_tool`] with typed arguments and result. A result that does not decode into
     /// `O` is `upstream_error`: the tool answered, but not in the shape the core expected.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// /// A host with one tool, `clock.now`.
+    /// struct Clock;
+    /// impl ToolInvoker for Clock {
+    ///     fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "asked_by": call.run_id, "now": "12:00" })) })
+    ///     }
+    ///     fn tool_ids(&self) -> Vec<String> { vec!["clock.now".into()] }
+    /// }
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Ask { zone: String }
+    /// #[derive(serde::Deserialize)]
+    /// struct Now { now: String }
+    /// #[derive(Debug, serde::Deserialize)]
+    /// struct Forecast { rain: f64 }
+    ///
+    /// let ctx = AgentContext::new("run-1").with_tools(Arc::new(Clock));
+    /// let ask = Ask { zone: "UTC".into() };
+    /// let now: Now = pollster::block_on(ctx.call_tool_typed("clock.now", &ask)).unwrap();
+    /// assert_eq!(now.now, "12:00");
+    /// let wrong = pollster::block_on(ctx.call_tool_typed::<_, Forecast>("clock.now", &ask)).unwrap_err();
+    /// assert_eq!(wrong.code().as_str(), "upstream_error");
+    /// ```
     pub async fn call_tool_typed<I, O>(&self, tool_id: &str, input: &I) -> Result<O, AgentError>
     where
         I: Serialize + ?Sized,
@@ -314,6 +439,13 @@ impl AgentContext {
     }
 
     /// Whether events go anywhere; lets a caller skip building payloads nobody reads.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, EventLog};
+    /// use std::sync::Arc;
+    /// assert!(!AgentContext::new("run-1").has_event_sink());
+    /// assert!(AgentContext::new("run-1").with_event_sink(Arc::new(EventLog::default())).has_event_sink());
+    /// ```
     pub fn has_event_sink(&self) -> bool {
         self.events.is_some()
     }
