@@ -13,8 +13,11 @@
 //! crate itself (after `cargo clean -p`) and an incremental build (after touching one file), in
 //! seven rounds that rotate the order of the crates; the median of the rounds' ratios is
 //! printed, with their range, for the wall clock and (on Linux) for the CPU time of cargo and
-//! the compilers it ran, which a shared machine's other work disturbs less. Run with `cargo bench -p agent-io-tests --bench compile_time` (a few
-//! minutes; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets the number of tools.
+//! the compilers it ran, which a shared machine's other work disturbs less.
+//!
+//! Run with `cargo bench -p agent-io-tests --bench compile_time` (about a quarter of an hour on
+//! two cores; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets
+//! the number of tools.
 #![allow(missing_docs)]
 
 use std::fmt::Write as _;
@@ -260,7 +263,7 @@ schemars = "1.2"
 
 /// One build's cost: its wall-clock time, and the CPU time of cargo and the compilers it ran
 /// (Linux only; less disturbed by a shared machine's other work than the wall clock).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Cost {
     wall: Duration,
     cpu: Option<Duration>,
@@ -362,12 +365,12 @@ fn main() {
     let names = crates.map(|(name, ..)| name);
     // One build of each crate, starting with crate `round % 3`: [ours, plain, minimal].
     let each = |build: &dyn Fn(&str) -> Cost, round: usize| {
-        let mut costs = [None; 3];
+        let mut costs = [Cost::default(); 3];
         for k in 0..3 {
             let at = (round + k) % 3;
-            costs[at] = Some(build(names[at]));
+            costs[at] = build(names[at]);
         }
-        costs.map(|cost| cost.expect("every crate is built"))
+        costs
     };
     // [full, incremental] × [ours, plain, minimal], every round.
     let mut costs: [[Vec<Cost>; 3]; 2] = Default::default();
@@ -381,24 +384,26 @@ fn main() {
         }
     }
     let cpu_measured = costs.iter().flatten().flatten().all(|c| c.cpu.is_some());
+    let wall: fn(&Cost) -> Duration = |c| c.wall;
+    let cpu: fn(&Cost) -> Duration = |c| c.cpu.unwrap_or_default();
     for (at, name) in names.iter().enumerate() {
-        let wall = |kind: usize| median(costs[kind][at].iter().map(|c| c.wall).collect());
-        let cpu = |kind: usize| median(costs[kind][at].iter().filter_map(|c| c.cpu).collect());
-        if cpu_measured {
-            println!(
-                "{name}: full {:.2?} ({:.2?} CPU), incremental {:.2?} ({:.2?} CPU) (medians)",
-                wall(0),
-                cpu(0),
-                wall(1),
-                cpu(1)
-            );
-        } else {
-            println!(
-                "{name}: full {:.2?}, incremental {:.2?} (medians)",
-                wall(0),
-                wall(1)
-            );
-        }
+        // A build's median wall clock, with its median CPU time when that was measured.
+        let time = |kind: usize| {
+            let of = |measure: fn(&Cost) -> Duration| {
+                median(costs[kind][at].iter().map(measure).collect())
+            };
+            let cpu = if cpu_measured {
+                format!(" ({:.2?} CPU)", of(cpu))
+            } else {
+                String::new()
+            };
+            format!("{:.2?}{cpu}", of(wall))
+        };
+        println!(
+            "{name}: full {}, incremental {} (medians)",
+            time(0),
+            time(1)
+        );
     }
     // The median of the rounds' ratios of crate `a` to crate `b`, and their range.
     let ratio = |kind: usize, a: usize, b: usize, of: fn(&Cost) -> Duration| {
@@ -428,8 +433,6 @@ fn main() {
         ),
         ("`#[tool]` + derives / the minimal macros", 0, 2),
     ];
-    let wall: fn(&Cost) -> Duration = |c| c.wall;
-    let cpu: fn(&Cost) -> Duration = |c| c.cpu.unwrap_or_default();
     for (what, a, b) in rows {
         println!(
             "compile time, {tools} tools, {what}, median of {ROUNDS} interleaved rounds: full {}, incremental {} (wall clock)",
