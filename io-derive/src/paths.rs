@@ -53,6 +53,9 @@ enum Found {
     Name(String),
 }
 
+/// The manifests read in this process: one entry each, replaced when it goes stale.
+static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
 /// One manifest's answer, with what it was read from.
 struct Entry {
     manifest: PathBuf,
@@ -73,7 +76,6 @@ fn crate_name(package: &str) -> Option<Found> {
 /// a long-lived macro server (rust-analyzer's) expands for many and sees their manifests
 /// change: each answer is kept with the times of the files it was read from.
 fn name_at(manifest: &Path, tests: bool, package: &str) -> Option<Found> {
-    static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
     let mut cache = CACHE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -427,8 +429,26 @@ mod tests {
             .set_modified(later)
             .unwrap();
         assert_eq!(name_at(&first, false, "io-core"), Some(name("io_core")));
+        // The stale answer was replaced, not kept beside the new one, and the other
+        // manifest's was kept.
+        let count = |path: &Path| {
+            let cache = CACHE.lock().unwrap();
+            cache.iter().filter(|e| e.manifest == path).count()
+        };
+        assert_eq!((count(&first), count(&second)), (1, 1));
         assert_eq!(name_at(&second, false, "io-core"), Some(name("two")));
         assert_eq!(name_at(&first, false, "agent-io"), None);
+    }
+
+    #[test]
+    fn this_crates_own_manifest_is_read_through_the_environment() {
+        // `cargo test` sets `CARGO_MANIFEST_DIR` to io-derive's folder, whose manifest names
+        // io-core (a dev-dependency, inherited from the workspace) and io-derive itself.
+        assert_eq!(crate_name("io-core"), Some(name("io_core")));
+        assert_eq!(crate_name("io-derive"), Some(Found::Itself));
+        assert_eq!(crate_name("agent-io"), None);
+        let path = io_typed_tool();
+        assert_eq!(quote::quote!(#path).to_string(), ":: io_typed_tool");
     }
 
     #[test]
