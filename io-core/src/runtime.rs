@@ -65,12 +65,32 @@ struct CoreFiles {
 }
 
 impl AgentRuntime {
-    /// Erases `core` and puts it behind the boundary.
+    /// Erases `core` and puts it behind the boundary (an example is on the type).
     pub fn new<C: AgentCore>(core: C) -> Self {
         Self::from_erased(Box::new(core))
     }
 
-    /// Puts an already erased core behind the boundary.
+    /// Puts an already erased core behind the boundary: a core chosen at run time, from a
+    /// factory or a plugin table.
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// use io_core::ErasedAgentCore;
+    ///
+    /// let chosen: Box<dyn ErasedAgentCore> = Box::new(Echo);
+    /// let mut runtime = AgentRuntime::from_erased(chosen);
+    /// let out = pollster::block_on(runtime.run_turn(json!({ "message": "hi" }))).unwrap();
+    /// assert_eq!(out, json!({ "response": "hi" }));
+    /// ```
     pub fn from_erased(core: Box<dyn ErasedAgentCore>) -> Self {
         AgentRuntime {
             core,
@@ -82,7 +102,43 @@ impl AgentRuntime {
         }
     }
 
-    /// Offers the host's tools to the core.
+    /// Offers the host's tools to the core, which calls them through its
+    /// [`AgentContext`](crate::AgentContext) (every call is a `tool.called` event).
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, BoxFuture, ToolCall, ToolInvoker, TurnInput, TurnOutput, agent_core};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// /// A host with two tools.
+    /// struct Clock;
+    /// impl ToolInvoker for Clock {
+    ///     fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "tool": call.tool_id, "now": "12:00" })) })
+    ///     }
+    ///     fn tool_ids(&self) -> Vec<String> { vec!["clock.now".into(), "clock.set".into()] }
+    /// }
+    ///
+    /// /// Calls the tool its message names.
+    /// struct Caller;
+    /// #[agent_core]
+    /// impl AgentCore for Caller {
+    ///     fn core_type(&self) -> &str { "caller" }
+    ///     async fn run_turn(&mut self, input: TurnInput, ctx: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    ///         let answer = ctx.call_tool(&input.message, json!({})).await?;
+    ///         Ok(TurnOutput::new(answer["now"].as_str().unwrap_or_default()))
+    ///     }
+    /// }
+    ///
+    /// let mut runtime = AgentRuntime::new(Caller)
+    ///     .with_tools(Arc::new(Clock))
+    ///     .with_allowed_tools(["clock.now"]);
+    /// let out = pollster::block_on(runtime.run_turn(json!({ "message": "clock.now" }))).unwrap();
+    /// assert_eq!(out["response"], "12:00");
+    /// // Offered by the host, but not to this core.
+    /// let err = pollster::block_on(runtime.run_turn(json!({ "message": "clock.set" }))).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "unauthorised");
+    /// ```
     #[must_use]
     pub fn with_tools(mut self, tools: Arc<dyn ToolInvoker>) -> Self {
         self.tools = Some(tools);
@@ -133,7 +189,8 @@ impl AgentRuntime {
         })
     }
 
-    /// Limits the core to these tool ids.
+    /// Limits the core to these tool ids; a call to another is refused as `unauthorised`
+    /// without reaching the host (an example is on [`Self::with_tools`]).
     #[must_use]
     pub fn with_allowed_tools<I, S>(mut self, ids: I) -> Self
     where
@@ -145,6 +202,27 @@ impl AgentRuntime {
     }
 
     /// Sends turn events (and the core's own) to `sink`.
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// use io_core::EventLog;
+    /// use std::sync::Arc;
+    ///
+    /// let log = Arc::new(EventLog::default());
+    /// let mut runtime = AgentRuntime::new(Echo).with_event_sink(log.clone());
+    /// pollster::block_on(runtime.run_turn(json!({ "message": "hi" }))).unwrap();
+    /// let kinds: Vec<_> = log.events().into_iter().map(|e| e.kind).collect();
+    /// assert_eq!(kinds, ["turn.started", "turn.completed"]);
+    /// ```
     #[must_use]
     pub fn with_event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.events = Some(sink);
@@ -175,7 +253,7 @@ impl AgentRuntime {
         self.files.as_ref().and_then(|f| f.last_record.as_ref())
     }
 
-    /// The core's kind.
+    /// The core's kind (an example is on [`Self::input_schema`]).
     pub fn core_type(&self) -> &str {
         self.core.core_type()
     }
@@ -202,12 +280,29 @@ impl AgentRuntime {
         self.core.input_schema()
     }
 
-    /// The core's output JSON Schema.
+    /// The core's output JSON Schema (an example is on [`Self::input_schema`]).
     pub fn output_schema(&self) -> &'static Value {
         self.core.output_schema()
     }
 
     /// The core's compiled output schema (with [`BoundarySchema::produced_schema`](crate::BoundarySchema::produced_schema)).
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// let runtime = AgentRuntime::new(Echo);
+    /// let boundary = runtime.output_boundary();
+    /// assert!(boundary.validate(&json!({ "response": "ok" })).is_ok());
+    /// assert_eq!(boundary.validate(&json!({})).unwrap_err().code().as_str(), "output_invalid");
+    /// ```
     pub fn output_boundary(&self) -> &'static crate::BoundarySchema {
         self.core.output_boundary()
     }

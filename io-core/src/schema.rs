@@ -114,6 +114,22 @@ impl BoundarySchema {
     /// `strict_name` is `Some(name)` for types marked `#[agent(strict)]`: the strict
     /// structured-output format is then derived too, under that name. Never panics: a schema
     /// that cannot compile is kept as an error and reported as `internal` by [`Self::validate`].
+    ///
+    /// ```
+    /// use io_core::{BoundarySchema, Direction};
+    /// use serde_json::json;
+    ///
+    /// #[derive(schemars::JsonSchema)]
+    /// struct Reply { answer: String }
+    ///
+    /// let boundary = BoundarySchema::build::<Reply>(Direction::Output, None);
+    /// assert_eq!(boundary.direction(), Direction::Output);
+    /// assert!(boundary.validate(&json!({ "answer": "42" })).is_ok());
+    /// let err = boundary.validate(&json!({})).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "output_invalid");
+    /// // Not marked strict: no structured-output format.
+    /// assert!(boundary.strict_format().is_none());
+    /// ```
     pub fn build<T: JsonSchema + ?Sized>(direction: Direction, strict_name: Option<&str>) -> Self {
         Self::build_shaped::<T>(direction, strict_name, None)
     }
@@ -292,6 +308,18 @@ impl BoundarySchema {
     }
 
     /// Whether the schema compiled; when it did not, the reason.
+    ///
+    /// ```
+    /// use io_core::{BoundarySchema, Direction};
+    /// use serde_json::json;
+    ///
+    /// let good = BoundarySchema::from_value("Good", Direction::Input, json!({ "type": "string" }));
+    /// assert_eq!(good.compile_error(), None);
+    /// let bad = BoundarySchema::from_value("Bad", Direction::Input, json!({ "type": 12 }));
+    /// assert!(bad.compile_error().is_some());
+    /// // Never a panic: validating against it is an `internal` error.
+    /// assert_eq!(bad.validate(&json!("x")).unwrap_err().code().as_str(), "internal");
+    /// ```
     pub fn compile_error(&self) -> Option<&str> {
         self.validator.as_ref().err().map(String::as_str)
     }
@@ -344,6 +372,21 @@ impl BoundarySchema {
     ///
     /// Keyed by `TypeId`, so each instantiation of a generic type has its own. Later calls take
     /// a read lock and a hash lookup, and allocate nothing.
+    ///
+    /// ```
+    /// use io_core::{BoundarySchema, Direction};
+    ///
+    /// #[derive(schemars::JsonSchema)]
+    /// struct Page<T> { items: Vec<T> }
+    ///
+    /// let strings = BoundarySchema::cached::<Page<String>>(Direction::Input, None);
+    /// assert!(std::ptr::eq(strings, BoundarySchema::cached::<Page<String>>(Direction::Input, None)));
+    /// // Another instantiation, or the other direction, is another schema.
+    /// let numbers = BoundarySchema::cached::<Page<u32>>(Direction::Input, None);
+    /// assert!(!std::ptr::eq(strings, numbers));
+    /// assert!(!std::ptr::eq(strings, BoundarySchema::cached::<Page<String>>(Direction::Output, None)));
+    /// assert!(numbers.validate(&serde_json::json!({ "items": ["a"] })).is_err());
+    /// ```
     pub fn cached<T: IsJsonSchema + ?Sized + 'static>(
         direction: Direction,
         strict_name: Option<&str>,
@@ -375,16 +418,47 @@ impl BoundarySchema {
     }
 
     /// The JSON Schema, as generated.
+    ///
+    /// ```
+    /// use io_core::AgentInput;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+    /// struct Ask { question: String }
+    ///
+    /// let schema = Ask::input_boundary().schema();
+    /// assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    /// assert_eq!(schema["required"], serde_json::json!(["question"]));
+    /// ```
     pub fn schema(&self) -> &Value {
         &self.schema
     }
 
     /// The Rust type the schema describes.
+    ///
+    /// ```
+    /// use io_core::AgentOutput;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// struct Answer { text: String }
+    ///
+    /// assert!(Answer::output_boundary().type_name().ends_with("Answer"));
+    /// ```
     pub fn type_name(&self) -> &'static str {
         self.type_name
     }
 
-    /// The side of the boundary the schema describes.
+    /// The side of the boundary the schema describes: it decides the error code of a
+    /// failed check (`input_invalid` or `output_invalid`).
+    ///
+    /// ```
+    /// use io_core::{AgentInput, AgentOutput, Direction};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Note { text: String }
+    ///
+    /// assert_eq!(Note::input_boundary().direction(), Direction::Input);
+    /// assert_eq!(Note::output_boundary().direction(), Direction::Output);
+    /// ```
     pub fn direction(&self) -> Direction {
         self.direction
     }
@@ -445,6 +519,26 @@ impl BoundarySchema {
     /// A value nested deeper than [`crate::limits::MAX_DEPTH`] is refused before it is
     /// walked, with one `depth` violation; at most [`MAX_VIOLATIONS`] violations are listed,
     /// each pointer and message bounded in size, and the rest counted.
+    ///
+    /// ```
+    /// use io_core::AgentInput;
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+    /// struct Order {
+    ///     #[schemars(range(min = 1))]
+    ///     quantity: u32,
+    ///     sku: String,
+    /// }
+    ///
+    /// let boundary = Order::input_boundary();
+    /// assert!(boundary.validate(&json!({ "quantity": 2, "sku": "A-1" })).is_ok());
+    /// let err = boundary.validate(&json!({ "quantity": 0, "sku": 7 })).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "input_invalid");
+    /// let mut pointers: Vec<_> = err.violations().iter().map(|v| v.pointer.as_str()).collect();
+    /// pointers.sort();
+    /// assert_eq!(pointers, ["/quantity", "/sku"]);
+    /// ```
     pub fn validate(&self, value: &Value) -> Result<(), AgentError> {
         let validator = self.validator()?;
         if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
@@ -460,7 +554,23 @@ impl BoundarySchema {
         Err(self.violation_error(violations))
     }
 
-    /// The error [`Self::validate`] reports for these violations.
+    /// The error [`Self::validate`] reports for these violations: for a host's own checks, so
+    /// that they fail the way the schema's do.
+    ///
+    /// ```
+    /// use io_core::{AgentInput, Violation};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+    /// struct Transfer { from: String, to: String }
+    ///
+    /// let err = Transfer::input_boundary().violation_error(vec![Violation {
+    ///     pointer: "/to".into(),
+    ///     keyword: "distinct".into(),
+    ///     message: "`to` must differ from `from`".into(),
+    /// }]);
+    /// assert_eq!(err.code().as_str(), "input_invalid");
+    /// assert_eq!(err.violations()[0].keyword, "distinct");
+    /// ```
     pub fn violation_error(&self, violations: Vec<Violation>) -> AgentError {
         let noun = self.direction.noun();
         let short_name = short_type_name(self.type_name);
@@ -593,12 +703,43 @@ impl BoundarySchema {
 
     /// The provider structured-output description (`{"type": "json_schema", ...}`) for
     /// types marked strict whose schema strict mode can express; `None` otherwise.
+    ///
+    /// ```
+    /// use io_core::AgentOutput;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// #[agent(strict)]
+    /// struct Verdict { passed: bool, reason: String }
+    ///
+    /// let format = Verdict::output_boundary().structured_output_format().unwrap();
+    /// assert_eq!(format["type"], "json_schema");
+    /// assert_eq!(format["json_schema"]["strict"], true);
+    /// ```
     pub fn structured_output_format(&self) -> Option<&Value> {
         self.strict.as_ref().and_then(|s| s.as_ref().ok())
     }
 
     /// For strict types: the structured-output format, or why strict mode cannot express the
     /// schema (a nested type holding a map, say). `None` for types not marked strict.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use io_core::AgentOutput;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Counts { by_name: BTreeMap<String, u32> }
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// #[agent(strict)]
+    /// struct Tally { counts: Counts }
+    ///
+    /// // A map's open keys are beyond strict mode. A map in the type itself is a compile
+    /// // error; one in a nested type is found when the schema is built: the reason, not a
+    /// // format.
+    /// let refused = Tally::output_boundary().strict_format().unwrap();
+    /// assert!(refused.is_err());
+    /// assert!(Tally::output_boundary().structured_output_format().is_none());
+    /// ```
     pub fn strict_format(&self) -> Option<Result<&Value, &StrictModeError>> {
         self.strict.as_ref().map(Result::as_ref)
     }

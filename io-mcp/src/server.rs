@@ -102,6 +102,26 @@ pub struct McpServer {
 impl McpServer {
     /// A server for `registry`'s tools. Fails when a tool cannot be exported to MCP (a name
     /// over the length limit, a schema the MCP profile refuses), naming the tool and where.
+    ///
+    /// ```
+    /// use io_mcp::McpServer;
+    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Page { cursor: Option<String> }
+    ///
+    /// /// Lists the next page.
+    /// #[tool(id = "pages.next")]
+    /// async fn next(page: Page) -> Result<Page, ToolError> { Ok(page) }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(NextTool)?;
+    /// // A registry, or an `Arc` of one shared with other hosts.
+    /// let shared = std::sync::Arc::new(registry);
+    /// let server = McpServer::new(std::sync::Arc::clone(&shared))?;
+    /// assert!(std::sync::Arc::ptr_eq(server.registry(), &shared));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(registry: impl Into<Arc<ToolRegistry>>) -> Result<Self, ExportError> {
         let registry = registry.into();
         let definitions = registry.export(Export::Mcp)?;
@@ -130,7 +150,47 @@ impl McpServer {
         })
     }
 
-    /// Sets how many tools one `tools/list` page holds (at least 1).
+    /// Sets how many tools one `tools/list` page holds (at least 1; the default is
+    /// [`crate::DEFAULT_PAGE_SIZE`]). A client follows `nextCursor` through the pages.
+    ///
+    /// ```
+    /// use io_mcp::rmcp::{ServiceExt, model::PaginatedRequestParams};
+    /// use io_mcp::McpServer;
+    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Text { text: String }
+    /// /// Echoes.
+    /// #[tool(id = "a.echo")]
+    /// async fn echo(t: Text) -> Result<Text, ToolError> { Ok(t) }
+    /// /// Shouts.
+    /// #[tool(id = "b.shout")]
+    /// async fn shout(t: Text) -> Result<Text, ToolError> { Ok(Text { text: t.text.to_uppercase() }) }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(EchoTool)?;
+    /// registry.register(ShoutTool)?;
+    /// let server = McpServer::new(registry)?.with_page_size(1);
+    ///
+    /// tokio::runtime::Runtime::new()?.block_on(async {
+    ///     let (server_side, client_side) = tokio::io::duplex(1 << 16);
+    ///     tokio::spawn(async move {
+    ///         if let Ok(running) = server.serve(server_side).await {
+    ///             let _ = running.waiting().await;
+    ///         }
+    ///     });
+    ///     let client = ().serve(client_side).await?;
+    ///     let first = client.list_tools(None).await?;
+    ///     assert_eq!(first.tools.len(), 1);
+    ///     let cursor = first.next_cursor.expect("a second page");
+    ///     let rest = PaginatedRequestParams::default().with_cursor(Some(cursor));
+    ///     let second = client.list_tools(Some(rest)).await?;
+    ///     assert_eq!(second.tools.len(), 1);
+    ///     assert!(second.next_cursor.is_none());
+    ///     Ok::<(), Box<dyn std::error::Error>>(())
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn with_page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size.max(1);
@@ -138,13 +198,29 @@ impl McpServer {
     }
 
     /// Sets the name and version the server gives clients at initialization.
+    ///
+    /// ```
+    /// use io_mcp::McpServer;
+    /// use io_mcp::rmcp::ServerHandler;
+    /// use io_typed_tool::ToolRegistry;
+    ///
+    /// let server = McpServer::new(ToolRegistry::new())?
+    ///     .with_server_info("notes-host", "2.1.0")
+    ///     .with_instructions("Notes are kept per tenant.");
+    /// let info = server.get_info();
+    /// assert_eq!(info.server_info.name, "notes-host");
+    /// assert_eq!(info.server_info.version, "2.1.0");
+    /// assert_eq!(info.instructions.as_deref(), Some("Notes are kept per tenant."));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.info = Arc::new(Implementation::new(name, version));
         self
     }
 
-    /// Sets the instructions the server gives clients at initialization.
+    /// Sets the instructions the server gives clients at initialization (an example is on
+    /// [`Self::with_server_info`]).
     #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(Arc::from(instructions.into()));
@@ -153,6 +229,41 @@ impl McpServer {
 
     /// Sets the host context every call gets (what a contract's `contextSchema` describes: a
     /// workspace root, a tenant). MCP clients cannot supply it; the host does.
+    ///
+    /// ```
+    /// use io_mcp::rmcp::{ServiceExt, model::CallToolRequestParams};
+    /// use io_mcp::McpServer;
+    /// use io_typed_tool::{ToolContext, ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Empty {}
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Tenant { tenant: String }
+    ///
+    /// /// Says which tenant the host serves.
+    /// #[tool(id = "host.tenant")]
+    /// async fn tenant(_: Empty, ctx: &ToolContext) -> Result<Tenant, ToolError> {
+    ///     Ok(Tenant { tenant: ctx.raw_context()["tenant"].as_str().unwrap_or("none").to_owned() })
+    /// }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(TenantTool)?;
+    /// let server = McpServer::new(registry)?.with_context(serde_json::json!({ "tenant": "acme" }));
+    ///
+    /// tokio::runtime::Runtime::new()?.block_on(async {
+    ///     let (server_side, client_side) = tokio::io::duplex(1 << 16);
+    ///     tokio::spawn(async move {
+    ///         if let Ok(running) = server.serve(server_side).await {
+    ///             let _ = running.waiting().await;
+    ///         }
+    ///     });
+    ///     let client = ().serve(client_side).await?;
+    ///     let result = client.call_tool(CallToolRequestParams::new("host.tenant")).await?;
+    ///     assert_eq!(result.structured_content, Some(serde_json::json!({ "tenant": "acme" })));
+    ///     Ok::<(), Box<dyn std::error::Error>>(())
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn with_context(mut self, context: Value) -> Self {
         self.context = Arc::new(context);
@@ -183,7 +294,7 @@ impl McpServer {
         &self.tools
     }
 
-    /// The registry the server calls.
+    /// The registry the server calls (an example is on [`Self::new`]).
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         &self.registry
     }

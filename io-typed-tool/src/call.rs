@@ -45,14 +45,14 @@ impl Progress {
         }
     }
 
-    /// Sets the total.
+    /// Sets the total (an example is on [`Self::new`]).
     #[must_use]
     pub fn with_total(mut self, total: f64) -> Self {
         self.total = Some(total);
         self
     }
 
-    /// Sets the message.
+    /// Sets the message (an example is on [`Self::new`]).
     #[must_use]
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
@@ -94,7 +94,8 @@ impl<F: Fn(Progress) + Send + Sync> ProgressSink for F {
 
 impl ProgressReporter {
     /// A reporter that hands every report to `sink`. The sink runs on the body's task: it
-    /// should hand the report on (to a channel, a spawned send) rather than block.
+    /// should hand the report on (to a channel, a spawned send) rather than block. (An example
+    /// is on the type.)
     pub fn new(sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         ProgressReporter {
             sink: Arc::new(sink),
@@ -120,7 +121,7 @@ impl ProgressReporter {
         ProgressReporter { sink }
     }
 
-    /// Sends one report.
+    /// Sends one report (an example is on the type).
     pub fn report(&self, progress: Progress) {
         self.sink.send(progress);
     }
@@ -160,18 +161,26 @@ struct Inner {
 }
 
 impl Cancellation {
-    /// A signal that has not fired.
+    /// A signal that has not fired (an example is on the type).
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Fires the signal; every clone sees it. Firing twice is harmless.
+    ///
+    /// ```
+    /// use io_typed_tool::Cancellation;
+    /// let cancellation = Cancellation::new();
+    /// cancellation.cancel();
+    /// cancellation.cancel();
+    /// assert!(cancellation.clone().is_cancelled());
+    /// ```
     pub fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::SeqCst);
         self.inner.notify.notify_waiters();
     }
 
-    /// Whether the signal has fired.
+    /// Whether the signal has fired (an example is on the type).
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancelled.load(Ordering::SeqCst)
     }

@@ -257,14 +257,16 @@ impl ToolContext {
         }
     }
 
-    /// Sends the call's progress reports to `reporter` (the registry sets the caller's).
+    /// Sends the call's progress reports to `reporter` (the registry sets the caller's; an
+    /// example is on [`Self::report_progress`]).
     #[must_use]
     pub fn with_progress(mut self, reporter: ProgressReporter) -> Self {
         self.progress = Some(reporter);
         self
     }
 
-    /// Lets the body see the caller's cancellation (the registry sets the caller's).
+    /// Lets the body see the caller's cancellation (the registry sets the caller's; an
+    /// example is on [`Self::is_cancelled`]).
     #[must_use]
     pub fn with_cancellation(mut self, cancellation: Cancellation) -> Self {
         self.cancellation = Some(cancellation);
@@ -309,14 +311,33 @@ impl ToolContext {
             .is_some_and(Cancellation::is_cancelled)
     }
 
-    /// Sets the host context (already validated against `contextSchema` by the registry).
+    /// Sets the host context (already validated against `contextSchema` by the registry). A
+    /// `null` context is none.
+    ///
+    /// ```
+    /// use io_typed_tool::ToolContext;
+    /// use serde_json::json;
+    ///
+    /// let ctx = ToolContext::new("run-1", "billing.report").with_context(json!({ "tenant": "acme" }));
+    /// assert_eq!(ctx.raw_context()["tenant"], "acme");
+    /// assert!(ToolContext::new("run-1", "billing.report").with_context(json!(null)).raw_context().is_null());
+    /// ```
     #[must_use]
     pub fn with_context(mut self, context: Value) -> Self {
         self.context = (!context.is_null()).then(|| Arc::new(context));
         self
     }
 
-    /// Sets the contract's declared mutations, which [`Self::authorize_mutation`] checks.
+    /// Sets the contract's declared mutations, which [`Self::authorize_mutation`] checks (an
+    /// example is there). With none declared, every mutation is refused.
+    ///
+    /// ```
+    /// use io_typed_tool::ToolContext;
+    ///
+    /// let read_only = ToolContext::new("run-1", "notes.read");
+    /// let err = read_only.authorize_mutation("workspace:/notes/a.md").unwrap_err();
+    /// assert_eq!(err.code().as_str(), "unauthorised");
+    /// ```
     #[must_use]
     pub fn with_mutates(self, mutates: &[String]) -> Self {
         self.with_shared_mutates(Arc::from(mutates.to_vec()))
@@ -334,22 +355,47 @@ impl ToolContext {
         self
     }
 
-    /// The run that makes the call.
+    /// The run that makes the call (an example is on [`Self::new`]).
     pub fn run_id(&self) -> &str {
         &self.run_id
     }
 
-    /// The tool being called.
+    /// The tool being called (an example is on [`Self::new`]).
     pub fn tool_id(&self) -> &str {
         &self.tool_id
     }
 
     /// Which attempt this is: 1 for the first, 2 for the first retry, ...
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use io_typed_tool::{ToolContext, ToolError, tool, tool_registry};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Empty {}
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Tries { attempt: u32 }
+    ///
+    /// /// Fails once with a retryable error, then succeeds.
+    /// #[tool(id = "flaky.fetch", idempotent, retry(max_attempts = 3, backoff = "fixed", initial_ms = 1))]
+    /// async fn fetch(_: Empty, ctx: &ToolContext) -> Result<Tries, ToolError> {
+    ///     if ctx.attempt() == 1 {
+    ///         return Err(ToolError::new(io_core::ErrorCode::UpstreamError, "try again"));
+    ///     }
+    ///     Ok(Tries { attempt: ctx.attempt() })
+    /// }
+    ///
+    /// let registry = tool_registry![FetchTool].unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let out = runtime.block_on(registry.call("flaky.fetch", serde_json::json!({}))).unwrap();
+    /// assert_eq!(out["attempt"], 2);
+    /// ```
     pub fn attempt(&self) -> u32 {
         self.attempt
     }
 
-    /// The host context as JSON (`null` when the contract declares none).
+    /// The host context as JSON (`null` when the contract declares none; an example is on
+    /// [`Self::with_context`]).
     pub fn raw_context(&self) -> &Value {
         static NULL: Value = Value::Null;
         self.context.as_deref().unwrap_or(&NULL)

@@ -216,6 +216,15 @@ pub struct RunVars {
 
 impl RunVars {
     /// Values for `run_id` of `unit_id`, dated today (UTC).
+    ///
+    /// ```
+    /// use io_core::files::{RunVars, interpolate};
+    ///
+    /// let vars = RunVars::new("run-7", "reports.weekly");
+    /// assert_eq!(vars.iso_date.len(), "2026-11-24".len());
+    /// let path = interpolate("out/<workflowId>/<runId>.md", &vars).unwrap();
+    /// assert_eq!(path, "out/reports.weekly/run-7.md");
+    /// ```
     pub fn new(run_id: impl Into<String>, unit_id: impl Into<String>) -> Self {
         RunVars {
             run_id: run_id.into(),
@@ -390,6 +399,19 @@ impl Workspace {
     /// Lets input files with more than one hard link be staged. Off by default: a hard link
     /// makes a file outside the workspace readable through a path inside it, and the link
     /// count is the only trace of that on the file itself.
+    ///
+    /// ```
+    /// use io_core::files::{PathError, Workspace};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("a.txt"), "shared").unwrap();
+    /// std::fs::hard_link(dir.path().join("a.txt"), dir.path().join("b.txt")).unwrap();
+    /// let strict = Workspace::open(dir.path()).unwrap();
+    /// # #[cfg(unix)]
+    /// assert_eq!(strict.open_input("b.txt").unwrap_err(), PathError::HardLinked);
+    /// let lenient = strict.allow_hard_links(true);
+    /// assert_eq!(lenient.open_input("b.txt").unwrap().unwrap().len, 6);
+    /// ```
     #[must_use]
     pub fn allow_hard_links(mut self, allow: bool) -> Self {
         self.allow_hard_links = allow;
@@ -397,18 +419,41 @@ impl Workspace {
     }
 
     /// Sets the host limit on one staged input file, in bytes (a contract may set a lower one).
+    ///
+    /// ```
+    /// use io_core::files::{DEFAULT_MAX_INPUT_BYTES, PathError, Workspace};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("big.bin"), [0u8; 100]).unwrap();
+    /// let workspace = Workspace::open(dir.path()).unwrap();
+    /// assert_eq!(workspace.max_input_bytes(), DEFAULT_MAX_INPUT_BYTES);
+    /// let small = workspace.with_max_input_bytes(64);
+    /// assert_eq!(small.max_input_bytes(), 64);
+    /// // Refused from its size alone, before a byte is read.
+    /// assert_eq!(small.open_input("big.bin").unwrap_err(), PathError::TooLarge { bytes: 100, limit: 64 });
+    /// ```
     #[must_use]
     pub fn with_max_input_bytes(mut self, bytes: u64) -> Self {
         self.max_input_bytes = bytes;
         self
     }
 
-    /// The host limit on one staged input file, in bytes.
+    /// The host limit on one staged input file, in bytes (an example is on
+    /// [`Self::with_max_input_bytes`]).
     pub fn max_input_bytes(&self) -> u64 {
         self.max_input_bytes
     }
 
-    /// The workspace root, resolved.
+    /// The workspace root, resolved (absolute, without symlinks).
+    ///
+    /// ```
+    /// use io_core::files::Workspace;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::create_dir(dir.path().join("ws")).unwrap();
+    /// let workspace = Workspace::open(dir.path().join("ws/../ws")).unwrap();
+    /// assert_eq!(workspace.root(), std::fs::canonicalize(dir.path().join("ws")).unwrap());
+    /// ```
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -426,6 +471,17 @@ impl Workspace {
 
     /// [`Self::open_input`] with a limit of `limit` bytes (a contract's own, say); the host
     /// limit still applies when it is lower.
+    ///
+    /// ```
+    /// use io_core::files::{PathError, Workspace};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("data.csv"), "a,b\n1,2\n").unwrap();
+    /// let workspace = Workspace::open(dir.path()).unwrap().with_max_input_bytes(4);
+    /// let refused = workspace.open_input_within("data.csv", 1_000).unwrap_err();
+    /// // The lower of the two limits applies: the host's, here.
+    /// assert_eq!(refused, PathError::TooLarge { bytes: 8, limit: 4 });
+    /// ```
     pub fn open_input_within(
         &self,
         relative: &str,
@@ -488,6 +544,21 @@ impl Workspace {
     /// replaced, never followed. Returns the bytes written and their SHA-256 (lowercase hex).
     ///
     /// A target that is a symlink or a folder when the write starts is refused.
+    ///
+    /// ```
+    /// use io_core::files::{PathError, Workspace, WriteError};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let workspace = Workspace::open(dir.path()).unwrap();
+    /// let (bytes, sha256) = workspace.write_file("out/report.md", &mut &b"done"[..]).unwrap();
+    /// assert_eq!(bytes, 4);
+    /// assert_eq!(sha256, "a4c3ed04a95a3da14a9d235c83d868bed7c0f45cf7f3faa751ee8f50598d2211");
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("out/report.md")).unwrap(), "done");
+    /// // Paths that lead out are refused before anything is created.
+    /// let refused = workspace.write_file("../escape.md", &mut &b"x"[..]).unwrap_err();
+    /// assert!(matches!(refused, WriteError::Path(PathError::ParentComponent)));
+    /// assert!(!dir.path().join("../escape.md").exists());
+    /// ```
     pub fn write_file(
         &self,
         relative: &str,
