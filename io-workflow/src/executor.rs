@@ -122,6 +122,23 @@ pub struct RunOutcome {
 
 impl RunOutcome {
     /// Whether every phase completed.
+    ///
+    /// ```
+    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").assign("ok").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").assign("broken").depends_on(["a"]));
+    /// let executor = Executor::new(workflow)
+    ///     .bind_fn("ok", |_| async { Ok(json!({ "n": 1 })) })
+    ///     .bind_fn("broken", |_| async { Err(io_core::AgentError::internal("disk full")) });
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({}), json!({}))).unwrap();
+    /// assert!(!outcome.succeeded());
+    /// assert_eq!(outcome.outputs["a"]["n"], 1);
+    /// assert!(outcome.progress.failed.contains(&"b".to_string()));
+    /// ```
     pub fn succeeded(&self) -> bool {
         self.progress.failed.is_empty()
             && self.progress.pending.is_empty()
@@ -206,8 +223,8 @@ impl std::fmt::Debug for Executor {
 }
 
 impl Executor {
-    /// An executor for `workflow`, with no agents bound. A rejected completion is retried once
-    /// (two attempts in all) by default.
+    /// An executor for `workflow`, with no agents bound (an example is on the type). A rejected
+    /// completion is retried once (two attempts in all) by default.
     pub fn new(workflow: Workflow) -> Self {
         Executor {
             workflow: Arc::new(workflow),
@@ -251,11 +268,36 @@ impl Executor {
     }
 
     /// The workflow.
+    ///
+    /// ```
+    /// use io_workflow::{Executor, Phase, Workflow};
+    /// let executor = Executor::new(Workflow::new("nightly").with_phase(Phase::new("a", "A").assign("x")));
+    /// assert_eq!(executor.workflow().name, "nightly");
+    /// assert_eq!(executor.workflow().phases.len(), 1);
+    /// ```
     pub fn workflow(&self) -> &Workflow {
         &self.workflow
     }
 
-    /// How many times a phase's agent may answer before a rejected completion fails the phase.
+    /// How many times a phase's agent may answer before a rejected completion fails the phase
+    /// (at least 1). Each new attempt sees the earlier rejections in `ctx.rejections`.
+    ///
+    /// ```
+    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w").with_phase(Phase::new("a", "A").assign("learner").output("n", TypeRef::Number));
+    /// // Answers without the declared output first, then corrects itself.
+    /// let learner = |ctx: io_workflow::TaskContext| async move {
+    ///     Ok(if ctx.rejections.is_empty() { json!({}) } else { json!({ "n": 1 }) })
+    /// };
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    ///
+    /// let patient = Executor::new(workflow.clone()).bind_fn("learner", learner).with_max_completion_attempts(2);
+    /// assert!(runtime.block_on(patient.run("r1", json!({}), json!({}))).unwrap().succeeded());
+    /// let strict = Executor::new(workflow).bind_fn("learner", learner).with_max_completion_attempts(1);
+    /// assert!(!runtime.block_on(strict.run("r2", json!({}), json!({}))).unwrap().succeeded());
+    /// ```
     #[must_use]
     pub fn with_max_completion_attempts(mut self, attempts: u32) -> Self {
         self.max_completion_attempts = attempts.max(1);
@@ -263,6 +305,28 @@ impl Executor {
     }
 
     /// Binds an agent to an `assign` name.
+    ///
+    /// ```
+    /// use io_core::{AgentError, BoxFuture};
+    /// use io_workflow::{Executor, Phase, PhaseAgent, TaskContext, Workflow};
+    /// use serde_json::{Value, json};
+    ///
+    /// /// Answers with the phase's own name.
+    /// struct Namer;
+    /// impl PhaseAgent for Namer {
+    ///     fn run<'a>(&'a self, ctx: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "name": ctx.phase_name })) })
+    ///     }
+    /// }
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("first", "First").assign("namer"))
+    ///     .with_phase(Phase::new("second", "Second").assign("namer"));
+    /// let executor = Executor::new(workflow).bind("namer", Namer);
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({}), json!({}))).unwrap();
+    /// assert_eq!(outcome.outputs["second"]["name"], "second");
+    /// ```
     #[must_use]
     pub fn bind(mut self, assign: impl Into<String>, agent: impl PhaseAgent + 'static) -> Self {
         self.by_assign.insert(assign.into(), Arc::new(agent));
@@ -270,6 +334,29 @@ impl Executor {
     }
 
     /// Binds an agent to one phase, whatever its `assign` (it takes precedence).
+    ///
+    /// ```
+    /// use io_core::{AgentError, BoxFuture};
+    /// use io_workflow::{Executor, Phase, PhaseAgent, TaskContext, Workflow};
+    /// use serde_json::{Value, json};
+    ///
+    /// struct Fixed(&'static str);
+    /// impl PhaseAgent for Fixed {
+    ///     fn run<'a>(&'a self, _: &'a TaskContext) -> BoxFuture<'a, Result<Value, AgentError>> {
+    ///         Box::pin(async move { Ok(json!({ "by": self.0 })) })
+    ///     }
+    /// }
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").assign("worker"))
+    ///     .with_phase(Phase::new("b", "B").assign("worker"));
+    /// let executor = Executor::new(workflow)
+    ///     .bind("worker", Fixed("the pool"))
+    ///     .bind_phase("b", Fixed("a specialist"));
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({}), json!({}))).unwrap();
+    /// assert_eq!((&outcome.outputs["a"]["by"], &outcome.outputs["b"]["by"]), (&json!("the pool"), &json!("a specialist")));
+    /// ```
     #[must_use]
     pub fn bind_phase(
         mut self,
@@ -280,7 +367,42 @@ impl Executor {
         self
     }
 
-    /// Binds a typed core: each phase run is one validated turn.
+    /// Binds a typed core: each phase run is one validated turn, and [`Self::check`] holds the
+    /// phases' wiring to the core's types before anything runs.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Text { text: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Words { words: u32 }
+    ///
+    /// /// Counts words.
+    /// #[derive(Default)]
+    /// struct Counter;
+    /// impl AgentCore for Counter {
+    ///     type Input = Text;
+    ///     type Output = Words;
+    ///     fn core_type(&self) -> &str { "counter" }
+    ///     async fn run_turn(&mut self, input: Text, _: &mut AgentContext) -> Result<Words, AgentError> {
+    ///         Ok(Words { words: input.text.split_whitespace().count() as u32 })
+    ///     }
+    /// }
+    ///
+    /// let count = |name: &str| Phase::new(name, "Count").assign("counter").input("text", "$trigger.text").output("words", TypeRef::Integer);
+    /// let executor = Executor::new(Workflow::new("w").with_phase(count("count"))).bind_core("counter", Counter);
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({ "text": "a b c" }), json!({}))).unwrap();
+    /// assert_eq!(outcome.outputs["count"]["words"], 3);
+    ///
+    /// // A declared output the core does not produce is found before the run.
+    /// let wrong = Phase::new("count", "Count").assign("counter").input("text", "$trigger.text").output("total", TypeRef::Integer);
+    /// let problems = Executor::new(Workflow::new("w").with_phase(wrong)).bind_core("counter", Counter).check();
+    /// assert!(!problems.is_empty());
+    /// ```
     #[must_use]
     pub fn bind_core<C: AgentCore>(self, assign: impl Into<String>, core: C) -> Self {
         self.bind(assign, core_agent(AgentRuntime::new(core)))
@@ -289,6 +411,36 @@ impl Executor {
     /// Binds a factory of typed cores: each task gets a fresh core, so phases that share the
     /// `assign` run concurrently (one bound core instance runs one turn at a time, since a turn
     /// takes `&mut self`).
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Text { text: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Words { words: u32 }
+    ///
+    /// /// Counts words.
+    /// #[derive(Default)]
+    /// struct Counter;
+    /// impl AgentCore for Counter {
+    ///     type Input = Text;
+    ///     type Output = Words;
+    ///     fn core_type(&self) -> &str { "counter" }
+    ///     async fn run_turn(&mut self, input: Text, _: &mut AgentContext) -> Result<Words, AgentError> {
+    ///         Ok(Words { words: input.text.split_whitespace().count() as u32 })
+    ///     }
+    /// }
+    ///
+    /// let count = |name: &str| Phase::new(name, "Count").assign("counter").input("text", "$trigger.text").output("words", TypeRef::Integer);
+    /// let workflow = Workflow::new("w").with_phase(count("left")).with_phase(count("right"));
+    /// let executor = Executor::new(workflow).bind_core_factory("counter", Counter::default);
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({ "text": "a b" }), json!({}))).unwrap();
+    /// assert_eq!((&outcome.outputs["left"]["words"], &outcome.outputs["right"]["words"]), (&json!(2), &json!(2)));
+    /// ```
     #[must_use]
     pub fn bind_core_factory<C, F>(self, assign: impl Into<String>, factory: F) -> Self
     where
@@ -306,6 +458,37 @@ impl Executor {
 
     /// Binds an already erased core (as a host registry holds them): each phase run is one
     /// validated turn.
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Text { text: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Words { words: u32 }
+    ///
+    /// /// Counts words.
+    /// #[derive(Default)]
+    /// struct Counter;
+    /// impl AgentCore for Counter {
+    ///     type Input = Text;
+    ///     type Output = Words;
+    ///     fn core_type(&self) -> &str { "counter" }
+    ///     async fn run_turn(&mut self, input: Text, _: &mut AgentContext) -> Result<Words, AgentError> {
+    ///         Ok(Words { words: input.text.split_whitespace().count() as u32 })
+    ///     }
+    /// }
+    ///
+    /// let count = |name: &str| Phase::new(name, "Count").assign("counter").input("text", "$trigger.text").output("words", TypeRef::Integer);
+    /// let erased: Box<dyn io_core::ErasedAgentCore> = Box::new(Counter);
+    /// let executor = Executor::new(Workflow::new("w").with_phase(count("count"))).bind_erased_core("counter", erased);
+    /// assert!(executor.check().is_empty());
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({ "text": "one" }), json!({}))).unwrap();
+    /// assert_eq!(outcome.outputs["count"]["words"], 1);
+    /// ```
     #[must_use]
     pub fn bind_erased_core(
         self,
@@ -315,7 +498,35 @@ impl Executor {
         self.bind(assign, core_agent(AgentRuntime::from_erased(core)))
     }
 
-    /// Binds a typed core to one phase.
+    /// Binds a typed core to one phase, whatever its `assign` (as [`Self::bind_phase`]).
+    ///
+    /// ```
+    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Text { text: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+    /// struct Words { words: u32 }
+    ///
+    /// /// Counts words.
+    /// #[derive(Default)]
+    /// struct Counter;
+    /// impl AgentCore for Counter {
+    ///     type Input = Text;
+    ///     type Output = Words;
+    ///     fn core_type(&self) -> &str { "counter" }
+    ///     async fn run_turn(&mut self, input: Text, _: &mut AgentContext) -> Result<Words, AgentError> {
+    ///         Ok(Words { words: input.text.split_whitespace().count() as u32 })
+    ///     }
+    /// }
+    ///
+    /// let count = |name: &str| Phase::new(name, "Count").assign("counter").input("text", "$trigger.text").output("words", TypeRef::Integer);
+    /// // The phase's `assign` names nothing bound; the phase binding covers it.
+    /// let executor = Executor::new(Workflow::new("w").with_phase(count("count"))).bind_phase_core("count", Counter);
+    /// assert!(executor.check().is_empty());
+    /// ```
     #[must_use]
     pub fn bind_phase_core<C: AgentCore>(self, phase: impl Into<String>, core: C) -> Self {
         self.bind_phase(phase, core_agent(AgentRuntime::new(core)))
@@ -378,7 +589,8 @@ impl Executor {
         )
     }
 
-    /// Binds a function `Fn(TaskContext) -> impl Future<Output = Result<Value, AgentError>>`.
+    /// Binds a function `Fn(TaskContext) -> impl Future<Output = Result<Value, AgentError>>`
+    /// (an example is on the type).
     #[must_use]
     pub fn bind_fn<F, Fut>(self, assign: impl Into<String>, f: F) -> Self
     where
@@ -398,6 +610,15 @@ impl Executor {
     /// agent, and typed wiring — each wired input must fit the consuming core's or tool's input
     /// field, each required input field must be wired, and each declared output must exist in
     /// the producing type's output schema with a matching type.
+    ///
+    /// ```
+    /// use io_workflow::{Executor, Phase, ValidationError, Workflow};
+    ///
+    /// let workflow = Workflow::new("w").with_phase(Phase::new("a", "A").assign("nobody"));
+    /// let problems = Executor::new(workflow).check();
+    /// assert_eq!(problems.len(), 1);
+    /// assert!(matches!(&problems[0], ValidationError::DocumentError { message, .. } if message.contains("nobody")));
+    /// ```
     pub fn check(&self) -> Vec<ValidationError> {
         let mut problems = self.workflow.validate();
         for phase in &self.workflow.phases {
@@ -575,7 +796,17 @@ impl Executor {
     /// Runs the workflow: [`Self::check`] first (its problems are returned, nothing runs), then
     /// every phase in dependency order, independent phases concurrently (one Tokio task each),
     /// downstream phases unblocked as upstreams complete, and a rejected completion handed back
-    /// to its agent (with `ctx.rejections`) until the attempt limit.
+    /// to its agent (with `ctx.rejections`) until the attempt limit. (An example is on the type.)
+    ///
+    /// A workflow with problems does not start:
+    ///
+    /// ```
+    /// use io_workflow::{Executor, Phase, Workflow};
+    /// let executor = Executor::new(Workflow::new("w").with_phase(Phase::new("a", "A").assign("nobody")));
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let problems = runtime.block_on(executor.run("r1", serde_json::json!({}), serde_json::json!({}))).unwrap_err();
+    /// assert_eq!(problems, executor.check());
+    /// ```
     pub async fn run(
         &self,
         run_id: &str,
