@@ -46,6 +46,16 @@ pub struct FileEntry {
 
 impl FileEntry {
     /// An entry for `path` with no mode and no content type.
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, FileMode};
+    ///
+    /// let entry = FileEntry::new("reports/<isoDate>.csv");
+    /// assert_eq!((entry.mode, entry.content_type), (None, None));
+    /// // The other fields by struct update:
+    /// let csv = FileEntry { mode: Some(FileMode::Rw), content_type: Some("text/csv".into()), ..entry };
+    /// assert_eq!(serde_json::to_value(&csv).unwrap()["contentType"], "text/csv");
+    /// ```
     pub fn new(path: impl Into<String>) -> Self {
         FileEntry {
             path: path.into(),
@@ -105,21 +115,22 @@ impl IoDefinition {
         }
     }
 
-    /// Adds an input file.
+    /// Adds an input file (an example is on [`Self::typed`]).
     #[must_use]
     pub fn input_file(mut self, key: impl Into<String>, entry: FileEntry) -> Self {
         self.inputs_files.insert(key.into(), entry);
         self
     }
 
-    /// Sets the per-contract limit on each staged input file, in bytes.
+    /// Sets the per-contract limit on each staged input file, in bytes (an example is on
+    /// [`Self::typed`]).
     #[must_use]
     pub fn max_input_bytes(mut self, bytes: u64) -> Self {
         self.max_input_bytes = Some(bytes);
         self
     }
 
-    /// Adds an output file.
+    /// Adds an output file (an example is on [`Self::typed`]).
     #[must_use]
     pub fn output_file(mut self, key: impl Into<String>, entry: FileEntry) -> Self {
         self.outputs_files.insert(key.into(), entry);
@@ -265,48 +276,146 @@ pub(crate) fn build_io(definition: IoDefinition) -> (IoHandle, Vec<(String, Stri
 
 impl IoHandle {
     /// The input schema, with `_workflowFsRoot` when files are declared.
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use serde_json::json;
+    ///
+    /// let io = define_io_handle(
+    ///     IoDefinition {
+    ///         inputs: Some(json!({ "type": "object", "properties": { "locale": { "type": "string" } }, "required": ["locale"] })),
+    ///         outputs: Some(json!({ "type": "object", "properties": { "pages": { "type": "integer" } }, "required": ["pages"] })),
+    ///         ..IoDefinition::default()
+    ///     }
+    ///     .input_file("scan", FileEntry::new("uploads/<runId>/scan.png"))
+    ///     .output_file("text", FileEntry::new("out/<runId>.txt")),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(io.inputs()["properties"]["_workflowFsRoot"]["type"], "string");
+    /// assert_eq!(io.outputs()["required"], json!(["pages"]));
+    /// assert_eq!(io.inputs_files()["scan"].path, "uploads/<runId>/scan.png");
+    /// assert_eq!(io.outputs_files().keys().collect::<Vec<_>>(), ["text"]);
+    /// assert!(io.has_files());
+    /// assert_eq!(io.max_input_bytes(), None);
+    /// ```
     pub fn inputs(&self) -> &Value {
         self.inputs.schema()
     }
 
-    /// The output schema.
+    /// The output schema (an example is on [`Self::inputs`]).
     pub fn outputs(&self) -> &Value {
         self.outputs.schema()
     }
 
-    /// Files staged before the body runs (never absent; empty when none).
+    /// Files staged before the body runs (never absent; empty when none; an example is on
+    /// [`Self::inputs`]).
     pub fn inputs_files(&self) -> &BTreeMap<String, FileEntry> {
         &self.inputs_files
     }
 
-    /// Files synced after the body completes (never absent; empty when none).
+    /// Files synced after the body completes (never absent; empty when none; an example is on
+    /// [`Self::inputs`]).
     pub fn outputs_files(&self) -> &BTreeMap<String, FileEntry> {
         &self.outputs_files
     }
 
-    /// The contract's limit on each staged input file, in bytes, if it sets one.
+    /// The contract's limit on each staged input file, in bytes, if it sets one (examples are on
+    /// [`Self::inputs`] and [`IoDefinition::typed`]).
     pub fn max_input_bytes(&self) -> Option<u64> {
         self.max_input_bytes
     }
 
     /// Whether either file map is non-empty (and so whether the host injects the root).
+    ///
+    /// ```
+    /// use io_core::files::{IoDefinition, define_io_handle};
+    ///
+    /// let plain = define_io_handle(IoDefinition::default()).unwrap();
+    /// assert!(!plain.has_files());
+    /// // No files, no injected root.
+    /// assert!(plain.inputs()["properties"].get("_workflowFsRoot").is_none());
+    /// ```
     pub fn has_files(&self) -> bool {
         !self.inputs_files.is_empty() || !self.outputs_files.is_empty()
     }
 
     /// Validates a candidate input against the augmented input schema (AIP-16
     /// `validateInput`): `input_invalid` with a JSON pointer for each violation.
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use serde_json::json;
+    ///
+    /// let io = define_io_handle(
+    ///     IoDefinition {
+    ///         inputs: Some(json!({ "type": "object", "properties": { "locale": { "type": "string" } }, "required": ["locale"] })),
+    ///         outputs: Some(json!({ "type": "object", "properties": { "pages": { "type": "integer" } }, "required": ["pages"] })),
+    ///         ..IoDefinition::default()
+    ///     }
+    ///     .input_file("scan", FileEntry::new("uploads/<runId>/scan.png"))
+    ///     .output_file("text", FileEntry::new("out/<runId>.txt")),
+    /// )
+    /// .unwrap();
+    /// assert!(io.validate_input(&json!({ "locale": "en", "_workflowFsRoot": "/scratch/r1" })).is_ok());
+    /// let err = io.validate_input(&json!({ "_workflowFsRoot": 7 })).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "input_invalid");
+    /// let mut pointers: Vec<_> = err.violations().iter().map(|v| v.pointer.as_str()).collect();
+    /// pointers.sort();
+    /// assert_eq!(pointers, ["/_workflowFsRoot", "/locale"]);
+    /// ```
     pub fn validate_input(&self, value: &Value) -> Result<(), AgentError> {
         self.inputs.validate(value)
     }
 
     /// Validates a body's output against the output schema: `output_invalid` on a mismatch.
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use serde_json::json;
+    ///
+    /// let io = define_io_handle(
+    ///     IoDefinition {
+    ///         inputs: Some(json!({ "type": "object", "properties": { "locale": { "type": "string" } }, "required": ["locale"] })),
+    ///         outputs: Some(json!({ "type": "object", "properties": { "pages": { "type": "integer" } }, "required": ["pages"] })),
+    ///         ..IoDefinition::default()
+    ///     }
+    ///     .input_file("scan", FileEntry::new("uploads/<runId>/scan.png"))
+    ///     .output_file("text", FileEntry::new("out/<runId>.txt")),
+    /// )
+    /// .unwrap();
+    /// assert!(io.validate_output(&json!({ "pages": 3 })).is_ok());
+    /// let err = io.validate_output(&json!({ "pages": "three" })).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "output_invalid");
+    /// assert_eq!(err.violations()[0].pointer, "/pages");
+    /// ```
     pub fn validate_output(&self, value: &Value) -> Result<(), AgentError> {
         self.outputs.validate(value)
     }
 
     /// The staged path of a declared file key under a scratch root: `<root>/<key>`. `None`
     /// for a key the handle does not declare.
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use serde_json::json;
+    ///
+    /// let io = define_io_handle(
+    ///     IoDefinition {
+    ///         inputs: Some(json!({ "type": "object", "properties": { "locale": { "type": "string" } }, "required": ["locale"] })),
+    ///         outputs: Some(json!({ "type": "object", "properties": { "pages": { "type": "integer" } }, "required": ["pages"] })),
+    ///         ..IoDefinition::default()
+    ///     }
+    ///     .input_file("scan", FileEntry::new("uploads/<runId>/scan.png"))
+    ///     .output_file("text", FileEntry::new("out/<runId>.txt")),
+    /// )
+    /// .unwrap();
+    /// use std::path::Path;
+    ///
+    /// let root = Path::new("/scratch/r1");
+    /// assert_eq!(io.staged_path(root, "scan"), Some(root.join("scan")));
+    /// assert_eq!(io.staged_path(root, "text"), Some(root.join("text")));
+    /// assert_eq!(io.staged_path(root, "other"), None);
+    /// ```
     pub fn staged_path(&self, root: &Path, key: &str) -> Option<PathBuf> {
         let declared = self.inputs_files.contains_key(key) || self.outputs_files.contains_key(key);
         declared.then(|| root.join(key))
@@ -314,6 +423,25 @@ impl IoHandle {
 
     /// The IO blocks as JSON, in AIP-16's field names, for manifests and checks against
     /// IO.schema.json.
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use serde_json::json;
+    ///
+    /// let io = define_io_handle(
+    ///     IoDefinition {
+    ///         inputs: Some(json!({ "type": "object", "properties": { "locale": { "type": "string" } }, "required": ["locale"] })),
+    ///         outputs: Some(json!({ "type": "object", "properties": { "pages": { "type": "integer" } }, "required": ["pages"] })),
+    ///         ..IoDefinition::default()
+    ///     }
+    ///     .input_file("scan", FileEntry::new("uploads/<runId>/scan.png"))
+    ///     .output_file("text", FileEntry::new("out/<runId>.txt")),
+    /// )
+    /// .unwrap();
+    /// let blocks = io.to_blocks();
+    /// assert_eq!(blocks["inputsFiles"]["scan"], json!({ "path": "uploads/<runId>/scan.png" }));
+    /// assert_eq!(blocks["outputs"]["required"], json!(["pages"]));
+    /// ```
     pub fn to_blocks(&self) -> Value {
         json!({
             "inputs": self.inputs(),
@@ -338,12 +466,28 @@ pub struct FsRoot(pub PathBuf);
 
 impl FsRoot {
     /// The root directory.
+    ///
+    /// ```
+    /// use io_core::files::FsRoot;
+    /// let root = FsRoot("/scratch/r1".into());
+    /// assert_eq!(root.path(), std::path::Path::new("/scratch/r1"));
+    /// ```
     pub fn path(&self) -> &Path {
         &self.0
     }
 
     /// The staged path of a file key: `<root>/<key>`. Keys with a path separator or `..`
     /// stay inside the root: only the final component of `key` is used.
+    ///
+    /// ```
+    /// use io_core::files::FsRoot;
+    /// use std::path::Path;
+    ///
+    /// let root = FsRoot("/scratch/r1".into());
+    /// assert_eq!(root.file("scan"), Path::new("/scratch/r1/scan"));
+    /// assert_eq!(root.file("../../etc/passwd"), Path::new("/scratch/r1/passwd"));
+    /// assert_eq!(root.file(".."), Path::new("/scratch/r1/_"));
+    /// ```
     pub fn file(&self, key: &str) -> PathBuf {
         let name = Path::new(key)
             .file_name()
