@@ -150,7 +150,8 @@ impl TypeRef {
         Some(parsed)
     }
 
-    /// Every type name this reference uses (for `array<Finding>`, `Finding`).
+    /// Every type name this reference uses (for `array<Finding>`, `Finding`; an example is on
+    /// [`Self::parse`]).
     pub fn names(&self) -> Vec<&str> {
         match self {
             TypeRef::Named(name) => vec![name.as_str()],
@@ -301,7 +302,7 @@ pub struct Phase {
 }
 
 impl Phase {
-    /// A phase with a name and a title, and nothing else.
+    /// A phase with a name and a title, and nothing else (an example is on the type).
     pub fn new(name: impl Into<String>, title: impl Into<String>) -> Self {
         Phase {
             name: name.into(),
@@ -314,14 +315,14 @@ impl Phase {
         }
     }
 
-    /// Sets `assign`.
+    /// Sets `assign` (an example is on the type).
     #[must_use]
     pub fn assign(mut self, agent: impl Into<String>) -> Self {
         self.assign = Some(agent.into());
         self
     }
 
-    /// Adds `depends_on` entries.
+    /// Adds `depends_on` entries (an example is on the type).
     #[must_use]
     pub fn depends_on<I: IntoIterator<Item = S>, S: Into<String>>(mut self, phases: I) -> Self {
         self.depends_on
@@ -329,7 +330,17 @@ impl Phase {
         self
     }
 
-    /// Adds an input mapping (`key: expression`).
+    /// Adds an input mapping (`key: expression`; an example is on the type). A malformed
+    /// expression is kept and reported by validation, with its position.
+    ///
+    /// ```
+    /// use io_workflow::{InputSource, Phase, Workflow};
+    ///
+    /// let phase = Phase::new("b", "B").assign("x").input("q", "no dot here");
+    /// assert_eq!(phase.inputs[0].source, InputSource::Malformed);
+    /// let problems = Workflow::new("w").with_phase(phase).validate();
+    /// assert!(!problems.is_empty());
+    /// ```
     #[must_use]
     pub fn input(mut self, key: impl Into<String>, expression: impl Into<String>) -> Self {
         let expression = expression.into();
@@ -343,13 +354,13 @@ impl Phase {
         self
     }
 
-    /// Adds a required output.
+    /// Adds a required output (an example is on the type).
     #[must_use]
     pub fn output(self, key: impl Into<String>, ty: TypeRef) -> Self {
         self.output_decl(key, ty, true)
     }
 
-    /// Adds an optional output (`required: false`).
+    /// Adds an optional output (`required: false`; an example is on the type).
     #[must_use]
     pub fn optional_output(self, key: impl Into<String>, ty: TypeRef) -> Self {
         self.output_decl(key, ty, false)
@@ -366,13 +377,34 @@ impl Phase {
     }
 
     /// The declared output `key`, if the phase declares outputs and that one.
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef};
+    ///
+    /// let phase = Phase::new("a", "A").output("n", TypeRef::Number);
+    /// assert!(phase.output_decl_for("n").unwrap().required);
+    /// assert!(phase.output_decl_for("m").is_none());
+    /// assert!(Phase::new("b", "B").output_decl_for("n").is_none());
+    /// ```
     pub fn output_decl_for(&self, key: &str) -> Option<&OutputDecl> {
         self.outputs.as_ref()?.iter().find(|o| o.key == key)
     }
 }
 
 impl Workflow {
-    /// An empty workflow called `name`.
+    /// An empty workflow called `name`; phases and types are added with the `with_*` methods.
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow};
+    ///
+    /// let workflow = Workflow::new("quarterly")
+    ///     .with_type("Finding", vec![("title", TypeRef::String)])
+    ///     .with_phase(Phase::new("fetch", "Fetch").assign("fetcher").output("findings", TypeRef::parse("array<Finding>").unwrap()));
+    /// assert!(workflow.validate().is_empty());
+    /// assert_eq!(workflow.phase("fetch").unwrap().title, "Fetch");
+    /// assert_eq!(workflow.type_def("Finding").unwrap().fields[0].0, "title");
+    /// assert!(workflow.phase("missing").is_none());
+    /// ```
     pub fn new(name: impl Into<String>) -> Self {
         Workflow {
             openintent: "1.0".into(),
@@ -435,19 +467,19 @@ impl Workflow {
         self
     }
 
-    /// Adds a phase.
+    /// Adds a phase (an example is on [`Self::new`]).
     #[must_use]
     pub fn with_phase(mut self, phase: Phase) -> Self {
         self.phases.push(phase);
         self
     }
 
-    /// The phase called `name`.
+    /// The phase called `name` (an example is on [`Self::new`]).
     pub fn phase(&self, name: &str) -> Option<&Phase> {
         self.phases.iter().find(|p| p.name == name)
     }
 
-    /// The type called `name`.
+    /// The type called `name` (an example is on [`Self::new`]).
     pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
         self.types.iter().find(|t| t.name == name)
     }
