@@ -40,6 +40,14 @@ pub enum TaskState {
 
 impl TaskState {
     /// The state's name, as [`RunError::InvalidTransitionError`] reports it.
+    ///
+    /// ```
+    /// use io_workflow::TaskState;
+    /// assert_eq!(TaskState::Ready.name(), "ready");
+    /// assert_eq!(TaskState::SuspendedAwaitingInput {
+    ///     intent_id: "i1".into(), suspended_since: "2026-11-25T10:00:00Z".into(), expires_at: None, expected_resume_at: None,
+    /// }.name(), "suspended_awaiting_input");
+    /// ```
     pub fn name(&self) -> &'static str {
         match self {
             TaskState::Pending => "pending",
@@ -88,6 +96,26 @@ impl TaskContext {
     /// The outputs are shared with the run, not copied into each context: a phase completed
     /// after this task was claimed is visible too. `None` for a phase that has not completed
     /// (or does not exist).
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// let b_task = {
+    ///     run.claim("a").unwrap();
+    ///     run.complete("a", json!({ "n": 2, "extra": "kept" })).unwrap();
+    ///     run.claim("b").unwrap()
+    /// };
+    /// // Every recorded key, the undeclared ones too; only `n` is in `input`.
+    /// assert_eq!(b_task.get_sibling_output("a").unwrap()["extra"], "kept");
+    /// assert!(b_task.input.get("extra").is_none());
+    /// assert!(b_task.get_sibling_output("b").is_none());
+    /// ```
     pub fn get_sibling_output(&self, phase_name: &str) -> Option<Arc<Map<String, Value>>> {
         self.siblings.get(phase_name)
     }
@@ -354,26 +382,74 @@ impl WorkflowRun {
     }
 
     /// The workflow being run.
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// assert_eq!(run.workflow().name, "w");
+    /// assert_eq!(run.phase("b").unwrap().depends_on[0].0, "a");
+    /// assert!(run.phase("c").is_none());
+    /// ```
     pub fn workflow(&self) -> &Workflow {
         &self.workflow
     }
 
     /// The state of a phase's task.
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// use io_workflow::TaskState;
+    /// assert_eq!(run.state("a"), Some(&TaskState::Ready));
+    /// assert_eq!(run.state("b"), Some(&TaskState::Pending));
+    /// run.claim("a").unwrap();
+    /// assert_eq!(run.state("a"), Some(&TaskState::Running));
+    /// run.complete("a", json!({ "n": 1 })).unwrap();
+    /// assert_eq!((run.state("a"), run.state("b")), (Some(&TaskState::Completed), Some(&TaskState::Ready)));
+    /// assert_eq!(run.state("c"), None);
+    /// ```
     pub fn state(&self, phase: &str) -> Option<&TaskState> {
         self.task(phase).map(|t| &t.state)
     }
 
-    /// The task id of a phase.
+    /// The task id of a phase (an example is on [`Self::with_task_ids`]).
     pub fn task_id(&self, phase: &str) -> Option<&str> {
         self.task(phase).map(|t| t.id.as_str())
     }
 
     /// The recorded output of a completed phase (declared keys and any extra ones).
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// run.claim("a").unwrap();
+    /// assert!(run.output("a").is_none());
+    /// run.complete("a", json!({ "n": 1, "note": "extra" })).unwrap();
+    /// assert_eq!(run.output("a").unwrap()["note"], "extra");
+    /// ```
     pub fn output(&self, phase: &str) -> Option<&Map<String, Value>> {
         self.task(phase).and_then(|t| t.output.as_deref())
     }
 
-    /// Phases that may be claimed now, in document order.
+    /// Phases that may be claimed now, in document order (an example is on the type).
     pub fn ready_phases(&self) -> Vec<String> {
         self.ready
             .iter()
@@ -381,12 +457,13 @@ impl WorkflowRun {
             .collect()
     }
 
-    /// The phase called `name`, found in O(1).
+    /// The phase called `name`, found in O(1) (an example is on [`Self::workflow`]).
     pub fn phase(&self, name: &str) -> Option<&crate::Phase> {
         self.workflow.phases.get(*self.index.get(name)?)
     }
 
-    /// The named errors emitted so far, as the RFC's JSON event payloads, in order.
+    /// The named errors emitted so far, as the RFC's JSON event payloads, in order (an example
+    /// is on the type).
     pub fn events(&self) -> &[Value] {
         &self.events
     }
@@ -401,6 +478,23 @@ impl WorkflowRun {
     /// `null` (`UnresolvableInputError`, listing every such input). A pending task is rejected
     /// with `UnresolvableInputError` naming the inputs that read unfinished dependencies; any
     /// other state with `InvalidTransitionError` (see the state table).
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// // `b` reads `a.n`, and `a` has not completed.
+    /// let early = run.claim("b").unwrap_err();
+    /// assert_eq!(early.name(), "UnresolvableInputError");
+    /// run.claim("a").unwrap();
+    /// assert_eq!(run.claim("a").unwrap_err().name(), "InvalidTransitionError");
+    /// assert_eq!(run.claim("zz").unwrap_err().name(), "UnknownPhaseError");
+    /// ```
     #[expect(
         clippy::result_large_err,
         reason = "claims are rare next to the work they start; the named error is returned unboxed so callers can match on it"
@@ -710,6 +804,29 @@ impl WorkflowRun {
     /// dependents never become ready. The error is recorded as an event. Allowed from pending,
     /// ready, running and suspended; a completed or failed task is refused with
     /// `InvalidTransitionError`.
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// use io_workflow::RunError;
+    ///
+    /// run.claim("a").unwrap();
+    /// run.fail("a", RunError::PhaseFailedError {
+    ///     task_id: "task_r1_a".into(),
+    ///     phase_name: "a".into(),
+    ///     cause: json!({ "code": "timeout" }),
+    ///     message: "the fetch timed out".into(),
+    /// }).unwrap();
+    /// assert_eq!(run.progress().failed, ["a"]);
+    /// assert_eq!(run.progress().pending, ["b"]);
+    /// assert_eq!(run.events()[0]["error"], "PhaseFailedError");
+    /// ```
     #[expect(
         clippy::result_large_err,
         reason = "a refused transition is a programming error of the host, returned as the named error"
@@ -732,6 +849,32 @@ impl WorkflowRun {
     /// read it are deferred with `UpstreamIntentSuspendedError`, carrying the intent and the
     /// expected resume time. A task that is not running is refused with
     /// `InvalidTransitionError`.
+    ///
+    /// ```
+    /// use io_workflow::{Phase, Suspension, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("approve", "Approve").output("ok", TypeRef::Boolean))
+    ///     .with_phase(Phase::new("ship", "Ship").depends_on(["approve"]).input("ok", "approve.ok"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// run.claim("approve").unwrap();
+    /// run.suspend("approve", Suspension {
+    ///     intent_id: "intent-7".into(),
+    ///     suspended_since: "2026-11-25T10:00:00Z".into(),
+    ///     expected_resume_at: Some("2026-11-26T09:00:00Z".into()),
+    ///     ..Suspension::default()
+    /// }).unwrap();
+    /// assert_eq!(run.progress().suspended_phases[0].intent_id, "intent-7");
+    /// // A downstream claim names the suspension, not a mere missing output.
+    /// assert_eq!(run.claim("ship").unwrap_err().name(), "UpstreamIntentSuspendedError");
+    ///
+    /// run.resume("approve").unwrap();
+    /// run.complete("approve", json!({ "ok": true })).unwrap();
+    /// assert_eq!(run.claim("ship").unwrap().input["ok"], true);
+    /// assert_eq!(run.resume("approve").unwrap_err().name(), "InvalidTransitionError");
+    /// ```
     #[expect(
         clippy::result_large_err,
         reason = "a refused transition is a programming error of the host, returned as the named error"
@@ -751,7 +894,7 @@ impl WorkflowRun {
     }
 
     /// Resumes a suspended phase: it runs again. A task that is not suspended is refused with
-    /// `InvalidTransitionError`.
+    /// `InvalidTransitionError`. (An example is on [`Self::suspend`].)
     #[expect(
         clippy::result_large_err,
         reason = "a refused transition is a programming error of the host, returned as the named error"
@@ -768,7 +911,21 @@ impl WorkflowRun {
         Ok(())
     }
 
-    /// Where the run stands, with `suspended_phases`.
+    /// Where the run stands, with `suspended_phases` (an example is on [`Self::suspend`]).
+    ///
+    /// ```
+    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
+    /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
+    /// let progress = run.progress();
+    /// assert_eq!((progress.ready, progress.pending), (vec!["a".to_string()], vec!["b".to_string()]));
+    /// assert!(progress.completed.is_empty() && progress.failed.is_empty());
+    /// ```
     pub fn progress(&self) -> Progress {
         let mut progress = Progress::default();
         for (phase, task) in self.workflow.phases.iter().zip(&self.tasks) {
