@@ -476,6 +476,26 @@ impl Default for ToolRegistry {
 
 impl ToolRegistry {
     /// An empty registry with no approver (gated calls are denied) and no audit sink.
+    ///
+    /// ```
+    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Refund { cents: u32 }
+    ///
+    /// /// Refunds a payment.
+    /// #[tool(id = "pay.refund", mutates = ["external:payments"], approval = "always")]
+    /// async fn refund(r: Refund) -> Result<Refund, ToolError> { Ok(r) }
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(RefundTool).unwrap();
+    /// // Gated by its contract, and nobody to ask: denied, and the body never runs.
+    /// let denied = runtime.block_on(registry.call("pay.refund", json!({ "cents": 500 }))).unwrap_err();
+    /// assert_eq!(denied.code().as_str(), "approval_denied");
+    /// ```
     pub fn new() -> Self {
         ToolRegistry {
             tools: BTreeMap::new(),
@@ -488,21 +508,102 @@ impl ToolRegistry {
         }
     }
 
-    /// The workspace tools with a file contract read from and write to.
+    /// The workspace tools with a file contract read from and write to (AIP-16: each call
+    /// stages the declared inputs into a private scratch root and syncs the declared outputs
+    /// back), and who hears about each file ([`Self::with_file_observer`]).
+    ///
+    /// ```
+    /// use io_core::files::{FileEvent, FsRoot, Workspace};
+    /// use io_core::{AgentInput, AgentOutput, define_io};
+    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, CallOptions, ToolError, ToolRegistry, tool};
+    /// use serde_json::json;
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+    /// struct Copy {
+    ///     #[serde(rename = "_workflowFsRoot", default, skip_serializing_if = "Option::is_none")]
+    ///     root: Option<FsRoot>,
+    /// }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// struct Copied { bytes: u64 }
+    ///
+    /// /// Copies a note.
+    /// #[define_io(
+    ///     inputs = Copy,
+    ///     outputs = Copied,
+    ///     inputs_files = { note => { path = "notes/today.md", mode = "ro" } },
+    ///     outputs_files = { copy => { path = "archive/<runId>.md", mode = "rw" } },
+    /// )]
+    /// #[tool(id = "notes.archive", mutates = ["workspace:/archive"])]
+    /// async fn archive(input: Copy) -> Result<Copied, ToolError> {
+    ///     let root = input.root.ok_or_else(|| ToolError::internal("no scratch root"))?;
+    ///     let bytes = std::fs::copy(root.file("note"), root.file("copy")).map_err(|e| ToolError::internal(e.to_string()))?;
+    ///     Ok(Copied { bytes })
+    /// }
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::create_dir(dir.path().join("notes")).unwrap();
+    /// std::fs::write(dir.path().join("notes/today.md"), "# Today").unwrap();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// let mut registry = ToolRegistry::new()
+    ///     .with_workspace(Workspace::open(dir.path()).unwrap())
+    ///     .with_file_observer(Arc::new(move |event: &FileEvent| log.lock().unwrap().push(event.clone())))
+    ///     // The contract mutates the workspace, so each call is approved first.
+    ///     .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+    /// registry.register(ArchiveTool).unwrap();
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let options = CallOptions::default().with_run_id("r7");
+    /// let out = runtime.block_on(registry.call_with("notes.archive", json!({}), options)).unwrap();
+    /// assert_eq!(out["bytes"], 7);
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("archive/r7.md")).unwrap(), "# Today");
+    /// let seen = seen.lock().unwrap();
+    /// assert!(matches!(&seen[0], FileEvent::Staged { key, bytes: 7, .. } if key == "note"));
+    /// assert!(matches!(&seen[1], FileEvent::Synced { key, .. } if key == "copy"));
+    /// ```
     #[must_use]
     pub fn with_workspace(mut self, workspace: Workspace) -> Self {
         self.workspace = Some(workspace);
         self
     }
 
-    /// Who hears about every staged read and synced write (the audit channel for files).
+    /// Who hears about every staged read and synced write (the audit channel for files; an
+    /// example is on [`Self::with_workspace`]).
     #[must_use]
     pub fn with_file_observer(mut self, observer: Arc<dyn FileObserver>) -> Self {
         self.file_observer = Some(observer);
         self
     }
 
-    /// Sets the host's approver.
+    /// Sets the host's approver: it decides each call its contract gates (`approval` other
+    /// than `auto`), with the request in hand (the tool, its mutations, the input), before the
+    /// body runs. A per-call approver ([`CallOptions::with_approver`]) takes precedence.
+    ///
+    /// ```
+    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Refund { cents: u32 }
+    ///
+    /// /// Refunds a payment.
+    /// #[tool(id = "pay.refund", mutates = ["external:payments"], approval = "always")]
+    /// async fn refund(r: Refund) -> Result<Refund, ToolError> { Ok(r) }
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let small_only = |request: &ApprovalRequest| match request.input["cents"].as_u64() {
+    ///     Some(cents) if cents <= 1_000 => ApprovalDecision::Approve,
+    ///     _ => ApprovalDecision::Deny { reason: "over the automatic limit".into() },
+    /// };
+    /// let mut registry = ToolRegistry::new().with_approver(Arc::new(small_only));
+    /// registry.register(RefundTool).unwrap();
+    /// assert!(runtime.block_on(registry.call("pay.refund", json!({ "cents": 500 }))).is_ok());
+    /// let denied = runtime.block_on(registry.call("pay.refund", json!({ "cents": 50_000 }))).unwrap_err();
+    /// assert_eq!(denied.code().as_str(), "approval_denied");
+    /// assert!(denied.message().contains("over the automatic limit"));
+    /// ```
     #[must_use]
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
@@ -531,7 +632,35 @@ impl ToolRegistry {
         self
     }
 
-    /// Sets where audit records go.
+    /// Sets where audit records go: one per call, with its outcome, the contract's `mutates`
+    /// and the input's keys (never their values).
+    ///
+    /// ```
+    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Refund { cents: u32 }
+    ///
+    /// /// Refunds a payment.
+    /// #[tool(id = "pay.refund", mutates = ["external:payments"], approval = "always")]
+    /// async fn refund(r: Refund) -> Result<Refund, ToolError> { Ok(r) }
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// use io_typed_tool::AuditLog;
+    ///
+    /// let log = Arc::new(AuditLog::default());
+    /// let mut registry = ToolRegistry::new()
+    ///     .with_audit_sink(log.clone())
+    ///     .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+    /// registry.register(RefundTool).unwrap();
+    /// runtime.block_on(registry.call("pay.refund", json!({ "cents": 500 }))).unwrap();
+    /// let record = &log.records()[0];
+    /// assert!(record.ok);
+    /// assert_eq!(record.tool_mutates, ["external:payments"]);
+    /// assert_eq!(record.input_keys, ["cents"]);
+    /// ```
     #[must_use]
     pub fn with_audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
         self.audit = Some(sink);
@@ -840,6 +969,33 @@ impl ToolRegistry {
     /// (or the input its mapping builds; for the first step, the skill's input, or what its
     /// mapping picks from it), and the last output is returned. The skill is
     /// checked first ([`Self::validate_skill`]); a failing step's error says which step.
+    ///
+    /// ```
+    /// use io_core::skill::SkillManifest;
+    /// use io_typed_tool::{CallOptions, ToolError, tool, tool_registry};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Text { text: String }
+    ///
+    /// /// Trims.
+    /// #[tool(id = "text.trim")]
+    /// async fn trim(t: Text) -> Result<Text, ToolError> { Ok(Text { text: t.text.trim().to_owned() }) }
+    /// /// Shouts.
+    /// #[tool(id = "text.shout")]
+    /// async fn shout(t: Text) -> Result<Text, ToolError> { Ok(Text { text: t.text.to_uppercase() }) }
+    ///
+    /// let registry = tool_registry![TrimTool, ShoutTool].unwrap();
+    /// let skill = SkillManifest::new("tidy", ["text.trim", "text.shout"]);
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let out = runtime.block_on(registry.run_skill(&skill, json!({ "text": "  hi " }), CallOptions::default())).unwrap();
+    /// assert_eq!(out["text"], "HI");
+    ///
+    /// // A step the registry does not have: refused before anything runs.
+    /// let lost = SkillManifest::new("lost", ["text.trim", "text.translate"]);
+    /// let err = runtime.block_on(registry.run_skill(&lost, json!({ "text": "hi" }), CallOptions::default())).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "incompatible_chain");
+    /// ```
     pub async fn run_skill(
         &self,
         skill: &io_core::skill::SkillManifest,
