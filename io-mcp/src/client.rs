@@ -102,6 +102,21 @@ pub struct McpClient {
 
 impl McpClient {
     /// Starts `command` as a child process and speaks MCP over its stdin and stdout.
+    ///
+    /// ```no_run
+    /// use io_mcp::McpClient;
+    /// use io_typed_tool::ToolRegistry;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut command = tokio::process::Command::new("weather-mcp-server");
+    /// command.arg("--stdio");
+    /// let client = McpClient::spawn(command).await?;
+    /// let mut registry = ToolRegistry::new();
+    /// client.import_into(&mut registry, "weather").await?;
+    /// // ... calls through the registry ...
+    /// client.close().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn spawn(command: tokio::process::Command) -> Result<Self, ClientError> {
         let transport =
             TokioChildProcess::new(command).map_err(|e| ClientError::Connect(e.to_string()))?;
@@ -110,18 +125,63 @@ impl McpClient {
     }
 
     /// Connects to a streamable HTTP endpoint (`http://host:port/mcp`).
+    ///
+    /// Here against an agent-io server on a local port: its tool is imported, called through
+    /// the local registry (validated both ways on this side too), and the connection closed.
+    ///
+    /// ```
+    /// use io_mcp::{McpClient, McpServer};
+    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct City { name: String }
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Greeting { text: String }
+    ///
+    /// /// Greets a city.
+    /// #[tool(id = "greet")]
+    /// async fn greet(city: City) -> Result<Greeting, ToolError> {
+    ///     Ok(Greeting { text: format!("Hello, {}!", city.name) })
+    /// }
+    ///
+    /// tokio::runtime::Runtime::new()?.block_on(async {
+    ///     let mut served = ToolRegistry::new();
+    ///     served.register(GreetTool)?;
+    ///     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    ///     let url = format!("http://{}/mcp", listener.local_addr()?);
+    ///     tokio::spawn(McpServer::new(served)?.serve_http(listener));
+    ///
+    ///     let client = McpClient::connect_http(&url).await?;
+    ///     assert!(client.peer().peer_info().is_some(), "the server introduced itself");
+    ///     assert_eq!(client.list_tools().await?[0].name, "greet");
+    ///
+    ///     let mut registry = ToolRegistry::new();
+    ///     let imported = client.import_into(&mut registry, "remote").await?;
+    ///     assert_eq!(imported[0].tool_id, "remote.greet");
+    ///     let out = registry.call("remote.greet", json!({ "name": "Oslo" })).await?;
+    ///     assert_eq!(out, json!({ "text": "Hello, Oslo!" }));
+    ///     // The advertised input schema is enforced here, before anything is sent.
+    ///     let refused = registry.call("remote.greet", json!({ "name": 7 })).await.unwrap_err();
+    ///     assert_eq!(refused.code().as_str(), "input_invalid");
+    ///     client.close().await?;
+    ///     Ok::<(), Box<dyn std::error::Error>>(())
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
         let service = ().serve(transport).await.map_err(|e| ClientError::Connect(e.to_string()))?;
         Ok(McpClient { service })
     }
 
-    /// The connection, for requests this type does not wrap.
+    /// The connection, for requests this type does not wrap (an example is on
+    /// [`Self::connect_http`]).
     pub fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
     }
 
-    /// Every tool the server lists (all pages).
+    /// Every tool the server lists (all pages; an example is on [`Self::connect_http`]).
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
         self.service
             .peer()
@@ -133,7 +193,8 @@ impl McpClient {
     /// Registers every tool the server lists in `registry`, as `<namespace>.<name>`.
     ///
     /// Returns what was imported. When some tools cannot be, the others are still registered
-    /// and the error names each refused tool and why.
+    /// and the error names each refused tool and why. (An example is on
+    /// [`Self::connect_http`].)
     pub async fn import_into(
         &self,
         registry: &mut ToolRegistry,
@@ -182,7 +243,8 @@ impl McpClient {
         Ok(tool_id)
     }
 
-    /// Closes the connection (and, for [`Self::spawn`], lets the child exit).
+    /// Closes the connection (and, for [`Self::spawn`], lets the child exit; an example is on
+    /// [`Self::connect_http`]).
     pub async fn close(self) -> Result<(), ClientError> {
         self.service
             .cancel()
