@@ -66,14 +66,29 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Nothing found yet.
+    /// Nothing found yet. (The module documentation shows a rule function on a type.)
+    ///
+    /// ```
+    /// use io_core::rules::Rules;
+    ///
+    /// let mut rules = Rules::new();
+    /// assert!(rules.errors().is_empty() && rules.warnings().is_empty());
+    /// rules.error("/paths/0", "allowed_and_forbidden", "a path cannot be both allowed and forbidden");
+    /// rules.warning("/timeout", "long_timeout", "timeouts over an hour are unusual");
+    /// assert_eq!(rules.errors()[0].pointer, "/paths/0");
+    /// assert_eq!(rules.errors()[0].keyword, "allowed_and_forbidden");
+    /// assert_eq!(rules.warnings()[0].message, "timeouts over an hour are unusual");
+    /// let (errors, warnings) = rules.into_parts();
+    /// assert_eq!((errors.len(), warnings.len()), (1, 1));
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Reports a broken rule at `pointer` (an RFC 6901 JSON pointer into the value, `""` for
     /// the whole value): validation fails with it. `rule` names the rule (it becomes the
-    /// violation's `keyword`); `message` says what was expected, in words.
+    /// violation's `keyword`); `message` says what was expected, in words. (An example is on
+    /// [`Self::new`].)
     pub fn error(
         &mut self,
         pointer: impl Into<String>,
@@ -83,7 +98,8 @@ impl Rules {
         self.errors.push(violation(pointer, rule, message));
     }
 
-    /// Reports a rule a value SHOULD keep and does not: recorded, never a failure.
+    /// Reports a rule a value SHOULD keep and does not: recorded, never a failure (an example
+    /// is on [`Self::new`]).
     pub fn warning(
         &mut self,
         pointer: impl Into<String>,
@@ -93,17 +109,17 @@ impl Rules {
         self.warnings.push(violation(pointer, rule, message));
     }
 
-    /// The broken rules, in the order reported.
+    /// The broken rules, in the order reported (an example is on [`Self::new`]).
     pub fn errors(&self) -> &[Violation] {
         &self.errors
     }
 
-    /// The warnings, in the order reported.
+    /// The warnings, in the order reported (an example is on [`Self::new`]).
     pub fn warnings(&self) -> &[Violation] {
         &self.warnings
     }
 
-    /// Both lists, errors first.
+    /// Both lists, errors first (an example is on [`Self::new`]).
     pub fn into_parts(self) -> (Vec<Violation>, Vec<Violation>) {
         (self.errors, self.warnings)
     }

@@ -145,7 +145,8 @@ pub struct FileHost<'a> {
 }
 
 impl<'a> FileHost<'a> {
-    /// A host for `workspace`, with no observer and no `mutates` restriction.
+    /// A host for `workspace`, with no observer and no `mutates` restriction (an example is on
+    /// the type).
     pub fn new(workspace: &'a Workspace) -> Self {
         FileHost {
             workspace,
@@ -154,21 +155,22 @@ impl<'a> FileHost<'a> {
         }
     }
 
-    /// Sets the audit channel.
+    /// Sets the audit channel (an example is on [`run_with_files`]).
     #[must_use]
     pub fn with_observer(mut self, observer: &'a dyn FileObserver) -> Self {
         self.observer = Some(observer);
         self
     }
 
-    /// Restricts synced outputs to the paths `mutates` covers.
+    /// Restricts synced outputs to the paths `mutates` covers (an example is on the type).
     #[must_use]
     pub fn with_mutates(mut self, mutates: &'a [String]) -> Self {
         self.mutates = Some(mutates);
         self
     }
 
-    /// Whether this host lets a unit write the workspace path `relative`.
+    /// Whether this host lets a unit write the workspace path `relative` (an example is on the
+    /// type; without `mutates`, every path).
     pub fn may_write(&self, relative: &str) -> bool {
         self.mutates
             .is_none_or(|mutates| covers_workspace_path(mutates, relative))
@@ -196,6 +198,38 @@ impl<'a> FileHost<'a> {
 ///
 /// Every staged and synced file is reported to the observer and recorded, with its size and
 /// SHA-256, in the returned [`FileRunRecord`], which comes back whatever the outcome.
+///
+/// ```
+/// use io_core::files::{FileEntry, FileEvent, FileHost, FsRoot, IoDefinition, RunVars, Workspace, define_io_handle, run_with_files};
+/// use serde_json::json;
+/// use std::sync::Mutex;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("in.txt"), "hello").unwrap();
+/// let workspace = Workspace::open(dir.path()).unwrap();
+/// let io = define_io_handle(
+///     IoDefinition::default()
+///         .input_file("source", FileEntry::new("in.txt"))
+///         .output_file("shout", FileEntry::new("out/<runId>.txt")),
+/// )
+/// .unwrap();
+/// let seen = Mutex::new(Vec::new());
+/// let observer = |event: &FileEvent| seen.lock().unwrap().push(event.clone());
+/// let host = FileHost::new(&workspace).with_observer(&observer);
+///
+/// let (result, record) = pollster::block_on(run_with_files(&io, host, &RunVars::new("r1", "demo"), json!({}), |input| async move {
+///     // The body finds its files under the injected scratch root.
+///     let root: FsRoot = serde_json::from_value(input["_workflowFsRoot"].clone()).unwrap();
+///     let text = std::fs::read_to_string(root.file("source")).unwrap();
+///     std::fs::write(root.file("shout"), text.to_uppercase()).unwrap();
+///     Ok(json!({ "done": true }))
+/// }));
+/// assert_eq!(result.unwrap(), json!({ "done": true }));
+/// assert_eq!(std::fs::read_to_string(dir.path().join("out/r1.txt")).unwrap(), "HELLO");
+/// assert_eq!((record.staged.len(), record.synced.len()), (1, 1));
+/// assert_eq!(record.synced[0].bytes, 5);
+/// assert_eq!(seen.lock().unwrap().len(), 2);
+/// ```
 pub async fn run_with_files<F, Fut>(
     io: &IoHandle,
     host: FileHost<'_>,
