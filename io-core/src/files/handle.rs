@@ -224,13 +224,21 @@ pub(crate) fn build_io(definition: IoDefinition) -> (IoHandle, Vec<(String, Stri
         match inputs.pointer(&format!("/properties/{FS_ROOT_FIELD}")) {
             // Declared already: left in place, but it has to accept the string the host injects.
             Some(declared) => {
-                let accepts_string = BoundarySchema::from_value(
-                    "_workflowFsRoot",
-                    Direction::Input,
-                    declared.clone(),
-                )
-                .validate(&json!("/scratch/root"))
-                .is_ok();
+                // Checked with the input schema's definitions in reach: a derived
+                // `Option<FsRoot>` is a `$ref` to `#/$defs/FsRoot`.
+                let mut candidate = declared.clone();
+                if let (Some(object), Some(root)) = (candidate.as_object_mut(), inputs.as_object())
+                {
+                    for key in ["$defs", "definitions"] {
+                        if let Some(defs) = root.get(key) {
+                            object.entry(key).or_insert_with(|| defs.clone());
+                        }
+                    }
+                }
+                let accepts_string =
+                    BoundarySchema::from_value("_workflowFsRoot", Direction::Input, candidate)
+                        .validate(&json!("/scratch/root"))
+                        .is_ok();
                 if !accepts_string {
                     problems.push((
                         format!("/inputs/properties/{FS_ROOT_FIELD}"),
@@ -462,6 +470,8 @@ impl IoHandle {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
+// What a model reads in the schema (not this documentation, with its Rust example).
+#[schemars(description = "Reserved: the host-injected scratch root path.")]
 pub struct FsRoot(pub PathBuf);
 
 impl FsRoot {

@@ -365,6 +365,65 @@ fn a_declared_fs_root_is_left_in_place_and_must_accept_a_string() {
 }
 
 #[test]
+fn a_derived_fs_root_field_is_accepted_through_its_reference() {
+    // `Option<FsRoot>` derives to `anyOf [{ $ref: #/$defs/FsRoot }, null]`: the check must
+    // resolve the reference in the input schema, not refuse the field it cannot see into.
+    use io_core::files::FsRoot;
+    use io_core::{AgentInput, AgentOutput};
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+    struct WithRoot {
+        #[serde(
+            rename = "_workflowFsRoot",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        root: Option<FsRoot>,
+    }
+    #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+    struct Nothing {}
+    let schema = WithRoot::input_schema();
+    assert!(
+        schema["properties"][FS_ROOT_FIELD]
+            .to_string()
+            .contains("$ref"),
+        "the field is a reference: {schema}"
+    );
+    // A model reads a short description, not the type's Rust documentation.
+    assert_eq!(
+        schema["$defs"]["FsRoot"]["description"],
+        "Reserved: the host-injected scratch root path."
+    );
+    let handle = define_io_handle(
+        IoDefinition::typed::<WithRoot, Nothing>().input_file("a", FileEntry::new("a.txt")),
+    )
+    .unwrap();
+    assert!(
+        handle
+            .validate_input(&json!({ FS_ROOT_FIELD: "/scratch/r1" }))
+            .is_ok()
+    );
+
+    // A reference to something that is not a string is still refused.
+    let wrong = json!({
+        "type": "object",
+        "properties": { FS_ROOT_FIELD: { "$ref": "#/$defs/Port" } },
+        "$defs": { "Port": { "type": "integer" } }
+    });
+    let err = define_io_handle(
+        IoDefinition {
+            inputs: Some(wrong),
+            ..IoDefinition::default()
+        }
+        .input_file("a", FileEntry::new("a.txt")),
+    )
+    .unwrap_err();
+    assert_eq!(err.problems[0].0, "/inputs/properties/_workflowFsRoot");
+}
+
+#[test]
 fn the_lifecycle_runs_in_the_spec_order_and_attests_every_file() {
     let sandbox = Sandbox::new("lifecycle");
     sandbox.write("data/sales.csv", "region,total\nnorth,10\n");
