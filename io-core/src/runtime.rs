@@ -232,6 +232,44 @@ impl AgentRuntime {
     /// Runs every turn under a file contract (AIP-16): declared input files are staged from
     /// `workspace` into a private scratch root, `_workflowFsRoot` is injected, and declared
     /// outputs are synced back after the turn; see [`crate::files::run_with_files`].
+    ///
+    /// ```
+    /// use io_core::files::{FileEntry, FsRoot, IoDefinition, Workspace, define_io_handle};
+    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+    /// struct Ask {
+    ///     #[serde(rename = "_workflowFsRoot", default, skip_serializing_if = "Option::is_none")]
+    ///     root: Option<FsRoot>,
+    /// }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+    /// struct Lines { lines: usize }
+    ///
+    /// /// Counts the lines of the staged file.
+    /// struct LineCounter;
+    /// impl AgentCore for LineCounter {
+    ///     type Input = Ask;
+    ///     type Output = Lines;
+    ///     fn core_type(&self) -> &str { "line-counter" }
+    ///     async fn run_turn(&mut self, input: Ask, _: &mut AgentContext) -> Result<Lines, AgentError> {
+    ///         let root = input.root.ok_or_else(|| AgentError::internal("nothing staged"))?;
+    ///         let text = std::fs::read_to_string(root.file("doc")).map_err(|e| AgentError::internal(e.to_string()))?;
+    ///         Ok(Lines { lines: text.lines().count() })
+    ///     }
+    /// }
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("doc.md"), "a\nb\nc\n").unwrap();
+    /// // `#[define_io]` on the core's impl makes this handle; here it is made by hand.
+    /// let io = define_io_handle(IoDefinition::typed::<Ask, Lines>().input_file("doc", FileEntry::new("doc.md"))).unwrap();
+    /// let io: &'static _ = Box::leak(Box::new(io));
+    /// let mut runtime = AgentRuntime::new(LineCounter).with_file_contract(io, Workspace::open(dir.path()).unwrap(), None);
+    /// let out = pollster::block_on(runtime.run_turn(json!({}))).unwrap();
+    /// assert_eq!(out, json!({ "lines": 3 }));
+    /// let record = runtime.last_file_record().unwrap();
+    /// assert_eq!((record.staged[0].key.as_str(), record.staged[0].bytes), ("doc", 6));
+    /// ```
     #[must_use]
     pub fn with_file_contract(
         mut self,
@@ -248,7 +286,8 @@ impl AgentRuntime {
         self
     }
 
-    /// What the last turn did with files (staged and synced, with sizes and SHA-256).
+    /// What the last turn did with files (staged and synced, with sizes and SHA-256); an
+    /// example is on [`Self::with_file_contract`].
     pub fn last_file_record(&self) -> Option<&FileRunRecord> {
         self.files.as_ref().and_then(|f| f.last_record.as_ref())
     }
@@ -353,7 +392,30 @@ impl AgentRuntime {
         self.run_turn_in(input, &mut ctx).await
     }
 
-    /// A context for `run_id` carrying this runtime's tools, allowed set and event sink.
+    /// A context for `run_id` carrying this runtime's tools, allowed set and event sink: for
+    /// [`Self::run_turn_in`], when the host names the run (or reads the context afterwards).
+    ///
+    /// ```
+    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use serde_json::json;
+    /// # struct Echo;
+    /// # #[agent_core]
+    /// # impl AgentCore for Echo {
+    /// #     fn core_type(&self) -> &str { "echo" }
+    /// #     async fn run_turn(&mut self, input: TurnInput, _: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+    /// #         Ok(TurnOutput::new(input.message))
+    /// #     }
+    /// # }
+    /// use io_core::EventLog;
+    /// use std::sync::Arc;
+    ///
+    /// let log = Arc::new(EventLog::default());
+    /// let mut runtime = AgentRuntime::new(Echo).with_event_sink(log.clone());
+    /// let mut ctx = runtime.context("nightly-42");
+    /// assert_eq!(ctx.run_id(), "nightly-42");
+    /// pollster::block_on(runtime.run_turn_in(json!({ "message": "hi" }), &mut ctx)).unwrap();
+    /// assert!(log.events().iter().all(|event| event.run_id == "nightly-42"));
+    /// ```
     pub fn context(&self, run_id: impl Into<String>) -> AgentContext {
         let mut ctx = AgentContext::new(run_id);
         if let Some(tools) = &self.tools {
@@ -578,6 +640,15 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// milliseconds are those of the process's first run id (read once, not per call: a clock read
 /// and a formatted timestamp per call cost more than the rest of the id), so ids stay unique
 /// across restarts of a process and across processes.
+///
+/// ```
+/// let first = io_core::new_run_id();
+/// let second = io_core::new_run_id();
+/// assert!(first.starts_with("run-"));
+/// assert_ne!(first, second);
+/// // The same prefix within a process, a new sequence number each time.
+/// assert_eq!(first.rsplit_once('-').unwrap().0, second.rsplit_once('-').unwrap().0);
+/// ```
 pub fn new_run_id() -> String {
     let mut id = String::with_capacity(48);
     write_run_id(&mut id);
