@@ -87,7 +87,27 @@ impl std::error::Error for ExportError {}
 pub const MAX_PROVIDER_NAME: usize = 64;
 
 impl ToolRegistry {
-    /// Every registered tool's definition for `target`, in identity order, or every problem.
+    /// Every registered tool's definition for `target`, in identity order, or every problem
+    /// (an example of each target is in the [module documentation](self)).
+    ///
+    /// ```
+    /// use io_typed_tool::{Export, ToolError, tool, tool_registry};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Query { q: String, limit: Option<u8> }
+    ///
+    /// /// Searches the knowledge base.
+    /// #[tool(id = "kb.search")]
+    /// async fn search(query: Query) -> Result<Query, ToolError> { Ok(query) }
+    ///
+    /// let registry = tool_registry![SearchTool].unwrap();
+    /// let gemini = registry.export(Export::Gemini).unwrap();
+    /// assert_eq!(gemini[0]["name"], "kb_search");
+    /// // Gemini's OpenAPI subset: an optional field is `nullable`, not a type list.
+    /// assert_eq!(gemini[0]["parameters"]["properties"]["limit"]["nullable"], true);
+    /// let responses = registry.export(Export::OpenAiResponses { strict: false }).unwrap();
+    /// assert_eq!((responses[0]["type"].as_str(), responses[0]["name"].as_str()), (Some("function"), Some("kb_search")));
+    /// ```
     pub fn export(&self, target: Export) -> Result<Vec<Value>, ExportError> {
         let mut problems = Vec::new();
         let mut definitions = Vec::new();
@@ -198,6 +218,26 @@ impl ToolRegistry {
     /// The provider-safe name of a registered tool (`kb.search` -> `kb_search`; with several
     /// majors of one id registered, `kb.search@2` -> `kb_search__2`). `None` for an id that
     /// names no single tool.
+    ///
+    /// ```
+    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Query { q: String }
+    /// /// Searches (first major).
+    /// #[tool(id = "kb.search", version = "1.4.0")]
+    /// async fn search_v1(query: Query) -> Result<Query, ToolError> { Ok(query) }
+    /// /// Searches (second major).
+    /// #[tool(id = "kb.search", version = "2.0.0")]
+    /// async fn search_v2(query: Query) -> Result<Query, ToolError> { Ok(query) }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(SearchV1Tool).unwrap();
+    /// registry.register(SearchV2Tool).unwrap();
+    /// assert_eq!(registry.provider_name("kb.search@2").as_deref(), Some("kb_search__2"));
+    /// // Two majors: the bare id is ambiguous.
+    /// assert_eq!(registry.provider_name("kb.search"), None);
+    /// ```
     pub fn provider_name(&self, tool_id: &str) -> Option<String> {
         let identity = self
             .registered()
@@ -211,6 +251,29 @@ impl ToolRegistry {
 
     /// The tool a provider-safe name (or an MCP name) stands for, as `id@major` when several
     /// majors are registered and as the id otherwise; `None` when no tool has that name.
+    ///
+    /// ```
+    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Query { q: String }
+    /// /// Searches (first major).
+    /// #[tool(id = "kb.search", version = "1.4.0")]
+    /// async fn search_v1(query: Query) -> Result<Query, ToolError> { Ok(query) }
+    /// /// Searches (second major).
+    /// #[tool(id = "kb.search", version = "2.0.0")]
+    /// async fn search_v2(query: Query) -> Result<Query, ToolError> { Ok(query) }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(SearchV1Tool).unwrap();
+    /// registry.register(SearchV2Tool).unwrap();
+    /// assert_eq!(registry.tool_for_provider_name("kb_search__1").as_deref(), Some("kb.search@1"));
+    /// // The name MCP lists it under maps back too.
+    /// let mcp = registry.export(io_typed_tool::Export::Mcp).unwrap();
+    /// let listed = mcp[1]["name"].as_str().unwrap();
+    /// assert_eq!(registry.tool_for_provider_name(listed).as_deref(), Some("kb.search@2"));
+    /// assert_eq!(registry.tool_for_provider_name("kb_lookup"), None);
+    /// ```
     pub fn tool_for_provider_name(&self, name: &str) -> Option<String> {
         self.registered()
             .map(|(identity, _, _, _)| identity)

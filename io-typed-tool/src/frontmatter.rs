@@ -33,6 +33,24 @@ impl ToolContract {
     /// `contextSchema` and `implements` go under `metadata.agent-io` (the published schema has
     /// no place for them), and `approval` is always written out: TOOL.schema.json's rule "auto
     /// implies no mutates" also fires when `approval` is absent.
+    ///
+    /// ```
+    /// use io_typed_tool::{ToolContract, ToolError, TypedTool, tool};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// struct Note { text: String }
+    ///
+    /// /// Appends a note.
+    /// #[tool(id = "notes.append", version = "1.2.0", mutates = ["workspace:/notes"])]
+    /// async fn append(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    ///
+    /// let contract = AppendTool::contract();
+    /// let frontmatter = contract.to_frontmatter();
+    /// assert_eq!(frontmatter["name"], "notes.append");
+    /// assert_eq!(frontmatter["approval"], "on-mutate");
+    /// assert!(io_typed_tool::frontmatter_violations(&frontmatter).is_empty());
+    /// assert_eq!(ToolContract::from_frontmatter(frontmatter).unwrap(), contract);
+    /// ```
     pub fn to_frontmatter(&self) -> Value {
         let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
         let Some(fields) = value.as_object_mut() else {
@@ -56,7 +74,14 @@ impl ToolContract {
     }
 
     /// The inverse of [`Self::to_frontmatter`]: lifts `metadata.agent-io` back into the
-    /// contract fields. Fails with serde's message when a field has the wrong shape.
+    /// contract fields. Fails with serde's message when a field has the wrong shape (a round
+    /// trip is on [`Self::to_frontmatter`]).
+    ///
+    /// ```
+    /// use io_typed_tool::ToolContract;
+    /// let err = ToolContract::from_frontmatter(serde_json::json!({ "name": 7 })).unwrap_err();
+    /// assert!(!err.to_string().is_empty());
+    /// ```
     pub fn from_frontmatter(mut frontmatter: Value) -> Result<Self, serde_json::Error> {
         if let Some(fields) = frontmatter.as_object_mut() {
             let moved = fields
@@ -82,6 +107,12 @@ impl ToolContract {
 
 /// The published TOOL.schema.json, compiled once, with IO.schema.json registered under both of
 /// its addresses (SOURCES.md, defect 1). No `$ref` is ever fetched over the network.
+///
+/// ```
+/// let schema = io_typed_tool::tool_schema();
+/// assert!(schema.compile_error().is_none());
+/// assert!(schema.validate(&serde_json::json!({ "name": "x" })).is_err());
+/// ```
 pub fn tool_schema() -> &'static BoundarySchema {
     static SCHEMA: OnceLock<BoundarySchema> = OnceLock::new();
     SCHEMA.get_or_init(|| {
@@ -101,6 +132,24 @@ pub fn tool_schema() -> &'static BoundarySchema {
 }
 
 /// Checks frontmatter against TOOL.schema.json; every violation has its JSON pointer.
+///
+/// ```
+/// use io_typed_tool::{ToolContract, ToolError, TypedTool, tool};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// struct Note { text: String }
+///
+/// /// Appends a note.
+/// #[tool(id = "notes.append", version = "1.2.0", mutates = ["workspace:/notes"])]
+/// async fn append(note: Note) -> Result<Note, ToolError> { Ok(note) }
+///
+/// let contract = AppendTool::contract();
+/// let mut frontmatter = contract.to_frontmatter();
+/// assert!(io_typed_tool::frontmatter_violations(&frontmatter).is_empty());
+/// // The published schema refuses `auto` approval for a tool that mutates.
+/// frontmatter["approval"] = "auto".into();
+/// assert!(!io_typed_tool::frontmatter_violations(&frontmatter).is_empty());
+/// ```
 pub fn frontmatter_violations(frontmatter: &Value) -> Vec<Violation> {
     match tool_schema().violations(frontmatter) {
         Ok(violations) => violations,
