@@ -168,7 +168,23 @@ impl ToolContract {
         format!("{}@{major}", self.id)
     }
 
-    /// Whether a call needs a host approver's yes, by the approval class and `mutates`.
+    /// Whether a call needs a host approver's yes, by the approval class and `mutates` (an
+    /// example is on [`Self::new`]).
+    ///
+    /// ```
+    /// use io_typed_tool::{Approval, ToolContract};
+    /// use serde_json::json;
+    ///
+    /// let mut contract = ToolContract::new("kb.search", "1.0.0", "Searches.", json!({ "type": "object" }), json!({}));
+    /// assert!(!contract.needs_approval());
+    /// contract.approval = Approval::Always;
+    /// assert!(contract.needs_approval());
+    /// // `on-mutate` without mutations asks nobody.
+    /// contract.approval = Approval::OnMutate;
+    /// assert!(!contract.needs_approval());
+    /// contract.approval = Approval::Policy("finance-review".into());
+    /// assert!(contract.needs_approval());
+    /// ```
     pub fn needs_approval(&self) -> bool {
         match &self.approval {
             Approval::Auto => false,
@@ -195,6 +211,12 @@ pub struct Requires {
 
 impl Requires {
     /// Whether nothing is required.
+    ///
+    /// ```
+    /// use io_typed_tool::Requires;
+    /// assert!(Requires::default().is_empty());
+    /// assert!(!Requires { network: vec!["api.example.com".into()], ..Requires::default() }.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.network.is_empty() && self.secrets.is_empty() && self.tools.is_empty()
     }
@@ -217,6 +239,12 @@ impl Approval {
     /// The class a contract gets when it names none: `on-mutate` for a tool that declares
     /// mutations, `auto` otherwise (the reference `defineTool` does the same; the published
     /// schema refuses `auto` with mutations).
+    ///
+    /// ```
+    /// use io_typed_tool::Approval;
+    /// assert_eq!(Approval::default_for(&[]), Approval::Auto);
+    /// assert_eq!(Approval::default_for(&["workspace:/notes".into()]), Approval::OnMutate);
+    /// ```
     pub fn default_for(mutates: &[String]) -> Approval {
         if mutates.is_empty() {
             Approval::Auto
@@ -225,7 +253,8 @@ impl Approval {
         }
     }
 
-    /// The wire form: `auto`, `always`, `on-mutate` or `policy:<ref>`.
+    /// The wire form: `auto`, `always`, `on-mutate` or `policy:<ref>` (an example is on
+    /// [`Self::parse`]).
     pub fn as_wire(&self) -> std::borrow::Cow<'_, str> {
         match self {
             Approval::Auto => "auto".into(),
@@ -359,6 +388,11 @@ pub struct DriverConstraints {
 
 impl DriverConstraints {
     /// Whether there are no constraints.
+    ///
+    /// ```
+    /// use io_typed_tool::DriverConstraints;
+    /// assert!(DriverConstraints::default().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.forbid.is_empty() && self.require_kind.is_empty()
     }

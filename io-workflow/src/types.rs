@@ -12,6 +12,15 @@ pub(crate) const MAX_DEPTH: usize = 32;
 pub(crate) const MAX_STEPS: usize = 10_000;
 
 /// The JSON type of a value, as reported in `OutputTypeMismatchError.actual_type`.
+///
+/// ```
+/// use io_workflow::json_type;
+/// use serde_json::json;
+/// assert_eq!(json_type(&json!(3)), "integer");
+/// assert_eq!(json_type(&json!(3.5)), "number");
+/// assert_eq!(json_type(&json!(null)), "null");
+/// assert_eq!(json_type(&json!({ "a": 1 })), "object");
+/// ```
 pub fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -39,6 +48,18 @@ impl Workflow {
     /// Checks `value` against `ty`: structural, never coercing. An integer passes `number`;
     /// `true` does not; a named type's value is an object whose declared fields are all present
     /// with their types (recursively; extra fields are allowed); `array<T>` checks every element.
+    ///
+    /// ```
+    /// use io_workflow::{TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w");
+    /// assert!(workflow.check_value(&json!(3), &TypeRef::Number).is_ok());
+    /// assert!(workflow.check_value(&json!(true), &TypeRef::Number).is_err());
+    /// // No coercion: a numeric string is a string.
+    /// let wrong = workflow.check_value(&json!("3"), &TypeRef::Integer).unwrap_err();
+    /// assert_eq!((wrong.expected.as_str(), wrong.actual.as_str()), ("integer", "string"));
+    /// ```
     pub fn check_value(&self, value: &Value, ty: &TypeRef) -> Result<(), Mismatch> {
         self.check_at(value, ty, &mut String::new())
     }
@@ -114,7 +135,22 @@ impl Workflow {
     ///
     /// The comparison looks 32 levels deep and visits at most 10,000 schema nodes (a union
     /// whose branches refer back to it would otherwise double the work at each level); past
-    /// either it gives no verdict, and the value itself is still checked when it arrives.
+    /// either it gives no verdict, and the value itself is still checked when it arrives. Value
+    /// constraints (ranges, lengths, patterns) are likewise left to the arriving value.
+    ///
+    /// ```
+    /// use io_workflow::{TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w");
+    /// assert_eq!(workflow.fits_schema(&TypeRef::Integer, &json!({ "type": "integer" }), &json!({})), None);
+    /// // A number may be a fraction, which an integer field refuses.
+    /// assert!(workflow.fits_schema(&TypeRef::Number, &json!({ "type": "integer" }), &json!({})).is_some());
+    /// // Types are compared, not value bounds: a declared type carries none, so a bounded
+    /// // field is wired, and each value is checked against the bound when it arrives.
+    /// let small = json!({ "type": "integer", "maximum": 10 });
+    /// assert_eq!(workflow.fits_schema(&TypeRef::Integer, &small, &json!({})), None);
+    /// ```
     pub fn fits_schema(&self, ty: &TypeRef, schema: &Value, root: &Value) -> Option<String> {
         self.fits(ty, schema, root, 0, &mut 0)
     }
@@ -242,6 +278,17 @@ impl Workflow {
     /// producer may emit fractions, a missing field of a named type).
     ///
     /// Bounded as [`Self::fits_schema`] is.
+    ///
+    /// ```
+    /// use io_workflow::{TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w");
+    /// assert_eq!(workflow.schema_satisfies(&json!({ "type": "integer" }), &json!({}), &TypeRef::Number), None);
+    /// // The producer may emit `null`, which is not a string.
+    /// let nullable = json!({ "type": ["string", "null"] });
+    /// assert!(workflow.schema_satisfies(&nullable, &json!({}), &TypeRef::String).is_some());
+    /// ```
     pub fn schema_satisfies(&self, schema: &Value, root: &Value, ty: &TypeRef) -> Option<String> {
         self.satisfies(schema, root, ty, 0, &mut 0)
     }
