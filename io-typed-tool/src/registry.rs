@@ -1061,8 +1061,17 @@ impl ToolRegistry {
     /// let unknown = runtime.block_on(registry.call("notes.drop", serde_json::json!({})));
     /// assert_eq!(unknown.unwrap_err().code().as_str(), "not_found");
     /// ```
-    pub async fn call(&self, tool_id: &str, input: Value) -> Result<Value, ToolError> {
-        self.call_with(tool_id, input, CallOptions::default()).await
+    ///
+    /// As with [`Self::call_with`], the input is checked when this is called, and the returned
+    /// future runs the body.
+    pub fn call<'a>(
+        &'a self,
+        tool_id: &'a str,
+        input: Value,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+        // Not an `async fn`: the future is `call_with`'s own, not one more layer around it
+        // (a host that spawns or polls the call moves it whole).
+        self.call_with(tool_id, input, CallOptions::default())
     }
 
     /// [`Self::call_with`], answered as the AIP-14 envelope `{ ok, value }` / `{ ok, error }`.
