@@ -6,7 +6,9 @@
 //!
 //! - A path is relative to the workspace and written with `/`. It is normalised first: empty
 //!   segments and `.` segments go (`a//./b/` is `a/b`). Refused, never "fixed": an absolute
-//!   path (`/etc`, `C:...`), a `..` segment, a NUL, a backslash.
+//!   path (`/etc`, `C:...`), a `..` segment, a NUL, a backslash, and a path (or pin) over
+//!   [`MAX_PATH_BYTES`] bytes, which no workspace file has: matching a glob against a path
+//!   takes time and memory that grow with both lengths, so both are bounded.
 //! - A pin with a glob character (`*` or `?`) is a glob: `*` matches any run of characters
 //!   within one segment, `?` one character, and a `**` segment any number of segments (none
 //!   included). Any other pin is a path: it matches itself and everything beneath it, with or
@@ -40,7 +42,13 @@ pub enum PathError {
     Nul(String),
     /// It has a backslash: paths are written with `/`.
     Backslash(String),
+    /// It is longer than [`MAX_PATH_BYTES`] bytes.
+    TooLong(String),
 }
+
+/// The longest path or pin accepted, in bytes (the workspace's own limit,
+/// [`io_core::files::MAX_PATH_BYTES`]).
+pub const MAX_PATH_BYTES: usize = io_core::files::MAX_PATH_BYTES;
 
 impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -52,6 +60,7 @@ impl fmt::Display for PathError {
             PathError::ParentSegment(p) => write!(f, "`{p}` has a `..` segment"),
             PathError::Nul(p) => write!(f, "{p:?} has a NUL character"),
             PathError::Backslash(p) => write!(f, "`{p}` has a backslash; write paths with `/`"),
+            PathError::TooLong(p) => write!(f, "`{p}` is longer than {MAX_PATH_BYTES} bytes"),
         }
     }
 }
@@ -81,6 +90,9 @@ pub fn normalize(path: &str) -> Result<String, PathError> {
     let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
     if path.starts_with('/') || drive {
         return Err(PathError::Absolute(shown()));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(PathError::TooLong(shown()));
     }
     let mut segments = Vec::new();
     for segment in path.split('/') {
@@ -320,6 +332,31 @@ mod tests {
         );
         assert_eq!(scope.place("src/a.rs").unwrap(), Placement::Outside);
         assert!(Scope::new(&["../up".into()], &[]).is_err());
+    }
+
+    #[test]
+    fn paths_and_pins_are_bounded_in_length() {
+        let longest = "a/".repeat(MAX_PATH_BYTES / 2 - 1) + "bc";
+        assert_eq!(longest.len(), MAX_PATH_BYTES);
+        assert_eq!(normalize(&longest).unwrap().len(), MAX_PATH_BYTES);
+        let over = longest.clone() + "d";
+        let err = normalize(&over).unwrap_err();
+        assert!(matches!(err, PathError::TooLong(_)), "{err:?}");
+        assert!(
+            err.to_string().ends_with("is longer than 1024 bytes"),
+            "{err}"
+        );
+        // A hostile glob pin and a hostile path, each far over the limit, are refused at
+        // once: matching them would take time and memory growing with both lengths.
+        let pin = format!("{}x", "*a".repeat(50_000));
+        assert!(matches!(Pin::parse(&pin), Err(PathError::TooLong(_))));
+        let scope = Scope::new(&["**/*a*a*a*b".into()], &[]).unwrap();
+        assert!(matches!(
+            scope.place(&"a".repeat(1_000_000)),
+            Err(PathError::TooLong(_))
+        ));
+        // The limit counts the path as written, before normalisation.
+        assert!(normalize(&("./".repeat(MAX_PATH_BYTES) + "a")).is_err());
     }
 
     #[test]

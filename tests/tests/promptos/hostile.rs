@@ -260,3 +260,40 @@ fn a_hard_link_to_a_file_outside_is_refused() {
         judgement.verdict.messages
     );
 }
+
+#[test]
+fn a_hostile_glob_pin_and_a_hostile_path_are_refused_at_once() {
+    // Matching a glob against a path takes time and memory growing with both lengths: a
+    // 20 KB pin against a 20 KB path took 18 s and 400 MB before paths and pins were bounded.
+    let workspace = Workspace::new();
+    let mut submit = workspace.submit.clone();
+    submit["changed_files"] = json!(["a".repeat(100_000)]);
+    let judgement = judge(&task(), &submit.to_string(), workspace.root(), None).unwrap();
+    assert_eq!(
+        judgement.verdict.reason_code,
+        Some(FailCode::SchemaViolation)
+    );
+    assert!(
+        judgement.verdict.messages[0].ends_with("is longer than 1024 bytes"),
+        "{:?}",
+        judgement.verdict.messages
+    );
+    // The message quotes the path clipped, not whole.
+    assert!(judgement.verdict.messages[0].len() < 1_000);
+
+    let mut hostile = task();
+    hostile
+        .pins
+        .allowed_paths
+        .push(format!("{}x", "*a".repeat(50_000)));
+    let refused = judge(
+        &hostile,
+        &workspace.submit.to_string(),
+        workspace.root(),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(refused.contains("is longer than 1024 bytes"), "{refused}");
+    assert!(refused.len() < 2_000);
+}
