@@ -221,20 +221,14 @@ pub(crate) fn build_io(definition: IoDefinition) -> (IoHandle, Vec<(String, Stri
         .inputs
         .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
     if has_files {
-        match inputs.pointer(&format!("/properties/{FS_ROOT_FIELD}")) {
+        let declared_at = format!("/properties/{FS_ROOT_FIELD}");
+        match inputs.pointer(&declared_at) {
             // Declared already: left in place, but it has to accept the string the host injects.
             Some(declared) => {
-                // Checked with the input schema's definitions in reach: a derived
-                // `Option<FsRoot>` is a `$ref` to `#/$defs/FsRoot`.
-                let mut candidate = declared.clone();
-                if let (Some(object), Some(root)) = (candidate.as_object_mut(), inputs.as_object())
-                {
-                    for key in ["$defs", "definitions"] {
-                        if let Some(defs) = root.get(key) {
-                            object.entry(key).or_insert_with(|| defs.clone());
-                        }
-                    }
-                }
+                // Checked as a document of its own with the input schema's references in
+                // reach: a derived `Option<FsRoot>` is a `$ref` to `#/$defs/FsRoot`.
+                let candidate = crate::compat::schema_at(&inputs, &declared_at)
+                    .unwrap_or_else(|| declared.clone());
                 let accepts_string =
                     BoundarySchema::from_value("_workflowFsRoot", Direction::Input, candidate)
                         .validate(&json!("/scratch/root"))
