@@ -460,6 +460,24 @@ impl AgentRuntime {
         input: Value,
         ctx: &mut AgentContext,
     ) -> Result<Value, AgentError> {
+        // The common turn (no events, no ceiling, no files) is the validated turn and nothing
+        // else, in this future's own state; the rest is boxed, so that the common turn's
+        // future does not carry its space (a host that spawns a turn copies it whole).
+        if !ctx.has_event_sink()
+            && self.files.is_none()
+            && ctx.turn_timeout().or(self.turn_timeout).is_none()
+        {
+            return Self::validated_turn(self.core.as_mut(), input, ctx).await;
+        }
+        Box::pin(self.observed_turn(input, ctx)).await
+    }
+
+    /// [`Self::run_turn_in`] with what the common turn leaves out: events, a ceiling, files.
+    async fn observed_turn(
+        &mut self,
+        input: Value,
+        ctx: &mut AgentContext,
+    ) -> Result<Value, AgentError> {
         if !ctx.has_event_sink() {
             return self.checked_turn(input, ctx).await;
         }

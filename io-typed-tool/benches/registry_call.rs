@@ -181,6 +181,18 @@ fn main() {
     let plugin = SearchTool;
     let tool_ctx = ToolContext::new("run", "kb.search");
 
+    // `REGISTRY_CALL_SIZES=1`: the sizes of a call's and a turn's futures, which a host that
+    // spawns them copies whole.
+    if std::env::var("REGISTRY_CALL_SIZES").is_ok() {
+        let f = registry.call("kb.search", arguments.clone());
+        println!("call future: {} bytes", std::mem::size_of_val(&f));
+        let mut ctx = core_runtime.context("run");
+        let t = core_runtime.run_turn_in(arguments.clone(), &mut ctx);
+        println!("turn future: {} bytes", std::mem::size_of_val(&t));
+        drop(t);
+        drop(f);
+        return;
+    }
     let floor = || {
         let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
         black_box(serde_json::to_value(body(&args)).expect("encodes"))

@@ -1169,14 +1169,29 @@ impl ToolRegistry {
                     run_id,
                 } => {
                     // A call cancelled before it starts is `cancelled`, whatever its input.
-                    let finish = std::pin::pin!(async {
-                        match admitted {
-                            Ok(admitted) => self.finish(admitted, run_id, None).await,
-                            // Taken once: this future ends here.
-                            Err(err) => Err(std::mem::replace(err, AgentError::internal(""))),
-                        }
-                    });
-                    until_cancelled(finish, cancellation.as_ref(), tool_id).await
+                    if cancellation
+                        .as_ref()
+                        .is_some_and(Cancellation::is_cancelled)
+                    {
+                        return Err(cancelled_error(tool_id));
+                    }
+                    let admitted = match admitted {
+                        Ok(admitted) => admitted,
+                        // Taken once: this future ends here.
+                        Err(err) => return Err(std::mem::replace(err, AgentError::internal(""))),
+                    };
+                    // The common call (one attempt, ungated, no files, on a current-thread
+                    // runtime or inside a host's own polling) runs in this future's own
+                    // state; the rest of the contract's machinery is boxed, so that the
+                    // common call's future does not carry its space.
+                    if admitted.runs_once() && polled_in_place() {
+                        return single_attempt(&mut admitted.run, cancellation.as_ref()).await;
+                    }
+                    Box::pin(async {
+                        let finish = std::pin::pin!(self.finish(admitted, run_id, None));
+                        until_cancelled(finish, cancellation.as_ref(), tool_id).await
+                    })
+                    .await
                 }
             }
         }
@@ -1448,6 +1463,14 @@ struct Admitted<'r> {
     approver: Option<Arc<dyn Approver>>,
 }
 
+impl Admitted<'_> {
+    /// Whether the call is one attempt and nothing else: no approval, no files, no retry.
+    fn runs_once(&self) -> bool {
+        let tool = self.run.tool;
+        !self.gated && tool.plugin.file_contract().is_none() && max_attempts(&tool.contract) == 1
+    }
+}
+
 /// What the attempts of one call run on.
 struct Attempts<'r> {
     tool: &'r RegisteredTool,
@@ -1476,17 +1499,8 @@ fn run_id_of(given: Option<&str>) -> Arc<str> {
 async fn run_attempts(run: &mut Attempts<'_>, attempts: &mut u32) -> Result<Value, ToolError> {
     let tool = run.tool;
     let contract = &tool.contract;
-    let final_error = |err: ToolError| {
-        if !contract.idempotent && err.is_retryable() {
-            err.with_retryable(false)
-        } else {
-            err
-        }
-    };
-    let max_attempts = match (&contract.retry, contract.idempotent) {
-        (Some(policy), true) => policy.max_attempts.max(1),
-        _ => 1,
-    };
+    let final_error = |err: ToolError| final_error(contract, err);
+    let max_attempts = max_attempts(contract);
     let timeout = Duration::from_millis(contract.timeout_ms);
     // The first attempt runs on the decoded input when there is one; the JSON form is kept
     // only while a retry may still need it.
@@ -1531,14 +1545,95 @@ async fn run_attempts(run: &mut Attempts<'_>, attempts: &mut u32) -> Result<Valu
             other => break other.map_err(final_error)?,
         }
     };
-    // A typed tool checked its output as it encoded it.
+    checked_output(tool, output)
+}
+
+/// The attempts the contract allows: its retry policy's, for an idempotent tool; one
+/// otherwise.
+fn max_attempts(contract: &ToolContract) -> u32 {
+    match (&contract.retry, contract.idempotent) {
+        (Some(policy), true) => policy.max_attempts.max(1),
+        _ => 1,
+    }
+}
+
+/// An error as the call ends with it: the host never retries a tool that is not idempotent,
+/// so a caller must not either, whatever the code says by default.
+fn final_error(contract: &ToolContract, err: ToolError) -> ToolError {
+    if !contract.idempotent && err.is_retryable() {
+        err.with_retryable(false)
+    } else {
+        err
+    }
+}
+
+/// A call's output, validated unless the plugin checked it as it encoded it (a typed tool
+/// does).
+fn checked_output(tool: &RegisteredTool, output: Value) -> Result<Value, ToolError> {
     if !tool.plugin.__validates_output()
         && let Err(err) = tool.outputs.get().validate(&output)
     {
         io_core::limits::dismantle(output);
-        return Err(final_error(err));
+        return Err(final_error(&tool.contract, err));
     }
     Ok(output)
+}
+
+/// Whether a call's body would run on the caller's thread: inside a Tokio runtime that is not
+/// multi-thread (see [`run_attempt`]).
+fn polled_in_place() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
+/// A call that is one attempt on the caller's thread ([`Admitted::runs_once`],
+/// [`polled_in_place`]): [`run_attempts`], [`run_attempt`], [`local_attempt`] and
+/// [`until_cancelled`] in one future, with the same outcome. Called once per call.
+async fn single_attempt(
+    run: &mut Attempts<'_>,
+    cancellation: Option<&Cancellation>,
+) -> Result<Value, ToolError> {
+    let tool = run.tool;
+    let contract = &tool.contract;
+    let Some(base) = run.base.take() else {
+        return Err(AgentError::internal("a call was run twice"));
+    };
+    let ctx = base.with_attempt(1);
+    // No retry may need the JSON form: it goes as soon as the input is decoded.
+    let payload = match run.decoded.take() {
+        Some(decoded) => {
+            drop(run.input.take());
+            Payload::Decoded(decoded)
+        }
+        None => Payload::Json(run.input.take().unwrap_or_default()),
+    };
+    let timeout = Duration::from_millis(contract.timeout_ms);
+    let started = tokio::time::Instant::now();
+    let mut body = payload.execute(tool.plugin.as_ref(), &ctx);
+    let mut timer = None;
+    let mut cancelled = None;
+    // `None`: cancelled. The body (with its timer) is polled first, as `until_cancelled`
+    // polls the call first: a body that finishes as it is cancelled has finished.
+    let ended = std::future::poll_fn(|cx| {
+        if let Poll::Ready(ended) = poll_local(&mut body, &mut timer, timeout, started, cx) {
+            return Poll::Ready(Some(ended));
+        }
+        if let Some(cancellation) = cancellation {
+            let cancelled = cancelled.get_or_insert_with(|| Box::pin(cancellation.cancelled()));
+            if cancelled.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+        }
+        Poll::Pending
+    })
+    .await;
+    drop(body);
+    let Some(ended) = ended else {
+        return Err(cancelled_error(run.tool_id));
+    };
+    let output = attempt_result(ended, started, timeout, run.tool_id)
+        .map_err(|err| final_error(contract, err))?;
+    checked_output(tool, output)
 }
 
 /// What one attempt runs on.
@@ -1602,22 +1697,32 @@ fn run_attempt<'a>(
             Attempt::Spawned(spawned) => spawned.await,
             Attempt::Local(body) => local_attempt(body, timeout, started).await,
         };
-        let timed_out = || {
-            AgentError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "tool `{tool_id}` did not finish within {} ms",
-                    timeout.as_millis()
-                ),
-            )
-        };
-        match ended {
-            Ended::Elapsed => Err(timed_out()),
-            Ended::Failed(err) => Err(err),
-            // A body that blocked its thread past the ceiling: its result is not a success.
-            Ended::Done(_) if started.elapsed() > timeout => Err(timed_out()),
-            Ended::Done(result) => result,
-        }
+        attempt_result(ended, started, timeout, tool_id)
+    }
+}
+
+/// What an attempt that `started` under `timeout` answers, once it has ended.
+fn attempt_result(
+    ended: Ended,
+    started: tokio::time::Instant,
+    timeout: Duration,
+    tool_id: &str,
+) -> Result<Value, ToolError> {
+    let timed_out = || {
+        AgentError::new(
+            ErrorCode::Timeout,
+            format!(
+                "tool `{tool_id}` did not finish within {} ms",
+                timeout.as_millis()
+            ),
+        )
+    };
+    match ended {
+        Ended::Elapsed => Err(timed_out()),
+        Ended::Failed(err) => Err(err),
+        // A body that blocked its thread past the ceiling: its result is not a success.
+        Ended::Done(_) if started.elapsed() > timeout => Err(timed_out()),
+        Ended::Done(result) => result,
     }
 }
 
@@ -1649,32 +1754,41 @@ async fn local_attempt(
     timeout: Duration,
     started: tokio::time::Instant,
 ) -> Ended {
-    let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
-    std::future::poll_fn(move |cx| {
-        match std::panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
-            Ok(Poll::Ready(result)) => return Poll::Ready(Ended::Done(result)),
-            Ok(Poll::Pending) => {}
-            Err(payload) => return Poll::Ready(Ended::Done(Err(io_core::panicked(&*payload)))),
-        }
-        let timer = match &mut timer {
-            Some(timer) => timer,
-            // The timer itself panics in a runtime built without time; contain that as well.
-            None => match std::panic::catch_unwind(|| {
-                Box::pin(tokio::time::sleep(
-                    timeout.saturating_sub(started.elapsed()),
-                ))
-            }) {
-                Ok(armed) => timer.insert(armed),
-                Err(payload) => return Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
-            },
-        };
-        match std::panic::catch_unwind(AssertUnwindSafe(|| timer.as_mut().poll(cx))) {
-            Ok(Poll::Ready(())) => Poll::Ready(Ended::Elapsed),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
-        }
-    })
-    .await
+    let mut timer = None;
+    std::future::poll_fn(move |cx| poll_local(&mut body, &mut timer, timeout, started, cx)).await
+}
+
+/// One poll of a body run in place under its ceiling (see [`local_attempt`]); `timer` is
+/// armed on the first poll that finds the body waiting.
+fn poll_local(
+    body: &mut io_core::BoxFuture<'_, Result<Value, ToolError>>,
+    timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    timeout: Duration,
+    started: tokio::time::Instant,
+    cx: &mut std::task::Context<'_>,
+) -> Poll<Ended> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
+        Ok(Poll::Ready(result)) => return Poll::Ready(Ended::Done(result)),
+        Ok(Poll::Pending) => {}
+        Err(payload) => return Poll::Ready(Ended::Done(Err(io_core::panicked(&*payload)))),
+    }
+    let timer = match timer {
+        Some(timer) => timer,
+        // The timer itself panics in a runtime built without time; contain that as well.
+        None => match std::panic::catch_unwind(|| {
+            Box::pin(tokio::time::sleep(
+                timeout.saturating_sub(started.elapsed()),
+            ))
+        }) {
+            Ok(armed) => timer.insert(armed),
+            Err(payload) => return Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
+        },
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(|| timer.as_mut().poll(cx))) {
+        Ok(Poll::Ready(())) => Poll::Ready(Ended::Elapsed),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(payload) => Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
+    }
 }
 
 /// An attempt on a multi-thread runtime: the body as its own task, under the ceiling.
@@ -1724,12 +1838,7 @@ async fn until_cancelled(
     let Some(cancellation) = cancellation else {
         return call.await;
     };
-    let cancelled_error = || {
-        AgentError::new(
-            ErrorCode::Cancelled,
-            format!("the call to `{tool_id}` was cancelled by its caller"),
-        )
-    };
+    let cancelled_error = || cancelled_error(tool_id);
     if cancellation.is_cancelled() {
         return Err(cancelled_error());
     }
@@ -1747,6 +1856,14 @@ async fn until_cancelled(
         Poll::Pending
     })
     .await
+}
+
+/// The error of a call its caller cancelled.
+fn cancelled_error(tool_id: &str) -> ToolError {
+    AgentError::new(
+        ErrorCode::Cancelled,
+        format!("the call to `{tool_id}` was cancelled by its caller"),
+    )
 }
 
 async fn sleep(duration: Duration) -> Result<(), ToolError> {
