@@ -755,6 +755,29 @@ struct Numeric {
     range: Option<(f64, bool, f64, bool)>,
 }
 
+impl Numeric {
+    /// Whether `value` passes this node's `type` and bounds (see [`FastCheck::check`]).
+    #[inline]
+    fn check(self, value: &Value) -> Option<bool> {
+        let Numeric { types, range } = self;
+        // A number under `number` (integer and fraction both) is one without looking at its
+        // fraction.
+        let number = crate::compat::INTEGER | crate::compat::FRACTION;
+        let typed = match value {
+            _ if types == ALL_TYPES => true,
+            Value::Number(_) if types & number == number => true,
+            _ => types & value_bits(value) != 0,
+        };
+        if !typed {
+            return Some(false);
+        }
+        match (range, value) {
+            (Some(range), Value::Number(n)) => range_holds(n, range),
+            _ => Some(true),
+        }
+    }
+}
+
 /// Every JSON type (as `compat` numbers them).
 const ALL_TYPES: u8 = 0x7f;
 
@@ -939,25 +962,21 @@ impl FastCheck {
             ([Rule::Properties(props)], Value::Object(map)) => properties_hold(props, map),
             ([Rule::Items(check)], Value::Array(items)) => items_hold(check, items),
             _ => match self.1 {
-                Some(Numeric { types, range }) => {
-                    // A number under `number` (integer and fraction both) is one without
-                    // looking at its fraction.
-                    let number = crate::compat::INTEGER | crate::compat::FRACTION;
-                    let typed = match value {
-                        _ if types == ALL_TYPES => true,
-                        Value::Number(_) if types & number == number => true,
-                        _ => types & value_bits(value) != 0,
-                    };
-                    if !typed {
-                        return Some(false);
-                    }
-                    match (range, value) {
-                        (Some(range), Value::Number(n)) => range_holds(n, range),
-                        _ => Some(true),
-                    }
-                }
+                Some(numeric) => numeric.check(value),
                 None => self.general(value),
             },
+        }
+    }
+
+    /// [`Self::check`] of a member or an item: a leaf's type and bounds are decided here, in
+    /// the caller's loop, without a call per value.
+    #[inline(always)]
+    fn check_member(&self, value: &Value) -> Option<bool> {
+        match self.1 {
+            // A node with the shortcut has only `type` and bounds: neither fast path of
+            // `check` applies to it.
+            Some(numeric) => numeric.check(value),
+            None => self.check(value),
         }
     }
 
@@ -975,7 +994,7 @@ impl FastCheck {
                     Value::Object(map) => {
                         let mut all = true;
                         for (k, v) in map {
-                            if !named.contains(k) && !check.check(v)? {
+                            if !named.contains(k) && !check.check_member(v)? {
                                 all = false;
                                 break;
                             }
@@ -1045,7 +1064,7 @@ fn properties_hold(props: &[(String, FastCheck)], map: &Map<String, Value>) -> O
     if scanned(map) {
         for (name, v) in map {
             if let Some((_, check)) = props.iter().find(|(n, _)| same_name(n, name))
-                && !check.check(v)?
+                && !check.check_member(v)?
             {
                 return Some(false);
             }
@@ -1053,7 +1072,7 @@ fn properties_hold(props: &[(String, FastCheck)], map: &Map<String, Value>) -> O
     } else {
         for (name, check) in props {
             if let Some(v) = map.get(name)
-                && !check.check(v)?
+                && !check.check_member(v)?
             {
                 return Some(false);
             }
@@ -1064,8 +1083,21 @@ fn properties_hold(props: &[(String, FastCheck)], map: &Map<String, Value>) -> O
 
 /// `items`: every item passes `check`.
 fn items_hold(check: &FastCheck, items: &[Value]) -> Option<bool> {
+    // Objects checked by their `properties` alone (a list of structs) go straight to them.
+    if let [Rule::Properties(props)] = check.0.as_slice() {
+        for item in items {
+            let passed = match item {
+                Value::Object(map) => properties_hold(props, map)?,
+                _ => check.check(item)?,
+            };
+            if !passed {
+                return Some(false);
+            }
+        }
+        return Some(true);
+    }
     for item in items {
-        if !check.check(item)? {
+        if !check.check_member(item)? {
             return Some(false);
         }
     }
