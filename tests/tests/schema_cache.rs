@@ -1,4 +1,5 @@
-//! The second access to a type's schema returns the same reference and allocates nothing.
+//! The second access to a type's schema returns the same reference and allocates nothing;
+//! checked text output and a common registry call keep to their allocation budgets.
 //!
 //! Its own test binary: it installs a counting global allocator. The count is per thread, so
 //! the harness's other threads cannot disturb a measurement.
@@ -227,4 +228,76 @@ fn an_output_open_value_nested_past_the_limit_is_not_walked_on_the_way_out() {
         bad.to_output_value().unwrap_err().violations()[0].pointer,
         "/name"
     );
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    #[schemars(length(min = 1, max = 200))]
+    query: String,
+    #[schemars(range(min = 1, max = 100))]
+    limit: u32,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Hit {
+    id: String,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    score: f64,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Hits {
+    hits: Vec<Hit>,
+}
+
+fn search_body(args: &SearchArgs) -> Hits {
+    Hits {
+        hits: (0..args.limit.min(5))
+            .map(|i| Hit {
+                id: format!("{}-{i}", args.query),
+                score: 1.0 / f64::from(i + 1),
+            })
+            .collect(),
+    }
+}
+
+/// Searches.
+#[io_typed_tool::tool(id = "kb.search", idempotent)]
+async fn search(args: SearchArgs) -> Result<Hits, io_typed_tool::ToolError> {
+    Ok(search_body(&args))
+}
+
+/// A registry call that needs none of the contract's rarer machinery (one attempt, no
+/// approval, no files, on a current-thread runtime) allocates three times beyond the serde
+/// floor of decoding its input, running its body and encoding its output: its run id, the
+/// decoded input's box and the body's future. Approval, retries, files and a spawned body are
+/// boxed only for the calls that use them; the input and output checks allocate nothing.
+#[test]
+fn a_common_registry_call_allocates_three_times_beyond_the_serde_floor() {
+    let mut registry = io_typed_tool::ToolRegistry::new();
+    registry.register(SearchTool).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let arguments = serde_json::json!({ "query": "invoices", "limit": 5 });
+    let floor = || {
+        let args = SearchArgs::deserialize(&arguments).unwrap();
+        serde_json::to_value(search_body(&args)).unwrap()
+    };
+    let call = |input| runtime.block_on(registry.call("kb.search", input)).unwrap();
+    // The first call compiles the boundaries and warms the runtime.
+    assert_eq!(call(arguments.clone()), floor());
+    for _ in 0..3 {
+        let (expected, floor_allocations) = allocations_during(floor);
+        let input = arguments.clone();
+        let (output, call_allocations) = allocations_during(|| call(input));
+        assert_eq!(output, expected);
+        assert_eq!(
+            call_allocations,
+            floor_allocations + 3,
+            "the call allocated {call_allocations} time(s), the floor {floor_allocations}"
+        );
+    }
 }
