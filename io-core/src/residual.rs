@@ -742,7 +742,27 @@ impl Walk<'_> {
 /// `format`s, which validators ignore). Compiled once per boundary; anything else (a pattern,
 /// a `$ref`, a known format) leaves the residual to the general validator.
 #[derive(Debug)]
-pub(crate) struct FastCheck(Vec<Rule>, Option<Numeric>);
+pub(crate) struct FastCheck(Vec<Rule>, Option<Numeric>, Seen);
+
+/// Where a member was last found in its object: the place it is looked at first next time
+/// (see [`properties_hold`]). Objects of one type list their members in one order, so the
+/// guess is almost always right; a wrong one costs one comparison, and the answer never
+/// depends on it.
+#[derive(Debug, Default)]
+struct Seen(std::sync::atomic::AtomicU8);
+
+impl Seen {
+    fn get(&self) -> usize {
+        usize::from(self.0.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn set(&self, at: usize) {
+        // Only small objects are scanned (`SCAN_LIMIT`), so the place fits.
+        if let Ok(at) = u8::try_from(at) {
+            self.0.store(at, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
 
 /// A node whose rules are only `type` and numeric bounds, the commonest residual leaf: merged
 /// when the node is compiled, so [`FastCheck::check`] decides it without the loop over the
@@ -944,12 +964,12 @@ impl FastCheck {
                     upper,
                     upper_exclusive,
                 } => numeric.range = Some((lower, lower_exclusive, upper, upper_exclusive)),
-                _ => return FastCheck(rules, None),
+                _ => return FastCheck(rules, None, Seen::default()),
             }
         }
         // At most one `type` (a schema has one key of each name) and one range (all bounds
         // are merged into it, last), so the order of the loop is kept.
-        FastCheck(rules, Some(numeric))
+        FastCheck(rules, Some(numeric), Seen::default())
     }
 
     /// Whether `value` passes; `None` when a number is too large to compare exactly here.
@@ -1059,13 +1079,27 @@ impl FastCheck {
 }
 
 /// `properties`: every member `props` names passes its schema. A small object is scanned:
-/// comparing a few short names costs less than hashing each one for the map's lookup.
+/// comparing a few short names costs less than hashing each one for the map's lookup. Each
+/// named member is looked for first where it was found last ([`Seen`]), then by the scan.
 fn properties_hold(props: &[(String, FastCheck)], map: &Map<String, Value>) -> Option<bool> {
     if scanned(map) {
-        for (name, v) in map {
-            if let Some((_, check)) = props.iter().find(|(n, _)| same_name(n, name))
-                && !check.check_member(v)?
-            {
+        for (name, check) in props {
+            let guess = check.2.get();
+            let v = match map.iter().nth(guess) {
+                Some((k, v)) if same_name(k, name) => v,
+                _ => match map
+                    .iter()
+                    .enumerate()
+                    .find(|(_, (k, _))| same_name(k, name))
+                {
+                    Some((at, (_, v))) => {
+                        check.2.set(at);
+                        v
+                    }
+                    None => continue,
+                },
+            };
+            if !check.check_member(v)? {
                 return Some(false);
             }
         }
@@ -1172,6 +1206,30 @@ fn value_bits(value: &Value) -> u8 {
 mod fast_check_tests {
     use super::{FastCheck, Rule};
     use serde_json::{Value, json};
+
+    /// A member is looked for first where it was found last: objects that list their members
+    /// in another order, or lack one, get the same answers as a fresh check gives them.
+    #[test]
+    fn a_member_found_elsewhere_than_last_time_is_still_found() {
+        let schema = json!({"properties": {"b": {"maximum": 1}, "c": {"minimum": 0}}});
+        let shared = FastCheck::compile(&schema).unwrap();
+        let cases = [
+            (json!({"a": 0, "b": 5, "c": 0}), false),
+            (json!({"b": 5, "a": 0}), false),
+            (json!({"b": 0, "a": 9, "c": -1}), false),
+            (json!({"c": 3, "b": 1}), true),
+            (json!({"a": 9}), true),
+            (json!({"a": 0, "c": 0, "b": 2}), false),
+            (json!({"c": -1}), false),
+            (json!({"x": 0, "y": 0, "b": 1, "c": 0}), true),
+        ];
+        // Twice through, so that every case meets the places the others left.
+        for (value, expected) in cases.iter().chain(cases.iter()) {
+            assert_eq!(shared.check(value), Some(*expected), "{value}");
+            let fresh = FastCheck::compile(&schema).unwrap();
+            assert_eq!(fresh.check(value), Some(*expected), "{value}");
+        }
+    }
 
     /// Each node is decided by its shortcut exactly as by the loop over its rules, on values
     /// of every type (numbers past 2^53 included, where both answer `None`), and each form of
