@@ -1081,6 +1081,9 @@ impl FastCheck {
 /// `properties`: every member `props` names passes its schema. A small object is scanned:
 /// comparing a few short names costs less than hashing each one for the map's lookup. Each
 /// named member is looked for first where it was found last ([`Seen`]), then by the scan.
+// Inlined into its callers (`check`, the rule loop, `items_hold`): a call per object costs a
+// good part of what checking a small object does.
+#[inline(always)]
 fn properties_hold(props: &[(String, FastCheck)], map: &Map<String, Value>) -> Option<bool> {
     if scanned(map) {
         for (name, check) in props {
