@@ -170,6 +170,7 @@ pub(super) fn function(
         pascal_case(&fn_name.to_string()),
         span = fn_name.span()
     );
+    let struct_name_text = struct_name.to_string();
     let struct_doc = format!(
         "The `{}` tool: calls [`{fn_name}`] under its contract.",
         spec.id
@@ -210,8 +211,32 @@ pub(super) fn function(
         #item
 
         #[doc = #struct_doc]
-        #[derive(Clone, Copy, Debug, Default)]
         #vis struct #struct_name;
+
+        // What `#[derive(Clone, Copy, Debug, Default)]` would give, written out: four derive
+        // expansions per tool cost the user's build more than the impls themselves.
+        #[automatically_derived]
+        impl ::core::clone::Clone for #struct_name {
+            #[inline]
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        #[automatically_derived]
+        impl ::core::marker::Copy for #struct_name {}
+        #[automatically_derived]
+        impl ::core::fmt::Debug for #struct_name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(#struct_name_text)
+            }
+        }
+        #[automatically_derived]
+        impl ::core::default::Default for #struct_name {
+            #[inline]
+            fn default() -> Self {
+                #struct_name
+            }
+        }
 
         // Functions and types live in different namespaces: the function's name can name the
         // tool type as well.

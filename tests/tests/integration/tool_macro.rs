@@ -227,3 +227,23 @@ fn a_body_sees_the_tool_and_the_run_it_is_called_for() {
         .unwrap();
     assert_eq!(out, json!({ "text": "kb.whoami run-7 1" }));
 }
+
+/// The tool type `#[tool]` writes is a plain value: `Copy`, `Clone`, `Default`, and `Debug`
+/// printing its name, as a derive of the four would make it.
+#[test]
+fn a_tool_type_is_a_copyable_default_value_that_prints_its_name() {
+    fn copy<T: Copy>(value: T) -> (T, T) {
+        (value, value)
+    }
+    fn made<T: Default>() -> T {
+        T::default()
+    }
+    let (a, b) = copy(made::<PlainTool>());
+    #[allow(clippy::clone_on_copy)]
+    let c = a.clone();
+    assert_eq!(
+        format!("{a:?} {b:?} {c:?}"),
+        "PlainTool PlainTool PlainTool"
+    );
+    assert_eq!(format!("{:#?}", PlainTool), "PlainTool");
+}
