@@ -144,6 +144,40 @@ fn a_cancelled_call_stops_its_body_answers_cancelled_and_is_audited() {
     }
 }
 
+/// Without an audit sink, on a current-thread runtime, a one-attempt call runs in the call's
+/// own future (not through the boxed machinery the audited call above takes): cancelled while
+/// its body waits, it answers `cancelled` and its body stops.
+#[test]
+fn a_plain_call_cancelled_while_its_body_waits_answers_cancelled() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let (tool, finished, started, done_steps) = counted_worker();
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).unwrap();
+    let cancel = Cancellation::new();
+    let options = CallOptions::default().with_cancellation(cancel.clone());
+    let err = runtime.block_on(async {
+        let call = registry.call_with("test.worker", json!({ "steps": 200 }), options);
+        let cancel_when_started = async {
+            tokio::time::timeout(Duration::from_secs(10), started.notified())
+                .await
+                .expect("the body starts within 10 s");
+            cancel.cancel();
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            result = call => result.unwrap_err(),
+            () = cancel_when_started => unreachable!(),
+        }
+    });
+    assert_eq!(err.code(), &ErrorCode::Cancelled);
+    assert!(!err.is_retryable());
+    assert!(!finished.load(Ordering::SeqCst), "the body ran to its end");
+    assert!(done_steps.load(Ordering::SeqCst) < 200);
+}
+
 #[test]
 fn a_call_cancelled_before_it_starts_never_runs_the_body() {
     let (tool, finished, _) = worker();
