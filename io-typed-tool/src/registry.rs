@@ -1611,18 +1611,17 @@ async fn single_attempt(
     let started = tokio::time::Instant::now();
     let mut body = payload.execute(tool.plugin.as_ref(), &ctx);
     let mut timer = None;
-    let mut cancelled = None;
+    let mut waiter = None;
     // `None`: cancelled. The body (with its timer) is polled first, as `until_cancelled`
-    // polls the call first: a body that finishes as it is cancelled has finished.
+    // polls the call first.
     let ended = std::future::poll_fn(|cx| {
         if let Poll::Ready(ended) = poll_local(&mut body, &mut timer, timeout, started, cx) {
             return Poll::Ready(Some(ended));
         }
-        if let Some(cancellation) = cancellation {
-            let cancelled = cancelled.get_or_insert_with(|| Box::pin(cancellation.cancelled()));
-            if cancelled.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(None);
-            }
+        if let Some(cancellation) = cancellation
+            && fired(&mut waiter, || cancellation.cancelled(), cx)
+        {
+            return Poll::Ready(None);
         }
         Poll::Pending
     })
@@ -1838,24 +1837,37 @@ async fn until_cancelled(
     let Some(cancellation) = cancellation else {
         return call.await;
     };
-    let cancelled_error = || cancelled_error(tool_id);
     if cancellation.is_cancelled() {
-        return Err(cancelled_error());
+        return Err(cancelled_error(tool_id));
     }
-    // Waiting on the signal registers a waiter (a lock), and its state is boxed: a call that
-    // finishes on its first poll needs neither.
-    let mut cancelled = None;
+    let mut waiter = None;
     std::future::poll_fn(|cx| {
         if let Poll::Ready(result) = call.as_mut().poll(cx) {
             return Poll::Ready(result);
         }
-        let cancelled = cancelled.get_or_insert_with(|| Box::pin(cancellation.cancelled()));
-        if cancelled.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Err(cancelled_error()));
+        if fired(&mut waiter, || cancellation.cancelled(), cx) {
+            return Poll::Ready(Err(cancelled_error(tool_id)));
         }
         Poll::Pending
     })
     .await
+}
+
+/// Whether a call's cancellation has fired, `cx` woken when it does: `wait` is the signal's
+/// [`Cancellation::cancelled`]. Waiting registers a waiter (a lock), and its state is boxed
+/// into `waiter` on the first poll that needs it: a call that finishes on its first poll
+/// needs neither. Polled after the call itself, so a call that finishes as it is cancelled
+/// has finished.
+fn fired<F: Future<Output = ()>>(
+    waiter: &mut Option<std::pin::Pin<Box<F>>>,
+    wait: impl FnOnce() -> F,
+    cx: &mut std::task::Context<'_>,
+) -> bool {
+    waiter
+        .get_or_insert_with(|| Box::pin(wait()))
+        .as_mut()
+        .poll(cx)
+        .is_ready()
 }
 
 /// The error of a call its caller cancelled.
