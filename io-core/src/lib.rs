@@ -88,6 +88,50 @@ pub mod __private {
     // The derives build through these, bounded by the trait being implemented, so a type
     // missing `JsonSchema` gets one error (at the impl) and not a second one in the body.
 
+    /// The `static` a derived type keeps its boundary in, built on first use. Not generic: a
+    /// `OnceLock<BoundarySchema>` initialized through a closure would instantiate
+    /// `OnceLock`'s initialization in the user's crate once per derived type (about 5% of
+    /// an incremental debug build of 100 tools); this cell's is compiled once, here.
+    pub struct BoundaryCell(OnceLock<BoundarySchema>);
+
+    impl BoundaryCell {
+        /// An empty cell, for a `static`.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            BoundaryCell(OnceLock::new())
+        }
+
+        /// The boundary, built by `build(strict_name)` (with `rules`, if any) on first use.
+        pub fn get(
+            &'static self,
+            build: fn(Option<&str>) -> BoundarySchema,
+            strict_name: Option<&str>,
+            rules: Option<fn(&serde_json::Value) -> Vec<crate::Violation>>,
+        ) -> &'static BoundarySchema {
+            match self.0.get() {
+                Some(built) => built,
+                None => self.init(build, strict_name, rules),
+            }
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn init(
+            &'static self,
+            build: fn(Option<&str>) -> BoundarySchema,
+            strict_name: Option<&str>,
+            rules: Option<fn(&serde_json::Value) -> Vec<crate::Violation>>,
+        ) -> &'static BoundarySchema {
+            self.0.get_or_init(|| {
+                let built = build(strict_name);
+                match rules {
+                    Some(rules) => built.__with_rules(rules),
+                    None => built,
+                }
+            })
+        }
+    }
+
     pub fn build_input<T: AgentInput>(strict_name: Option<&str>) -> BoundarySchema {
         T::__build_boundary(Direction::Input, strict_name)
     }

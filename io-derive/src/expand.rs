@@ -149,7 +149,10 @@ fn impl_block(
         (Some(_), Side::Output) => quote!(cached_output_with_rules),
         (None, _) => cached,
     };
-    let with_rules = validate.map(|_| quote!(.__with_rules(#krate::__private::#rules_fn::<Self>)));
+    let rules = match validate {
+        Some(_) => quote!(::core::option::Option::Some(#krate::__private::#rules_fn::<Self>)),
+        None => quote!(::core::option::Option::None),
+    };
     let hook = validate.map(|path| {
         // Spanned at the path, so a function of the wrong signature is underlined there.
         // Coerced to the expected signature first, so a mismatch names it.
@@ -170,12 +173,12 @@ fn impl_block(
             #krate::__private::#cached::<Self>(#strict)
         }
     } else {
+        // A cell that is not generic, with the builder passed as a function: no closure and
+        // no `OnceLock` initialization to instantiate per type.
         quote! {
-            static __IO_SCHEMA: #krate::__private::OnceLock<#krate::BoundarySchema> =
-                #krate::__private::OnceLock::new();
-            __IO_SCHEMA.get_or_init(|| {
-                #krate::__private::#build::<Self>(#strict) #with_rules
-            })
+            static __IO_SCHEMA: #krate::__private::BoundaryCell =
+                #krate::__private::BoundaryCell::new();
+            __IO_SCHEMA.get(#krate::__private::#build::<Self>, #strict, #rules)
         }
     };
 
