@@ -66,13 +66,8 @@ pub(super) fn impl_block(
     // "duplicate definition" error, a missing one a "not all items implemented" error.
     let generated = contract_items(&spec, args, &krate)
         .into_iter()
-        .filter(|generated| {
-            let name = match generated {
-                syn::ImplItem::Const(_) => "ID",
-                _ => "contract",
-            };
-            !written.contains(&name)
-        });
+        .filter(|generated| !written.contains(&generated.name))
+        .map(|generated| syn::ImplItem::Verbatim(generated.tokens));
     item.items.extend(generated);
     item.into_token_stream()
 }
@@ -80,7 +75,7 @@ pub(super) fn impl_block(
 /// `#[tool]` on `async fn name(input: I [, ctx: &ToolContext]) -> Result<O, E>`: keeps the
 /// function and adds `NameTool`, a unit struct implementing `TypedTool` by calling it.
 pub(super) fn function(
-    item: syn::ItemFn,
+    item: super::ToolFn,
     args: &ToolArgs,
     at_attr: Span,
     errors: &mut Accumulator,
@@ -204,7 +199,9 @@ pub(super) fn function(
     } else {
         quote!(_ctx)
     };
-    let contract = contract_items(&spec, args, &krate);
+    let contract = contract_items(&spec, args, &krate)
+        .into_iter()
+        .map(|generated| generated.tokens);
     let alias_doc =
         format!("`{fn_name}` names its tool type too, so `tool_registry![{fn_name}]` works.");
     quote! {
@@ -308,8 +305,17 @@ fn result_err_type(ty: &syn::Type) -> Option<&syn::Type> {
     }
 }
 
-/// `const ID` and `fn contract()` for a checked spec.
-fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<syn::ImplItem> {
+/// One item `#[tool]` adds to a `TypedTool` impl: its name (`ID`, `contract` or
+/// `file_contract`) and its tokens.
+struct ContractItem {
+    name: &'static str,
+    tokens: TokenStream,
+}
+
+/// `const ID` and `fn contract()` (and `fn file_contract()` with `io = ...`) for a checked
+/// spec, as tokens: parsing them back into syn items would cost every tool's expansion more
+/// than building them (the macro runs unoptimized in a debug build).
+fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<ContractItem> {
     let ToolSpec {
         id,
         version,
@@ -397,21 +403,29 @@ fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<sy
     if let Some(path) = &args.metadata {
         sets.push(quote!(contract.metadata = #path();));
     }
-    let mut items: Vec<syn::ImplItem> = Vec::new();
+    let mut items: Vec<ContractItem> = Vec::new();
     if let Some(io) = &args.io {
         // The IO type's input is what the host injects the root into and validates: it must be
         // the tool's own input type, or the two schemas would disagree.
-        items.push(syn::parse_quote! {
+        items.push(ContractItem {
+            name: "file_contract",
+            tokens: quote! {
             fn file_contract() -> ::core::option::Option<&'static #krate::__private::io_core::files::IoHandle> {
                 fn __io_same_input<T: #krate::__private::io_core::files::DefinesIo<Input = I>, I>(_: ::core::marker::PhantomData<I>) {}
                 __io_same_input::<#io, <Self as #krate::TypedTool>::Input>(::core::marker::PhantomData);
                 ::core::option::Option::Some(<#io as #krate::__private::io_core::files::DefinesIo>::io_handle())
             }
+            },
         });
     }
     items.extend([
-        syn::parse_quote!(const ID: &'static str = #id;),
-        syn::parse_quote! {
+        ContractItem {
+            name: "ID",
+            tokens: quote!(const ID: &'static str = #id;),
+        },
+        ContractItem {
+            name: "contract",
+            tokens: quote! {
             fn contract() -> #krate::ToolContract {
                 let mut contract = #krate::__private::base_contract::<
                     <Self as #krate::TypedTool>::Input,
@@ -420,6 +434,7 @@ fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<sy
                 #(#sets)*
                 contract
             }
+            },
         },
     ]);
     items

@@ -27,9 +27,11 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         None => (ToolArgs::default(), &mut discarded),
     };
     let at_attr = Span::call_site();
-    let expanded = match syn::parse2::<syn::Item>(item.clone()) {
-        Ok(syn::Item::Impl(item_impl)) => expand::impl_block(item_impl, &args, at_attr, rules),
-        Ok(syn::Item::Fn(item_fn)) => {
+    // A function is read up to its body, which is passed through as tokens: parsing every
+    // statement of it would only cost each tool's expansion (the macro runs unoptimized in a
+    // debug build), and a syntax error in it is rustc's to report, after the tool type exists.
+    let expanded = match syn::parse2::<ToolFn>(item.clone()) {
+        Ok(item_fn) => {
             // `#[tool]` above `#[define_io]`: this attribute expands first, before
             // `#[define_io]` can point it at the blocks, so point it here. The struct is the
             // one `#[define_io]` generates for this function: `NameIo`.
@@ -46,20 +48,58 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             }
             expand::function(item_fn, &args, at_attr, rules)
         }
-        Ok(other) => {
-            rules.push(
-                darling::Error::custom(
-                    "`#[tool]` goes on an `impl TypedTool for ...` block or on an `async fn` that takes the tool's input",
-                )
-                .with_span(&at_attr),
-            );
-            other.into_token_stream()
-        }
-        Err(_) => item,
+        Err(_) => match syn::parse2::<syn::Item>(item.clone()) {
+            Ok(syn::Item::Impl(item_impl)) => expand::impl_block(item_impl, &args, at_attr, rules),
+            Ok(other) => {
+                rules.push(
+                    darling::Error::custom(
+                        "`#[tool]` goes on an `impl TypedTool for ...` block or on an `async fn` that takes the tool's input",
+                    )
+                    .with_span(&at_attr),
+                );
+                other.into_token_stream()
+            }
+            Err(_) => item,
+        },
     };
     drop(discarded.finish());
     let errors = errors.finish().err().map(darling::Error::write_errors);
     quote!(#errors #expanded)
+}
+
+/// A function under `#[tool]`: what `syn::ItemFn` reads, with the body kept as tokens.
+pub(super) struct ToolFn {
+    attrs: Vec<syn::Attribute>,
+    vis: syn::Visibility,
+    sig: syn::Signature,
+    body: proc_macro2::Group,
+}
+
+impl syn::parse::Parse for ToolFn {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(syn::Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body: proc_macro2::Group = input.parse()?;
+        if body.delimiter() != proc_macro2::Delimiter::Brace {
+            return Err(syn::Error::new(body.span(), "expected a function body"));
+        }
+        Ok(ToolFn {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl ToTokens for ToolFn {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(self.attrs.iter().map(ToTokens::to_token_stream));
+        self.vis.to_tokens(tokens);
+        self.sig.to_tokens(tokens);
+        self.body.to_tokens(tokens);
+    }
 }
 
 /// The doc comment of an item, as the description a model reads.
