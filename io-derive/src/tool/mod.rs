@@ -145,6 +145,43 @@ mod tests {
         "`#[tool]` writes `ID` and `contract()` from its arguments; remove this one";
 
     #[test]
+    fn a_function_body_is_passed_through_unparsed_and_the_tool_is_still_generated() {
+        // Not Rust statements: syn would refuse the body; the macro does not read it.
+        let text = expanded(
+            quote!(id = "a.b", description = "d"),
+            quote!(
+                /// Finds.
+                pub async fn find(a: A) -> Result<B, ToolError> where A: Send {
+                    let = ;
+                    #[inner] @ ~
+                }
+            ),
+        );
+        let body = quote!({ let = ; #[inner] @ ~ }).to_string();
+        assert!(text.contains(&body), "{text}");
+        assert!(
+            text.starts_with("# [doc = r\" Finds.\"] pub async fn find"),
+            "{text}"
+        );
+        assert!(text.contains("where A : Send"), "{text}");
+        assert!(text.contains("pub struct FindTool ;"), "{text}");
+        assert!(
+            text.contains("impl :: io_typed_tool :: TypedTool for FindTool"),
+            "{text}"
+        );
+        assert!(text.contains("tool_future (find (input)"), "{text}");
+        // An item that is neither a function nor an impl block is refused, whole.
+        let other = expanded(
+            quote!(id = "a.b", description = "d"),
+            quote!(
+                struct S;
+            ),
+        );
+        assert!(other.contains("`#[tool]` goes on an"), "{other}");
+        assert!(other.contains("struct S ;"), "{other}");
+    }
+
+    #[test]
     fn an_impl_block_gets_only_the_contract_items_it_does_not_write() {
         let args = quote!(id = "a.b", description = "d");
         let both = expanded(
