@@ -414,17 +414,35 @@ impl BoundarySchema {
         strict_name: Option<&str>,
         rules: Option<fn(&Value) -> Vec<Violation>>,
     ) -> &'static BoundarySchema {
+        Self::cached_erased(
+            TypeId::of::<T>(),
+            T::__build_boundary,
+            direction,
+            strict_name,
+            rules,
+        )
+    }
+
+    /// [`Self::cached_with`] past the steps that need `T` (its `TypeId` and its builder), so
+    /// the cache's code is compiled here once and not in every crate once per type.
+    fn cached_erased(
+        type_id: TypeId,
+        build: fn(Direction, Option<&str>) -> BoundarySchema,
+        direction: Direction,
+        strict_name: Option<&str>,
+        rules: Option<fn(&Value) -> Vec<Violation>>,
+    ) -> &'static BoundarySchema {
         type Cache = RwLock<HashMap<(TypeId, Direction), &'static BoundarySchema>>;
         static CACHE: OnceLock<Cache> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
-        let key = (TypeId::of::<T>(), direction);
+        let key = (type_id, direction);
         // A poisoned lock only means another thread panicked while holding it; the map is
         // still consistent (entries are inserted whole), so keep using it.
         if let Some(found) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return found;
         }
         // Build outside the lock: generation may be slow, and it must not block readers.
-        let mut built = T::__build_boundary(direction, strict_name);
+        let mut built = build(direction, strict_name);
         built.rules = rules;
         let mut map = cache.write().unwrap_or_else(|e| e.into_inner());
         map.entry(key).or_insert_with(|| Box::leak(Box::new(built)))
