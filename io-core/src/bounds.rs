@@ -6,6 +6,8 @@
 //! type; nothing else can or should implement it.
 
 use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::Value;
 
 use crate::schema::{BoundarySchema, Direction};
 
@@ -21,13 +23,10 @@ pub trait IsJsonSchema {
     #[doc(hidden)]
     fn __build_boundary(direction: Direction, strict_name: Option<&str>) -> BoundarySchema;
 
-    /// Builds it with what serde enforces; see [`BoundarySchema::build_shaped`].
+    /// The root schema of `Self` under `settings`, as JSON: the one step of building a
+    /// boundary that needs the type.
     #[doc(hidden)]
-    fn __build_boundary_shaped(
-        direction: Direction,
-        strict_name: Option<&str>,
-        shape: crate::residual::Shape,
-    ) -> BoundarySchema;
+    fn __root_schema(settings: SchemaSettings) -> Value;
 }
 
 #[diagnostic::do_not_recommend]
@@ -36,11 +35,10 @@ impl<T: JsonSchema + ?Sized> IsJsonSchema for T {
         BoundarySchema::build::<T>(direction, strict_name)
     }
 
-    fn __build_boundary_shaped(
-        direction: Direction,
-        strict_name: Option<&str>,
-        shape: crate::residual::Shape,
-    ) -> BoundarySchema {
-        BoundarySchema::build_shaped::<T>(direction, strict_name, Some(shape))
+    fn __root_schema(settings: SchemaSettings) -> Value {
+        settings
+            .into_generator()
+            .into_root_schema_for::<T>()
+            .to_value()
     }
 }

@@ -85,13 +85,70 @@ pub mod __private {
 
     use crate::{AgentInput, AgentOutput, BoundarySchema, Direction};
 
+    pub use crate::residual::{
+        FieldShape, InputShape, OutputShape, Probe, ProbeInput, ProbeOpaqueInput,
+        ProbeOpaqueOutput, ProbeOutput, Shape, StructShape,
+    };
+    use schemars::generate::SchemaSettings;
+
+    /// What a derived type's boundary is built from: everything the build needs of the type,
+    /// gathered by one small generic function per type ([`input_parts`] and the like), so
+    /// that the build itself is compiled once, here and not in the user's crate per type.
+    pub struct BoundaryParts {
+        type_name: &'static str,
+        root: fn(SchemaSettings) -> serde_json::Value,
+        direction: Direction,
+        shape: Option<fn() -> Shape>,
+    }
+
     // The derives build through these, bounded by the trait being implemented, so a type
     // missing `JsonSchema` gets one error (at the impl) and not a second one in the body.
 
+    /// The parts of `T`'s input boundary, with what serde enforces of it.
+    pub fn input_parts<T: AgentInput + InputShape>() -> BoundaryParts {
+        BoundaryParts {
+            type_name: std::any::type_name::<T>(),
+            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
+            direction: Direction::Input,
+            shape: Some(<T as InputShape>::input_shape),
+        }
+    }
+
+    /// The parts of `T`'s output boundary, with what serde enforces of it.
+    pub fn output_parts<T: AgentOutput + OutputShape>() -> BoundaryParts {
+        BoundaryParts {
+            type_name: std::any::type_name::<T>(),
+            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
+            direction: Direction::Output,
+            shape: Some(<T as OutputShape>::output_shape),
+        }
+    }
+
+    /// The parts of `T`'s input boundary, for a type whose serde view the derive does not
+    /// read (an enum, a `flatten`ed field): validated in full.
+    pub fn input_parts_opaque<T: AgentInput>() -> BoundaryParts {
+        BoundaryParts {
+            type_name: std::any::type_name::<T>(),
+            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
+            direction: Direction::Input,
+            shape: None,
+        }
+    }
+
+    /// [`input_parts_opaque`] for an output.
+    pub fn output_parts_opaque<T: AgentOutput>() -> BoundaryParts {
+        BoundaryParts {
+            type_name: std::any::type_name::<T>(),
+            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
+            direction: Direction::Output,
+            shape: None,
+        }
+    }
+
     /// The `static` a derived type keeps its boundary in, built on first use. Not generic: a
     /// `OnceLock<BoundarySchema>` initialized through a closure would instantiate
-    /// `OnceLock`'s initialization in the user's crate once per derived type (about 5% of
-    /// an incremental debug build of 100 tools); this cell's is compiled once, here.
+    /// `OnceLock`'s initialization in the user's crate once per derived type; this cell's is
+    /// compiled once, here.
     pub struct BoundaryCell(OnceLock<BoundarySchema>);
 
     impl BoundaryCell {
@@ -101,16 +158,16 @@ pub mod __private {
             BoundaryCell(OnceLock::new())
         }
 
-        /// The boundary, built by `build(strict_name)` (with `rules`, if any) on first use.
+        /// The boundary, built from `parts()` (with `rules`, if any) on first use.
         pub fn get(
             &'static self,
-            build: fn(Option<&str>) -> BoundarySchema,
+            parts: fn() -> BoundaryParts,
             strict_name: Option<&str>,
             rules: Option<fn(&serde_json::Value) -> Vec<crate::Violation>>,
         ) -> &'static BoundarySchema {
             match self.0.get() {
                 Some(built) => built,
-                None => self.init(build, strict_name, rules),
+                None => self.init(parts, strict_name, rules),
             }
         }
 
@@ -118,43 +175,25 @@ pub mod __private {
         #[inline(never)]
         fn init(
             &'static self,
-            build: fn(Option<&str>) -> BoundarySchema,
+            parts: fn() -> BoundaryParts,
             strict_name: Option<&str>,
             rules: Option<fn(&serde_json::Value) -> Vec<crate::Violation>>,
         ) -> &'static BoundarySchema {
             self.0.get_or_init(|| {
-                let built = build(strict_name);
+                let parts = parts();
+                let built = BoundarySchema::build_erased(
+                    parts.type_name,
+                    parts.root,
+                    parts.direction,
+                    strict_name,
+                    parts.shape.map(|shape| shape()),
+                );
                 match rules {
                     Some(rules) => built.__with_rules(rules),
                     None => built,
                 }
             })
         }
-    }
-
-    pub fn build_input<T: AgentInput>(strict_name: Option<&str>) -> BoundarySchema {
-        T::__build_boundary(Direction::Input, strict_name)
-    }
-
-    pub fn build_output<T: AgentOutput>(strict_name: Option<&str>) -> BoundarySchema {
-        T::__build_boundary(Direction::Output, strict_name)
-    }
-
-    pub use crate::residual::{
-        FieldShape, InputShape, OutputShape, Probe, ProbeInput, ProbeOpaqueInput,
-        ProbeOpaqueOutput, ProbeOutput, Shape, StructShape,
-    };
-
-    pub fn build_input_shaped<T: AgentInput + InputShape>(
-        strict_name: Option<&str>,
-    ) -> BoundarySchema {
-        T::__build_boundary_shaped(Direction::Input, strict_name, T::input_shape())
-    }
-
-    pub fn build_output_shaped<T: AgentOutput + OutputShape>(
-        strict_name: Option<&str>,
-    ) -> BoundarySchema {
-        T::__build_boundary_shaped(Direction::Output, strict_name, T::output_shape())
     }
 
     /// `T`'s input rules over a JSON value, for [`BoundarySchema::validate`].

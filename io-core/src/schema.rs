@@ -148,7 +148,7 @@ impl BoundarySchema {
     ) -> Self {
         Self::build_erased(
             type_name::<T>(),
-            root_schema_of::<T>,
+            <T as IsJsonSchema>::__root_schema,
             direction,
             strict_name,
             shape,
@@ -159,7 +159,7 @@ impl BoundarySchema {
     /// `root` with the settings it is given. Every derived type instantiates the generic
     /// function in its own crate, so the rest (schema generation, residual, compilation of
     /// the validators) is compiled here once instead of there once per type.
-    fn build_erased(
+    pub(crate) fn build_erased(
         type_name: &'static str,
         root: fn(SchemaSettings) -> Value,
         direction: Direction,
@@ -919,14 +919,6 @@ fn push_violations(error: &jsonschema::ValidationError<'_>, out: &mut Collected)
             )
         }),
     }
-}
-
-/// `T`'s root schema under `settings`, as JSON: the one generic step of building a boundary.
-fn root_schema_of<T: JsonSchema + ?Sized>(settings: SchemaSettings) -> Value {
-    settings
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value()
 }
 
 #[cfg(test)]

@@ -111,13 +111,13 @@ fn impl_block(
         Side::Input => (
             quote!(AgentInput),
             quote!(input_boundary),
-            quote!(build_input),
+            quote!(input_parts_opaque),
             quote!(cached_input),
         ),
         Side::Output => (
             quote!(AgentOutput),
             quote!(output_boundary),
-            quote!(build_output),
+            quote!(output_parts_opaque),
             quote!(cached_output),
         ),
     };
@@ -127,8 +127,8 @@ fn impl_block(
     };
     let build = if shaped {
         match side {
-            Side::Input => quote!(build_input_shaped),
-            Side::Output => quote!(build_output_shaped),
+            Side::Input => quote!(input_parts),
+            Side::Output => quote!(output_parts),
         }
     } else {
         build
