@@ -129,6 +129,13 @@ fn is_exact(shape: &Shape) -> bool {
 pub trait InputShape {
     /// The shape, on the input side.
     fn input_shape() -> Shape;
+
+    /// A derived struct's fields, for its [`Shape::Struct`]: a method rather than a closure
+    /// in `input_shape`, which would cost each derived type a closure and its shim to
+    /// compile. Nothing else implements it.
+    fn __input_fields() -> StructShape {
+        StructShape::new(false, [])
+    }
 }
 
 /// Types whose serialization to a `serde_json::Value` is known. Not public API.
@@ -136,6 +143,12 @@ pub trait InputShape {
 pub trait OutputShape {
     /// The shape, on the output side.
     fn output_shape() -> Shape;
+
+    /// A derived struct's fields, for its [`Shape::Struct`] (see
+    /// [`InputShape::__input_fields`]).
+    fn __output_fields() -> StructShape {
+        StructShape::new(false, [])
+    }
 }
 
 fn natural<T: JsonSchema + ?Sized>(generator: &mut SchemaGenerator) -> Schema {

@@ -39,16 +39,18 @@ pub(crate) fn shape_impl(
     }
     let container_default = !matches!(attrs.default(), SerdeDefault::None);
     let deny = attrs.deny_unknown_fields();
-    let (trait_name, method, probe, opaque) = match side {
+    let (trait_name, method, fields_method, probe, opaque) = match side {
         Side::Input => (
             quote!(InputShape),
             quote!(input_shape),
+            quote!(__input_fields),
             quote!(ProbeInput),
             quote!(ProbeOpaqueInput),
         ),
         Side::Output => (
             quote!(OutputShape),
             quote!(output_shape),
+            quote!(__output_fields),
             quote!(ProbeOutput),
             quote!(ProbeOpaqueOutput),
         ),
@@ -86,10 +88,15 @@ pub(crate) fn shape_impl(
     Some(quote! {
         #[automatically_derived]
         impl #krate::__private::#trait_name for #ident {
+            // The fields are built on demand (recursive types terminate), by a method: a
+            // closure would cost a closure and its shim to compile.
             fn #method() -> #krate::__private::Shape {
+                #krate::__private::Shape::Struct(<Self as #krate::__private::#trait_name>::#fields_method)
+            }
+            fn #fields_method() -> #krate::__private::StructShape {
                 #[allow(unused_imports)]
                 use #krate::__private::{self as __p, #probe as _, #opaque as _};
-                __p::Shape::Struct(|| __p::StructShape::new(#deny, [#(#field_shapes),*]))
+                __p::StructShape::new(#deny, [#(#field_shapes),*])
             }
         }
     })
