@@ -158,8 +158,14 @@ pub mod __private {
             BoundaryCell(OnceLock::new())
         }
 
-        /// The boundary, built from `parts()` (with `rules`, if any) on first use.
-        pub fn get(
+        /// The boundary, built from `parts()` on first use.
+        pub fn get(&'static self, parts: fn() -> BoundaryParts) -> &'static BoundarySchema {
+            self.get_with(parts, None, None)
+        }
+
+        /// [`Self::get`] for a strict output (`strict_name`) or a type with cross-field
+        /// `rules`.
+        pub fn get_with(
             &'static self,
             parts: fn() -> BoundaryParts,
             strict_name: Option<&str>,

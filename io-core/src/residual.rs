@@ -127,12 +127,15 @@ fn is_exact(shape: &Shape) -> bool {
 /// Types whose deserialization from a `serde_json::Value` is known. Not public API.
 #[doc(hidden)]
 pub trait InputShape {
-    /// The shape, on the input side.
-    fn input_shape() -> Shape;
+    /// The shape, on the input side: a derived struct's (its fields, built on demand, so that
+    /// recursive types terminate) unless the impl says otherwise, as every other impl does.
+    fn input_shape() -> Shape {
+        Shape::Struct(Self::__input_fields)
+    }
 
-    /// A derived struct's fields, for its [`Shape::Struct`]: a method rather than a closure
-    /// in `input_shape`, which would cost each derived type a closure and its shim to
-    /// compile. Nothing else implements it.
+    /// A derived struct's fields, for its [`Shape::Struct`]: the one method the derive
+    /// writes (a closure in `input_shape` would cost each derived type a closure and its shim
+    /// to compile, a second method its tokens). Nothing else implements it.
     fn __input_fields() -> StructShape {
         StructShape::new(false, [])
     }
@@ -141,8 +144,10 @@ pub trait InputShape {
 /// Types whose serialization to a `serde_json::Value` is known. Not public API.
 #[doc(hidden)]
 pub trait OutputShape {
-    /// The shape, on the output side.
-    fn output_shape() -> Shape;
+    /// The shape, on the output side (see [`InputShape::input_shape`]).
+    fn output_shape() -> Shape {
+        Shape::Struct(Self::__output_fields)
+    }
 
     /// A derived struct's fields, for its [`Shape::Struct`] (see
     /// [`InputShape::__input_fields`]).

@@ -121,6 +121,7 @@ fn impl_block(
             quote!(cached_output),
         ),
     };
+    let plain = strict.is_none() && validate.is_none();
     let strict = match strict {
         Some(name) => quote!(::core::option::Option::Some(#name)),
         None => quote!(::core::option::Option::None),
@@ -175,10 +176,16 @@ fn impl_block(
     } else {
         // A cell that is not generic, with the builder passed as a function: no closure and
         // no `OnceLock` initialization to instantiate per type.
+        let parts = quote!(#krate::__private::#build::<Self>);
+        let get = if plain {
+            quote!(__IO_SCHEMA.get(#parts))
+        } else {
+            quote!(__IO_SCHEMA.get_with(#parts, #strict, #rules))
+        };
         quote! {
             static __IO_SCHEMA: #krate::__private::BoundaryCell =
                 #krate::__private::BoundaryCell::new();
-            __IO_SCHEMA.get(#krate::__private::#build::<Self>, #strict, #rules)
+            #get
         }
     };
 
@@ -254,14 +261,21 @@ mod tests {
     fn only_a_strict_output_carries_its_name() {
         let output = |input: syn::DeriveInput| expanded(input, Side::Output);
         let named = output(syn::parse_quote! { #[agent(strict)] struct Report { a: u8 } });
-        assert!(named.contains("Some (\"Report\")"), "{named}");
+        assert!(
+            named.contains("get_with (") && named.contains("Some (\"Report\")"),
+            "{named}"
+        );
         let renamed = output(syn::parse_quote! {
             #[agent(strict, name = "inventory_report")]
             struct Report { a: u8 }
         });
         assert!(renamed.contains("Some (\"inventory_report\")"), "{renamed}");
         let loose = output(syn::parse_quote! { struct Report { a: u8 } });
-        assert!(loose.contains("Option :: None"), "{loose}");
+        // Nothing to pass: the cell's short form.
+        assert!(
+            loose.contains("__IO_SCHEMA . get (") && !loose.contains("get_with"),
+            "{loose}"
+        );
         assert!(!loose.contains("Some (\""), "{loose}");
         // The name is an output's (a response format's); an input is not named.
         let input = expanded(

@@ -88,11 +88,7 @@ pub(crate) fn shape_impl(
     Some(quote! {
         #[automatically_derived]
         impl #krate::__private::#trait_name for #ident {
-            // The fields are built on demand (recursive types terminate), by a method: a
-            // closure would cost a closure and its shim to compile.
-            fn #method() -> #krate::__private::Shape {
-                #krate::__private::Shape::Struct(<Self as #krate::__private::#trait_name>::#fields_method)
-            }
+            // The shape itself is the trait's default: these fields, built on demand.
             fn #fields_method() -> #krate::__private::StructShape {
                 #[allow(unused_imports)]
                 use #krate::__private::{self as __p, #probe as _, #opaque as _};

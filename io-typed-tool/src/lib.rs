@@ -156,21 +156,20 @@ pub mod __private {
         items.iter().map(|s| (*s).to_owned()).collect()
     }
 
-    /// A contract with the schemas of `I` and `O` and `ToolContract::new`'s defaults; the
-    /// macro sets only what differs.
-    pub fn base_contract<I: AgentInput, O: AgentOutput>(
-        id: &str,
-        version: &str,
-        description: &str,
-    ) -> ToolContract {
+    /// A contract with `T`'s id and schemas and `ToolContract::new`'s defaults; the macro
+    /// sets only what differs.
+    pub fn base_contract<T: crate::TypedTool>(version: &str, description: &str) -> ToolContract {
         ToolContract::new(
-            id,
+            T::ID,
             version,
             description,
-            I::input_schema().clone(),
-            O::output_schema().clone(),
+            <T::Input as AgentInput>::input_schema().clone(),
+            <T::Output as AgentOutput>::output_schema().clone(),
         )
     }
+
+    /// What a `#[tool]` function's future gives (a shorter signature to compile, per tool).
+    pub type ToolResult<T> = Result<T, crate::ToolError>;
 
     pub fn context_schema<C: JsonSchema>() -> serde_json::Value {
         SchemaSettings::draft2020_12()

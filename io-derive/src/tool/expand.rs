@@ -202,8 +202,6 @@ pub(super) fn function(
     let contract = contract_items(&spec, args, &krate)
         .into_iter()
         .map(|generated| generated.tokens);
-    let alias_doc =
-        format!("`{fn_name}` names its tool type too, so `tool_registry![{fn_name}]` works.");
     quote! {
         #item
 
@@ -236,8 +234,7 @@ pub(super) fn function(
         }
 
         // Functions and types live in different namespaces: the function's name can name the
-        // tool type as well.
-        #[doc = #alias_doc]
+        // tool type as well, so `tool_registry![name]` works. Hidden: no doc to compile.
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
         #vis type #fn_name = #struct_name;
@@ -251,9 +248,8 @@ pub(super) fn function(
                 &self,
                 input: #input_ty,
                 #ctx_name: &#krate::ToolContext,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#output_ty, #krate::ToolError>,
-            > + ::core::marker::Send {
+            ) -> impl ::core::future::Future<Output = #krate::__private::ToolResult<#output_ty>>
+                   + ::core::marker::Send {
                 #call
             }
         }
@@ -427,10 +423,7 @@ fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<Co
             name: "contract",
             tokens: quote! {
             fn contract() -> #krate::ToolContract {
-                let mut contract = #krate::__private::base_contract::<
-                    <Self as #krate::TypedTool>::Input,
-                    <Self as #krate::TypedTool>::Output,
-                >(<Self as #krate::TypedTool>::ID, #version, #description);
+                let mut contract = #krate::__private::base_contract::<Self>(#version, #description);
                 #(#sets)*
                 contract
             }
