@@ -104,45 +104,33 @@ pub mod __private {
     // The derives build through these, bounded by the trait being implemented, so a type
     // missing `JsonSchema` gets one error (at the impl) and not a second one in the body.
 
-    /// The parts of `T`'s input boundary, with what serde enforces of it.
-    pub fn input_parts<T: AgentInput + InputShape>() -> BoundaryParts {
-        BoundaryParts {
-            type_name: std::any::type_name::<T>(),
-            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
-            direction: Direction::Input,
-            shape: Some(<T as InputShape>::input_shape),
-        }
+    // Four constructors, one per trait and per kind of type, each generic only over `T`:
+    // written by a macro rather than through a shared generic helper, which would cost every
+    // derived type one more instantiation in the user's crate.
+    macro_rules! parts {
+        ($($(#[$doc:meta])* $name:ident<$($bound:path),+>: $direction:ident, $shape:expr;)+) => {$(
+            $(#[$doc])*
+            pub fn $name<T: $($bound +)+>() -> BoundaryParts {
+                BoundaryParts {
+                    type_name: std::any::type_name::<T>(),
+                    root: <T as crate::bounds::IsJsonSchema>::__root_schema,
+                    direction: Direction::$direction,
+                    shape: $shape,
+                }
+            }
+        )+};
     }
 
-    /// The parts of `T`'s output boundary, with what serde enforces of it.
-    pub fn output_parts<T: AgentOutput + OutputShape>() -> BoundaryParts {
-        BoundaryParts {
-            type_name: std::any::type_name::<T>(),
-            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
-            direction: Direction::Output,
-            shape: Some(<T as OutputShape>::output_shape),
-        }
-    }
-
-    /// The parts of `T`'s input boundary, for a type whose serde view the derive does not
-    /// read (an enum, a `flatten`ed field): validated in full.
-    pub fn input_parts_opaque<T: AgentInput>() -> BoundaryParts {
-        BoundaryParts {
-            type_name: std::any::type_name::<T>(),
-            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
-            direction: Direction::Input,
-            shape: None,
-        }
-    }
-
-    /// [`input_parts_opaque`] for an output.
-    pub fn output_parts_opaque<T: AgentOutput>() -> BoundaryParts {
-        BoundaryParts {
-            type_name: std::any::type_name::<T>(),
-            root: <T as crate::bounds::IsJsonSchema>::__root_schema,
-            direction: Direction::Output,
-            shape: None,
-        }
+    parts! {
+        /// The parts of `T`'s input boundary, with what serde enforces of it.
+        input_parts<AgentInput, InputShape>: Input, Some(<T as InputShape>::input_shape);
+        /// The parts of `T`'s output boundary, with what serde enforces of it.
+        output_parts<AgentOutput, OutputShape>: Output, Some(<T as OutputShape>::output_shape);
+        /// The parts of `T`'s input boundary, for a type whose serde view the derive does not
+        /// read (an enum, a `flatten`ed field): validated in full.
+        input_parts_opaque<AgentInput>: Input, None;
+        /// [`input_parts_opaque`] for an output.
+        output_parts_opaque<AgentOutput>: Output, None;
     }
 
     /// The `static` a derived type keeps its boundary in, built on first use. Not generic: a
