@@ -7,26 +7,6 @@
 //! are registered, `@2` becomes `__2`. A name over the provider's limit (64 characters, the
 //! bound every provider accepts) is refused at export time, and
 //! [`ToolRegistry::tool_for_provider_name`] maps a name a model sends back to the tool.
-//!
-//! ```
-//! use io_typed_tool::{Export, ToolError, tool, tool_registry};
-//! # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
-//! # struct Query { q: String }
-//! /// Searches the knowledge base.
-//! #[tool(id = "kb.search", idempotent)]
-//! async fn search(query: Query) -> Result<Query, ToolError> { Ok(query) }
-//!
-//! let registry = tool_registry![SearchTool].unwrap();
-//! let openai = registry.export(Export::OpenAiChat { strict: true }).unwrap();
-//! assert_eq!(openai[0]["function"]["name"], "kb_search");
-//! assert_eq!(openai[0]["function"]["parameters"]["additionalProperties"], false);
-//! let anthropic = registry.export(Export::Anthropic).unwrap();
-//! assert_eq!(anthropic[0]["input_schema"]["type"], "object");
-//! let mcp = registry.export(Export::Mcp).unwrap();
-//! assert_eq!(mcp[0]["name"], "kb.search");
-//! assert_eq!(mcp[0]["annotations"]["readOnlyHint"], true);
-//! assert_eq!(registry.tool_for_provider_name("kb_search").as_deref(), Some("kb.search"));
-//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,7 +16,28 @@ use serde_json::{Map, Value, json};
 
 use crate::registry::ToolRegistry;
 
-/// A client to export tool definitions for.
+/// A client to export tool definitions for: each gets its schemas in that client's profile
+/// and provider-safe names that map back to the tools.
+///
+/// ```
+/// use io_typed_tool::{Export, ToolError, tool, tool_registry};
+/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// # struct Query { q: String }
+/// /// Searches the knowledge base.
+/// #[tool(id = "kb.search", idempotent)]
+/// async fn search(query: Query) -> Result<Query, ToolError> { Ok(query) }
+///
+/// let registry = tool_registry![SearchTool].unwrap();
+/// let openai = registry.export(Export::OpenAiChat { strict: true }).unwrap();
+/// assert_eq!(openai[0]["function"]["name"], "kb_search");
+/// assert_eq!(openai[0]["function"]["parameters"]["additionalProperties"], false);
+/// let anthropic = registry.export(Export::Anthropic).unwrap();
+/// assert_eq!(anthropic[0]["input_schema"]["type"], "object");
+/// let mcp = registry.export(Export::Mcp).unwrap();
+/// assert_eq!(mcp[0]["name"], "kb.search");
+/// assert_eq!(mcp[0]["annotations"]["readOnlyHint"], true);
+/// assert_eq!(registry.tool_for_provider_name("kb_search").as_deref(), Some("kb.search"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Export {
@@ -88,7 +89,7 @@ pub const MAX_PROVIDER_NAME: usize = 64;
 
 impl ToolRegistry {
     /// Every registered tool's definition for `target`, in identity order, or every problem
-    /// (an example of each target is in the [module documentation](self)).
+    /// (an example of each target is in [`Export`]'s documentation).
     ///
     /// ```
     /// use io_typed_tool::{Export, ToolError, tool, tool_registry};
