@@ -9,8 +9,6 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-use crate::schema::{BoundarySchema, Direction};
-
 /// Implemented for every `schemars::JsonSchema` type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not implement `JsonSchema`, so agent-io cannot generate its schema",
@@ -19,10 +17,6 @@ use crate::schema::{BoundarySchema, Direction};
     note = "if `{Self}` already derives `JsonSchema`, it may be another version's: agent-io needs schemars 1.x; `cargo tree -d -i schemars` shows when two are built"
 )]
 pub trait IsJsonSchema {
-    /// Builds the boundary schema of `Self`; see [`BoundarySchema::build`].
-    #[doc(hidden)]
-    fn __build_boundary(direction: Direction, strict_name: Option<&str>) -> BoundarySchema;
-
     /// The root schema of `Self` under `settings`, as JSON: the one step of building a
     /// boundary that needs the type.
     #[doc(hidden)]
@@ -31,10 +25,6 @@ pub trait IsJsonSchema {
 
 #[diagnostic::do_not_recommend]
 impl<T: JsonSchema + ?Sized> IsJsonSchema for T {
-    fn __build_boundary(direction: Direction, strict_name: Option<&str>) -> BoundarySchema {
-        BoundarySchema::build::<T>(direction, strict_name)
-    }
-
     fn __root_schema(settings: SchemaSettings) -> Value {
         settings
             .into_generator()
