@@ -8,7 +8,7 @@ mod expand;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote};
+use quote::{ToTokens, TokenStreamExt, quote};
 
 use attr::ToolArgs;
 
@@ -95,7 +95,7 @@ impl syn::parse::Parse for ToolFn {
 
 impl ToTokens for ToolFn {
     fn to_tokens(&self, tokens: &mut TokenStream) {
-        tokens.extend(self.attrs.iter().map(ToTokens::to_token_stream));
+        tokens.append_all(&self.attrs);
         self.vis.to_tokens(tokens);
         self.sig.to_tokens(tokens);
         self.body.to_tokens(tokens);
