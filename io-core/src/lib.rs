@@ -39,6 +39,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bounds;
+mod ceiling;
 pub mod compat;
 mod context;
 mod core;
@@ -55,12 +56,14 @@ pub mod skill;
 mod strict;
 mod turn;
 
+#[doc(hidden)]
+pub use crate::ceiling::Started as __Started;
 pub use crate::context::{AgentContext, AgentEvent, EventLog, EventSink, ToolCall, ToolInvoker};
 pub use crate::core::{AgentCore, BoxFuture, ErasedAgentCore};
 pub use crate::error::{AgentError, ErrorCode, Violation, ok_envelope};
 pub use crate::io::{AgentInput, AgentOutput};
 #[doc(hidden)]
-pub use crate::runtime::__new_run_id_shared;
+pub use crate::runtime::{__next_run_sequence, __run_id_text};
 pub use crate::runtime::{AgentRuntime, contain_panics, new_run_id, panicked};
 pub use crate::schema::{BoundarySchema, Direction, MAX_VIOLATIONS};
 pub use crate::strict::StrictModeError;

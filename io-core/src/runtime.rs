@@ -668,23 +668,28 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// assert_eq!(first.rsplit_once('-').unwrap().0, second.rsplit_once('-').unwrap().0);
 /// ```
 pub fn new_run_id() -> String {
+    __run_id_text(__next_run_sequence())
+}
+
+/// The sequence number of a run id not yet written: [`new_run_id`] is
+/// `__run_id_text(__next_run_sequence())`. The tool registry takes the number per call and
+/// writes the id only when something reads it. Not public API.
+#[doc(hidden)]
+pub fn __next_run_sequence() -> u64 {
+    RUN_SEQUENCE.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The run id with sequence number `sequence` (see [`__next_run_sequence`]). Not public API.
+#[doc(hidden)]
+pub fn __run_id_text(sequence: u64) -> String {
     let mut id = String::with_capacity(48);
-    write_run_id(&mut id);
+    write_run_id(&mut id, sequence);
     id
 }
 
-/// [`new_run_id`] as a shared string, in one allocation (the tool registry's per-call id).
-#[doc(hidden)]
-pub fn __new_run_id_shared() -> std::sync::Arc<str> {
-    // Formatted on the stack, copied once into the `Arc`.
-    let mut buffer = [0u8; 64];
-    let mut id = StackString::new(&mut buffer);
-    write_run_id(&mut id);
-    std::sync::Arc::from(id.as_str())
-}
+static RUN_SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
-fn write_run_id(out: &mut impl RunIdSink) {
-    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+fn write_run_id(out: &mut String, sequence: u64) {
     static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let prefix = PREFIX.get_or_init(|| {
         let millis = SystemTime::now()
@@ -692,58 +697,12 @@ fn write_run_id(out: &mut impl RunIdSink) {
             .map_or(0, |d| d.as_millis());
         format!("run-{millis:x}-{:x}-", std::process::id())
     });
-    let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
     out.push_str(prefix);
     push_hex(out, sequence);
 }
 
-/// Where a run id is written: a `String`, or a buffer on the stack.
-trait RunIdSink {
-    fn push_str(&mut self, text: &str);
-    fn push(&mut self, ch: char);
-}
-
-impl RunIdSink for String {
-    fn push_str(&mut self, text: &str) {
-        String::push_str(self, text);
-    }
-    fn push(&mut self, ch: char) {
-        String::push(self, ch);
-    }
-}
-
-/// A string in a fixed buffer; what does not fit is dropped (a run id is under 48 bytes).
-struct StackString<'a> {
-    buffer: &'a mut [u8],
-    len: usize,
-}
-
-impl<'a> StackString<'a> {
-    fn new(buffer: &'a mut [u8]) -> Self {
-        StackString { buffer, len: 0 }
-    }
-
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.buffer[..self.len]).unwrap_or("run")
-    }
-}
-
-impl RunIdSink for StackString<'_> {
-    fn push_str(&mut self, text: &str) {
-        let end = self.len + text.len();
-        if end <= self.buffer.len() {
-            self.buffer[self.len..end].copy_from_slice(text.as_bytes());
-            self.len = end;
-        }
-    }
-    fn push(&mut self, ch: char) {
-        let mut utf8 = [0u8; 4];
-        self.push_str(ch.encode_utf8(&mut utf8));
-    }
-}
-
 /// `n` in lower-case hex, most significant digit first, without the formatting machinery.
-fn push_hex(out: &mut impl RunIdSink, n: u64) {
+fn push_hex(out: &mut String, n: u64) {
     let digits = (64 - n.leading_zeros()).div_ceil(4).max(1);
     for shift in (0..digits).rev() {
         let nibble = (n >> (shift * 4)) & 0xf;
@@ -765,21 +724,18 @@ mod run_id_tests {
     }
 
     #[test]
-    fn shared_run_ids_are_the_same_ids() {
+    fn a_sequence_taken_ahead_writes_the_id_new_run_id_would() {
         let a = new_run_id();
-        let b = __new_run_id_shared();
+        let taken = __next_run_sequence();
         let c = new_run_id();
+        let b = __run_id_text(taken);
         let prefix = |id: &str| id.rsplit_once('-').map(|(p, _)| p.to_owned());
         assert_eq!(prefix(&a), prefix(&b));
         let seq = |id: &str| u64::from_str_radix(id.rsplit('-').next().unwrap(), 16).unwrap();
+        assert_eq!(seq(&b), taken);
         assert!(seq(&a) < seq(&b) && seq(&b) < seq(&c), "{a} {b} {c}");
-        // A buffer too small keeps what fits, never more.
-        let mut small = [0u8; 5];
-        let mut out = StackString::new(&mut small);
-        out.push_str("run-1");
-        out.push_str("x");
-        out.push('y');
-        assert_eq!(out.as_str(), "run-1");
+        // The same number writes the same id.
+        assert_eq!(__run_id_text(taken), b);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::call::{Cancellation, Progress, ProgressReporter};
 use crate::check::{ContractProblem, RegistrationError};
 use crate::contract::{Approval, ToolContract};
-use crate::typed::{DecodedInput, ToolContext, ToolError, ToolPlugin, TypedTool};
+use crate::typed::{DecodedInput, RunId, ToolContext, ToolError, ToolPlugin, TypedTool};
 
 /// What the host's approver is asked before a gated call runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -424,7 +424,10 @@ impl Schema {
 /// multi-thread runtime. On a current-thread runtime the body runs inside the caller's task,
 /// so task-locals the caller set (`tokio::task_local!`) are visible to it; on a multi-thread
 /// runtime it runs in a task of its own, and they are not. A result that arrives exactly at the
-/// ceiling counts as within it.
+/// ceiling counts as within it. A ceiling of a second or more is judged by the kernel's coarse
+/// clock, exact to its tick (4 ms at `HZ=250`; a read costs a quarter of a precise one), and
+/// judged fail-closed: a result that came within two ticks of such a ceiling may be answered
+/// `timeout`; one that came after it never is a success.
 ///
 /// An error from a tool that is not idempotent always reaches the caller with
 /// `retryable: false`: the host does not retry such a tool, so a caller must not either.
@@ -1209,7 +1212,7 @@ impl ToolRegistry {
         let run_id = run_id_of(options.run_id.as_deref());
         let mut audit = AuditRecord {
             kind: "tool.invoked",
-            run_id: run_id.to_string(),
+            run_id: run_id.as_str().to_owned(),
             tool_id: tool_id.to_owned(),
             tool_version: String::new(),
             tool_mutates: Vec::new(),
@@ -1288,7 +1291,7 @@ impl ToolRegistry {
         tool_id: &'r str,
         input: Value,
         options: CallOptions,
-        run_id: &Arc<str>,
+        run_id: &RunId,
         audit: Option<&mut AuditRecord>,
     ) -> Result<Admitted<'r>, ToolError> {
         let CallOptions {
@@ -1340,12 +1343,9 @@ impl ToolRegistry {
             })?;
         }
 
-        let mut base = ToolContext::for_call(
-            Arc::clone(run_id),
-            Arc::clone(&tool.id),
-            tool.mutates.clone(),
-        )
-        .with_context(context);
+        let mut base =
+            ToolContext::for_call(run_id.clone(), Arc::clone(&tool.id), tool.mutates.clone())
+                .with_context(context);
         if let Some(progress) = progress {
             base = base.with_progress(progress);
         }
@@ -1370,7 +1370,7 @@ impl ToolRegistry {
     async fn finish(
         &self,
         admitted: &mut Admitted<'_>,
-        run_id: &Arc<str>,
+        run_id: &RunId,
         mut audit: Option<&mut AuditRecord>,
     ) -> Result<Value, ToolError> {
         let tool = admitted.run.tool;
@@ -1382,7 +1382,7 @@ impl ToolRegistry {
             let approved = Box::pin(self.approve(
                 tool_id,
                 contract,
-                run_id,
+                run_id.as_str(),
                 input,
                 admitted.approver.as_ref(),
             ))
@@ -1419,7 +1419,7 @@ impl ToolRegistry {
             // A declared output file is a workspace mutation: sync only what `mutates` covers.
             mutates: Some(&contract.mutates),
         };
-        let vars = RunVars::new(&**run_id, &contract.id);
+        let vars = RunVars::new(run_id.as_str(), &contract.id);
         let input = admitted.run.input.take().unwrap_or_default();
         let base = admitted.run.base.take();
         // Boxed: the file lifecycle's future is large, and a call without files should not
@@ -1451,7 +1451,7 @@ enum Call<'r, A> {
     Plain {
         admitted: Result<Admitted<'r>, ToolError>,
         cancellation: Option<Cancellation>,
-        run_id: Arc<str>,
+        run_id: RunId,
     },
 }
 
@@ -1484,11 +1484,8 @@ struct Attempts<'r> {
 }
 
 /// The run id a call goes by: the caller's, or a fresh one.
-fn run_id_of(given: Option<&str>) -> Arc<str> {
-    match given {
-        Some(id) => Arc::from(id),
-        None => io_core::__new_run_id_shared(),
-    }
+fn run_id_of(given: Option<&str>) -> RunId {
+    RunId::of(given)
 }
 
 /// The attempts of one call: each under the timeout, retried per the contract, then the
@@ -1608,7 +1605,7 @@ async fn single_attempt(
         None => Payload::Json(run.input.take().unwrap_or_default()),
     };
     let timeout = Duration::from_millis(contract.timeout_ms);
-    let started = tokio::time::Instant::now();
+    let started = io_core::__Started::now(timeout);
     let mut body = payload.execute(tool.plugin.as_ref(), &ctx);
     let mut timer = None;
     let mut waiter = None;
@@ -1673,8 +1670,9 @@ fn run_attempt<'a>(
     timeout: Duration,
     tool_id: &'a str,
 ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
-    // Tokio's clock, the one the timer reads (the same as the wall clock outside tests).
-    let started = tokio::time::Instant::now();
+    // Tokio's clock (the one the timer reads) for a short ceiling, a cheaper one for a long
+    // ceiling (see `io_core::__Started`).
+    let started = io_core::__Started::now(timeout);
     let attempt = match tokio::runtime::Handle::try_current() {
         Err(_) => Attempt::NoRuntime,
         // Boxed: this path spawns a task anyway, and a call on a current-thread runtime
@@ -1703,7 +1701,7 @@ fn run_attempt<'a>(
 /// What an attempt that `started` under `timeout` answers, once it has ended.
 fn attempt_result(
     ended: Ended,
-    started: tokio::time::Instant,
+    started: io_core::__Started,
     timeout: Duration,
     tool_id: &str,
 ) -> Result<Value, ToolError> {
@@ -1720,7 +1718,7 @@ fn attempt_result(
         Ended::Elapsed => Err(timed_out()),
         Ended::Failed(err) => Err(err),
         // A body that blocked its thread past the ceiling: its result is not a success.
-        Ended::Done(_) if started.elapsed() > timeout => Err(timed_out()),
+        Ended::Done(_) if started.passed(timeout) => Err(timed_out()),
         Ended::Done(result) => result,
     }
 }
@@ -1751,7 +1749,7 @@ enum Ended {
 async fn local_attempt(
     mut body: io_core::BoxFuture<'_, Result<Value, ToolError>>,
     timeout: Duration,
-    started: tokio::time::Instant,
+    started: io_core::__Started,
 ) -> Ended {
     let mut timer = None;
     std::future::poll_fn(move |cx| poll_local(&mut body, &mut timer, timeout, started, cx)).await
@@ -1763,7 +1761,7 @@ fn poll_local(
     body: &mut io_core::BoxFuture<'_, Result<Value, ToolError>>,
     timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
     timeout: Duration,
-    started: tokio::time::Instant,
+    started: io_core::__Started,
     cx: &mut std::task::Context<'_>,
 ) -> Poll<Ended> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
@@ -1775,9 +1773,7 @@ fn poll_local(
         Some(timer) => timer,
         // The timer itself panics in a runtime built without time; contain that as well.
         None => match std::panic::catch_unwind(|| {
-            Box::pin(tokio::time::sleep(
-                timeout.saturating_sub(started.elapsed()),
-            ))
+            Box::pin(tokio::time::sleep(started.remaining(timeout)))
         }) {
             Ok(armed) => timer.insert(armed),
             Err(payload) => return Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),

@@ -212,10 +212,45 @@ impl<T: TypedTool> ToolPlugin for T {
     }
 }
 
+/// A call's run id: the caller's, or a fresh one, written only when something reads it (most
+/// bodies never do; writing it per call was an allocation and a copy per call).
+#[derive(Clone)]
+pub(crate) enum RunId {
+    Given(Arc<str>),
+    /// A sequence number taken from `io_core`, and the id it writes, once read. Copies write
+    /// their own text, the same text.
+    Fresh(u64, std::sync::OnceLock<Box<str>>),
+}
+
+impl RunId {
+    /// The caller's id, or a fresh one.
+    pub(crate) fn of(given: Option<&str>) -> RunId {
+        match given {
+            Some(id) => RunId::Given(Arc::from(id)),
+            None => RunId::Fresh(io_core::__next_run_sequence(), std::sync::OnceLock::new()),
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            RunId::Given(id) => id,
+            RunId::Fresh(sequence, text) => {
+                text.get_or_init(|| io_core::__run_id_text(*sequence).into_boxed_str())
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// What a tool body receives from the host with each call.
 #[derive(Clone, Debug)]
 pub struct ToolContext {
-    run_id: Arc<str>,
+    run_id: RunId,
     tool_id: Arc<str>,
     attempt: u32,
     /// `None` for `null`: most calls have no context, and a clone per attempt stays cheap.
@@ -241,11 +276,11 @@ impl ToolContext {
     pub fn new(run_id: impl Into<Arc<str>>, tool_id: impl Into<Arc<str>>) -> Self {
         static NO_MUTATIONS: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
         let none = Arc::clone(NO_MUTATIONS.get_or_init(|| Arc::from(Vec::new())));
-        Self::for_call(run_id.into(), tool_id.into(), none)
+        Self::for_call(RunId::Given(run_id.into()), tool_id.into(), none)
     }
 
     /// The registry's context for one call: the contract's mutations, shared.
-    pub(crate) fn for_call(run_id: Arc<str>, tool_id: Arc<str>, mutates: Arc<[String]>) -> Self {
+    pub(crate) fn for_call(run_id: RunId, tool_id: Arc<str>, mutates: Arc<[String]>) -> Self {
         ToolContext {
             run_id,
             tool_id,
@@ -357,7 +392,7 @@ impl ToolContext {
 
     /// The run that makes the call (an example is on [`Self::new`]).
     pub fn run_id(&self) -> &str {
-        &self.run_id
+        self.run_id.as_str()
     }
 
     /// The tool being called (an example is on [`Self::new`]).

@@ -384,3 +384,92 @@ fn a_core_tool_describes_itself() {
         "CoreTool { id: \"agents.counter\", core: \"counter\" }"
     );
 }
+
+/// Notes the run id of each attempt, failing retryably until the third.
+struct RunNoter {
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+/// Notes its run id; fails twice, then answers it.
+#[tool(
+    id = "test.run-noter",
+    idempotent,
+    approval = "always",
+    retry(max_attempts = 3, backoff = "fixed", initial_ms = 1)
+)]
+impl TypedTool for RunNoter {
+    type Input = Steps;
+    type Output = Seen;
+
+    async fn execute_typed(&self, _input: Steps, ctx: &ToolContext) -> Result<Seen, ToolError> {
+        // Read twice: the id does not change once read.
+        let first = ctx.run_id().to_owned();
+        assert_eq!(ctx.run_id(), first);
+        self.seen.lock().unwrap().push(first.clone());
+        if ctx.attempt() < 3 {
+            return Err(ToolError::new(ErrorCode::UpstreamError, "not yet"));
+        }
+        Ok(Seen {
+            run_id: first,
+            context: serde_json::Value::Null,
+        })
+    }
+}
+
+/// A call given no run id gets a fresh one, the same for every attempt of its body, its
+/// approval request and its audit record, and another for the next call; the common call's
+/// id (one attempt, no approval) is one too.
+#[test]
+fn a_fresh_run_id_is_one_id_for_the_body_its_retries_the_approver_and_the_audit() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let audit = Arc::new(AuditLog::default());
+    let asked_by = asked.clone();
+    let mut registry = ToolRegistry::new()
+        .with_approver(Arc::new(move |request: &ApprovalRequest| {
+            asked_by.lock().unwrap().push(request.run_id.clone());
+            ApprovalDecision::Approve
+        }))
+        .with_audit_sink(audit.clone());
+    registry.register(RunNoter { seen: seen.clone() }).unwrap();
+    registry.register(WhoamiTool).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let out = runtime
+            .block_on(registry.call("test.run-noter", json!({ "steps": 1 })))
+            .unwrap();
+        let id = out["run_id"].as_str().unwrap().to_owned();
+        assert!(id.starts_with("run-"), "{id}");
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1]);
+    let attempts: Vec<String> = ids
+        .iter()
+        .flat_map(|id| [id.clone(), id.clone(), id.clone()])
+        .collect();
+    assert_eq!(*seen.lock().unwrap(), attempts);
+    assert_eq!(*asked.lock().unwrap(), ids);
+    let recorded: Vec<String> = audit.records().iter().map(|r| r.run_id.clone()).collect();
+    assert_eq!(recorded, ids);
+
+    // The common call, unaudited: a fresh id of the same form, not the last call's.
+    let plain = tool_registry_of_whoami();
+    let out = runtime
+        .block_on(plain.call("test.whoami", json!({ "steps": 1 })))
+        .unwrap();
+    let id = out["run_id"].as_str().unwrap();
+    assert!(
+        id.starts_with("run-") && !ids.iter().any(|seen| seen == id),
+        "{id}"
+    );
+}
+
+fn tool_registry_of_whoami() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(WhoamiTool).unwrap();
+    registry
+}

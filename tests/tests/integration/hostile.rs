@@ -375,6 +375,35 @@ fn a_late_result_on_a_current_thread_runtime_is_a_timeout() {
     );
 }
 
+/// Blocks its thread for `ms` milliseconds under a ceiling long enough to be judged by the
+/// coarse clock (1.1 s: over 256 ticks of 4 ms).
+#[tool(id = "test.blocking-long", timeout_ms = 1100)]
+async fn blocking_long(input: Wait) -> Result<Ack, ToolError> {
+    std::thread::sleep(Duration::from_millis(input.ms));
+    Ok(Ack { ok: true })
+}
+
+/// A long ceiling is judged by the cheaper coarse clock, to its tick: a body that blocked past
+/// it is still a timeout, and one well within it is a success.
+#[test]
+fn a_late_result_under_a_long_ceiling_is_a_timeout_too() {
+    let registry = tool_registry![BlockingLongTool].unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let err = runtime
+        .block_on(registry.call("test.blocking-long", json!({ "ms": 1150 })))
+        .unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::Timeout);
+    assert_eq!(
+        err.message(),
+        "tool `test.blocking-long` did not finish within 1100 ms"
+    );
+    let ok = runtime.block_on(registry.call("test.blocking-long", json!({ "ms": 5 })));
+    assert_eq!(ok.unwrap(), json!({ "ok": true }));
+}
+
 struct Sleeper {
     blocking: bool,
 }

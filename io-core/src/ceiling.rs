@@ -1,0 +1,203 @@
+//! When an attempt started, read from the clock its wall-clock ceiling is judged by.
+//!
+//! A body that finishes on its first poll (most do) still has its time checked against the
+//! ceiling: a body that blocked its thread past it is answered `timeout`, never a success. That
+//! takes two clock reads per call. The precise monotonic clock costs about 17 ns a read here
+//! (a TSC read through the vDSO); the kernel's coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`,
+//! read through the `coarsetime` crate), a value the kernel updates every tick, costs about
+//! 4 ns and is exact to one tick (4 ms at `HZ=250`; `clock_getres` says). For a ceiling long
+//! enough that a tick is a small part of it (at least [`COARSE_TICKS`] ticks: about 1 s at
+//! 4 ms), the coarse clock is read; a shorter ceiling, or a system other than Linux, reads
+//! Tokio's clock, as the timer does (paused in tests).
+//!
+//! (The coarse clock is read through the C library, not `rustix`, whose own vDSO reader
+//! crashes programs run under valgrind: rustix issue 1559. Its tick is asked by system call.)
+//!
+//! The coarse reading is judged **fail-closed**: an attempt whose time *may* have passed the
+//! ceiling (its coarse elapsed time plus one tick over the ceiling) is a timeout. So a result
+//! that came after the ceiling is never a success, and one that came within two ticks of it
+//! (under 1% of such a ceiling) may be answered `timeout`.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// A ceiling at least this many ticks of the coarse clock long is judged by that clock.
+pub(crate) const COARSE_TICKS: u32 = 256;
+
+/// When an attempt started (see the module documentation). Not public API: the tool
+/// registry's.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Started(Reading);
+
+#[derive(Clone, Copy, Debug)]
+enum Reading {
+    /// Tokio's clock (the one its timer reads), for a short ceiling.
+    Precise(tokio::time::Instant),
+    /// The coarse monotonic clock, and its tick.
+    Coarse { at: Coarse, tick: Duration },
+}
+
+impl Started {
+    /// Now, on the clock a ceiling of `timeout` is judged by.
+    #[inline]
+    pub fn now(timeout: Duration) -> Started {
+        match coarse_tick() {
+            Some(tick) if judged_coarsely(timeout, tick) => Started(Reading::Coarse {
+                at: Coarse::now(),
+                tick,
+            }),
+            _ => Started(Reading::Precise(tokio::time::Instant::now())),
+        }
+    }
+
+    /// Whether the attempt may have run past `timeout` (fail-closed on the coarse clock).
+    #[inline]
+    pub fn passed(self, timeout: Duration) -> bool {
+        match self.0 {
+            Reading::Precise(started) => started.elapsed() > timeout,
+            Reading::Coarse { at, tick } => may_have_passed(at.elapsed(), tick, timeout),
+        }
+    }
+
+    /// What is left of `timeout` (for the timer a waiting body is given).
+    pub fn remaining(self, timeout: Duration) -> Duration {
+        let elapsed = match self.0 {
+            Reading::Precise(started) => started.elapsed(),
+            Reading::Coarse { at, .. } => at.elapsed(),
+        };
+        timeout.saturating_sub(elapsed)
+    }
+}
+
+/// Whether a ceiling of `timeout` is judged by a coarse clock ticking every `tick`.
+fn judged_coarsely(timeout: Duration, tick: Duration) -> bool {
+    !tick.is_zero()
+        && tick
+            .checked_mul(COARSE_TICKS)
+            .is_some_and(|long| timeout >= long)
+}
+
+/// Whether an attempt whose coarse elapsed time is `elapsed` may have run past `timeout`: its
+/// true time is under `elapsed + tick` (each reading is at most one tick behind).
+fn may_have_passed(elapsed: Duration, tick: Duration, timeout: Duration) -> bool {
+    elapsed.saturating_add(tick) > timeout
+}
+
+/// The coarse clock's tick, when the system has one worth reading (at most 10 ms).
+fn coarse_tick() -> Option<Duration> {
+    static TICK: OnceLock<Option<Duration>> = OnceLock::new();
+    *TICK.get_or_init(|| {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            let res = rustix::time::clock_getres(rustix::time::ClockId::MonotonicCoarse);
+            let tick = Duration::new(
+                u64::try_from(res.tv_sec).ok()?,
+                u32::try_from(res.tv_nsec).ok()?,
+            );
+            (!tick.is_zero() && tick <= Duration::from_millis(10)).then_some(tick)
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            None
+        }
+    })
+}
+
+/// A reading of the coarse monotonic clock (none off Linux, where no tick is known).
+#[derive(Clone, Copy, Debug)]
+struct Coarse(#[cfg(any(target_os = "linux", target_os = "android"))] coarsetime::Instant);
+
+impl Coarse {
+    #[inline]
+    fn now() -> Coarse {
+        // Without the crate's shared cache of the last reading: a store to one cache line
+        // from every thread.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            Coarse(coarsetime::Instant::now_without_cache_update())
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            Coarse()
+        }
+    }
+
+    /// The time since this reading (none off Linux, where it is never read).
+    #[inline]
+    fn elapsed(self) -> Duration {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            Duration::from(Coarse::now().0.duration_since(self.0))
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            Duration::ZERO
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: Duration = Duration::from_millis(4);
+
+    #[test]
+    fn only_a_ceiling_of_many_ticks_is_judged_coarsely() {
+        let long = TICK * COARSE_TICKS;
+        assert!(judged_coarsely(long, TICK));
+        assert!(judged_coarsely(Duration::from_secs(30), TICK));
+        assert!(!judged_coarsely(long - Duration::from_nanos(1), TICK));
+        assert!(!judged_coarsely(Duration::from_millis(50), TICK));
+        // No tick, or one too long to multiply, never.
+        assert!(!judged_coarsely(Duration::MAX, Duration::ZERO));
+        assert!(!judged_coarsely(Duration::MAX, Duration::MAX));
+    }
+
+    #[test]
+    fn the_coarse_judgement_fails_closed() {
+        let timeout = Duration::from_secs(2);
+        // Its true time is under `elapsed + tick`: within the ceiling only when that is.
+        assert!(!may_have_passed(Duration::ZERO, TICK, timeout));
+        assert!(!may_have_passed(timeout - TICK, TICK, timeout));
+        assert!(may_have_passed(
+            timeout - TICK + Duration::from_nanos(1),
+            TICK,
+            timeout
+        ));
+        assert!(may_have_passed(timeout, TICK, timeout));
+        assert!(may_have_passed(Duration::MAX, TICK, timeout));
+    }
+
+    #[test]
+    fn a_fresh_start_has_not_passed_its_ceiling() {
+        for timeout in [Duration::from_millis(50), Duration::from_secs(30)] {
+            let started = Started::now(timeout);
+            assert!(!started.passed(timeout));
+            let left = started.remaining(timeout);
+            assert!(
+                left <= timeout && left > timeout / 2,
+                "{left:?} of {timeout:?}"
+            );
+        }
+        // A zero ceiling has nothing left.
+        assert_eq!(
+            Started::now(Duration::ZERO).remaining(Duration::ZERO),
+            Duration::ZERO
+        );
+    }
+
+    #[test]
+    fn a_long_ceiling_reads_the_coarse_clock_where_there_is_one() {
+        let started = Started::now(Duration::from_secs(30));
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        assert!(
+            matches!(started.0, Reading::Coarse { .. }) == coarse_tick().is_some(),
+            "{started:?}"
+        );
+        // A short one never does.
+        let started = Started::now(Duration::from_millis(50));
+        assert!(matches!(started.0, Reading::Precise(_)), "{started:?}");
+    }
+}
