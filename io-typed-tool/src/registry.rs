@@ -461,9 +461,13 @@ impl Schema {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct ToolRegistry {
-    tools: BTreeMap<String, RegisteredTool>,
-    /// id -> the identities (`id@major`) registered under it: a bare id resolves in one lookup.
-    majors: HashMap<String, Vec<String>, foldhash::fast::RandomState>,
+    /// The registered tools, in the order they were registered (never removed).
+    entries: Vec<RegisteredTool>,
+    /// identity (`id@major`) -> its place in `entries`, ordered by identity.
+    tools: BTreeMap<String, usize>,
+    /// id -> the places of the identities registered under it: a bare id resolves in one
+    /// lookup.
+    majors: HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
     approver: Option<Arc<dyn Approver>>,
     review_every_call: bool,
     audit: Option<Arc<dyn AuditSink>>,
@@ -501,6 +505,7 @@ impl ToolRegistry {
     /// ```
     pub fn new() -> Self {
         ToolRegistry {
+            entries: Vec::new(),
             tools: BTreeMap::new(),
             majors: HashMap::default(),
             approver: None,
@@ -790,29 +795,44 @@ impl ToolRegistry {
         if let Some(sink) = &self.audit {
             sink.tool_registered(&registered.contract);
         }
+        let at = self.entries.len();
         self.majors
             .entry(registered.contract.id.clone())
             .or_default()
-            .push(identity.clone());
-        self.tools.insert(identity, registered);
+            .push(at);
+        self.tools.insert(identity, at);
+        self.entries.push(registered);
         Ok(())
+    }
+
+    /// The registered tools, ordered by identity.
+    fn in_identity_order(&self) -> impl Iterator<Item = (&str, &RegisteredTool)> {
+        self.tools
+            .iter()
+            .filter_map(|(identity, &at)| Some((identity.as_str(), self.entries.get(at)?)))
     }
 
     /// The registered tool a caller means: `id@major` names one exactly; a bare `id` names the
     /// only registered major of that id, and is ambiguous when there are several.
     fn resolve(&self, tool_id: &str) -> Result<&RegisteredTool, ToolError> {
-        if tool_id.contains('@') {
-            return self.tools.get(tool_id).ok_or_else(|| {
-                AgentError::new(ErrorCode::NotFound, format!("there is no tool `{tool_id}`"))
-            });
-        }
         let not_found =
             || AgentError::new(ErrorCode::NotFound, format!("there is no tool `{tool_id}`"));
+        if tool_id.contains('@') {
+            return self
+                .tools
+                .get(tool_id)
+                .and_then(|&at| self.entries.get(at))
+                .ok_or_else(not_found);
+        }
         match self.majors.get(tool_id).map(Vec::as_slice) {
             None | Some([]) => Err(not_found()),
-            Some([only]) => self.tools.get(only).ok_or_else(not_found),
+            Some(&[only]) => self.entries.get(only).ok_or_else(not_found),
             Some(several) => {
-                let mut identities = several.to_vec();
+                let mut identities: Vec<String> = several
+                    .iter()
+                    .filter_map(|&at| self.entries.get(at))
+                    .map(|t| t.contract.identity())
+                    .collect();
                 identities.sort();
                 Err(AgentError::new(
                     ErrorCode::NoRoute,
@@ -857,7 +877,7 @@ impl ToolRegistry {
     /// assert_eq!(identities, ["notes.save@2"]);
     /// ```
     pub fn contracts(&self) -> impl Iterator<Item = &ToolContract> {
-        self.tools.values().map(|t| &t.contract)
+        self.in_identity_order().map(|(_, t)| &t.contract)
     }
 
     /// The input schema a tool's calls are validated against (its compiled boundary), by id
@@ -1038,14 +1058,8 @@ impl ToolRegistry {
     pub(crate) fn registered(
         &self,
     ) -> impl Iterator<Item = (&str, &ToolContract, &BoundarySchema, &BoundarySchema)> {
-        self.tools.iter().map(|(identity, t)| {
-            (
-                identity.as_str(),
-                &t.contract,
-                t.inputs.get(),
-                t.outputs.get(),
-            )
-        })
+        self.in_identity_order()
+            .map(|(identity, t)| (identity, &t.contract, t.inputs.get(), t.outputs.get()))
     }
 
     /// Calls a tool with a fresh run id and no host context.
@@ -1921,7 +1935,10 @@ impl ToolInvoker for ToolRegistry {
     }
 
     fn tool_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.tools.values().map(|t| t.contract.id.clone()).collect();
+        let mut ids: Vec<String> = self
+            .in_identity_order()
+            .map(|(_, t)| t.contract.id.clone())
+            .collect();
         ids.dedup();
         ids.extend(self.tools.keys().cloned());
         ids
