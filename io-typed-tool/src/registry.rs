@@ -1168,11 +1168,10 @@ impl ToolRegistry {
             None => {
                 let cancellation = options.cancellation.clone();
                 let run_id = run_id_of(options.run_id.as_deref());
-                let admitted = self.admit(tool_id, input, options, &run_id, None);
+                let admitted = self.admit(tool_id, input, options, run_id, None);
                 Call::Plain {
                     admitted,
                     cancellation,
-                    run_id,
                 }
             }
         };
@@ -1183,7 +1182,6 @@ impl ToolRegistry {
                 Call::Plain {
                     admitted,
                     cancellation,
-                    run_id,
                 } => {
                     // A call cancelled before it starts is `cancelled`, whatever its input.
                     if cancellation
@@ -1205,7 +1203,7 @@ impl ToolRegistry {
                         return single_attempt(&mut admitted.run, cancellation.as_ref()).await;
                     }
                     Box::pin(async {
-                        let finish = std::pin::pin!(self.finish(admitted, run_id, None));
+                        let finish = std::pin::pin!(self.finish(admitted, None));
                         until_cancelled(finish, cancellation.as_ref(), tool_id).await
                     })
                     .await
@@ -1244,10 +1242,11 @@ impl ToolRegistry {
         };
         let cancellation = options.cancellation.clone();
         let result = {
-            let mut admitted = self.admit(tool_id, input, options, &run_id, Some(&mut audit));
+            let mut admitted =
+                self.admit(tool_id, input, options, run_id.clone(), Some(&mut audit));
             let finish = std::pin::pin!(async {
                 match &mut admitted {
-                    Ok(admitted) => self.finish(admitted, &run_id, Some(&mut audit)).await,
+                    Ok(admitted) => self.finish(admitted, Some(&mut audit)).await,
                     Err(err) => Err(std::mem::replace(err, AgentError::internal(""))),
                 }
             });
@@ -1305,7 +1304,7 @@ impl ToolRegistry {
         tool_id: &'r str,
         input: Value,
         options: CallOptions,
-        run_id: &RunId,
+        run_id: RunId,
         audit: Option<&mut AuditRecord>,
     ) -> Result<Admitted<'r>, ToolError> {
         let CallOptions {
@@ -1357,9 +1356,8 @@ impl ToolRegistry {
             })?;
         }
 
-        let mut base =
-            ToolContext::for_call(run_id.clone(), Arc::clone(&tool.id), tool.mutates.clone())
-                .with_context(context);
+        let mut base = ToolContext::for_call(run_id, Arc::clone(&tool.id), tool.mutates.clone())
+            .with_context(context);
         if let Some(progress) = progress {
             base = base.with_progress(progress);
         }
@@ -1384,7 +1382,6 @@ impl ToolRegistry {
     async fn finish(
         &self,
         admitted: &mut Admitted<'_>,
-        run_id: &RunId,
         mut audit: Option<&mut AuditRecord>,
     ) -> Result<Value, ToolError> {
         let tool = admitted.run.tool;
@@ -1396,7 +1393,7 @@ impl ToolRegistry {
             let approved = Box::pin(self.approve(
                 tool_id,
                 contract,
-                run_id.as_str(),
+                run_id_in(&admitted.run),
                 input,
                 admitted.approver.as_ref(),
             ))
@@ -1433,7 +1430,7 @@ impl ToolRegistry {
             // A declared output file is a workspace mutation: sync only what `mutates` covers.
             mutates: Some(&contract.mutates),
         };
-        let vars = RunVars::new(run_id.as_str(), &contract.id);
+        let vars = RunVars::new(run_id_in(&admitted.run), &contract.id);
         let input = admitted.run.input.take().unwrap_or_default();
         let base = admitted.run.base.take();
         // Boxed: the file lifecycle's future is large, and a call without files should not
@@ -1465,7 +1462,6 @@ enum Call<'r, A> {
     Plain {
         admitted: Result<Admitted<'r>, ToolError>,
         cancellation: Option<Cancellation>,
-        run_id: RunId,
     },
 }
 
@@ -1495,6 +1491,11 @@ struct Attempts<'r> {
     decoded: Option<DecodedInput>,
     /// The body's context; the last attempt takes it.
     base: Option<ToolContext>,
+}
+
+/// The run id of a call whose attempts have not started (its context holds it).
+fn run_id_in<'a>(run: &'a Attempts<'_>) -> &'a str {
+    run.base.as_ref().map_or("", ToolContext::run_id)
 }
 
 /// The run id a call goes by: the caller's, or a fresh one.
@@ -1606,10 +1607,11 @@ async fn single_attempt(
 ) -> Result<Value, ToolError> {
     let tool = run.tool;
     let contract = &tool.contract;
-    let Some(base) = run.base.take() else {
+    // Borrowed where `admit` left it (its first attempt), not moved: the call's future then
+    // holds one context, not two.
+    let Some(ctx) = run.base.as_ref() else {
         return Err(AgentError::internal("a call was run twice"));
     };
-    let ctx = base.with_attempt(1);
     // No retry may need the JSON form: it goes as soon as the input is decoded.
     let payload = match run.decoded.take() {
         Some(decoded) => {
@@ -1620,7 +1622,7 @@ async fn single_attempt(
     };
     let timeout = Duration::from_millis(contract.timeout_ms);
     let started = io_core::__Started::now(timeout);
-    let mut body = payload.execute(tool.plugin.as_ref(), &ctx);
+    let mut body = payload.execute(tool.plugin.as_ref(), ctx);
     let mut timer = None;
     let mut waiter = None;
     // `None`: cancelled. The body (with its timer) is polled first, as `until_cancelled`
