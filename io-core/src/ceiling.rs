@@ -188,12 +188,42 @@ mod tests {
         );
     }
 
+    /// Both readings count the time since them, and judge it against a ceiling.
+    #[test]
+    fn a_reading_counts_the_time_since_it() {
+        let ago = Duration::from_millis(300);
+        let mut readings = vec![Started(Reading::Precise(tokio::time::Instant::now() - ago))];
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            let tick = coarse_tick().expect("Linux has a coarse clock");
+            let at = coarsetime::Instant::now_without_cache_update()
+                .checked_sub(coarsetime::Duration::from(ago))
+                .expect("the clock is past 300 ms");
+            readings.push(Started(Reading::Coarse {
+                at: Coarse(at),
+                tick,
+            }));
+        }
+        for started in readings {
+            // 300 ms ago (and a tick, for the coarse clock), give or take the test's own time.
+            let left = started.remaining(Duration::from_millis(1100));
+            assert!(
+                left > Duration::from_millis(700) && left <= Duration::from_millis(810),
+                "{left:?} left of 1100 ms, {started:?}"
+            );
+            assert!(started.passed(Duration::from_millis(300)), "{started:?}");
+            assert!(started.passed(Duration::from_millis(250)), "{started:?}");
+            assert!(!started.passed(Duration::from_millis(1100)), "{started:?}");
+            assert_eq!(started.remaining(ago / 2), Duration::ZERO);
+        }
+    }
+
     #[test]
     fn a_long_ceiling_reads_the_coarse_clock_where_there_is_one() {
         let started = Started::now(Duration::from_secs(30));
         #[cfg(any(target_os = "linux", target_os = "android"))]
         assert!(
-            matches!(started.0, Reading::Coarse { .. }) == coarse_tick().is_some(),
+            matches!(started.0, Reading::Coarse { .. }) && coarse_tick().is_some(),
             "{started:?}"
         );
         // A short one never does.
