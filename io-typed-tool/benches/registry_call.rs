@@ -8,9 +8,14 @@
 //!   call under Tokio's `block_on`.
 //! - `registry_call_in_place`: the same call polled on the caller's thread inside the runtime's
 //!   context, as a host already running on its executor awaits it (no `block_on` per call).
+//! - `registry_call_awaited`: the same call as a task awaits it: polled once, in the runtime's
+//!   context, with a no-op waker (the body never waits), so that no executor's per-call set-up
+//!   (`pollster`'s signal and parking, Tokio's `block_on`) is counted.
 //! - `registry_call_nothing_to_check`: in place, a tool whose types leave serde nothing to
 //!   check (no bounds; an integer score): the registry's own cost, validation aside.
 //! - `runtime_turn`: `AgentRuntime::run_turn_in` over a core with the same body, validated.
+//! - (paired only) the floor itself under Tokio's `block_on`: what the executor's per-call
+//!   entry costs any async call, against which the `registry_call` row is read.
 //! - `erased_turn`: `ErasedAgentCore::run_turn_erased`, no validation.
 //! - `plugin_execute`: `ToolPlugin::execute`: the input decoded without its check (the
 //!   registry checks it first), the output checked.
@@ -213,6 +218,18 @@ fn main() {
         let _entered = runtime.enter();
         black_box(pollster::block_on(registry.call("kb.search", arguments.clone())).expect("ok"))
     };
+    // The same call polled once with a no-op waker: what awaiting it adds to a task that is
+    // already running (valid because the body never waits; a call that did would be polled
+    // again, by its task, when woken).
+    let call_awaited = || {
+        let _entered = runtime.enter();
+        let mut call = std::pin::pin!(registry.call("kb.search", arguments.clone()));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match call.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(result) => black_box(result.expect("ok")),
+            std::task::Poll::Pending => unreachable!("the body never waits"),
+        }
+    };
     let call_plain = || {
         let _entered = runtime.enter();
         black_box(
@@ -236,7 +253,7 @@ fn main() {
         black_box(body(&args).to_output_json().expect("valid"))
     };
 
-    // `REGISTRY_CALL_PROFILE=registry|in_place|plain|turn|erased|floor|floor_clone|bytes|floor_to_string`
+    // `REGISTRY_CALL_PROFILE=registry|in_place|awaited|plain|turn|erased|floor|floor_clone|bytes|floor_to_string`
     // (and `REGISTRY_CALL_COUNT`, default 10000): that row's calls and nothing else, for an
     // instruction-count profile (`valgrind --tool=callgrind`) that says where the difference
     // goes; two counts' difference removes the setup.
@@ -249,6 +266,7 @@ fn main() {
             match which.as_str() {
                 "registry" => drop(call()),
                 "in_place" => drop(call_in_place()),
+                "awaited" => drop(call_awaited()),
                 "plain" => drop(call_plain()),
                 "erased" => {
                     drop(black_box(erased_turn(
@@ -279,6 +297,7 @@ fn main() {
     group.bench_function("floor_with_clone", |b| b.iter(floor_clone));
     group.bench_function("registry_call", |b| b.iter(call));
     group.bench_function("registry_call_in_place", |b| b.iter(call_in_place));
+    group.bench_function("registry_call_awaited", |b| b.iter(call_awaited));
     group.bench_function("registry_call_nothing_to_check", |b| b.iter(call_plain));
     group.bench_function("runtime_turn", |b| {
         b.iter(|| black_box(turn(&mut core_runtime, &arguments)))
@@ -305,6 +324,9 @@ fn main() {
         }
         started.elapsed().as_secs_f64() / f64::from(n)
     };
+    // The floor itself under `block_on`: what Tokio's per-call entry costs any async call,
+    // the registry's `block_on` row included.
+    let floor_block_on = || runtime.block_on(async { floor_clone() });
     let mut floor_clone = || {
         floor_clone();
     };
@@ -323,9 +345,21 @@ fn main() {
             }),
         ),
         (
+            "registry_call awaited (one poll, validated)",
+            Box::new(|| {
+                call_awaited();
+            }),
+        ),
+        (
             "registry_call in place, nothing to check",
             Box::new(|| {
                 call_plain();
+            }),
+        ),
+        (
+            "the floor itself under block_on",
+            Box::new(|| {
+                floor_block_on();
             }),
         ),
         (
