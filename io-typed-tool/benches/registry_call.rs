@@ -14,6 +14,8 @@
 //! - `registry_call_nothing_to_check`: in place, a tool whose types leave serde nothing to
 //!   check (no bounds; an integer score): the registry's own cost, validation aside.
 //! - `runtime_turn`: `AgentRuntime::run_turn_in` over a core with the same body, validated.
+//! - (paired only) the floor validated both ways (`from_input_value`, the body,
+//!   `to_output_value`) with no registry and no future: what checking costs on its own.
 //! - (paired only) the floor itself under Tokio's `block_on`: what the executor's per-call
 //!   entry costs any async call, against which the `registry_call` row is read.
 //! - `erased_turn`: `ErasedAgentCore::run_turn_erased`, no validation.
@@ -324,6 +326,14 @@ fn main() {
         }
         started.elapsed().as_secs_f64() / f64::from(n)
     };
+    // The floor validated both ways and nothing else (no registry, no future): what checking
+    // costs on its own, the registry's lower bound.
+    let validated_floor = || {
+        let owned = arguments.clone();
+        let args = SearchArgs::from_input_value(black_box(&owned)).expect("valid");
+        drop(owned);
+        black_box(body(&args).to_output_value().expect("valid"))
+    };
     // The floor itself under `block_on`: what Tokio's per-call entry costs any async call,
     // the registry's `block_on` row included.
     let floor_block_on = || runtime.block_on(async { floor_clone() });
@@ -354,6 +364,12 @@ fn main() {
             "registry_call in place, nothing to check",
             Box::new(|| {
                 call_plain();
+            }),
+        ),
+        (
+            "the floor validated both ways, no registry",
+            Box::new(|| {
+                validated_floor();
             }),
         ),
         (
