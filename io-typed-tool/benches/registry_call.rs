@@ -232,6 +232,14 @@ fn main() {
             std::task::Poll::Pending => unreachable!("the body never waits"),
         }
     };
+    // The floor validated both ways and nothing else (no registry, no future): what checking
+    // costs on its own, the registry's lower bound.
+    let validated_floor = || {
+        let owned = arguments.clone();
+        let args = SearchArgs::from_input_value(black_box(&owned)).expect("valid");
+        drop(owned);
+        black_box(body(&args).to_output_value().expect("valid"))
+    };
     let call_plain = || {
         let _entered = runtime.enter();
         black_box(
@@ -255,7 +263,7 @@ fn main() {
         black_box(body(&args).to_output_json().expect("valid"))
     };
 
-    // `REGISTRY_CALL_PROFILE=registry|in_place|awaited|plain|turn|erased|floor|floor_clone|bytes|floor_to_string`
+    // `REGISTRY_CALL_PROFILE=registry|in_place|awaited|validated|plain|turn|erased|floor|floor_clone|bytes|floor_to_string`
     // (and `REGISTRY_CALL_COUNT`, default 10000): that row's calls and nothing else, for an
     // instruction-count profile (`valgrind --tool=callgrind`) that says where the difference
     // goes; two counts' difference removes the setup.
@@ -269,6 +277,7 @@ fn main() {
                 "registry" => drop(call()),
                 "in_place" => drop(call_in_place()),
                 "awaited" => drop(call_awaited()),
+                "validated" => drop(validated_floor()),
                 "plain" => drop(call_plain()),
                 "erased" => {
                     drop(black_box(erased_turn(
@@ -325,14 +334,6 @@ fn main() {
             f();
         }
         started.elapsed().as_secs_f64() / f64::from(n)
-    };
-    // The floor validated both ways and nothing else (no registry, no future): what checking
-    // costs on its own, the registry's lower bound.
-    let validated_floor = || {
-        let owned = arguments.clone();
-        let args = SearchArgs::from_input_value(black_box(&owned)).expect("valid");
-        drop(owned);
-        black_box(body(&args).to_output_value().expect("valid"))
     };
     // The floor itself under `block_on`: what Tokio's per-call entry costs any async call,
     // the registry's `block_on` row included.
