@@ -95,13 +95,19 @@ fn coarse_tick() -> Option<Duration> {
                 u64::try_from(res.tv_sec).ok()?,
                 u32::try_from(res.tv_nsec).ok()?,
             );
-            (!tick.is_zero() && tick <= Duration::from_millis(10)).then_some(tick)
+            usable(tick)
         }
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         {
             None
         }
     })
+}
+
+/// A tick worth judging by: not zero (no coarse clock), and at most 10 ms (`HZ=100`).
+#[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+fn usable(tick: Duration) -> Option<Duration> {
+    (!tick.is_zero() && tick <= Duration::from_millis(10)).then_some(tick)
 }
 
 /// A reading of the coarse monotonic clock (none off Linux, where no tick is known).
@@ -153,6 +159,16 @@ mod tests {
         // No tick, or one too long to multiply, never.
         assert!(!judged_coarsely(Duration::MAX, Duration::ZERO));
         assert!(!judged_coarsely(Duration::MAX, Duration::MAX));
+    }
+
+    #[test]
+    fn only_a_tick_of_at_most_ten_milliseconds_is_used() {
+        assert_eq!(usable(Duration::ZERO), None);
+        assert_eq!(usable(TICK), Some(TICK));
+        let ten = Duration::from_millis(10);
+        assert_eq!(usable(ten), Some(ten));
+        assert_eq!(usable(ten + Duration::from_nanos(1)), None);
+        assert_eq!(usable(Duration::from_secs(1)), None);
     }
 
     #[test]
