@@ -494,3 +494,30 @@ impl ToolContext {
         }
     }
 }
+
+#[cfg(test)]
+mod run_id_tests {
+    use super::*;
+
+    #[test]
+    fn a_run_id_reads_and_debugs_as_its_text() {
+        let given = RunId::of(Some("run-7"));
+        assert_eq!(given.as_str(), "run-7");
+        assert_eq!(format!("{given:?}"), "\"run-7\"");
+
+        let fresh = RunId::of(None);
+        let copy = fresh.clone();
+        let text = fresh.as_str().to_owned();
+        assert!(text.starts_with("run-"), "{text}");
+        // A copy taken before the id was written writes the same id.
+        assert_eq!(copy.as_str(), text);
+        assert_eq!(format!("{fresh:?}"), format!("{text:?}"));
+        assert_ne!(RunId::of(None).as_str(), text);
+
+        let ctx = ToolContext::for_call(fresh, Arc::from("kb.search"), Arc::from(Vec::new()));
+        assert!(
+            format!("{ctx:?}").contains(&format!("run_id: {text:?}")),
+            "{ctx:?}"
+        );
+    }
+}
