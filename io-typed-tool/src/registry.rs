@@ -1167,7 +1167,7 @@ impl ToolRegistry {
             ))),
             None => {
                 let cancellation = options.cancellation.clone();
-                let run_id = run_id_of(options.run_id.as_deref());
+                let run_id = RunId::of(options.run_id.as_deref());
                 let admitted = self.admit(tool_id, input, options, run_id, None);
                 Call::Plain {
                     admitted,
@@ -1221,7 +1221,7 @@ impl ToolRegistry {
         options: CallOptions,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let run_id = run_id_of(options.run_id.as_deref());
+        let run_id = RunId::of(options.run_id.as_deref());
         let mut audit = AuditRecord {
             kind: "tool.invoked",
             run_id: run_id.as_str().to_owned(),
@@ -1496,11 +1496,6 @@ struct Attempts<'r> {
 /// The run id of a call whose attempts have not started (its context holds it).
 fn run_id_in<'a>(run: &'a Attempts<'_>) -> &'a str {
     run.base.as_ref().map_or("", ToolContext::run_id)
-}
-
-/// The run id a call goes by: the caller's, or a fresh one.
-fn run_id_of(given: Option<&str>) -> RunId {
-    RunId::of(given)
 }
 
 /// The attempts of one call: each under the timeout, retried per the contract, then the
