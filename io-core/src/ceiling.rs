@@ -42,10 +42,10 @@ impl Started {
     /// Now, on the clock a ceiling of `timeout` is judged by.
     #[inline]
     pub fn now(timeout: Duration) -> Started {
-        match coarse_tick() {
-            Some(tick) if judged_coarsely(timeout, tick) => Started(Reading::Coarse {
+        match coarse_clock() {
+            Some(clock) if judged_coarsely(timeout, clock) => Started(Reading::Coarse {
                 at: Coarse::now(),
-                tick,
+                tick: clock.tick,
             }),
             _ => Started(Reading::Precise(tokio::time::Instant::now())),
         }
@@ -70,12 +70,17 @@ impl Started {
     }
 }
 
-/// Whether a ceiling of `timeout` is judged by a coarse clock ticking every `tick`.
-fn judged_coarsely(timeout: Duration, tick: Duration) -> bool {
-    !tick.is_zero()
-        && tick
-            .checked_mul(COARSE_TICKS)
-            .is_some_and(|long| timeout >= long)
+/// The coarse clock, where it is worth reading: its tick, and the shortest ceiling it judges
+/// (worked out once, not per call).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CoarseClock {
+    tick: Duration,
+    shortest: Duration,
+}
+
+/// Whether a ceiling of `timeout` is judged by `clock`.
+fn judged_coarsely(timeout: Duration, clock: CoarseClock) -> bool {
+    timeout >= clock.shortest
 }
 
 /// Whether an attempt whose coarse elapsed time is `elapsed` may have run past `timeout`: its
@@ -84,10 +89,10 @@ fn may_have_passed(elapsed: Duration, tick: Duration, timeout: Duration) -> bool
     elapsed.saturating_add(tick) > timeout
 }
 
-/// The coarse clock's tick, when the system has one worth reading (at most 10 ms).
-fn coarse_tick() -> Option<Duration> {
-    static TICK: OnceLock<Option<Duration>> = OnceLock::new();
-    *TICK.get_or_init(|| {
+/// The coarse clock, when the system has one worth reading (a tick of at most 10 ms).
+fn coarse_clock() -> Option<CoarseClock> {
+    static CLOCK: OnceLock<Option<CoarseClock>> = OnceLock::new();
+    *CLOCK.get_or_init(|| {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
             let res = rustix::time::clock_getres(rustix::time::ClockId::MonotonicCoarse);
@@ -104,10 +109,17 @@ fn coarse_tick() -> Option<Duration> {
     })
 }
 
-/// A tick worth judging by: not zero (no coarse clock), and at most 10 ms (`HZ=100`).
+/// The clock a tick makes, when the tick is worth judging by: not zero (no coarse clock), and
+/// at most 10 ms (`HZ=100`).
 #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
-fn usable(tick: Duration) -> Option<Duration> {
-    (!tick.is_zero() && tick <= Duration::from_millis(10)).then_some(tick)
+fn usable(tick: Duration) -> Option<CoarseClock> {
+    if tick.is_zero() || tick > Duration::from_millis(10) {
+        return None;
+    }
+    Some(CoarseClock {
+        tick,
+        shortest: tick.checked_mul(COARSE_TICKS)?,
+    })
 }
 
 /// A reading of the coarse monotonic clock (none off Linux, where no tick is known).
@@ -152,23 +164,25 @@ mod tests {
     #[test]
     fn only_a_ceiling_of_many_ticks_is_judged_coarsely() {
         let long = TICK * COARSE_TICKS;
-        assert!(judged_coarsely(long, TICK));
-        assert!(judged_coarsely(Duration::from_secs(30), TICK));
-        assert!(!judged_coarsely(long - Duration::from_nanos(1), TICK));
-        assert!(!judged_coarsely(Duration::from_millis(50), TICK));
-        // No tick, or one too long to multiply, never.
-        assert!(!judged_coarsely(Duration::MAX, Duration::ZERO));
-        assert!(!judged_coarsely(Duration::MAX, Duration::MAX));
+        let clock = usable(TICK).expect("a 4 ms tick is used");
+        assert!(judged_coarsely(long, clock));
+        assert!(judged_coarsely(Duration::from_secs(30), clock));
+        assert!(!judged_coarsely(long - Duration::from_nanos(1), clock));
+        assert!(!judged_coarsely(Duration::from_millis(50), clock));
+        // No tick, or one too long to multiply, never: no clock to judge by.
+        assert_eq!(usable(Duration::ZERO), None);
+        assert_eq!(usable(Duration::MAX), None);
     }
 
     #[test]
     fn only_a_tick_of_at_most_ten_milliseconds_is_used() {
-        assert_eq!(usable(Duration::ZERO), None);
-        assert_eq!(usable(TICK), Some(TICK));
+        let tick = |tick| usable(tick).map(|clock| clock.tick);
+        assert_eq!(tick(Duration::ZERO), None);
+        assert_eq!(tick(TICK), Some(TICK));
         let ten = Duration::from_millis(10);
-        assert_eq!(usable(ten), Some(ten));
-        assert_eq!(usable(ten + Duration::from_nanos(1)), None);
-        assert_eq!(usable(Duration::from_secs(1)), None);
+        assert_eq!(tick(ten), Some(ten));
+        assert_eq!(tick(ten + Duration::from_nanos(1)), None);
+        assert_eq!(tick(Duration::from_secs(1)), None);
     }
 
     #[test]
@@ -211,7 +225,7 @@ mod tests {
         let mut readings = vec![Started(Reading::Precise(tokio::time::Instant::now() - ago))];
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
-            let tick = coarse_tick().expect("Linux has a coarse clock");
+            let tick = coarse_clock().expect("Linux has a coarse clock").tick;
             let at = coarsetime::Instant::now_without_cache_update()
                 .checked_sub(coarsetime::Duration::from(ago))
                 .expect("the clock is past 300 ms");
@@ -239,7 +253,7 @@ mod tests {
         let started = Started::now(Duration::from_secs(30));
         #[cfg(any(target_os = "linux", target_os = "android"))]
         assert!(
-            matches!(started.0, Reading::Coarse { .. }) && coarse_tick().is_some(),
+            matches!(started.0, Reading::Coarse { .. }) && coarse_clock().is_some(),
             "{started:?}"
         );
         // A short one never does.
