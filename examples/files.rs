@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use agent_io_examples::files::SalesReportTool;
-use io_core::files::{FileEvent, Workspace};
-use io_typed_tool::{ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, tool_registry};
+use agentio_core::files::{FileEvent, Workspace};
+use agentio_examples::files::SalesReportTool;
+use agentio_tools::{ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, tool_registry};
 use serde_json::json;
 
 fn main() {

@@ -9,9 +9,9 @@
 //! Everything the MCP client sees was declared once in Rust: the schemas, the annotations
 //! (`readOnlyHint`, `destructiveHint`, ...), and the contract the server enforces on each call.
 
-use agent_io_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
-use io_mcp::McpServer;
-use io_typed_tool::tool_registry;
+use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
+use agentio_mcp::McpServer;
+use agentio_tools::tool_registry;
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -20,7 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("agent-io-mcp-example"));
     let server = McpServer::new(registry)?
-        .with_server_info("agent-io-examples", env!("CARGO_PKG_VERSION"))
+        .with_server_info("agentio-examples", env!("CARGO_PKG_VERSION"))
         .with_instructions("Search the knowledge base before answering how-to questions.")
         // `notes.append` needs to know where the workspace is; MCP clients cannot say, so the
         // host does, for every call.

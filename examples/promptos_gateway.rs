@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime};
-use io_promptos::gateway::{judge, parse_task};
-use io_promptos::{Artifacts, Status, Submit, TaskInput, Tests};
+use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime};
+use agentio_promptos::gateway::{judge, parse_task};
+use agentio_promptos::{Artifacts, Status, Submit, TaskInput, Tests};
 use serde_json::json;
 
 /// Edits the files it is told to and writes the evidence a gateway asks for.
@@ -67,7 +67,7 @@ impl AgentCore for DocsExecutor {
             "markdown lint: ok\nEXIT_CODE=0\n",
         )?;
         let submit = Submit {
-            schema_version: io_promptos::SUBMIT_SCHEMA_VERSION.to_owned(),
+            schema_version: agentio_promptos::SUBMIT_SCHEMA_VERSION.to_owned(),
             task_id: task.task_id,
             status: Status::Done,
             reason_code: None,
@@ -133,7 +133,7 @@ fn run(task: &TaskInput, edits: &[&str]) -> Result<(), Box<dyn std::error::Error
 
 /// A fresh directory under the system's temporary directory.
 fn tempfile_dir() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("promptos-example-{}", io_core::new_run_id()));
+    let dir = std::env::temp_dir().join(format!("promptos-example-{}", agentio_core::new_run_id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use io_core::{
+use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, BoxFuture,
     ErrorCode, EventLog, ToolCall, ToolInvoker, TurnInput, TurnOutput, agent_core,
 };

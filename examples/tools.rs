@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use agent_io_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
-use io_typed_tool::{
+use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
+use agentio_tools::{
     ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, ToolManifest, TypedTool,
     tool_registry,
 };

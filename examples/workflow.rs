@@ -7,8 +7,8 @@
 //!
 //! Run it with `cargo run --example workflow`.
 
-use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-use io_workflow::{Executor, Workflow};
+use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+use agentio_workflow::{Executor, Workflow};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -8,20 +8,20 @@
 //! serde's and schemars' derives need to be told where they are, once per type:
 //!
 //! ```
-//! use agent_io::prelude::*;
+//! use agentio::prelude::*;
 //!
 //! /// A question.
 //! #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
-//! #[serde(crate = "agent_io::serde")]
-//! #[schemars(crate = "agent_io::schemars")]
+//! #[serde(crate = "agentio::serde")]
+//! #[schemars(crate = "agentio::schemars")]
 //! struct Ask {
 //!     question: String,
 //! }
 //!
 //! /// An answer.
 //! #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
-//! #[serde(crate = "agent_io::serde")]
-//! #[schemars(crate = "agent_io::schemars")]
+//! #[serde(crate = "agentio::serde")]
+//! #[schemars(crate = "agentio::schemars")]
 //! struct Answer {
 //!     text: String,
 //! }
@@ -33,7 +33,7 @@
 //! }
 //!
 //! let registry = tool_registry![echo].expect("a valid contract");
-//! let runtime = agent_io::tokio::runtime::Builder::new_current_thread()
+//! let runtime = agentio::tokio::runtime::Builder::new_current_thread()
 //!     .enable_time()
 //!     .build()
 //!     .expect("a runtime");
@@ -43,48 +43,48 @@
 //!
 //! | crate | what it holds | feature |
 //! |---|---|---|
-//! | [`core`] (`io-core`) | `AgentInput`/`AgentOutput`, schemas and validation, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts, schema profiles | always |
-//! | [`tools`] (`io-typed-tool`) | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
-//! | [`workflow`] (`io-workflow`) | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
-//! | `mcp` (`io-mcp`) | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry | `mcp` |
-//! | `promptos` (`io-promptos`) | PromptOS task input, `scc.submit.v1`, verdicts, scope pins, the gateway | `promptos` |
+//! | [`core`] (`agentio-core`) | `AgentInput`/`AgentOutput`, schemas and validation, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts, schema profiles | always |
+//! | [`tools`] (`agentio-tools`) | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
+//! | [`workflow`] (`agentio-workflow`) | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
+//! | `mcp` (`agentio-mcp`) | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry | `mcp` |
+//! | `promptos` (`agentio-promptos`) | PromptOS task input, `scc.submit.v1`, verdicts, scope pins, the gateway | `promptos` |
 
-pub use io_core as core;
+pub use agentio_core as core;
 pub use schemars;
 pub use serde;
 pub use serde_json;
 pub use tokio;
 
-pub use io_core::files;
-pub use io_core::{
+pub use agentio_core::files;
+pub use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
     agent_core, define_io,
 };
 
 #[cfg(feature = "tools")]
-pub use io_typed_tool as tools;
+pub use agentio_tools as tools;
 #[cfg(feature = "tools")]
-pub use io_typed_tool::{
+pub use agentio_tools::{
     Export, ToolContext, ToolContract, ToolError, ToolRegistry, TypedTool, tool, tool_registry,
 };
 
 #[cfg(feature = "workflows")]
-pub use io_workflow as workflow;
+pub use agentio_workflow as workflow;
 
-/// MCP: [`McpServer`](io_mcp::McpServer) serves a registry to any MCP client, and
-/// [`McpClient`](io_mcp::McpClient) imports an MCP server's tools (feature `mcp`).
+/// MCP: [`McpServer`](agentio_mcp::McpServer) serves a registry to any MCP client, and
+/// [`McpClient`](agentio_mcp::McpClient) imports an MCP server's tools (feature `mcp`).
 #[cfg(feature = "mcp")]
-pub use io_mcp as mcp;
+pub use agentio_mcp as mcp;
 
-/// PromptOS: typed [`TaskInput`](io_promptos::TaskInput), [`Submit`](io_promptos::Submit) and
-/// [`Verdict`](io_promptos::Verdict), scope pins, and the gateway (feature `promptos`).
+/// PromptOS: typed [`TaskInput`](agentio_promptos::TaskInput), [`Submit`](agentio_promptos::Submit) and
+/// [`Verdict`](agentio_promptos::Verdict), scope pins, and the gateway (feature `promptos`).
 #[cfg(feature = "promptos")]
-pub use io_promptos as promptos;
+pub use agentio_promptos as promptos;
 
 /// The names a program using agent-io reaches for first.
 ///
 /// ```
-/// use agent_io::prelude::*;
+/// use agentio::prelude::*;
 /// let err = AgentError::new(ErrorCode::InputInvalid, "bad");
 /// assert_eq!(err.to_envelope()["ok"], json!(false));
 /// ```
@@ -92,16 +92,16 @@ pub mod prelude {
     pub use crate::schemars::JsonSchema;
     pub use crate::serde::{Deserialize, Serialize};
     pub use crate::serde_json::{Value, json};
-    pub use io_core::{
+    pub use agentio_core::{
         AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
         agent_core, define_io,
     };
 
     #[cfg(feature = "tools")]
-    pub use io_typed_tool::{
+    pub use agentio_tools::{
         Export, ToolContext, ToolError, ToolRegistry, TypedTool, tool, tool_registry,
     };
 
     #[cfg(feature = "workflows")]
-    pub use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    pub use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
 }

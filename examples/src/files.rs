@@ -1,8 +1,8 @@
 //! A tool with a file contract: it reads a staged CSV and writes a markdown report.
 
-use io_core::files::FsRoot;
-use io_core::{AgentInput, AgentOutput, ErrorCode, define_io};
-use io_typed_tool::{ToolError, tool};
+use agentio_core::files::FsRoot;
+use agentio_core::{AgentInput, AgentOutput, ErrorCode, define_io};
+use agentio_tools::{ToolError, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -4,8 +4,8 @@
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use io_core::{AgentInput, AgentOutput, ErrorCode};
-use io_typed_tool::{ToolContext, ToolError, ToolExample, TypedTool, tool};
+use agentio_core::{AgentInput, AgentOutput, ErrorCode};
+use agentio_tools::{ToolContext, ToolError, ToolExample, TypedTool, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -13,10 +13,10 @@
 //! Compare the groups as ratios to `serde_floor` in one run.
 #![allow(missing_docs)]
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use io_core::{
+use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErasedAgentCore,
 };
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

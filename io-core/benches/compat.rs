@@ -3,16 +3,16 @@
 //! same fields, some ranges wider, two optional fields more), proven compatible; the reverse
 //! direction, refused with a verified witness; and a skill of 100 such links.
 //!
-//! Run with `cargo bench -p io-core --bench compat`; the per-pair times are printed at the end.
+//! Run with `cargo bench -p agentio-core --bench compat`; the per-pair times are printed at the end.
 #![allow(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
+use agentio_core::compat::{Compatibility, schema_compatible};
+use agentio_core::skill::{SkillManifest, check_skill};
 use criterion::Criterion;
-use io_core::compat::{Compatibility, schema_compatible};
-use io_core::skill::{SkillManifest, check_skill};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::{Deserialize, Serialize};

@@ -40,7 +40,7 @@
 //! fails that check turns the answer into unknown, never into a wrong "incompatible".
 //!
 //! ```
-//! use io_core::compat::{Compatibility, schema_compatible};
+//! use agentio_core::compat::{Compatibility, schema_compatible};
 //! use serde_json::json;
 //!
 //! let produced = json!({ "type": "object", "properties": { "n": { "type": "integer", "minimum": 1, "maximum": 10 } }, "required": ["n"] });
@@ -2101,8 +2101,8 @@ fn unescape_uri(fragment: &str) -> Option<String> {
 /// ```
 /// use serde_json::json;
 /// let root = json!({ "$defs": { "N": { "type": "integer" } }, "properties": { "n": { "$ref": "#/$defs/N" } } });
-/// let n = io_core::compat::schema_at(&root, "/properties/n").unwrap();
-/// assert!(io_core::compat::schema_compatible(&json!({ "type": "integer", "minimum": 0 }), &n).is_compatible());
+/// let n = agentio_core::compat::schema_at(&root, "/properties/n").unwrap();
+/// assert!(agentio_core::compat::schema_compatible(&json!({ "type": "integer", "minimum": 0 }), &n).is_compatible());
 /// ```
 pub fn schema_at(root: &Value, ptr: &str) -> Option<Value> {
     at_pointer(root, ptr)

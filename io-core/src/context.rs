@@ -62,7 +62,7 @@ pub trait EventSink: Send + Sync {
 /// An in-memory [`EventSink`] that keeps every event, for tests, examples and small hosts.
 ///
 /// ```
-/// use io_core::{AgentContext, EventLog};
+/// use agentio_core::{AgentContext, EventLog};
 /// use std::sync::Arc;
 /// let log = Arc::new(EventLog::default());
 /// let ctx = AgentContext::new("run-1").with_event_sink(log.clone());
@@ -78,7 +78,7 @@ impl EventLog {
     /// A copy of every event recorded so far, in order.
     ///
     /// ```
-    /// use io_core::{AgentContext, EventLog};
+    /// use agentio_core::{AgentContext, EventLog};
     /// use std::sync::Arc;
     /// let log = Arc::new(EventLog::default());
     /// let ctx = AgentContext::new("run-1").with_event_sink(log.clone());
@@ -114,7 +114,7 @@ impl fmt::Debug for EventLog {
 /// What a core needs from its host during a turn.
 ///
 /// ```
-/// use io_core::AgentContext;
+/// use agentio_core::AgentContext;
 /// let ctx = AgentContext::new("run-7").with_allowed_tools(["search"]);
 /// assert_eq!(ctx.run_id(), "run-7");
 /// assert!(!ctx.may_call("delete-everything"));
@@ -132,7 +132,7 @@ impl AgentContext {
     /// A context for the run `run_id`, with no tools and no event sink.
     ///
     /// ```
-    /// let ctx = io_core::AgentContext::new("run-1");
+    /// let ctx = agentio_core::AgentContext::new("run-1");
     /// assert_eq!(ctx.run_id(), "run-1");
     /// assert!(ctx.tool_ids().is_empty() && !ctx.has_event_sink() && ctx.turn_timeout().is_none());
     /// ```
@@ -150,7 +150,7 @@ impl AgentContext {
     /// the runtime's own ([`crate::AgentRuntime::with_turn_timeout`]).
     ///
     /// ```
-    /// use io_core::AgentContext;
+    /// use agentio_core::AgentContext;
     /// use std::time::Duration;
     /// let ctx = AgentContext::new("run-1").with_turn_timeout(Duration::from_secs(5));
     /// assert_eq!(ctx.turn_timeout(), Some(Duration::from_secs(5)));
@@ -165,8 +165,8 @@ impl AgentContext {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(io_core::AgentContext::new("run-1").turn_timeout(), None);
-    /// let ctx = io_core::AgentContext::new("run-1").with_turn_timeout(Duration::from_millis(250));
+    /// assert_eq!(agentio_core::AgentContext::new("run-1").turn_timeout(), None);
+    /// let ctx = agentio_core::AgentContext::new("run-1").with_turn_timeout(Duration::from_millis(250));
     /// assert_eq!(ctx.turn_timeout(), Some(Duration::from_millis(250)));
     /// ```
     pub fn turn_timeout(&self) -> Option<std::time::Duration> {
@@ -176,7 +176,7 @@ impl AgentContext {
     /// Gives the core the host's tools.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use agentio_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -203,7 +203,7 @@ impl AgentContext {
     /// Limits the core to these tool ids (without it, every tool the invoker offers).
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use agentio_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -239,7 +239,7 @@ impl AgentContext {
     /// Sends the core's and the runtime's events to `sink`.
     ///
     /// ```
-    /// use io_core::{AgentContext, EventLog};
+    /// use agentio_core::{AgentContext, EventLog};
     /// use std::sync::Arc;
     /// let log = Arc::new(EventLog::default());
     /// let ctx = AgentContext::new("run-1").with_event_sink(log.clone());
@@ -255,7 +255,7 @@ impl AgentContext {
     /// The run's id.
     ///
     /// ```
-    /// assert_eq!(io_core::AgentContext::new("run-42").run_id(), "run-42");
+    /// assert_eq!(agentio_core::AgentContext::new("run-42").run_id(), "run-42");
     /// ```
     pub fn run_id(&self) -> &str {
         &self.run_id
@@ -264,7 +264,7 @@ impl AgentContext {
     /// Whether the core may call `tool_id`: the host offers it and it is allowed.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentError, BoxFuture, EventLog, ToolCall, ToolInvoker};
+    /// use agentio_core::{AgentContext, AgentError, BoxFuture, EventLog, ToolCall, ToolInvoker};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -300,7 +300,7 @@ impl AgentContext {
     /// The ids of the tools the core may call.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use agentio_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -332,7 +332,7 @@ impl AgentContext {
     /// `unauthorised` without reaching the host; every call is reported as a `tool.called` event.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentError, BoxFuture, EventLog, ToolCall, ToolInvoker};
+    /// use agentio_core::{AgentContext, AgentError, BoxFuture, EventLog, ToolCall, ToolInvoker};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -395,7 +395,7 @@ impl AgentContext {
     /// `O` is `upstream_error`: the tool answered, but not in the shape the core expected.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
+    /// use agentio_core::{AgentContext, AgentError, BoxFuture, ToolCall, ToolInvoker};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -441,7 +441,7 @@ impl AgentContext {
     /// Whether events go anywhere; lets a caller skip building payloads nobody reads.
     ///
     /// ```
-    /// use io_core::{AgentContext, EventLog};
+    /// use agentio_core::{AgentContext, EventLog};
     /// use std::sync::Arc;
     /// assert!(!AgentContext::new("run-1").has_event_sink());
     /// assert!(AgentContext::new("run-1").with_event_sink(Arc::new(EventLog::default())).has_event_sink());
@@ -453,7 +453,7 @@ impl AgentContext {
     /// Reports an event to the host's sink (a no-op without one).
     ///
     /// ```
-    /// use io_core::{AgentContext, EventLog};
+    /// use agentio_core::{AgentContext, EventLog};
     /// use std::sync::Arc;
     ///
     /// let events = Arc::new(EventLog::default());

@@ -24,7 +24,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// fill them in:
 ///
 /// ```
-/// use io_core::{AgentContext, AgentCore, AgentError, TurnInput, TurnOutput, agent_core};
+/// use agentio_core::{AgentContext, AgentCore, AgentError, TurnInput, TurnOutput, agent_core};
 ///
 /// struct Echo;
 ///

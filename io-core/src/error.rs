@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 /// [`ErrorCode::Other`], so codes this version does not know survive a round trip.
 ///
 /// ```
-/// use io_core::ErrorCode;
+/// use agentio_core::ErrorCode;
 /// assert_eq!(ErrorCode::InputInvalid.as_str(), "input_invalid");
 /// assert_eq!(ErrorCode::from("stripe:card_declined"), ErrorCode::Other("stripe:card_declined".into()));
 /// ```
@@ -62,7 +62,7 @@ impl ErrorCode {
     /// The code as it appears on the wire.
     ///
     /// ```
-    /// use io_core::ErrorCode;
+    /// use agentio_core::ErrorCode;
     /// assert_eq!(ErrorCode::InputInvalid.as_str(), "input_invalid");
     /// assert_eq!(ErrorCode::Other("stripe:card_declined".into()).as_str(), "stripe:card_declined");
     /// ```
@@ -91,7 +91,7 @@ impl ErrorCode {
     /// `timeout`, `rate_limited` and `upstream_error` are transient; everything else is not.
     ///
     /// ```
-    /// use io_core::ErrorCode;
+    /// use agentio_core::ErrorCode;
     /// assert!(ErrorCode::Timeout.retryable_by_default());
     /// assert!(!ErrorCode::InputInvalid.retryable_by_default());
     /// assert!(!ErrorCode::from("stripe:card_declined").retryable_by_default());
@@ -189,7 +189,7 @@ impl fmt::Display for Violation {
 /// the whole `{ "ok": false, "error": { ... } }` value:
 ///
 /// ```
-/// use io_core::{AgentError, ErrorCode};
+/// use agentio_core::{AgentError, ErrorCode};
 /// let err = AgentError::new(ErrorCode::NotFound, "no such ticket")
 ///     .with_operator_detail("ticket 42 was deleted by a migration");
 /// assert_eq!(
@@ -230,7 +230,7 @@ impl AgentError {
     /// [`ErrorCode::retryable_by_default`].
     ///
     /// ```
-    /// use io_core::{AgentError, ErrorCode};
+    /// use agentio_core::{AgentError, ErrorCode};
     /// let err = AgentError::new(ErrorCode::RateLimited, "too many requests; try again in a minute");
     /// assert_eq!(err.code(), &ErrorCode::RateLimited);
     /// assert_eq!(err.message(), "too many requests; try again in a minute");
@@ -250,7 +250,7 @@ impl AgentError {
     /// An `internal` error: a fault of the host or the body, not of the caller.
     ///
     /// ```
-    /// let err = io_core::AgentError::internal("the index is unavailable");
+    /// let err = agentio_core::AgentError::internal("the index is unavailable");
     /// assert_eq!(err.code().as_str(), "internal");
     /// ```
     pub fn internal(message: impl Into<String>) -> Self {
@@ -261,7 +261,7 @@ impl AgentError {
     /// carries them under `error.cause.violations`.
     ///
     /// ```
-    /// use io_core::{AgentError, Violation};
+    /// use agentio_core::{AgentError, Violation};
     /// let err = AgentError::input_invalid(
     ///     "the input does not match",
     ///     vec![Violation { pointer: "/limit".into(), keyword: "maximum".into(), message: "101 is greater than 100".into() }],
@@ -278,7 +278,7 @@ impl AgentError {
     /// An `output_invalid` error listing the schema violations of the output.
     ///
     /// ```
-    /// use io_core::{AgentError, Violation};
+    /// use agentio_core::{AgentError, Violation};
     /// let broken = Violation { pointer: "/score".into(), keyword: "maximum".into(), message: "1.5 is greater than 1".into() };
     /// let err = AgentError::output_invalid("the tool's output does not match its schema", vec![broken]);
     /// assert_eq!(err.to_envelope()["error"]["code"], "output_invalid");
@@ -291,7 +291,7 @@ impl AgentError {
     /// Overrides whether the caller may retry.
     ///
     /// ```
-    /// use io_core::{AgentError, ErrorCode};
+    /// use agentio_core::{AgentError, ErrorCode};
     /// let busy = AgentError::new(ErrorCode::Other("db:locked".into()), "the ledger is busy");
     /// assert!(!busy.is_retryable());
     /// assert!(busy.with_retryable(true).is_retryable());
@@ -306,7 +306,7 @@ impl AgentError {
     /// Attaches the schema violations behind this error.
     ///
     /// ```
-    /// use io_core::{AgentError, ErrorCode, Violation};
+    /// use agentio_core::{AgentError, ErrorCode, Violation};
     /// let missing = Violation { pointer: "/tenant".into(), keyword: "required".into(), message: "\"tenant\" is a required property".into() };
     /// let err = AgentError::new(ErrorCode::ContextInvalid, "the host did not supply the context")
     ///     .with_violations(vec![missing]);
@@ -323,7 +323,7 @@ impl AgentError {
     /// shown to a model. It is never serialized into the envelope.
     ///
     /// ```
-    /// let err = io_core::AgentError::internal("the search failed")
+    /// let err = agentio_core::AgentError::internal("the search failed")
     ///     .with_operator_detail("upstream 503 from https://search.internal/v2");
     /// assert_eq!(err.operator_detail(), Some("upstream 503 from https://search.internal/v2"));
     /// assert!(!err.to_envelope().to_string().contains("search.internal"));
@@ -337,7 +337,7 @@ impl AgentError {
     /// The error code.
     ///
     /// ```
-    /// use io_core::{AgentError, ErrorCode};
+    /// use agentio_core::{AgentError, ErrorCode};
     /// assert_eq!(AgentError::new(ErrorCode::NotFound, "no such ticket").code(), &ErrorCode::NotFound);
     /// ```
     pub fn code(&self) -> &ErrorCode {
@@ -347,7 +347,7 @@ impl AgentError {
     /// The message, safe to show a model.
     ///
     /// ```
-    /// assert_eq!(io_core::AgentError::internal("the index is unavailable").message(), "the index is unavailable");
+    /// assert_eq!(agentio_core::AgentError::internal("the index is unavailable").message(), "the index is unavailable");
     /// ```
     pub fn message(&self) -> &str {
         &self.0.message
@@ -356,7 +356,7 @@ impl AgentError {
     /// Whether a retry may succeed.
     ///
     /// ```
-    /// use io_core::{AgentError, ErrorCode};
+    /// use agentio_core::{AgentError, ErrorCode};
     /// assert!(AgentError::new(ErrorCode::Timeout, "slow").is_retryable());
     /// assert!(!AgentError::new(ErrorCode::InputInvalid, "bad").is_retryable());
     /// ```
@@ -367,7 +367,7 @@ impl AgentError {
     /// The schema violations behind the error; empty for errors that are not about a schema.
     ///
     /// ```
-    /// use io_core::{AgentError, Violation};
+    /// use agentio_core::{AgentError, Violation};
     /// let v = Violation { pointer: "/limit".into(), keyword: "minimum".into(), message: "0 is less than 1".into() };
     /// assert_eq!(AgentError::input_invalid("bad input", vec![v.clone()]).violations(), &[v]);
     /// assert!(AgentError::internal("oops").violations().is_empty());
@@ -379,9 +379,9 @@ impl AgentError {
     /// Detail meant for operators only.
     ///
     /// ```
-    /// let err = io_core::AgentError::internal("failed").with_operator_detail("disk full on /var");
+    /// let err = agentio_core::AgentError::internal("failed").with_operator_detail("disk full on /var");
     /// assert_eq!(err.operator_detail(), Some("disk full on /var"));
-    /// assert_eq!(io_core::AgentError::internal("failed").operator_detail(), None);
+    /// assert_eq!(agentio_core::AgentError::internal("failed").operator_detail(), None);
     /// ```
     pub fn operator_detail(&self) -> Option<&str> {
         self.0.operator_detail.as_deref()
@@ -391,7 +391,7 @@ impl AgentError {
     /// with `error.cause.violations` when there are violations.
     ///
     /// ```
-    /// use io_core::{AgentError, ErrorCode};
+    /// use agentio_core::{AgentError, ErrorCode};
     /// let envelope = AgentError::new(ErrorCode::Timeout, "the search took too long").to_envelope();
     /// assert_eq!(envelope, serde_json::json!({ "ok": false, "error": {
     ///     "code": "timeout", "message": "the search took too long", "retryable": true } }));
@@ -404,7 +404,7 @@ impl AgentError {
 /// The AIP-14 success envelope `{ "ok": true, "value": value }`.
 ///
 /// ```
-/// assert_eq!(io_core::ok_envelope(serde_json::json!(3)), serde_json::json!({ "ok": true, "value": 3 }));
+/// assert_eq!(agentio_core::ok_envelope(serde_json::json!(3)), serde_json::json!({ "ok": true, "value": 3 }));
 /// ```
 pub fn ok_envelope(value: Value) -> Value {
     json!({ "ok": true, "value": value })
@@ -484,7 +484,7 @@ impl From<serde_json::Error> for AgentError {
 /// detail (a model is told only that the body failed).
 ///
 /// ```
-/// use io_core::{AgentError, ErrorCode};
+/// use agentio_core::{AgentError, ErrorCode};
 /// fn body() -> Result<(), AgentError> {
 ///     Err("the cache is cold".to_owned())?
 /// }

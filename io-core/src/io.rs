@@ -25,7 +25,7 @@ use crate::schema::{BoundarySchema, Direction};
 /// every time.
 ///
 /// ```
-/// use io_core::AgentInput;
+/// use agentio_core::AgentInput;
 /// use serde_json::json;
 ///
 /// /// Where to look.
@@ -73,7 +73,7 @@ pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync 
     /// ([`BoundarySchema::residual_schema`]); the full schema runs only to report a failure.
     ///
     /// ```
-    /// use io_core::AgentInput;
+    /// use agentio_core::AgentInput;
     /// use serde_json::json;
     ///
     /// #[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
@@ -110,7 +110,7 @@ pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync 
 /// structured outputs; the derive then refuses fields strict mode cannot express.
 ///
 /// ```
-/// use io_core::AgentOutput;
+/// use agentio_core::AgentOutput;
 ///
 /// /// A weather report.
 /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
@@ -159,7 +159,7 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// deeper than the limit is refused, with the one `depth` violation `validate` reports.
     ///
     /// ```
-    /// use io_core::AgentOutput;
+    /// use agentio_core::AgentOutput;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
     /// struct Score {
@@ -200,7 +200,7 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// text content).
     ///
     /// ```
-    /// use io_core::AgentOutput;
+    /// use agentio_core::AgentOutput;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
     /// struct Hits { hits: Vec<String>, total: u32 }

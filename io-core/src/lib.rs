@@ -70,13 +70,13 @@ pub use crate::strict::StrictModeError;
 pub use crate::turn::{ChatMessage, Role, ToolCallRecord, TurnInput, TurnOutput};
 
 /// Derives [`AgentInput`]; see the trait for what it checks.
-pub use io_derive::AgentInput;
+pub use agentio_derive::AgentInput;
 /// Derives [`AgentOutput`]; `#[agent(strict)]` adds the structured-output format.
-pub use io_derive::AgentOutput;
+pub use agentio_derive::AgentOutput;
 /// Fills in `type Input = TurnInput;` / `type Output = TurnOutput;` on an `AgentCore` impl.
-pub use io_derive::agent_core;
+pub use agentio_derive::agent_core;
 /// Declares AIP-16 IO blocks (schemas and file contracts); see [`files`].
-pub use io_derive::define_io;
+pub use agentio_derive::define_io;
 
 /// What the macros' expansions name. Not public API: it may change in any release.
 #[doc(hidden)]

@@ -26,7 +26,7 @@ pub const MAX_POINTER_BYTES: usize = 512;
 /// past the limit.
 ///
 /// ```
-/// use io_core::limits::check_depth;
+/// use agentio_core::limits::check_depth;
 /// use serde_json::json;
 /// assert!(check_depth(&json!({ "a": [1, 2] }), 2).is_ok());
 /// let err = check_depth(&json!({ "a": [[1]] }), 2).unwrap_err();
@@ -122,7 +122,7 @@ fn pointer_of(path: &[Token<'_>]) -> String {
 /// for _ in 0..200_000 {
 ///     deep = serde_json::Value::Array(vec![deep]);
 /// }
-/// io_core::limits::dismantle(deep);
+/// agentio_core::limits::dismantle(deep);
 /// ```
 pub fn dismantle(value: Value) {
     let mut stack = vec![value];
@@ -141,10 +141,10 @@ pub fn dismantle(value: Value) {
 ///
 /// ```
 /// let mut text = "é".repeat(10);
-/// io_core::limits::clip(&mut text, 5);
+/// agentio_core::limits::clip(&mut text, 5);
 /// assert_eq!(text, "éé…");
 /// let mut short = String::from("fits");
-/// io_core::limits::clip(&mut short, 4);
+/// agentio_core::limits::clip(&mut short, 4);
 /// assert_eq!(short, "fits");
 /// ```
 pub fn clip(text: &mut String, max_bytes: usize) {
@@ -209,7 +209,7 @@ pub(crate) fn bounded_display(shown: &dyn fmt::Display, max_chars: usize) -> Str
 /// bytes`; an error opening or reading the file is returned as it is.
 ///
 /// ```
-/// use io_core::limits::read_file_bounded;
+/// use agentio_core::limits::read_file_bounded;
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("w.yaml");
@@ -245,7 +245,7 @@ pub fn read_file_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<
 /// `limit + 1` bytes read.
 ///
 /// ```
-/// use io_core::limits::read_limited;
+/// use agentio_core::limits::read_limited;
 /// assert_eq!(read_limited(&b"0123456789"[..], 10).unwrap().len(), 10);
 /// assert_eq!(read_limited(&b"0123456789a"[..], 10).unwrap_err().to_string(), "larger than 10 bytes");
 /// ```

@@ -10,7 +10,7 @@
 //! the narrower rule refuses is still refused, with its pointer, at the boundary.
 //!
 //! ```
-//! use io_core::profiles::{Profile, apply};
+//! use agentio_core::profiles::{Profile, apply};
 //! use serde_json::json;
 //!
 //! let schema = json!({

@@ -20,7 +20,7 @@
 //! alone: the rules assume a well-formed value.
 //!
 //! ```
-//! use io_core::{AgentInput, rules::Rules};
+//! use agentio_core::{AgentInput, rules::Rules};
 //! use serde_json::json;
 //!
 //! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
@@ -69,7 +69,7 @@ impl Rules {
     /// Nothing found yet. (The module documentation shows a rule function on a type.)
     ///
     /// ```
-    /// use io_core::rules::Rules;
+    /// use agentio_core::rules::Rules;
     ///
     /// let mut rules = Rules::new();
     /// assert!(rules.errors().is_empty() && rules.warnings().is_empty());
@@ -141,7 +141,7 @@ fn violation(
 /// into maps whose keys are data.
 ///
 /// ```
-/// assert_eq!(io_core::rules::pointer_token("a/b~c"), "a~1b~0c");
+/// assert_eq!(agentio_core::rules::pointer_token("a/b~c"), "a~1b~0c");
 /// ```
 pub fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")

@@ -27,7 +27,7 @@ use crate::files::{
 /// [`AgentRuntime::new`].
 ///
 /// ```
-/// use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+/// use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
 /// use serde_json::json;
 ///
 /// struct Shout;
@@ -74,7 +74,7 @@ impl AgentRuntime {
     /// factory or a plugin table.
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -84,7 +84,7 @@ impl AgentRuntime {
     /// #         Ok(TurnOutput::new(input.message))
     /// #     }
     /// # }
-    /// use io_core::ErasedAgentCore;
+    /// use agentio_core::ErasedAgentCore;
     ///
     /// let chosen: Box<dyn ErasedAgentCore> = Box::new(Echo);
     /// let mut runtime = AgentRuntime::from_erased(chosen);
@@ -106,7 +106,7 @@ impl AgentRuntime {
     /// [`AgentContext`](crate::AgentContext) (every call is a `tool.called` event).
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, BoxFuture, ToolCall, ToolInvoker, TurnInput, TurnOutput, agent_core};
+    /// use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, BoxFuture, ToolCall, ToolInvoker, TurnInput, TurnOutput, agent_core};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -150,8 +150,8 @@ impl AgentRuntime {
     /// [`Self::with_tools`], within [`Self::with_allowed_tools`]); every link must be proven.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
-    /// use io_core::skill::{SkillManifest, SkillProblem};
+    /// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
+    /// use agentio_core::skill::{SkillManifest, SkillProblem};
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
     /// struct Text { text: String }
@@ -204,7 +204,7 @@ impl AgentRuntime {
     /// Sends turn events (and the core's own) to `sink`.
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -214,7 +214,7 @@ impl AgentRuntime {
     /// #         Ok(TurnOutput::new(input.message))
     /// #     }
     /// # }
-    /// use io_core::EventLog;
+    /// use agentio_core::EventLog;
     /// use std::sync::Arc;
     ///
     /// let log = Arc::new(EventLog::default());
@@ -234,8 +234,8 @@ impl AgentRuntime {
     /// outputs are synced back after the turn; see [`crate::files::run_with_files`].
     ///
     /// ```
-    /// use io_core::files::{FileEntry, FsRoot, IoDefinition, Workspace, define_io_handle};
-    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
+    /// use agentio_core::files::{FileEntry, FsRoot, IoDefinition, Workspace, define_io_handle};
+    /// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
     /// use serde_json::json;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
@@ -300,7 +300,7 @@ impl AgentRuntime {
     /// The core's input JSON Schema.
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -327,7 +327,7 @@ impl AgentRuntime {
     /// The core's compiled output schema (with [`BoundarySchema::produced_schema`](crate::BoundarySchema::produced_schema)).
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -349,7 +349,7 @@ impl AgentRuntime {
     /// Checks an input without running anything.
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -373,7 +373,7 @@ impl AgentRuntime {
     /// event sink.
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -396,7 +396,7 @@ impl AgentRuntime {
     /// [`Self::run_turn_in`], when the host names the run (or reads the context afterwards).
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -406,7 +406,7 @@ impl AgentRuntime {
     /// #         Ok(TurnOutput::new(input.message))
     /// #     }
     /// # }
-    /// use io_core::EventLog;
+    /// use agentio_core::EventLog;
     /// use std::sync::Arc;
     ///
     /// let log = Arc::new(EventLog::default());
@@ -434,7 +434,7 @@ impl AgentRuntime {
     /// Runs one turn in a context the host built: its run id, its tools, its event sink.
     ///
     /// ```
-    /// # use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+    /// # use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
     /// # use serde_json::json;
     /// # struct Echo;
     /// # #[agent_core]
@@ -444,7 +444,7 @@ impl AgentRuntime {
     /// #         Ok(TurnOutput::new(input.message))
     /// #     }
     /// # }
-    /// use io_core::EventLog;
+    /// use agentio_core::EventLog;
     /// use std::sync::Arc;
     ///
     /// let mut runtime = AgentRuntime::new(Echo);
@@ -503,18 +503,18 @@ impl AgentRuntime {
     /// one that awaits is stopped at the ceiling.
     ///
     /// ```
-    /// use io_core::{AgentCore, AgentContext, AgentRuntime, ErrorCode};
+    /// use agentio_core::{AgentCore, AgentContext, AgentRuntime, ErrorCode};
     /// use std::time::Duration;
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
     /// # struct Ask { q: String }
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
     /// # struct Answer { a: String }
     /// struct Slow;
     /// impl AgentCore for Slow {
     ///     type Input = Ask;
     ///     type Output = Answer;
     ///     fn core_type(&self) -> &str { "slow" }
-    ///     async fn run_turn(&mut self, input: Ask, _: &mut AgentContext) -> Result<Answer, io_core::AgentError> {
+    ///     async fn run_turn(&mut self, input: Ask, _: &mut AgentContext) -> Result<Answer, agentio_core::AgentError> {
     ///         tokio::time::sleep(Duration::from_secs(60)).await;
     ///         Ok(Answer { a: input.q })
     ///     }
@@ -637,8 +637,8 @@ pub async fn contain_panics<T>(
 /// The error a contained panic becomes: `internal`, the panic's message kept for operators.
 ///
 /// ```
-/// let err = io_core::panicked(&"boom");
-/// assert_eq!(err.code(), &io_core::ErrorCode::Internal);
+/// let err = agentio_core::panicked(&"boom");
+/// assert_eq!(err.code(), &agentio_core::ErrorCode::Internal);
 /// assert_eq!(err.operator_detail(), Some("panicked: boom"));
 /// ```
 pub fn panicked(payload: &(dyn Any + Send)) -> AgentError {
@@ -660,8 +660,8 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// across restarts of a process and across processes.
 ///
 /// ```
-/// let first = io_core::new_run_id();
-/// let second = io_core::new_run_id();
+/// let first = agentio_core::new_run_id();
+/// let second = agentio_core::new_run_id();
 /// assert!(first.starts_with("run-"));
 /// assert_ne!(first, second);
 /// // The same prefix within a process, a new sequence number each time.

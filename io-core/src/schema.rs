@@ -64,7 +64,7 @@ type ProfileSlot = OnceLock<Result<Value, Vec<crate::profiles::Refusal>>>;
 /// after the first is a pointer read that allocates nothing.
 ///
 /// ```
-/// use io_core::{AgentInput, BoundarySchema, Direction};
+/// use agentio_core::{AgentInput, BoundarySchema, Direction};
 /// use serde_json::json;
 ///
 /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
@@ -120,7 +120,7 @@ impl BoundarySchema {
     /// that cannot compile is kept as an error and reported as `internal` by [`Self::validate`].
     ///
     /// ```
-    /// use io_core::{BoundarySchema, Direction};
+    /// use agentio_core::{BoundarySchema, Direction};
     /// use serde_json::json;
     ///
     /// #[derive(schemars::JsonSchema)]
@@ -224,7 +224,7 @@ impl BoundarySchema {
     /// schema). `type_name` names it in error messages.
     ///
     /// ```
-    /// use io_core::{BoundarySchema, Direction};
+    /// use agentio_core::{BoundarySchema, Direction};
     /// use serde_json::json;
     ///
     /// let schema = json!({
@@ -247,7 +247,7 @@ impl BoundarySchema {
     /// its address. Nothing is ever fetched: a `$ref` to any other address fails to compile.
     ///
     /// ```
-    /// use io_core::{BoundarySchema, Direction};
+    /// use agentio_core::{BoundarySchema, Direction};
     /// use serde_json::json;
     ///
     /// let money = json!({ "type": "object", "required": ["cents"], "properties": { "cents": { "type": "integer" } } });
@@ -314,7 +314,7 @@ impl BoundarySchema {
     /// Whether the schema compiled; when it did not, the reason.
     ///
     /// ```
-    /// use io_core::{BoundarySchema, Direction};
+    /// use agentio_core::{BoundarySchema, Direction};
     /// use serde_json::json;
     ///
     /// let good = BoundarySchema::from_value("Good", Direction::Input, json!({ "type": "string" }));
@@ -355,8 +355,8 @@ impl BoundarySchema {
     /// kept: a type's or a contract's schema is rewritten once per profile.
     ///
     /// ```
-    /// use io_core::{AgentInput, profiles::Profile};
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// use agentio_core::{AgentInput, profiles::Profile};
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
     /// struct Ask { q: String, limit: Option<u8> }
     /// let gemini = Ask::input_boundary().profile(Profile::Gemini).unwrap();
     /// assert_eq!(gemini["properties"]["limit"]["nullable"], true);
@@ -378,7 +378,7 @@ impl BoundarySchema {
     /// a read lock and a hash lookup, and allocate nothing.
     ///
     /// ```
-    /// use io_core::{BoundarySchema, Direction};
+    /// use agentio_core::{BoundarySchema, Direction};
     ///
     /// #[derive(schemars::JsonSchema)]
     /// struct Page<T> { items: Vec<T> }
@@ -445,7 +445,7 @@ impl BoundarySchema {
     /// The JSON Schema, as generated.
     ///
     /// ```
-    /// use io_core::AgentInput;
+    /// use agentio_core::AgentInput;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
     /// struct Ask { question: String }
@@ -461,7 +461,7 @@ impl BoundarySchema {
     /// The Rust type the schema describes.
     ///
     /// ```
-    /// use io_core::AgentOutput;
+    /// use agentio_core::AgentOutput;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
     /// struct Answer { text: String }
@@ -476,7 +476,7 @@ impl BoundarySchema {
     /// failed check (`input_invalid` or `output_invalid`).
     ///
     /// ```
-    /// use io_core::{AgentInput, AgentOutput, Direction};
+    /// use agentio_core::{AgentInput, AgentOutput, Direction};
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
     /// struct Note { text: String }
@@ -492,7 +492,7 @@ impl BoundarySchema {
     /// conforms.
     ///
     /// ```
-    /// use io_core::{BoundarySchema, Direction};
+    /// use agentio_core::{BoundarySchema, Direction};
     /// use serde_json::json;
     ///
     /// let boundary = BoundarySchema::from_value("Point", Direction::Input, json!({
@@ -546,7 +546,7 @@ impl BoundarySchema {
     /// each pointer and message bounded in size, and the rest counted.
     ///
     /// ```
-    /// use io_core::AgentInput;
+    /// use agentio_core::AgentInput;
     /// use serde_json::json;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
@@ -583,7 +583,7 @@ impl BoundarySchema {
     /// that they fail the way the schema's do.
     ///
     /// ```
-    /// use io_core::{AgentInput, Violation};
+    /// use agentio_core::{AgentInput, Violation};
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
     /// struct Transfer { from: String, to: String }
@@ -617,7 +617,7 @@ impl BoundarySchema {
     /// serde enforces all of it. See the [`residual`](crate::residual) module.
     ///
     /// ```
-    /// use io_core::{AgentInput, AgentOutput};
+    /// use agentio_core::{AgentInput, AgentOutput};
     /// use serde_json::json;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
@@ -651,7 +651,7 @@ impl BoundarySchema {
     /// extra optional field is not refused for a property the producer can never write.
     ///
     /// ```
-    /// use io_core::AgentOutput;
+    /// use agentio_core::AgentOutput;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
     /// struct Hits { hits: Vec<String> }
@@ -730,7 +730,7 @@ impl BoundarySchema {
     /// types marked strict whose schema strict mode can express; `None` otherwise.
     ///
     /// ```
-    /// use io_core::AgentOutput;
+    /// use agentio_core::AgentOutput;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
     /// #[agent(strict)]
@@ -749,7 +749,7 @@ impl BoundarySchema {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use io_core::AgentOutput;
+    /// use agentio_core::AgentOutput;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
     /// struct Counts { by_name: BTreeMap<String, u32> }

@@ -5,7 +5,7 @@
 //! input to a JSON pointer into the previous step's output. [`check_skill`] proves, for every
 //! link, that whatever the previous step can produce is a valid input for the next one
 //! ([`crate::compat::schema_compatible`]) and reports every broken link at once.
-//! `ToolRegistry::validate_skill` (io-typed-tool) and [`AgentRuntime::validate_skill`](crate::AgentRuntime::validate_skill) call it.
+//! `ToolRegistry::validate_skill` (agentio-tools) and [`AgentRuntime::validate_skill`](crate::AgentRuntime::validate_skill) call it.
 //!
 //! Decisions:
 //! - A link the checker can neither prove nor refute (a consumer `pattern` the producer does
@@ -18,7 +18,7 @@
 //!   `minItems`), otherwise it may be absent.
 //!
 //! ```
-//! use io_core::skill::{SkillManifest, check_skill};
+//! use agentio_core::skill::{SkillManifest, check_skill};
 //! use serde_json::json;
 //!
 //! let skill = SkillManifest::from_yaml_or_json(r#"
@@ -77,7 +77,7 @@ impl SkillManifest {
     /// A skill of these steps, each taking the previous output whole.
     ///
     /// ```
-    /// let skill = io_core::skill::SkillManifest::new("triage", ["ticket.read", "ticket.classify"]);
+    /// let skill = agentio_core::skill::SkillManifest::new("triage", ["ticket.read", "ticket.classify"]);
     /// assert_eq!(skill.steps[1].tool, "ticket.classify");
     /// ```
     pub fn new<S: Into<String>>(
@@ -111,7 +111,7 @@ impl SkillManifest {
     /// leaves its field out).
     ///
     /// ```
-    /// use io_core::skill::SkillManifest;
+    /// use agentio_core::skill::SkillManifest;
     /// use serde_json::json;
     /// let mut skill = SkillManifest::new("s", ["a", "b"]);
     /// skill.steps[1].inputs.insert("q".into(), "/hits/0".into());

@@ -35,7 +35,7 @@ impl TurnInput {
     /// A turn with `message` and no history.
     ///
     /// ```
-    /// use io_core::{AgentInput, TurnInput};
+    /// use agentio_core::{AgentInput, TurnInput};
     /// let turn: TurnInput = serde_json::from_value(serde_json::json!({ "message": "hi" })).unwrap();
     /// assert_eq!(turn, TurnInput::new("hi"));
     /// assert!(TurnInput::validate_input(&serde_json::json!({ "message": 3 })).is_err());

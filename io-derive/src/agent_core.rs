@@ -52,7 +52,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         return quote!(#err #item_impl);
     }
 
-    let krate = args.krate.unwrap_or_else(crate::paths::io_core);
+    let krate = args.krate.unwrap_or_else(crate::paths::agentio_core);
     let declared = |name: &str| {
         item_impl
             .items
@@ -84,11 +84,11 @@ mod tests {
         )
         .to_string();
         assert!(
-            neither.contains("type Input = :: io_core :: TurnInput"),
+            neither.contains("type Input = :: agentio_core :: TurnInput"),
             "{neither}"
         );
         assert!(
-            neither.contains("type Output = :: io_core :: TurnOutput"),
+            neither.contains("type Output = :: agentio_core :: TurnOutput"),
             "{neither}"
         );
         let input_only =

@@ -11,7 +11,7 @@ pub(crate) struct ContainerAttrs {
     /// Parsed only so that a misplaced `#[agent(...)]` on a field or variant is reported.
     #[allow(dead_code)]
     pub(crate) data: ast::Data<VariantAttrs, FieldAttrs>,
-    /// `crate = "path"`: the path of `io_core`, for crates that rename or re-export it.
+    /// `crate = "path"`: the path of `agentio_core`, for crates that rename or re-export it.
     #[darling(rename = "crate", default, with = crate_path)]
     pub(crate) krate: Option<syn::Path>,
     /// `strict`: give the output an OpenAI strict structured-output format.
@@ -19,7 +19,7 @@ pub(crate) struct ContainerAttrs {
     /// `name = "..."`: the structured-output name of a strict output (default: the type name).
     pub(crate) name: Option<SpannedValue<String>>,
     /// `validate = path::to::function`: the type's cross-field rules, a
-    /// `fn(&Self, &mut io_core::rules::Rules)` run after schema validation.
+    /// `fn(&Self, &mut agentio_core::rules::Rules)` run after schema validation.
     pub(crate) validate: Option<syn::Path>,
 }
 
@@ -36,14 +36,14 @@ pub(crate) struct VariantAttrs {}
 /// The arguments of `#[agent_core(...)]`.
 #[derive(FromMeta, Default)]
 pub(crate) struct AgentCoreArgs {
-    /// `crate = "path"`: the path of `io_core`.
+    /// `crate = "path"`: the path of `agentio_core`.
     #[darling(rename = "crate", default, with = crate_path)]
     pub(crate) krate: Option<syn::Path>,
 }
 
 /// `crate = "some::path"`, with an error that shows the expected form.
 pub(crate) fn crate_path(meta: &syn::Meta) -> darling::Result<Option<syn::Path>> {
-    let expected = "`crate` takes a path in quotes, like `crate = \"my_crate::io_core\"`";
+    let expected = "`crate` takes a path in quotes, like `crate = \"my_crate::agentio_core\"`";
     let syn::Meta::NameValue(pair) = meta else {
         return Err(darling::Error::custom(expected).with_span(meta));
     };

@@ -63,7 +63,7 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
     let krate = attrs
         .as_ref()
         .and_then(|a| a.krate.clone())
-        .unwrap_or_else(crate::paths::io_core);
+        .unwrap_or_else(crate::paths::agentio_core);
     let strict_name = attrs
         .as_ref()
         .filter(|a| side == Side::Output && a.strict.is_present())

@@ -1,6 +1,6 @@
-//! The macros of agent-io. Use them through `io_core`, which re-exports them; the generated
-//! code names `::io_core` and `::io_typed_tool`, or `::agent_io::core` and `::agent_io::tools` in a
-//! crate that depends only on the `agent-io` facade (override with `#[agent(crate = "...")]`).
+//! The macros of agent-io. Use them through `agentio_core`, which re-exports them; the generated
+//! code names `::agentio_core` and `::agentio_tools`, or `::agentio::core` and `::agentio::tools` in a
+//! crate that depends only on the `agentio` facade (override with `#[agent(crate = "...")]`).
 //!
 //! - `#[derive(AgentInput)]` and `#[derive(AgentOutput)]`: schema-carrying boundary types.
 //! - `#[agent_core]`: fills in the default turn types on an `impl AgentCore` block.
@@ -23,7 +23,7 @@ mod ui_replay;
 
 use proc_macro::TokenStream;
 
-/// Implements `io_core::AgentInput` for a type that also derives `Serialize`, `Deserialize`
+/// Implements `agentio_core::AgentInput` for a type that also derives `Serialize`, `Deserialize`
 /// and `JsonSchema`.
 ///
 /// Compile-time checks: the type is a JSON object (a struct with named fields, or an
@@ -33,7 +33,7 @@ use proc_macro::TokenStream;
 /// spelled like it is refused.
 ///
 /// ```
-/// use io_core::AgentInput;
+/// use agentio_core::AgentInput;
 /// use serde_json::json;
 ///
 /// /// A question for the knowledge base.
@@ -54,19 +54,19 @@ use proc_macro::TokenStream;
 /// assert_eq!(Ask::input_schema()["required"], json!(["question"]));
 /// ```
 ///
-/// Options, in `#[agent(...)]`: `crate = "path"` (where `io_core` is); `strict` (the input
+/// Options, in `#[agent(...)]`: `crate = "path"` (where `agentio_core` is); `strict` (the input
 /// must have an OpenAI strict form, for function calling with `strict: true`: the same rules as
 /// a strict output, checked at compile time, so `ToolRegistry::export(Export::OpenAiChat {
 /// strict: true })` cannot refuse it for its shape); `validate = path::to::function` (the
-/// type's cross-field rules, a `fn(&Self, &mut io_core::rules::Rules)` run after the schema
-/// wherever a value of the type is checked; see `io_core::rules`).
+/// type's cross-field rules, a `fn(&Self, &mut agentio_core::rules::Rules)` run after the schema
+/// wherever a value of the type is checked; see `agentio_core::rules`).
 #[proc_macro_derive(AgentInput, attributes(agent))]
 pub fn derive_agent_input(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     expand::derive(&input, expand::Side::Input).into()
 }
 
-/// Implements `io_core::AgentOutput` for a type that also derives `Serialize`, `Deserialize`
+/// Implements `agentio_core::AgentOutput` for a type that also derives `Serialize`, `Deserialize`
 /// and `JsonSchema`.
 ///
 /// Options, in `#[agent(...)]`: `crate = "path"`; `strict` (OpenAI strict structured outputs:
@@ -76,7 +76,7 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// `AgentInput`: one function serves both directions).
 ///
 /// ```
-/// use io_core::AgentOutput;
+/// use agentio_core::AgentOutput;
 /// use serde_json::json;
 ///
 /// /// A verdict, in OpenAI's strict structured-output form too.
@@ -98,12 +98,12 @@ pub fn derive_agent_output(input: TokenStream) -> TokenStream {
     expand::derive(&input, expand::Side::Output).into()
 }
 
-/// On an `impl AgentCore for T` block: adds `type Input = io_core::TurnInput;` and
-/// `type Output = io_core::TurnOutput;` when the block leaves them out (associated-type
+/// On an `impl AgentCore for T` block: adds `type Input = agentio_core::TurnInput;` and
+/// `type Output = agentio_core::TurnOutput;` when the block leaves them out (associated-type
 /// defaults are not stable Rust). Takes an optional `crate = "path"`.
 ///
 /// ```
-/// use io_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+/// use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
 ///
 /// struct Echo;
 ///
@@ -142,13 +142,13 @@ pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `tool_registry![name]` takes the generated type or the function's name.
 ///
 /// ```
-/// use io_typed_tool::{ToolContext, ToolError, tool, tool_registry};
+/// use agentio_tools::{ToolContext, ToolError, tool, tool_registry};
 /// use serde_json::json;
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
 /// struct Query { q: String }
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
 /// struct Hits { titles: Vec<String> }
 ///
 /// /// Who is calling: supplied by the host with each call, never by the model.
@@ -177,7 +177,7 @@ pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
 /// let contract = registry.contract("kb.search").unwrap();
 /// assert_eq!(contract.retry.as_ref().unwrap().max_attempts, 3);
 /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-/// let options = io_typed_tool::CallOptions { context: json!({ "id": "acme" }), ..Default::default() };
+/// let options = agentio_tools::CallOptions { context: json!({ "id": "acme" }), ..Default::default() };
 /// let out = runtime.block_on(registry.call_with("kb.search", json!({ "q": "refunds" }), options)).unwrap();
 /// assert_eq!(out["titles"][0], "acme: refunds");
 /// ```
@@ -187,17 +187,17 @@ pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `io = SomeType` points a tool at a type that carries `#[define_io(...)]`:
 ///
 /// ```
-/// use io_core::{define_io, files::FsRoot};
-/// use io_typed_tool::{ToolError, TypedTool, tool};
+/// use agentio_core::{define_io, files::FsRoot};
+/// use agentio_tools::{ToolError, TypedTool, tool};
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
 /// struct Request {
 ///     title: String,
 ///     #[serde(rename = "_workflowFsRoot", default)]
 ///     root: Option<FsRoot>,
 /// }
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
 /// struct Done { bytes: u64 }
 ///
 /// /// Writes a report from the staged sales file.
@@ -235,7 +235,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// )]
 /// ```
 ///
-/// Implements `io_core::files::DefinesIo` (on a function, for a generated `NameIo` struct; a
+/// Implements `agentio_core::files::DefinesIo` (on a function, for a generated `NameIo` struct; a
 /// `#[tool]` on the same function is pointed at it; on an `impl TypedTool` block, the tool's
 /// `file_contract()` returns it). Checked at compile time: keys are plain file names, paths
 /// are workspace-relative without `..` and with only the AIP-16 tokens, modes are `ro`/`rw`,
@@ -243,20 +243,20 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// the same item is visible, each output file is covered by the tool's `mutates` (a declared
 /// output file is a workspace mutation).
 ///
-/// (`io_core::files::define_io_handle`, the function, is the run-time form: it builds the same
+/// (`agentio_core::files::define_io_handle`, the function, is the run-time form: it builds the same
 /// `IoHandle` from an `IoDefinition` value, for blocks known only at run time.)
 ///
 /// ```
-/// use io_core::{define_io, files::{DefinesIo, FsRoot}};
+/// use agentio_core::{define_io, files::{DefinesIo, FsRoot}};
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
 /// struct Scan {
 ///     locale: String,
 ///     #[serde(rename = "_workflowFsRoot", default)]
 ///     root: Option<FsRoot>,
 /// }
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
 /// struct Text { text: String }
 ///
 /// /// An OCR unit: reads an uploaded image, writes its text next to it.

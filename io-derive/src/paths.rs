@@ -1,6 +1,6 @@
-//! Where the runtime crates are, seen from the crate being compiled: `::io_core` and
-//! `::io_typed_tool` when it depends on them (under any name), `::agent_io::core` and
-//! `::agent_io::tools` when it depends only on the `agent-io` facade. An explicit
+//! Where the runtime crates are, seen from the crate being compiled: `::agentio_core` and
+//! `::agentio_tools` when it depends on them (under any name), `::agentio::core` and
+//! `::agentio::tools` when it depends only on the `agentio` facade. An explicit
 //! `crate = "..."` argument always wins.
 //!
 //! The names are read from the compiled crate's `Cargo.toml` (`CARGO_MANIFEST_DIR`), once per
@@ -25,23 +25,23 @@ fn path_of(direct: &str, default: &str, through_facade: &str) -> syn::Path {
         Some(Found::Name(name)) => format!("::{name}"),
         // Inside the crate itself (its tests and doctests name it as a dependency).
         Some(Found::Itself) => format!("::{default}"),
-        None => match crate_name("agent-io") {
+        None => match crate_name("agentio") {
             Some(Found::Name(facade)) => format!("::{facade}::{through_facade}"),
             Some(Found::Itself) => format!("crate::{through_facade}"),
             None => format!("::{default}"),
         },
     };
-    syn::parse_str(&text).unwrap_or_else(|_| syn::parse_quote!(::io_core))
+    syn::parse_str(&text).unwrap_or_else(|_| syn::parse_quote!(::agentio_core))
 }
 
-/// The path of `io_core` for the crate being compiled.
-pub(crate) fn io_core() -> syn::Path {
-    path_of("io-core", "io_core", "core")
+/// The path of `agentio_core` for the crate being compiled.
+pub(crate) fn agentio_core() -> syn::Path {
+    path_of("agentio-core", "agentio_core", "core")
 }
 
-/// The path of `io_typed_tool` for the crate being compiled.
-pub(crate) fn io_typed_tool() -> syn::Path {
-    path_of("io-typed-tool", "io_typed_tool", "tools")
+/// The path of `agentio_tools` for the crate being compiled.
+pub(crate) fn agentio_tools() -> syn::Path {
+    path_of("agentio-tools", "agentio_tools", "tools")
 }
 
 /// How the compiled crate names a package.
@@ -264,42 +264,45 @@ mod tests {
             [package]
             name = "user-app"
             [dependencies]
-            io-core = "0.1"
-            tools = { package = "io-typed-tool", version = "0.1" }
+            agentio-core = "0.1"
+            tools = { package = "agentio-tools", version = "0.1" }
             [dev-dependencies]
-            agent-io = "0.1"
+            agentio = "0.1"
             [target.'cfg(unix)'.dependencies]
-            io-workflow = "0.1"
+            agentio-workflow = "0.1"
             "#,
             None,
             false,
         );
         assert_eq!(found.get("user-app"), Some(&Found::Itself));
-        assert_eq!(found.get("io-core"), Some(&name("io_core")));
-        assert_eq!(found.get("io-typed-tool"), Some(&name("tools")));
-        assert_eq!(found.get("agent-io"), Some(&name("agent_io")));
-        assert_eq!(found.get("io-workflow"), Some(&name("io_workflow")));
+        assert_eq!(found.get("agentio-core"), Some(&name("agentio_core")));
+        assert_eq!(found.get("agentio-tools"), Some(&name("tools")));
+        assert_eq!(found.get("agentio"), Some(&name("agentio")));
+        assert_eq!(
+            found.get("agentio-workflow"),
+            Some(&name("agentio_workflow"))
+        );
         assert_eq!(found.get("tools"), None);
         assert_eq!(found.len(), 5);
     }
 
     #[test]
     fn an_integration_test_names_its_own_package() {
-        let found = names("[package]\nname = \"io-core\"\n", None, true);
-        assert_eq!(found.get("io-core"), Some(&name("io_core")));
-        let found = names("[package]\nname = \"io-core\"\n", None, false);
-        assert_eq!(found.get("io-core"), Some(&Found::Itself));
+        let found = names("[package]\nname = \"agentio-core\"\n", None, true);
+        assert_eq!(found.get("agentio-core"), Some(&name("agentio_core")));
+        let found = names("[package]\nname = \"agentio-core\"\n", None, false);
+        assert_eq!(found.get("agentio-core"), Some(&Found::Itself));
     }
 
     #[test]
     fn a_dependency_on_itself_stays_itself() {
         // A package naming itself (a dev-dependency with features, say) is still itself.
         let found = names(
-            "[package]\nname = \"io-core\"\n[dev-dependencies]\nio-core = { path = \".\" }\n",
+            "[package]\nname = \"agentio-core\"\n[dev-dependencies]\nagentio-core = { path = \".\" }\n",
             None,
             false,
         );
-        assert_eq!(found.get("io-core"), Some(&Found::Itself));
+        assert_eq!(found.get("agentio-core"), Some(&Found::Itself));
     }
 
     #[test]
@@ -308,8 +311,8 @@ mod tests {
             [workspace]
             members = ["app"]
             [workspace.dependencies]
-            core2 = { package = "io-core", path = "io-core" }
-            io-typed-tool = { path = "io-typed-tool" }
+            core2 = { package = "agentio-core", path = "agentio-core" }
+            agentio-tools = { path = "agentio-tools" }
         "#;
         let found = names(
             r#"
@@ -317,36 +320,36 @@ mod tests {
             name = "app"
             [dependencies]
             core2.workspace = true
-            io-typed-tool = { workspace = true, features = [] }
+            agentio-tools = { workspace = true, features = [] }
             "#,
             Some(workspace),
             false,
         );
-        assert_eq!(found.get("io-core"), Some(&name("core2")));
-        assert_eq!(found.get("io-typed-tool"), Some(&name("io_typed_tool")));
+        assert_eq!(found.get("agentio-core"), Some(&name("core2")));
+        assert_eq!(found.get("agentio-tools"), Some(&name("agentio_tools")));
         assert_eq!(found.get("core2"), None);
     }
 
     #[test]
     fn the_workspace_is_read_only_for_an_inherited_entry() {
         let manifest: DocumentMut =
-            "[package]\nname = \"app\"\n[dependencies]\nio-core = \"0.1\"\n"
+            "[package]\nname = \"app\"\n[dependencies]\nagentio-core = \"0.1\"\n"
                 .parse()
                 .unwrap();
         let found = names_in(&manifest, false, || {
             panic!("the workspace manifest was read for a manifest that inherits nothing")
         });
-        assert_eq!(found.get("io-core"), Some(&name("io_core")));
+        assert_eq!(found.get("agentio-core"), Some(&name("agentio_core")));
     }
 
     #[test]
     fn an_unreadable_workspace_leaves_the_entry_under_its_own_name() {
         let found = names(
-            "[package]\nname = \"app\"\n[dependencies]\nio-core.workspace = true\n",
+            "[package]\nname = \"app\"\n[dependencies]\nagentio-core.workspace = true\n",
             None,
             false,
         );
-        assert_eq!(found.get("io-core"), Some(&name("io_core")));
+        assert_eq!(found.get("agentio-core"), Some(&name("agentio_core")));
     }
 
     #[test]
@@ -360,7 +363,7 @@ mod tests {
         };
         write(
             "Cargo.toml",
-            "[workspace]\nmembers = [\"crates/app\"]\n[workspace.dependencies]\ncore2 = { package = \"io-core\", path = \"x\" }\n",
+            "[workspace]\nmembers = [\"crates/app\"]\n[workspace.dependencies]\ncore2 = { package = \"agentio-core\", path = \"x\" }\n",
         );
         // A manifest between the two without `[workspace]` is passed over.
         write(
@@ -372,7 +375,7 @@ mod tests {
             "[package]\nname = \"app\"\n[dependencies]\ncore2.workspace = true\n",
         );
         let entry = read_names(&app, false).unwrap();
-        assert_eq!(entry.names.get("io-core"), Some(&name("core2")));
+        assert_eq!(entry.names.get("agentio-core"), Some(&name("core2")));
         // Both manifests' times are kept, so an edit to either is seen.
         assert_eq!(entry.stamps.len(), 2);
         assert_eq!(entry.stamps[1].0, root.path().join("Cargo.toml"));
@@ -380,22 +383,22 @@ mod tests {
         // `package.workspace` names the root outright.
         write(
             "elsewhere/Cargo.toml",
-            "[workspace]\n[workspace.dependencies]\ncore3 = { package = \"io-core\", path = \"x\" }\n",
+            "[workspace]\n[workspace.dependencies]\ncore3 = { package = \"agentio-core\", path = \"x\" }\n",
         );
         let pointed = write(
             "crates/other/Cargo.toml",
             "[package]\nname = \"other\"\nworkspace = \"../../elsewhere\"\n[dependencies]\ncore3.workspace = true\n",
         );
         let entry = read_names(&pointed, false).unwrap();
-        assert_eq!(entry.names.get("io-core"), Some(&name("core3")));
+        assert_eq!(entry.names.get("agentio-core"), Some(&name("core3")));
 
         // A package that is its own workspace reads itself.
         let alone = write(
             "alone/Cargo.toml",
-            "[package]\nname = \"alone\"\n[dependencies]\nc.workspace = true\n[workspace]\n[workspace.dependencies]\nc = { package = \"io-core\", path = \"x\" }\n",
+            "[package]\nname = \"alone\"\n[dependencies]\nc.workspace = true\n[workspace]\n[workspace.dependencies]\nc = { package = \"agentio-core\", path = \"x\" }\n",
         );
         let entry = read_names(&alone, false).unwrap();
-        assert_eq!(entry.names.get("io-core"), Some(&name("c")));
+        assert_eq!(entry.names.get("agentio-core"), Some(&name("c")));
     }
 
     #[test]
@@ -407,18 +410,18 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(
                 path,
-                format!("[package]\nname = \"p\"\n[dependencies]\n{rename} = {{ package = \"io-core\", path = \"x\" }}\n"),
+                format!("[package]\nname = \"p\"\n[dependencies]\n{rename} = {{ package = \"agentio-core\", path = \"x\" }}\n"),
             )
             .unwrap();
         }
         // Two manifests, each with its own answer.
-        assert_eq!(name_at(&first, false, "io-core"), Some(name("one")));
-        assert_eq!(name_at(&second, false, "io-core"), Some(name("two")));
-        assert_eq!(name_at(&first, false, "io-core"), Some(name("one")));
+        assert_eq!(name_at(&first, false, "agentio-core"), Some(name("one")));
+        assert_eq!(name_at(&second, false, "agentio-core"), Some(name("two")));
+        assert_eq!(name_at(&first, false, "agentio-core"), Some(name("one")));
         // An edit is seen (its time set apart, whatever the file system's clock resolution).
         std::fs::write(
             &first,
-            "[package]\nname = \"p\"\n[dependencies]\nio-core = \"0.1\"\n",
+            "[package]\nname = \"p\"\n[dependencies]\nagentio-core = \"0.1\"\n",
         )
         .unwrap();
         let later = SystemTime::now() + std::time::Duration::from_secs(10);
@@ -428,7 +431,10 @@ mod tests {
             .unwrap()
             .set_modified(later)
             .unwrap();
-        assert_eq!(name_at(&first, false, "io-core"), Some(name("io_core")));
+        assert_eq!(
+            name_at(&first, false, "agentio-core"),
+            Some(name("agentio_core"))
+        );
         // The stale answer was replaced, not kept beside the new one, and the other
         // manifest's was kept.
         let count = |path: &Path| {
@@ -436,19 +442,19 @@ mod tests {
             cache.iter().filter(|e| e.manifest == path).count()
         };
         assert_eq!((count(&first), count(&second)), (1, 1));
-        assert_eq!(name_at(&second, false, "io-core"), Some(name("two")));
-        assert_eq!(name_at(&first, false, "agent-io"), None);
+        assert_eq!(name_at(&second, false, "agentio-core"), Some(name("two")));
+        assert_eq!(name_at(&first, false, "agentio"), None);
     }
 
     #[test]
     fn this_crates_own_manifest_is_read_through_the_environment() {
-        // `cargo test` sets `CARGO_MANIFEST_DIR` to io-derive's folder, whose manifest names
-        // io-core (a dev-dependency, inherited from the workspace) and io-derive itself.
-        assert_eq!(crate_name("io-core"), Some(name("io_core")));
-        assert_eq!(crate_name("io-derive"), Some(Found::Itself));
-        assert_eq!(crate_name("agent-io"), None);
-        let path = io_typed_tool();
-        assert_eq!(quote::quote!(#path).to_string(), ":: io_typed_tool");
+        // `cargo test` sets `CARGO_MANIFEST_DIR` to agentio-derive's folder, whose manifest names
+        // agentio-core (a dev-dependency, inherited from the workspace) and agentio-derive itself.
+        assert_eq!(crate_name("agentio-core"), Some(name("agentio_core")));
+        assert_eq!(crate_name("agentio-derive"), Some(Found::Itself));
+        assert_eq!(crate_name("agentio"), None);
+        let path = agentio_tools();
+        assert_eq!(quote::quote!(#path).to_string(), ":: agentio_tools");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The serde view of a derived struct, for residual validation (`io_core::residual`).
+//! The serde view of a derived struct, for residual validation (`agentio_core::residual`).
 //!
 //! Only non-generic structs with named fields get a shape. A container attribute that makes
 //! serde read or write the type some other way (`from`, `into`, `transparent`, `remote`, an

@@ -6,22 +6,22 @@
 //! - `rmcp_tool_router`: rmcp's `#[tool_router]` + `#[tool_handler]` server, structured output
 //!   through `Json<T>`; it validates neither the arguments nor the output against the schemas
 //!   it advertises.
-//! - `agent_io_server`: [`io_mcp::McpServer`] over a `ToolRegistry`: both ways validated, the
+//! - `agent_io_server`: [`agentio_mcp::McpServer`] over a `ToolRegistry`: both ways validated, the
 //!   contract's timeout, audit (no sink here, as rmcp has none), and the envelope on failure.
 //!
 //! Both servers are driven by the same rmcp client over the same in-process duplex pipe on a
 //! current-thread runtime, so the transport, JSON-RPC framing and client cost the same in both
-//! rows. Run with `cargo bench -p io-mcp --bench mcp_call`; the ratios are printed at the end.
+//! rows. Run with `cargo bench -p agentio-mcp --bench mcp_call`; the ratios are printed at the end.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agentio_core::{AgentInput, AgentOutput};
+use agentio_mcp::McpServer;
+use agentio_tools::{ToolError, ToolRegistry, tool};
 use criterion::Criterion;
-use io_core::{AgentInput, AgentOutput};
-use io_mcp::McpServer;
-use io_typed_tool::{ToolError, ToolRegistry, tool};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::CallToolRequestParams;

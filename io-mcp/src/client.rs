@@ -3,8 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use io_core::{AgentError, BoxFuture, ErrorCode};
-use io_typed_tool::{
+use agentio_core::{AgentError, BoxFuture, ErrorCode};
+use agentio_tools::{
     Approval, RegistrationError, ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry,
 };
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
@@ -86,8 +86,8 @@ pub struct ImportedTool {
 /// Dropping a call (a timeout, a cancellation) cancels the request on the server.
 ///
 /// ```no_run
-/// use io_mcp::McpClient;
-/// use io_typed_tool::ToolRegistry;
+/// use agentio_mcp::McpClient;
+/// use agentio_tools::ToolRegistry;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let client = McpClient::connect_http("http://127.0.0.1:8080/mcp").await?;
@@ -104,8 +104,8 @@ impl McpClient {
     /// Starts `command` as a child process and speaks MCP over its stdin and stdout.
     ///
     /// ```no_run
-    /// use io_mcp::McpClient;
-    /// use io_typed_tool::ToolRegistry;
+    /// use agentio_mcp::McpClient;
+    /// use agentio_tools::ToolRegistry;
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let mut command = tokio::process::Command::new("weather-mcp-server");
@@ -130,13 +130,13 @@ impl McpClient {
     /// the local registry (validated both ways on this side too), and the connection closed.
     ///
     /// ```
-    /// use io_mcp::{McpClient, McpServer};
-    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// use agentio_mcp::{McpClient, McpServer};
+    /// use agentio_tools::{ToolError, ToolRegistry, tool};
     /// use serde_json::json;
     ///
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct City { name: String }
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Greeting { text: String }
     ///
     /// /// Greets a city.
@@ -407,7 +407,7 @@ pub(crate) fn output_of(
 
 /// Keeps a remote message to a readable size.
 fn bound_remote_message(message: &mut String) {
-    io_core::limits::clip(message, 4_096);
+    agentio_core::limits::clip(message, 4_096);
     if message.trim().is_empty() {
         *message = "the MCP tool failed without saying why".into();
     }

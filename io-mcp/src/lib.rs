@@ -1,4 +1,4 @@
-//! MCP for agent-io: serve a [`ToolRegistry`](io_typed_tool::ToolRegistry) to any MCP client,
+//! MCP for agent-io: serve a [`ToolRegistry`](agentio_tools::ToolRegistry) to any MCP client,
 //! and import any MCP server's tools into one.
 //!
 //! Both sides are built on [rmcp](https://docs.rs/rmcp), the official Rust MCP SDK: its
@@ -12,15 +12,15 @@
 //! - [`McpClient`]: a connection to an MCP server (a child process or an HTTP endpoint)
 //!   whose tools [`McpClient::import_into`] registers as contract-enforced tools.
 //!
-//! The crate is separate from `io-typed-tool` because it needs rmcp, Tokio's networking and
+//! The crate is separate from `agentio-tools` because it needs rmcp, Tokio's networking and
 //! hyper; a registry that never speaks MCP does not build them.
 //!
 //! ```
-//! use io_mcp::{McpClient, McpServer};
-//! use io_typed_tool::{ToolError, ToolRegistry, tool};
+//! use agentio_mcp::{McpClient, McpServer};
+//! use agentio_tools::{ToolError, ToolRegistry, tool};
 //! use serde_json::json;
 //!
-//! #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+//! #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 //! struct Sum { a: i64, b: i64, #[serde(default)] total: i64 }
 //!
 //! /// Adds two numbers.

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
-use io_typed_tool::{
+use agentio_tools::{
     Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, Export,
     ExportError, Progress, ProgressReporter, ProgressSink, ToolError, ToolRegistry,
 };
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
@@ -58,7 +58,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// - `notifications/cancelled` stops the call (the body's future is dropped, its task
 ///   aborted); rmcp then sends no response, as the protocol asks.
 /// - A progress token in the request's `_meta` turns the body's
-///   [`ToolContext::report_progress`](io_typed_tool::ToolContext::report_progress) into
+///   [`ToolContext::report_progress`](agentio_tools::ToolContext::report_progress) into
 ///   `notifications/progress`, in order, all sent before the result.
 /// - Approval: a tool whose contract requires it is put to the *client's user* through
 ///   elicitation (a form with one required boolean, `approve`): on protocol 2026-07-28 as an
@@ -69,10 +69,10 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 ///   calls of a registry built `with_approval_of_every_call`).
 ///
 /// ```
-/// use io_mcp::McpServer;
-/// use io_typed_tool::{ToolError, ToolRegistry, tool};
+/// use agentio_mcp::McpServer;
+/// use agentio_tools::{ToolError, ToolRegistry, tool};
 ///
-/// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 /// struct City { name: String }
 ///
 /// /// Says hello to a city.
@@ -104,10 +104,10 @@ impl McpServer {
     /// over the length limit, a schema the MCP profile refuses), naming the tool and where.
     ///
     /// ```
-    /// use io_mcp::McpServer;
-    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// use agentio_mcp::McpServer;
+    /// use agentio_tools::{ToolError, ToolRegistry, tool};
     ///
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Page { cursor: Option<String> }
     ///
     /// /// Lists the next page.
@@ -144,7 +144,7 @@ impl McpServer {
             tools: tools.into(),
             names: Arc::new(names),
             page_size: DEFAULT_PAGE_SIZE,
-            info: Arc::new(Implementation::new("agent-io", env!("CARGO_PKG_VERSION"))),
+            info: Arc::new(Implementation::new("agentio", env!("CARGO_PKG_VERSION"))),
             instructions: None,
             context: Arc::new(Value::Null),
         })
@@ -154,11 +154,11 @@ impl McpServer {
     /// [`crate::DEFAULT_PAGE_SIZE`]). A client follows `nextCursor` through the pages.
     ///
     /// ```
-    /// use io_mcp::rmcp::{ServiceExt, model::PaginatedRequestParams};
-    /// use io_mcp::McpServer;
-    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// use agentio_mcp::rmcp::{ServiceExt, model::PaginatedRequestParams};
+    /// use agentio_mcp::McpServer;
+    /// use agentio_tools::{ToolError, ToolRegistry, tool};
     ///
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Text { text: String }
     /// /// Echoes.
     /// #[tool(id = "a.echo")]
@@ -200,9 +200,9 @@ impl McpServer {
     /// Sets the name and version the server gives clients at initialization.
     ///
     /// ```
-    /// use io_mcp::McpServer;
-    /// use io_mcp::rmcp::ServerHandler;
-    /// use io_typed_tool::ToolRegistry;
+    /// use agentio_mcp::McpServer;
+    /// use agentio_mcp::rmcp::ServerHandler;
+    /// use agentio_tools::ToolRegistry;
     ///
     /// let server = McpServer::new(ToolRegistry::new())?
     ///     .with_server_info("notes-host", "2.1.0")
@@ -231,13 +231,13 @@ impl McpServer {
     /// workspace root, a tenant). MCP clients cannot supply it; the host does.
     ///
     /// ```
-    /// use io_mcp::rmcp::{ServiceExt, model::CallToolRequestParams};
-    /// use io_mcp::McpServer;
-    /// use io_typed_tool::{ToolContext, ToolError, ToolRegistry, tool};
+    /// use agentio_mcp::rmcp::{ServiceExt, model::CallToolRequestParams};
+    /// use agentio_mcp::McpServer;
+    /// use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
     ///
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Empty {}
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Tenant { tenant: String }
     ///
     /// /// Says which tenant the host serves.
@@ -273,9 +273,9 @@ impl McpServer {
     /// The tools as `tools/list` advertises them.
     ///
     /// ```
-    /// # use io_mcp::McpServer;
-    /// # use io_typed_tool::{ToolError, ToolRegistry, tool};
-    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_mcp::McpServer;
+    /// # use agentio_tools::{ToolError, ToolRegistry, tool};
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct City { name: String }
     /// # /// Says hello to a city.
     /// # #[tool(id = "demo.hello")]
@@ -550,7 +550,7 @@ async fn until_done_or_cancelled(
             let Some(cancellation) = cancellation else {
                 // Nothing to record: rmcp sends no answer to a cancelled request.
                 return Poll::Ready(Err(ToolError::new(
-                    io_core::ErrorCode::Cancelled,
+                    agentio_core::ErrorCode::Cancelled,
                     "the client cancelled the call",
                 )));
             };
@@ -630,7 +630,7 @@ impl Approver for Decided {
     fn approve<'a>(
         &'a self,
         _request: &'a ApprovalRequest,
-    ) -> io_core::BoxFuture<'a, ApprovalDecision> {
+    ) -> agentio_core::BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move { self.0.clone() })
     }
 }
@@ -644,7 +644,7 @@ impl Approver for Elicit {
     fn approve<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> io_core::BoxFuture<'a, ApprovalDecision> {
+    ) -> agentio_core::BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
@@ -677,7 +677,7 @@ fn question(target: &str, registry: &ToolRegistry, input: &Value) -> ApprovalReq
 
 fn approval_message(request: &ApprovalRequest) -> String {
     let mut arguments = request.input.to_string();
-    io_core::limits::clip(&mut arguments, 2_000);
+    agentio_core::limits::clip(&mut arguments, 2_000);
     format!(
         "Approve a call to `{}` (approval: {}; risk level {}; modifies: {})? Arguments: {arguments}",
         request.identity,
@@ -757,7 +757,7 @@ fn unread_request(method: &str, params: Option<&Value>) -> McpError {
         (other, _) => {
             // The name is the peer's: shown cut to a bound, whatever its length.
             let mut shown = other.to_owned();
-            io_core::limits::clip(&mut shown, 128);
+            agentio_core::limits::clip(&mut shown, 128);
             return McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("unknown method `{shown}`"),
@@ -810,9 +810,9 @@ impl McpServer {
     /// Nothing else may write to stdout meanwhile (log to stderr).
     ///
     /// ```no_run
-    /// # use io_mcp::McpServer;
-    /// # use io_typed_tool::{ToolError, ToolRegistry, tool};
-    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_mcp::McpServer;
+    /// # use agentio_tools::{ToolError, ToolRegistry, tool};
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct City { name: String }
     /// # /// Says hello to a city.
     /// # #[tool(id = "demo.hello")]
@@ -858,9 +858,9 @@ impl McpServer {
     /// until the listener fails. Each connection is served on its own task.
     ///
     /// ```no_run
-    /// # use io_mcp::McpServer;
-    /// # use io_typed_tool::{ToolError, ToolRegistry, tool};
-    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_mcp::McpServer;
+    /// # use agentio_tools::{ToolError, ToolRegistry, tool};
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct City { name: String }
     /// # /// Says hello to a city.
     /// # #[tool(id = "demo.hello")]
@@ -896,7 +896,7 @@ impl McpServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use io_typed_tool::tool;
+    use agentio_tools::tool;
     use serde_json::json;
 
     /// What a request rmcp could not read is answered with: the code and the message.
@@ -974,8 +974,8 @@ mod tests {
         serde::Deserialize,
         serde::Serialize,
         schemars::JsonSchema,
-        io_core::AgentInput,
-        io_core::AgentOutput,
+        agentio_core::AgentInput,
+        agentio_core::AgentOutput,
     )]
     struct Text {
         text: String,

@@ -13,7 +13,7 @@ USAGE:
     promptos-gateway --task TASK.json --submit SUBMIT.json --workspace DIR
                      [--verdict OUT.json] [--format scc|deployed]
 
-Checks schema_valid, scope_valid, tests_passed and evidence_present (see the io-promptos
+Checks schema_valid, scope_valid, tests_passed and evidence_present (see the agentio-promptos
 crate documentation), prints the verdict as JSON and, with --verdict, writes it to OUT.json.
 
 OPTIONS:
@@ -101,9 +101,9 @@ fn run_inner(args: &[String], out: &mut impl Write) -> Result<u8, serde_json::Va
 
 /// Reads a document the command was given: a regular file of at most
 /// [`MAX_ARTIFACT_BYTES`](crate::gateway::MAX_ARTIFACT_BYTES), opened without blocking (a FIFO
-/// is refused, not waited on), as UTF-8 ([`io_core::limits::read_file_bounded`]).
+/// is refused, not waited on), as UTF-8 ([`agentio_core::limits::read_file_bounded`]).
 fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
-    let bytes = io_core::limits::read_file_bounded(path, crate::gateway::MAX_ARTIFACT_BYTES)?;
+    let bytes = agentio_core::limits::read_file_bounded(path, crate::gateway::MAX_ARTIFACT_BYTES)?;
     String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not UTF-8"))
 }

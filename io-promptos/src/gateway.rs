@@ -31,9 +31,9 @@ use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
 
+use agentio_core::AgentInput;
+use agentio_core::files::{PathError, Workspace};
 use cap_std::fs::Dir;
-use io_core::AgentInput;
-use io_core::files::{PathError, Workspace};
 use serde_json::Value;
 
 use crate::patch::touched_files;
@@ -59,7 +59,7 @@ pub enum Unusable {
         message: String,
     },
     /// The task input breaks its schema or rules.
-    TaskInvalid(io_core::AgentError),
+    TaskInvalid(agentio_core::AgentError),
     /// The workspace cannot be opened as a directory.
     Workspace(String),
     /// A file the gateway was given cannot be read.
@@ -107,7 +107,7 @@ impl Unusable {
 /// Parses a task input, reporting where malformed JSON breaks.
 ///
 /// ```
-/// use io_promptos::gateway::{Unusable, parse_task};
+/// use agentio_promptos::gateway::{Unusable, parse_task};
 /// let err = parse_task("{\n  \"files\": [\"a\"\n  }").unwrap_err();
 /// assert!(matches!(err, Unusable::TaskNotJson { line: 3, .. }));
 /// ```
@@ -204,8 +204,8 @@ fn action_for(code: FailCode) -> &'static str {
 /// command judges a file).
 ///
 /// ```
-/// use io_promptos::FailCode;
-/// use io_promptos::gateway::{judge, parse_task};
+/// use agentio_promptos::FailCode;
+/// use agentio_promptos::gateway::{judge, parse_task};
 /// use serde_json::json;
 ///
 /// let task = parse_task(r#"{
@@ -330,7 +330,7 @@ pub fn judge(
     // The task input was validated: its pins parse.
     let scope =
         Scope::new(&task.pins.allowed_paths, &task.pins.forbidden_paths).map_err(|err| {
-            Unusable::TaskInvalid(io_core::AgentError::input_invalid(
+            Unusable::TaskInvalid(agentio_core::AgentError::input_invalid(
                 err.to_string(),
                 Vec::new(),
             ))
@@ -507,7 +507,7 @@ fn messages(failures: &[(FailCode, String)]) -> Vec<String> {
 
 type Found<T> = Result<T, (FailCode, String)>;
 
-/// Reads one artifact with the library's own workspace reader ([`io_core::files::Workspace`]):
+/// Reads one artifact with the library's own workspace reader ([`agentio_core::files::Workspace`]):
 /// beneath the root descriptor, a regular file (never a FIFO or a device, checked on the open
 /// descriptor), with one link (a hard link could make a file outside readable through a path
 /// inside), bounded.
@@ -531,7 +531,7 @@ fn read_artifact(files: &Workspace, path: &str) -> Found<Vec<u8>> {
 
 /// Reads at most `limit` bytes; more is an error (the reader is not drained past `limit + 1`).
 pub(crate) fn read_limited(reader: impl Read, limit: u64) -> Result<Vec<u8>, String> {
-    io_core::limits::read_limited(reader, limit).map_err(|err| err.to_string())
+    agentio_core::limits::read_limited(reader, limit).map_err(|err| err.to_string())
 }
 
 fn open_dir(dir: &Dir, path: &str) -> Found<Dir> {
@@ -593,7 +593,7 @@ fn clip(text: &str) -> String {
 /// ```
 /// use std::time::{Duration, UNIX_EPOCH};
 /// let at = UNIX_EPOCH + Duration::from_secs(1_795_405_542);
-/// assert_eq!(io_promptos::gateway::rfc3339(at), "2026-11-23T03:45:42Z");
+/// assert_eq!(agentio_promptos::gateway::rfc3339(at), "2026-11-23T03:45:42Z");
 /// ```
 pub fn rfc3339(at: SystemTime) -> String {
     let secs = at

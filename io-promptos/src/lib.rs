@@ -1,7 +1,7 @@
 //! The PromptOS IO layer on agent-io: the task input an executor receives, the
 //! `submit.json` (`scc.submit.v1`) it writes, and the verdict of the gateway that judges it
 //! (`../shared/specs/promptos-io-schemas.md`), built with the library's own machinery: typed
-//! documents with derived schemas, cross-field rules ([`io_core::rules`]), descriptor-relative
+//! documents with derived schemas, cross-field rules ([`agentio_core::rules`]), descriptor-relative
 //! file access and structured errors.
 //!
 //! - [`TaskInput`], [`Submit`], [`Verdict`] (and the deployed [`DeployedVerdict`]) with their
@@ -11,8 +11,8 @@
 //! - [`gateway`]: the four checks and the verdict; the `promptos-gateway` command runs it.
 //!
 //! ```
-//! use io_core::AgentInput;
-//! use io_promptos::{Submit, TaskInput};
+//! use agentio_core::AgentInput;
+//! use agentio_promptos::{Submit, TaskInput};
 //! use serde_json::json;
 //!
 //! let err = TaskInput::validate_input(&json!({
@@ -74,7 +74,7 @@ pub use crate::types::{
 /// The checked-in schemas (`schemas/*.schema.json`): what other implementations read.
 #[cfg(test)]
 mod checked_in_schemas {
-    use io_core::{AgentInput, AgentOutput};
+    use agentio_core::{AgentInput, AgentOutput};
     use serde_json::Value;
 
     use crate::{DeployedVerdict, Submit, TaskInput, Verdict};
@@ -89,7 +89,7 @@ mod checked_in_schemas {
         ]
     }
 
-    /// Re-bless with `PROMPTOS_BLESS_SCHEMAS=1 cargo test -p io-promptos`, and read the diff.
+    /// Re-bless with `PROMPTOS_BLESS_SCHEMAS=1 cargo test -p agentio-promptos`, and read the diff.
     #[test]
     fn checked_in_schemas_match_the_types() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");

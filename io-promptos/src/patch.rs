@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 /// @@ -0,0 +1 @@
 /// +hello
 /// ";
-/// let touched = io_promptos::patch::touched_files(patch);
+/// let touched = agentio_promptos::patch::touched_files(patch);
 /// assert_eq!(touched.into_iter().collect::<Vec<_>>(), ["docs/a.md", "docs/new.md"]);
 /// ```
 pub fn touched_files(patch: &str) -> BTreeSet<String> {

@@ -1,5 +1,5 @@
 //! The document's validation rules that a JSON Schema cannot express, as cross-field rules
-//! ([`io_core::rules`]): they run wherever the types are validated. Each rule's name is the
+//! ([`agentio_core::rules`]): they run wherever the types are validated. Each rule's name is the
 //! violation's `keyword`.
 //!
 //! | Rule | Document | Kind |
@@ -18,7 +18,7 @@
 //! | `reason_code_known` | §3 `reason_code` SHOULD be a code of `fail_codes.md` | warning |
 //! | `verdict_matches_checks` | §3 PASS exactly when every check holds | error |
 
-use io_core::rules::Rules;
+use agentio_core::rules::Rules;
 
 use crate::scope::{Pin, Placement, Scope, normalize, normalize_file};
 use crate::types::{
@@ -29,9 +29,9 @@ use crate::types::{
 /// Whether `text` is a UUID in its canonical form: 8-4-4-4-12 hexadecimal digits.
 ///
 /// ```
-/// assert!(io_promptos::rules::is_uuid("72c84e9c-0975-4c1a-b9a5-864c2725dc8a"));
-/// assert!(!io_promptos::rules::is_uuid("uuid"));
-/// assert!(!io_promptos::rules::is_uuid("72c84e9c09754c1ab9a5864c2725dc8a"));
+/// assert!(agentio_promptos::rules::is_uuid("72c84e9c-0975-4c1a-b9a5-864c2725dc8a"));
+/// assert!(!agentio_promptos::rules::is_uuid("uuid"));
+/// assert!(!agentio_promptos::rules::is_uuid("72c84e9c09754c1ab9a5864c2725dc8a"));
 /// ```
 pub fn is_uuid(text: &str) -> bool {
     let groups: Vec<&str> = text.split('-').collect();
@@ -220,7 +220,7 @@ pub fn verdict(verdict: &Verdict, rules: &mut Rules) {
 mod tests {
     use super::is_uuid;
     use crate::{Checks, Links, Outcome, Timestamps, Verdict};
-    use io_core::rules::Rules;
+    use agentio_core::rules::Rules;
 
     fn verdict(outcome: Outcome, all: bool, reason: Option<crate::FailCode>) -> Rules {
         let checks = Checks {

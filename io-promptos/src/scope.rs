@@ -17,14 +17,14 @@
 //! - Forbidden wins over allowed.
 //!
 //! ```
-//! use io_promptos::scope::{Placement, Scope};
+//! use agentio_promptos::scope::{Placement, Scope};
 //! let scope = Scope::new(&["docs/".into(), "src/**/*.rs".into()], &["docs/private".into()])?;
 //! assert_eq!(scope.place("docs/io/schemas.md")?, Placement::Allowed);
 //! assert_eq!(scope.place("src/a/b/lib.rs")?, Placement::Allowed);
 //! assert!(matches!(scope.place("docs/private/key.md")?, Placement::Forbidden(_)));
 //! assert_eq!(scope.place("README.md")?, Placement::Outside);
 //! assert!(scope.place("docs/../etc/passwd").is_err());
-//! # Ok::<(), io_promptos::scope::PathError>(())
+//! # Ok::<(), agentio_promptos::scope::PathError>(())
 //! ```
 
 use std::fmt;
@@ -47,8 +47,8 @@ pub enum PathError {
 }
 
 /// The longest path or pin accepted, in bytes (the workspace's own limit,
-/// [`io_core::files::MAX_PATH_BYTES`]).
-pub const MAX_PATH_BYTES: usize = io_core::files::MAX_PATH_BYTES;
+/// [`agentio_core::files::MAX_PATH_BYTES`]).
+pub const MAX_PATH_BYTES: usize = agentio_core::files::MAX_PATH_BYTES;
 
 impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -71,7 +71,7 @@ impl std::error::Error for PathError {}
 /// segments; `""` is the workspace itself.
 ///
 /// ```
-/// use io_promptos::scope::normalize;
+/// use agentio_promptos::scope::normalize;
 /// assert_eq!(normalize("./docs//io/").unwrap(), "docs/io");
 /// assert!(normalize("/etc/passwd").is_err());
 /// assert!(normalize("a/../b").is_err());

@@ -1,6 +1,6 @@
 //! The three documents of the PromptOS IO layer, as Rust types with their schemas.
 
-use io_core::{AgentInput, AgentOutput};
+use agentio_core::{AgentInput, AgentOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -16,8 +16,8 @@ pub const VERDICT_SCHEMA_VERSION: &str = "scc.verdict.v1";
 /// schema, through [`crate::rules::task_input`].
 ///
 /// ```
-/// use io_core::AgentInput;
-/// use io_promptos::TaskInput;
+/// use agentio_core::AgentInput;
+/// use agentio_promptos::TaskInput;
 /// let task = TaskInput::from_input_value(&serde_json::json!({
 ///     "task_id": "72c84e9c-0975-4c1a-b9a5-864c2725dc8a",
 ///     "goal": "Write the docs.",
@@ -25,7 +25,7 @@ pub const VERDICT_SCHEMA_VERSION: &str = "scc.verdict.v1";
 ///     "pins": { "allowed_paths": ["docs/"], "forbidden_paths": [] }
 /// }))?;
 /// assert_eq!(task.pins.allowed_paths, ["docs/"]);
-/// # Ok::<(), io_core::AgentError>(())
+/// # Ok::<(), agentio_core::AgentError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
 #[agent(validate = crate::rules::task_input)]
@@ -239,7 +239,7 @@ pub struct Links {
 /// The machine-actionable failure reasons (`fail_codes.md`).
 ///
 /// ```
-/// use io_promptos::FailCode;
+/// use agentio_promptos::FailCode;
 /// assert_eq!(serde_json::to_value(FailCode::ScopeConflict).unwrap(), "SCOPE_CONFLICT");
 /// assert_eq!("CI_FAILED".parse::<FailCode>(), Ok(FailCode::CiFailed));
 /// assert_eq!(FailCode::EvidenceMissing.to_string(), "EVIDENCE_MISSING");

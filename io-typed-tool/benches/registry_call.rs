@@ -24,17 +24,17 @@
 //! - `bytes`: the body and `to_output_json` (checked, straight to text), against
 //!   `floor_to_string` (the floor plus `serde_json::to_string` of its `Value`).
 //!
-//! Run with `cargo bench -p io-typed-tool --bench registry_call`.
+//! Run with `cargo bench -p agentio-tools --bench registry_call`.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::Criterion;
-use io_core::{
+use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErasedAgentCore,
 };
-use io_typed_tool::{ToolContext, ToolError, ToolPlugin, ToolRegistry, tool};
+use agentio_tools::{ToolContext, ToolError, ToolPlugin, ToolRegistry, tool};
+use criterion::Criterion;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! What a host hands one call besides its input: progress reporting and cancellation.
 //!
-//! Both are transport-neutral. The MCP server (`io-mcp`) turns a client's progress token into
+//! Both are transport-neutral. The MCP server (`agentio-mcp`) turns a client's progress token into
 //! a [`ProgressReporter`] and its `notifications/cancelled` into [`Cancellation::cancel`]; a
 //! host of its own can do the same with a channel or a UI.
 
@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 /// One progress report from a running tool body: `progress` out of `total` (when known).
 ///
 /// ```
-/// use io_typed_tool::Progress;
+/// use agentio_tools::Progress;
 /// let report = Progress::new(3.0).with_total(10.0).with_message("indexing");
 /// assert_eq!(report.total, Some(10.0));
 /// ```
@@ -31,7 +31,7 @@ impl Progress {
     /// A report of `progress`, with no total and no message.
     ///
     /// ```
-    /// use io_typed_tool::Progress;
+    /// use agentio_tools::Progress;
     /// let report = Progress::new(3.0).with_total(10.0).with_message("indexing");
     /// assert_eq!((report.progress, report.total), (3.0, Some(10.0)));
     /// assert_eq!(report.message.as_deref(), Some("indexing"));
@@ -64,7 +64,7 @@ impl Progress {
 /// [`ToolContext::report_progress`](crate::ToolContext::report_progress).
 ///
 /// ```
-/// use io_typed_tool::{Progress, ProgressReporter};
+/// use agentio_tools::{Progress, ProgressReporter};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let seen = Arc::new(Mutex::new(Vec::new()));
@@ -106,7 +106,7 @@ impl ProgressReporter {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use io_typed_tool::{Progress, ProgressReporter, ProgressSink};
+    /// use agentio_tools::{Progress, ProgressReporter, ProgressSink};
     ///
     /// #[derive(Default)]
     /// struct Last(Mutex<Option<f64>>);
@@ -142,7 +142,7 @@ impl fmt::Debug for ProgressReporter {
 /// nothing back from a cancelled call.
 ///
 /// ```
-/// use io_typed_tool::Cancellation;
+/// use agentio_tools::Cancellation;
 /// let cancel = Cancellation::new();
 /// let seen_by_the_registry = cancel.clone();
 /// assert!(!seen_by_the_registry.is_cancelled());
@@ -169,7 +169,7 @@ impl Cancellation {
     /// Fires the signal; every clone sees it. Firing twice is harmless.
     ///
     /// ```
-    /// use io_typed_tool::Cancellation;
+    /// use agentio_tools::Cancellation;
     /// let cancellation = Cancellation::new();
     /// cancellation.cancel();
     /// cancellation.cancel();
@@ -188,7 +188,7 @@ impl Cancellation {
     /// Resolves once the signal has fired (at once if it already has).
     ///
     /// ```
-    /// use io_typed_tool::Cancellation;
+    /// use agentio_tools::Cancellation;
     /// let cancellation = Cancellation::new();
     /// let waiter = cancellation.clone();
     /// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();

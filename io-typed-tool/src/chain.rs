@@ -4,17 +4,17 @@
 //! same type, or a `From` conversion. The chain runs the typed bodies one after the other with
 //! Rust values in between (no JSON), checking each step's output against its output schema
 //! on the way, as the registry would (only what serde leaves unchecked, see
-//! [`io_core::residual`]).
+//! [`agentio_core::residual`]).
 //!
 //! ```
-//! use io_typed_tool::{ToolContext, ToolError, tool};
-//! use io_typed_tool::chain::{Then, TypedStep};
+//! use agentio_tools::{ToolContext, ToolError, tool};
+//! use agentio_tools::chain::{Then, TypedStep};
 //!
-//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 //! struct Query { q: String }
-//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 //! struct Hits { hits: Vec<String> }
-//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 //! struct Summary { text: String }
 //!
 //! /// Searches.
@@ -37,7 +37,7 @@
 
 use std::future::Future;
 
-use io_core::{AgentContext, AgentCore, AgentOutput};
+use agentio_core::{AgentContext, AgentCore, AgentOutput};
 
 use crate::typed::{ToolContext, ToolError, TypedTool};
 
@@ -130,9 +130,9 @@ impl<S: TypedStep> Then for S {}
 /// as cores take `&mut self`), its output held to the core's output schema.
 ///
 /// ```
-/// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-/// use io_typed_tool::chain::{CoreStep, Then, TypedStep};
-/// use io_typed_tool::{ToolContext, ToolError, tool};
+/// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+/// use agentio_tools::chain::{CoreStep, Then, TypedStep};
+/// use agentio_tools::{ToolContext, ToolError, tool};
 ///
 /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
 /// struct Query { q: String }

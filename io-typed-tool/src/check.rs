@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use io_core::{BoundarySchema, Direction};
+use agentio_core::{BoundarySchema, Direction};
 use serde_json::{Value, json};
 
 use crate::contract::{MUTATION_CLASSES, ToolContract};

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 /// hand or parsed from a file.
 ///
 /// ```
-/// use io_typed_tool::{Approval, ToolContract};
+/// use agentio_tools::{Approval, ToolContract};
 /// use serde_json::json;
 /// let mut contract = ToolContract::new(
 ///     "weather.lookup", "1.0.0", "Looks up the weather for a city.",
@@ -111,7 +111,7 @@ impl ToolContract {
     /// `auto`; set `mutates` and the approval class together, see [`Approval::default_for`]).
     ///
     /// ```
-    /// use io_typed_tool::{Approval, ToolContract};
+    /// use agentio_tools::{Approval, ToolContract};
     /// use serde_json::json;
     ///
     /// let mut contract = ToolContract::new("notes.append", "1.2.0", "Appends a note.", json!({"type": "object"}), json!({}));
@@ -158,7 +158,7 @@ impl ToolContract {
     /// The stable identity `id@major` that caches, audit logs and grants key on.
     ///
     /// ```
-    /// # use io_typed_tool::ToolContract;
+    /// # use agentio_tools::ToolContract;
     /// # use serde_json::json;
     /// let c = ToolContract::new("pricing-snapshot", "2.1.0", "d", json!({"type": "object"}), json!({}));
     /// assert_eq!(c.identity(), "pricing-snapshot@2");
@@ -172,7 +172,7 @@ impl ToolContract {
     /// example is on [`Self::new`]).
     ///
     /// ```
-    /// use io_typed_tool::{Approval, ToolContract};
+    /// use agentio_tools::{Approval, ToolContract};
     /// use serde_json::json;
     ///
     /// let mut contract = ToolContract::new("kb.search", "1.0.0", "Searches.", json!({ "type": "object" }), json!({}));
@@ -213,7 +213,7 @@ impl Requires {
     /// Whether nothing is required.
     ///
     /// ```
-    /// use io_typed_tool::Requires;
+    /// use agentio_tools::Requires;
     /// assert!(Requires::default().is_empty());
     /// assert!(!Requires { network: vec!["api.example.com".into()], ..Requires::default() }.is_empty());
     /// ```
@@ -241,7 +241,7 @@ impl Approval {
     /// schema refuses `auto` with mutations).
     ///
     /// ```
-    /// use io_typed_tool::Approval;
+    /// use agentio_tools::Approval;
     /// assert_eq!(Approval::default_for(&[]), Approval::Auto);
     /// assert_eq!(Approval::default_for(&["workspace:/notes".into()]), Approval::OnMutate);
     /// ```
@@ -267,7 +267,7 @@ impl Approval {
     /// Parses the wire form; `None` for anything else.
     ///
     /// ```
-    /// use io_typed_tool::Approval;
+    /// use agentio_tools::Approval;
     /// assert_eq!(Approval::parse("on-mutate"), Some(Approval::OnMutate));
     /// let policy = Approval::parse("policy:finance-review").unwrap();
     /// assert_eq!(policy.as_wire(), "policy:finance-review");
@@ -344,7 +344,7 @@ impl RetryPolicy {
     /// The wait before attempt `attempt` (2 for the first retry).
     ///
     /// ```
-    /// use io_typed_tool::{Backoff, RetryPolicy};
+    /// use agentio_tools::{Backoff, RetryPolicy};
     /// use std::time::Duration;
     /// let policy = RetryPolicy { max_attempts: 4, backoff: Backoff::Exponential, initial_ms: 100 };
     /// let waits: Vec<Duration> = (2..=4).map(|attempt| policy.delay_before(attempt)).collect();
@@ -390,7 +390,7 @@ impl DriverConstraints {
     /// Whether there are no constraints.
     ///
     /// ```
-    /// use io_typed_tool::DriverConstraints;
+    /// use agentio_tools::DriverConstraints;
     /// assert!(DriverConstraints::default().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
@@ -430,4 +430,4 @@ pub struct ToolExample {
     pub note: Option<String>,
 }
 
-pub use io_core::files::MUTATION_CLASSES;
+pub use agentio_core::files::MUTATION_CLASSES;

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use io_core::{AgentContext, BoundarySchema, BoxFuture, ErasedAgentCore};
+use agentio_core::{AgentContext, BoundarySchema, BoxFuture, ErasedAgentCore};
 use serde_json::Value;
 
 use crate::check::RegistrationError;
@@ -19,8 +19,8 @@ use crate::typed::{ToolContext, ToolError, ToolPlugin};
 /// serialized, never interleaved.
 ///
 /// ```
-/// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-/// use io_typed_tool::{CoreTool, Export, ToolRegistry};
+/// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+/// use agentio_tools::{CoreTool, Export, ToolRegistry};
 /// use serde_json::json;
 ///
 /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, AgentInput)]

@@ -97,7 +97,7 @@ impl std::error::Error for DriftError {}
 /// checked-in manifest disagree:
 ///
 /// ```
-/// use io_typed_tool::{ToolContract, ToolManifest, check_manifest};
+/// use agentio_tools::{ToolContract, ToolManifest, check_manifest};
 /// use serde_json::json;
 ///
 /// let contract = ToolContract::new("echo", "1.0.0", "Echoes.", json!({"type": "object"}), json!({}));

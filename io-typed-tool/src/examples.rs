@@ -93,11 +93,11 @@ pub async fn check_examples<T: TypedTool>(
 /// call to put in a tool's own tests:
 ///
 /// ```
-/// # use io_typed_tool::{ToolContext, ToolError, TypedTool, tool};
-/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// # use agentio_tools::{ToolContext, ToolError, TypedTool, tool};
+/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 /// # struct N { n: i64 }
-/// # fn examples() -> Vec<io_typed_tool::ToolExample> {
-/// #     vec![io_typed_tool::ToolExample { name: "two".into(), input: serde_json::json!({"n": 2}), output: Some(serde_json::json!({"n": 4})), note: None }]
+/// # fn examples() -> Vec<agentio_tools::ToolExample> {
+/// #     vec![agentio_tools::ToolExample { name: "two".into(), input: serde_json::json!({"n": 2}), output: Some(serde_json::json!({"n": 4})), note: None }]
 /// # }
 /// struct Double;
 ///
@@ -111,7 +111,7 @@ pub async fn check_examples<T: TypedTool>(
 ///     }
 /// }
 ///
-/// assert_eq!(io_typed_tool::assert_examples(Double), 1);
+/// assert_eq!(agentio_tools::assert_examples(Double), 1);
 /// ```
 pub fn assert_examples<T: TypedTool>(tool: T) -> usize {
     assert_examples_with_context(tool, json!(null))

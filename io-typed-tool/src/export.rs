@@ -1,6 +1,6 @@
 //! One registry, every client: tool definitions for OpenAI (Chat Completions and Responses),
 //! Anthropic, Gemini and MCP, each with its schema in that client's profile
-//! ([`io_core::profiles`]) and a provider-safe name that maps back to the tool.
+//! ([`agentio_core::profiles`]) and a provider-safe name that maps back to the tool.
 //!
 //! Tool ids contain dots (`kb.search`), which OpenAI and Anthropic refuse in names. Names are
 //! mapped reversibly: `.` becomes `_` (ids never contain `_`), and when several majors of one id
@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use io_core::profiles::{Profile, Refusal};
+use agentio_core::profiles::{Profile, Refusal};
 use serde_json::{Map, Value, json};
 
 use crate::registry::ToolRegistry;
@@ -20,8 +20,8 @@ use crate::registry::ToolRegistry;
 /// and provider-safe names that map back to the tools.
 ///
 /// ```
-/// use io_typed_tool::{Export, ToolError, tool, tool_registry};
-/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// use agentio_tools::{Export, ToolError, tool, tool_registry};
+/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 /// # struct Query { q: String }
 /// /// Searches the knowledge base.
 /// #[tool(id = "kb.search", idempotent)]
@@ -92,9 +92,9 @@ impl ToolRegistry {
     /// (an example of each target is in [`Export`]'s documentation).
     ///
     /// ```
-    /// use io_typed_tool::{Export, ToolError, tool, tool_registry};
+    /// use agentio_tools::{Export, ToolError, tool, tool_registry};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Query { q: String, limit: Option<u8> }
     ///
     /// /// Searches the knowledge base.
@@ -221,9 +221,9 @@ impl ToolRegistry {
     /// names no single tool.
     ///
     /// ```
-    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// use agentio_tools::{ToolError, ToolRegistry, tool};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Query { q: String }
     /// /// Searches (first major).
     /// #[tool(id = "kb.search", version = "1.4.0")]
@@ -254,9 +254,9 @@ impl ToolRegistry {
     /// majors are registered and as the id otherwise; `None` when no tool has that name.
     ///
     /// ```
-    /// use io_typed_tool::{ToolError, ToolRegistry, tool};
+    /// use agentio_tools::{ToolError, ToolRegistry, tool};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Query { q: String }
     /// /// Searches (first major).
     /// #[tool(id = "kb.search", version = "1.4.0")]
@@ -270,7 +270,7 @@ impl ToolRegistry {
     /// registry.register(SearchV2Tool).unwrap();
     /// assert_eq!(registry.tool_for_provider_name("kb_search__1").as_deref(), Some("kb.search@1"));
     /// // The name MCP lists it under maps back too.
-    /// let mcp = registry.export(io_typed_tool::Export::Mcp).unwrap();
+    /// let mcp = registry.export(agentio_tools::Export::Mcp).unwrap();
     /// let listed = mcp[1]["name"].as_str().unwrap();
     /// assert_eq!(registry.tool_for_provider_name(listed).as_deref(), Some("kb.search@2"));
     /// assert_eq!(registry.tool_for_provider_name("kb_lookup"), None);

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use io_core::{BoundarySchema, Direction, Violation};
+use agentio_core::{BoundarySchema, Direction, Violation};
 use serde_json::{Map, Value};
 
 use crate::contract::ToolContract;
@@ -35,9 +35,9 @@ impl ToolContract {
     /// implies no mutates" also fires when `approval` is absent.
     ///
     /// ```
-    /// use io_typed_tool::{ToolContract, ToolError, TypedTool, tool};
+    /// use agentio_tools::{ToolContract, ToolError, TypedTool, tool};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Note { text: String }
     ///
     /// /// Appends a note.
@@ -48,7 +48,7 @@ impl ToolContract {
     /// let frontmatter = contract.to_frontmatter();
     /// assert_eq!(frontmatter["name"], "notes.append");
     /// assert_eq!(frontmatter["approval"], "on-mutate");
-    /// assert!(io_typed_tool::frontmatter_violations(&frontmatter).is_empty());
+    /// assert!(agentio_tools::frontmatter_violations(&frontmatter).is_empty());
     /// assert_eq!(ToolContract::from_frontmatter(frontmatter).unwrap(), contract);
     /// ```
     pub fn to_frontmatter(&self) -> Value {
@@ -78,7 +78,7 @@ impl ToolContract {
     /// trip is on [`Self::to_frontmatter`]).
     ///
     /// ```
-    /// use io_typed_tool::ToolContract;
+    /// use agentio_tools::ToolContract;
     /// let err = ToolContract::from_frontmatter(serde_json::json!({ "name": 7 })).unwrap_err();
     /// assert!(!err.to_string().is_empty());
     /// ```
@@ -109,7 +109,7 @@ impl ToolContract {
 /// its addresses (SOURCES.md, defect 1). No `$ref` is ever fetched over the network.
 ///
 /// ```
-/// let schema = io_typed_tool::tool_schema();
+/// let schema = agentio_tools::tool_schema();
 /// assert!(schema.compile_error().is_none());
 /// assert!(schema.validate(&serde_json::json!({ "name": "x" })).is_err());
 /// ```
@@ -134,9 +134,9 @@ pub fn tool_schema() -> &'static BoundarySchema {
 /// Checks frontmatter against TOOL.schema.json; every violation has its JSON pointer.
 ///
 /// ```
-/// use io_typed_tool::{ToolContract, ToolError, TypedTool, tool};
+/// use agentio_tools::{ToolContract, ToolError, TypedTool, tool};
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 /// struct Note { text: String }
 ///
 /// /// Appends a note.
@@ -145,10 +145,10 @@ pub fn tool_schema() -> &'static BoundarySchema {
 ///
 /// let contract = AppendTool::contract();
 /// let mut frontmatter = contract.to_frontmatter();
-/// assert!(io_typed_tool::frontmatter_violations(&frontmatter).is_empty());
+/// assert!(agentio_tools::frontmatter_violations(&frontmatter).is_empty());
 /// // The published schema refuses `auto` approval for a tool that mutates.
 /// frontmatter["approval"] = "auto".into();
-/// assert!(!io_typed_tool::frontmatter_violations(&frontmatter).is_empty());
+/// assert!(!agentio_tools::frontmatter_violations(&frontmatter).is_empty());
 /// ```
 pub fn frontmatter_violations(frontmatter: &Value) -> Vec<Violation> {
     match tool_schema().violations(frontmatter) {

@@ -82,16 +82,16 @@ pub use crate::registry::{
 #[doc(hidden)]
 pub use crate::typed::DecodedInput;
 pub use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
-pub use io_core::ErrorCode;
+pub use agentio_core::ErrorCode;
 /// Writes and checks a tool contract; see [`TypedTool`].
-pub use io_derive::tool;
+pub use agentio_derive::tool;
 
 /// AIP-14's `defineTool`, in Rust's naming: checks a hand-built contract (as registration
 /// would) and hands it back. The contract type has no `execute` field, and deserializing one
 /// that carries it fails, so a body can never ride on a contract.
 ///
 /// ```
-/// use io_typed_tool::{ToolContract, define_tool};
+/// use agentio_tools::{ToolContract, define_tool};
 /// use serde_json::json;
 /// let ok = define_tool(ToolContract::new("echo", "1.0.0", "Echoes.", json!({"type": "object"}), json!({})));
 /// assert!(ok.is_ok());
@@ -107,8 +107,8 @@ pub fn define_tool(contract: ToolContract) -> Result<ToolContract, RegistrationE
 /// id. Each entry is a type (built with `Default`) or `Type => value`:
 ///
 /// ```
-/// # use io_typed_tool::{ToolContext, ToolError, TypedTool, tool, tool_registry};
-/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// # use agentio_tools::{ToolContext, ToolError, TypedTool, tool, tool_registry};
+/// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 /// # struct Nothing {}
 /// /// Says nothing.
 /// #[tool(id = "quiet")]
@@ -143,10 +143,10 @@ macro_rules! __tool_value {
 /// What the macros' expansions name. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use io_core;
+    pub use agentio_core;
     pub use serde_json;
 
-    use io_core::{AgentInput, AgentOutput};
+    use agentio_core::{AgentInput, AgentOutput};
     use schemars::JsonSchema;
     use schemars::generate::SchemaSettings;
 
@@ -207,14 +207,14 @@ pub mod __private {
         fn into_tool_error(self) -> crate::ToolError;
     }
 
-    impl IntoToolError for io_core::AgentError {
+    impl IntoToolError for agentio_core::AgentError {
         fn into_tool_error(self) -> crate::ToolError {
             self
         }
     }
 
     fn failed(detail: String) -> crate::ToolError {
-        io_core::AgentError::from(detail)
+        agentio_core::AgentError::from(detail)
     }
 
     impl IntoToolError for String {
@@ -237,7 +237,7 @@ pub mod __private {
 
     impl IntoToolError for serde_json::Error {
         fn into_tool_error(self) -> crate::ToolError {
-            io_core::AgentError::from(self)
+            agentio_core::AgentError::from(self)
         }
     }
 

@@ -109,12 +109,12 @@ impl ToolManifest {
     /// than 32 levels, or growing past 4 MiB once its aliases are expanded. Never panics.
     ///
     /// ```
-    /// use io_typed_tool::ToolManifest;
+    /// use agentio_tools::ToolManifest;
     /// let text = "---\nid: notes.search\nname: Search notes\nversion: 1.0.0\ndescription: Searches notes.\ninputs: { type: object }\noutputs: { type: object }\n---\n";
     /// let manifest = ToolManifest::parse(text)?;
     /// assert_eq!(manifest.contract.id, "notes.search");
     /// assert!(ToolManifest::parse("---\u{a0}\n---\n").is_err());
-    /// # Ok::<(), io_typed_tool::ManifestError>(())
+    /// # Ok::<(), agentio_tools::ManifestError>(())
     /// ```
     pub fn parse(text: &str) -> Result<ToolManifest, ManifestError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -167,7 +167,9 @@ impl ToolManifest {
                 format!("the frontmatter is not valid YAML: {err}"),
             )
         })?;
-        if io_core::limits::check_depth(&frontmatter, crate::manifest_limits::MAX_DEPTH).is_err() {
+        if agentio_core::limits::check_depth(&frontmatter, crate::manifest_limits::MAX_DEPTH)
+            .is_err()
+        {
             return Err(one(
                 "",
                 None,

@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use io_core::files::{FileHost, FileObserver, FileRunRecord, RunVars, Workspace, run_with_files};
-use io_core::{
+use agentio_core::files::{
+    FileHost, FileObserver, FileRunRecord, RunVars, Workspace, run_with_files,
+};
+use agentio_core::{
     AgentError, BoundarySchema, BoxFuture, ErrorCode, ToolCall, ToolInvoker, contain_panics,
 };
 use serde::Serialize;
@@ -137,13 +139,13 @@ impl AuditLog {
     /// The contracts registered so far, canonical JSON Schema included.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
     /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
-    /// use io_typed_tool::{AuditLog, ToolRegistry};
+    /// use agentio_tools::{AuditLog, ToolRegistry};
     /// use std::sync::Arc;
     ///
     /// let audit = Arc::new(AuditLog::default());
@@ -163,13 +165,13 @@ impl AuditLog {
     /// A copy of every record so far, in order.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
     /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
-    /// use io_typed_tool::{AuditLog, ToolRegistry};
+    /// use agentio_tools::{AuditLog, ToolRegistry};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -219,7 +221,7 @@ impl fmt::Debug for AuditLog {
 /// what the transport brings with the call (progress, cancellation, an approver of its own).
 ///
 /// ```
-/// use io_typed_tool::{ApprovalDecision, ApprovalRequest, CallOptions, Cancellation, Progress};
+/// use agentio_tools::{ApprovalDecision, ApprovalRequest, CallOptions, Cancellation, Progress};
 /// use serde_json::json;
 /// use std::sync::Arc;
 ///
@@ -251,7 +253,7 @@ impl CallOptions {
     /// Sets the run id (the body reads it from [`ToolContext::run_id`]; audit records carry it).
     ///
     /// ```
-    /// let options = io_typed_tool::CallOptions::default().with_run_id("run-7");
+    /// let options = agentio_tools::CallOptions::default().with_run_id("run-7");
     /// assert_eq!(options.run_id.as_deref(), Some("run-7"));
     /// ```
     #[must_use]
@@ -263,7 +265,7 @@ impl CallOptions {
     /// Sets the host context, which the tool's `contextSchema` checks before the body runs.
     ///
     /// ```
-    /// let options = io_typed_tool::CallOptions::default().with_context(serde_json::json!({ "tenant": "acme" }));
+    /// let options = agentio_tools::CallOptions::default().with_context(serde_json::json!({ "tenant": "acme" }));
     /// assert_eq!(options.context["tenant"], "acme");
     /// ```
     #[must_use]
@@ -275,10 +277,10 @@ impl CallOptions {
     /// Sends the body's progress reports to `sink`.
     ///
     /// ```
-    /// use io_typed_tool::{CallOptions, Progress, ToolContext, ToolError, tool, tool_registry};
+    /// use agentio_tools::{CallOptions, Progress, ToolContext, ToolError, tool, tool_registry};
     /// use std::sync::{Arc, Mutex};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Job { steps: u32 }
     ///
     /// /// Runs a job, reporting each step.
@@ -308,13 +310,13 @@ impl CallOptions {
     /// `cancelled`.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
     /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
-    /// use io_typed_tool::{CallOptions, Cancellation};
+    /// use agentio_tools::{CallOptions, Cancellation};
     ///
     /// let registry = tool_registry![SaveTool].unwrap();
     /// let cancel = Cancellation::new();
@@ -335,11 +337,11 @@ impl CallOptions {
     /// Decides this call's approval with `approver` instead of the registry's.
     ///
     /// ```
-    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, CallOptions, ToolError, tool, tool_registry};
+    /// use agentio_tools::{ApprovalDecision, ApprovalRequest, CallOptions, ToolError, tool, tool_registry};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Note { text: String }
     ///
     /// /// Saves a note; it changes the workspace, so each call is approved.
@@ -433,11 +435,11 @@ impl Schema {
 /// `retryable: false`: the host does not retry such a tool, so a caller must not either.
 ///
 /// ```
-/// use io_typed_tool::{ApprovalDecision, ApprovalRequest, AuditLog, ToolError, ToolRegistry, tool};
+/// use agentio_tools::{ApprovalDecision, ApprovalRequest, AuditLog, ToolError, ToolRegistry, tool};
 /// use serde_json::json;
 /// use std::sync::Arc;
 ///
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 /// struct Note { text: String }
 ///
 /// /// Saves a note; it changes the workspace, so the host approves each call.
@@ -485,11 +487,11 @@ impl ToolRegistry {
     /// An empty registry with no approver (gated calls are denied) and no audit sink.
     ///
     /// ```
-    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
+    /// use agentio_tools::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Refund { cents: u32 }
     ///
     /// /// Refunds a payment.
@@ -521,9 +523,9 @@ impl ToolRegistry {
     /// back), and who hears about each file ([`Self::with_file_observer`]).
     ///
     /// ```
-    /// use io_core::files::{FileEvent, FsRoot, Workspace};
-    /// use io_core::{AgentInput, AgentOutput, define_io};
-    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, CallOptions, ToolError, ToolRegistry, tool};
+    /// use agentio_core::files::{FileEvent, FsRoot, Workspace};
+    /// use agentio_core::{AgentInput, AgentOutput, define_io};
+    /// use agentio_tools::{ApprovalDecision, ApprovalRequest, CallOptions, ToolError, ToolRegistry, tool};
     /// use serde_json::json;
     /// use std::sync::{Arc, Mutex};
     ///
@@ -589,11 +591,11 @@ impl ToolRegistry {
     /// body runs. A per-call approver ([`CallOptions::with_approver`]) takes precedence.
     ///
     /// ```
-    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
+    /// use agentio_tools::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Refund { cents: u32 }
     ///
     /// /// Refunds a payment.
@@ -623,7 +625,7 @@ impl ToolRegistry {
     /// says; with it and no approver, every call is denied.
     ///
     /// ```
-    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolRegistry};
+    /// use agentio_tools::{ApprovalDecision, ApprovalRequest, ToolRegistry};
     /// use std::sync::Arc;
     /// let audit_only = |request: &ApprovalRequest| {
     ///     println!("about to call {}", request.identity);
@@ -644,11 +646,11 @@ impl ToolRegistry {
     /// and the input's keys (never their values).
     ///
     /// ```
-    /// use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
+    /// use agentio_tools::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Refund { cents: u32 }
     ///
     /// /// Refunds a payment.
@@ -656,7 +658,7 @@ impl ToolRegistry {
     /// async fn refund(r: Refund) -> Result<Refund, ToolError> { Ok(r) }
     ///
     /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-    /// use io_typed_tool::AuditLog;
+    /// use agentio_tools::AuditLog;
     ///
     /// let log = Arc::new(AuditLog::default());
     /// let mut registry = ToolRegistry::new()
@@ -680,7 +682,7 @@ impl ToolRegistry {
     /// record, a cancelled one records `cancelled`.
     ///
     /// ```
-    /// # use io_typed_tool::{AuditLog, ToolRegistry};
+    /// # use agentio_tools::{AuditLog, ToolRegistry};
     /// # use std::sync::Arc;
     /// assert!(!ToolRegistry::new().is_audited());
     /// let registry = ToolRegistry::new().with_audit_sink(Arc::new(AuditLog::default()));
@@ -694,13 +696,13 @@ impl ToolRegistry {
     /// an id already registered.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
     /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
-    /// use io_typed_tool::ToolRegistry;
+    /// use agentio_tools::ToolRegistry;
     ///
     /// let mut registry = ToolRegistry::new();
     /// registry.register(SaveTool).unwrap();
@@ -716,8 +718,8 @@ impl ToolRegistry {
     /// remote service). Its input and output are validated against the contract's schemas.
     ///
     /// ```
-    /// use io_core::BoxFuture;
-    /// use io_typed_tool::{ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry};
+    /// use agentio_core::BoxFuture;
+    /// use agentio_tools::{ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry};
     /// use serde_json::{Value, json};
     /// use std::sync::Arc;
     ///
@@ -848,8 +850,8 @@ impl ToolRegistry {
     /// The contract of a registered tool, by `id` or `id@major` (see [`Self::call_with`]).
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
@@ -866,8 +868,8 @@ impl ToolRegistry {
     /// The registered contracts, ordered by identity.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
@@ -884,8 +886,8 @@ impl ToolRegistry {
     /// or `id@major`.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// /// Saves a note.
     /// #[tool(id = "notes.save")]
@@ -903,8 +905,8 @@ impl ToolRegistry {
     /// The output schema a tool's results are validated against, by id or `id@major`.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
@@ -921,8 +923,8 @@ impl ToolRegistry {
     /// A tool's input JSON Schema, by id or `id@major` (io-traits.md's `tool_input_schema`).
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
@@ -939,8 +941,8 @@ impl ToolRegistry {
     /// A tool's output JSON Schema, by id or `id@major`.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
@@ -955,18 +957,18 @@ impl ToolRegistry {
     }
 
     /// Checks a skill before it runs: every step names a registered tool, and each step's
-    /// output can become the next step's input ([`io_core::skill`]). Every broken link is
+    /// output can become the next step's input ([`agentio_core::skill`]). Every broken link is
     /// reported at once.
     ///
     /// ```
-    /// use io_core::skill::{SkillManifest, SkillProblem};
-    /// use io_typed_tool::{ToolError, tool, tool_registry};
+    /// use agentio_core::skill::{SkillManifest, SkillProblem};
+    /// use agentio_tools::{ToolError, tool, tool_registry};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Query { q: String }
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Hits { hits: Vec<String> }
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Summary { text: String }
     ///
     /// /// Searches.
@@ -983,9 +985,9 @@ impl ToolRegistry {
     /// ```
     pub fn validate_skill(
         &self,
-        skill: &io_core::skill::SkillManifest,
-    ) -> Result<(), io_core::skill::SkillError> {
-        io_core::skill::check_skill(skill, |id| self.tool_schemas(id))
+        skill: &agentio_core::skill::SkillManifest,
+    ) -> Result<(), agentio_core::skill::SkillError> {
+        agentio_core::skill::check_skill(skill, |id| self.tool_schemas(id))
     }
 
     /// Runs a skill: each step is called under its contract with the previous step's output
@@ -994,11 +996,11 @@ impl ToolRegistry {
     /// checked first ([`Self::validate_skill`]); a failing step's error says which step.
     ///
     /// ```
-    /// use io_core::skill::SkillManifest;
-    /// use io_typed_tool::{CallOptions, ToolError, tool, tool_registry};
+    /// use agentio_core::skill::SkillManifest;
+    /// use agentio_tools::{CallOptions, ToolError, tool, tool_registry};
     /// use serde_json::json;
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Text { text: String }
     ///
     /// /// Trims.
@@ -1021,7 +1023,7 @@ impl ToolRegistry {
     /// ```
     pub async fn run_skill(
         &self,
-        skill: &io_core::skill::SkillManifest,
+        skill: &agentio_core::skill::SkillManifest,
         input: Value,
         options: CallOptions,
     ) -> Result<Value, ToolError> {
@@ -1033,7 +1035,10 @@ impl ToolRegistry {
         }
         // One run id for every step, so the audit trail ties them together.
         let mut options = options;
-        let run_id = options.run_id.take().unwrap_or_else(io_core::new_run_id);
+        let run_id = options
+            .run_id
+            .take()
+            .unwrap_or_else(agentio_core::new_run_id);
         let mut value = input;
         for (index, step) in skill.steps.iter().enumerate() {
             // The skill's input precedes the first step: a mapping there picks from it.
@@ -1065,8 +1070,8 @@ impl ToolRegistry {
     /// Calls a tool with a fresh run id and no host context.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
@@ -1094,13 +1099,13 @@ impl ToolRegistry {
     /// [`Self::call_with`], answered as the AIP-14 envelope `{ ok, value }` / `{ ok, error }`.
     ///
     /// ```
-    /// # use io_typed_tool::{ToolError, tool, tool_registry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// # struct Note { text: String }
     /// # /// Saves a note.
     /// # #[tool(id = "notes.save", version = "2.1.0")]
     /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
-    /// use io_typed_tool::CallOptions;
+    /// use agentio_tools::CallOptions;
     /// use serde_json::json;
     ///
     /// let registry = tool_registry![SaveTool].unwrap();
@@ -1113,7 +1118,7 @@ impl ToolRegistry {
     /// ```
     pub async fn call_envelope(&self, tool_id: &str, input: Value, options: CallOptions) -> Value {
         match self.call_with(tool_id, input, options).await {
-            Ok(value) => io_core::ok_envelope(value),
+            Ok(value) => agentio_core::ok_envelope(value),
             Err(err) => err.to_envelope(),
         }
     }
@@ -1122,12 +1127,12 @@ impl ToolRegistry {
     /// `tool_id` is an id, or `id@major` when several majors of one id are registered.
     ///
     /// ```
-    /// use io_typed_tool::{CallOptions, ToolContext, ToolError, tool, tool_registry};
+    /// use agentio_tools::{CallOptions, ToolContext, ToolError, tool, tool_registry};
     /// use serde_json::json;
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Empty {}
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Seen { run_id: String, tenant: String }
     ///
     /// /// Says which run and tenant it was called for.
@@ -1333,12 +1338,12 @@ impl ToolRegistry {
             Some(Ok(decoded)) => Some(decoded),
             Some(Err(err)) => {
                 // A refused value may be deeper than a recursive drop can take.
-                io_core::limits::dismantle(input);
+                agentio_core::limits::dismantle(input);
                 return Err(err);
             }
             None => {
                 if let Err(err) = tool.inputs.get().validate(&input) {
-                    io_core::limits::dismantle(input);
+                    agentio_core::limits::dismantle(input);
                     return Err(err);
                 }
                 None
@@ -1580,7 +1585,7 @@ fn checked_output(tool: &RegisteredTool, output: Value) -> Result<Value, ToolErr
     if !tool.plugin.__validates_output()
         && let Err(err) = tool.outputs.get().validate(&output)
     {
-        io_core::limits::dismantle(output);
+        agentio_core::limits::dismantle(output);
         return Err(final_error(&tool.contract, err));
     }
     Ok(output)
@@ -1616,7 +1621,7 @@ async fn single_attempt(
         None => Payload::Json(run.input.take().unwrap_or_default()),
     };
     let timeout = Duration::from_millis(contract.timeout_ms);
-    let started = io_core::__Started::now(timeout);
+    let started = agentio_core::__Started::now(timeout);
     let mut body = payload.execute(tool.plugin.as_ref(), ctx);
     let mut timer = None;
     let mut waiter = None;
@@ -1656,7 +1661,7 @@ impl Payload {
         self,
         plugin: &'a dyn ToolPlugin,
         ctx: &'a ToolContext,
-    ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
+    ) -> agentio_core::BoxFuture<'a, Result<Value, ToolError>> {
         match self {
             Payload::Json(input) => plugin.execute(input, ctx),
             Payload::Decoded(input) => plugin.__execute_decoded(input, ctx),
@@ -1682,8 +1687,8 @@ fn run_attempt<'a>(
     tool_id: &'a str,
 ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
     // Tokio's clock (the one the timer reads) for a short ceiling, a cheaper one for a long
-    // ceiling (see `io_core::__Started`).
-    let started = io_core::__Started::now(timeout);
+    // ceiling (see `agentio_core::__Started`).
+    let started = agentio_core::__Started::now(timeout);
     let attempt = match tokio::runtime::Handle::try_current() {
         Err(_) => Attempt::NoRuntime,
         // Boxed: this path spawns a task anyway, and a call on a current-thread runtime
@@ -1712,7 +1717,7 @@ fn run_attempt<'a>(
 /// What an attempt that `started` under `timeout` answers, once it has ended.
 fn attempt_result(
     ended: Ended,
-    started: io_core::__Started,
+    started: agentio_core::__Started,
     timeout: Duration,
     tool_id: &str,
 ) -> Result<Value, ToolError> {
@@ -1738,7 +1743,7 @@ fn attempt_result(
 enum Attempt<'a> {
     NoRuntime,
     Spawned(std::pin::Pin<Box<dyn Future<Output = Ended> + Send>>),
-    Local(io_core::BoxFuture<'a, Result<Value, ToolError>>),
+    Local(agentio_core::BoxFuture<'a, Result<Value, ToolError>>),
 }
 
 /// How an attempt ended.
@@ -1758,9 +1763,9 @@ enum Ended {
 /// left of its ceiling. One `poll_fn` holds it all, so the attempt's state is the body, the
 /// timer and nothing else.
 async fn local_attempt(
-    mut body: io_core::BoxFuture<'_, Result<Value, ToolError>>,
+    mut body: agentio_core::BoxFuture<'_, Result<Value, ToolError>>,
     timeout: Duration,
-    started: io_core::__Started,
+    started: agentio_core::__Started,
 ) -> Ended {
     let mut timer = None;
     std::future::poll_fn(move |cx| poll_local(&mut body, &mut timer, timeout, started, cx)).await
@@ -1769,16 +1774,16 @@ async fn local_attempt(
 /// One poll of a body run in place under its ceiling (see [`local_attempt`]); `timer` is
 /// armed on the first poll that finds the body waiting.
 fn poll_local(
-    body: &mut io_core::BoxFuture<'_, Result<Value, ToolError>>,
+    body: &mut agentio_core::BoxFuture<'_, Result<Value, ToolError>>,
     timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
     timeout: Duration,
-    started: io_core::__Started,
+    started: agentio_core::__Started,
     cx: &mut std::task::Context<'_>,
 ) -> Poll<Ended> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
         Ok(Poll::Ready(result)) => return Poll::Ready(Ended::Done(result)),
         Ok(Poll::Pending) => {}
-        Err(payload) => return Poll::Ready(Ended::Done(Err(io_core::panicked(&*payload)))),
+        Err(payload) => return Poll::Ready(Ended::Done(Err(agentio_core::panicked(&*payload)))),
     }
     let timer = match timer {
         Some(timer) => timer,
@@ -1787,13 +1792,13 @@ fn poll_local(
             Box::pin(tokio::time::sleep(started.remaining(timeout)))
         }) {
             Ok(armed) => timer.insert(armed),
-            Err(payload) => return Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
+            Err(payload) => return Poll::Ready(Ended::Failed(agentio_core::panicked(&*payload))),
         },
     };
     match std::panic::catch_unwind(AssertUnwindSafe(|| timer.as_mut().poll(cx))) {
         Ok(Poll::Ready(())) => Poll::Ready(Ended::Elapsed),
         Ok(Poll::Pending) => Poll::Pending,
-        Err(payload) => Poll::Ready(Ended::Failed(io_core::panicked(&*payload))),
+        Err(payload) => Poll::Ready(Ended::Failed(agentio_core::panicked(&*payload))),
     }
 }
 
@@ -1946,12 +1951,12 @@ impl ToolInvoker for ToolRegistry {
 /// path, as written (tokens included), must be covered by a `workspace:` entry. The same rule
 /// holds again at sync time on the interpolated path.
 pub(crate) fn uncovered_outputs(
-    io: &io_core::files::IoHandle,
+    io: &agentio_core::files::IoHandle,
     mutates: &[String],
 ) -> Vec<ContractProblem> {
     io.outputs_files()
         .iter()
-        .filter(|(_, entry)| !io_core::files::covers_workspace_path(mutates, &entry.path))
+        .filter(|(_, entry)| !agentio_core::files::covers_workspace_path(mutates, &entry.path))
         .map(|(key, entry)| ContractProblem {
             pointer: format!("/outputsFiles/{key}/path"),
             message: format!(

@@ -3,16 +3,16 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use io_core::files::IoHandle;
-use io_core::{AgentError, AgentInput, AgentOutput, BoundarySchema, BoxFuture, ErrorCode};
+use agentio_core::files::IoHandle;
+use agentio_core::{AgentError, AgentInput, AgentOutput, BoundarySchema, BoxFuture, ErrorCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::call::{Cancellation, Progress, ProgressReporter};
 use crate::contract::ToolContract;
-use io_core::files::mutation_covers;
+use agentio_core::files::mutation_covers;
 
-/// The error every tool returns: the boundary error of io-core, with its standard codes and
+/// The error every tool returns: the boundary error of agentio-core, with its standard codes and
 /// its `{ ok: false, error: { code, message, retryable } }` envelope.
 pub type ToolError = AgentError;
 
@@ -25,14 +25,14 @@ pub type ToolError = AgentError;
 /// registry erases it once, when it is registered.
 ///
 /// ```
-/// use io_typed_tool::{ToolContext, ToolError, TypedTool, tool};
+/// use agentio_tools::{ToolContext, ToolError, TypedTool, tool};
 /// use schemars::JsonSchema;
 /// use serde::{Deserialize, Serialize};
 ///
-/// #[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput)]
+/// #[derive(Serialize, Deserialize, JsonSchema, agentio_core::AgentInput)]
 /// struct Text { text: String }
 ///
-/// #[derive(Serialize, Deserialize, JsonSchema, io_core::AgentOutput)]
+/// #[derive(Serialize, Deserialize, JsonSchema, agentio_core::AgentOutput)]
 /// struct Count { words: usize }
 ///
 /// struct WordCount;
@@ -217,7 +217,7 @@ impl<T: TypedTool> ToolPlugin for T {
 #[derive(Clone)]
 pub(crate) enum RunId {
     Given(Arc<str>),
-    /// A sequence number taken from `io_core`, and the id it writes, once read. Copies write
+    /// A sequence number taken from `agentio_core`, and the id it writes, once read. Copies write
     /// their own text, the same text.
     Fresh(u64, std::sync::OnceLock<Box<str>>),
 }
@@ -227,7 +227,10 @@ impl RunId {
     pub(crate) fn of(given: Option<&str>) -> RunId {
         match given {
             Some(id) => RunId::Given(Arc::from(id)),
-            None => RunId::Fresh(io_core::__next_run_sequence(), std::sync::OnceLock::new()),
+            None => RunId::Fresh(
+                agentio_core::__next_run_sequence(),
+                std::sync::OnceLock::new(),
+            ),
         }
     }
 
@@ -235,7 +238,7 @@ impl RunId {
         match self {
             RunId::Given(id) => id,
             RunId::Fresh(sequence, text) => {
-                text.get_or_init(|| io_core::__run_id_text(*sequence).into_boxed_str())
+                text.get_or_init(|| agentio_core::__run_id_text(*sequence).into_boxed_str())
             }
         }
     }
@@ -267,7 +270,7 @@ impl ToolContext {
     /// Both ids take a `&str`, a `String` or an `Arc<str>` (shared, not copied).
     ///
     /// ```
-    /// use io_typed_tool::ToolContext;
+    /// use agentio_tools::ToolContext;
     /// let ctx = ToolContext::new("run-1", "kb.search");
     /// assert_eq!((ctx.run_id(), ctx.tool_id(), ctx.attempt()), ("run-1", "kb.search", 1));
     /// assert!(ctx.raw_context().is_null());
@@ -313,7 +316,7 @@ impl ToolContext {
     /// does nothing. Returns whether anyone listens.
     ///
     /// ```
-    /// use io_typed_tool::{Progress, ProgressReporter, ToolContext};
+    /// use agentio_tools::{Progress, ProgressReporter, ToolContext};
     /// let quiet = ToolContext::new("run-1", "kb.index");
     /// assert!(!quiet.report_progress(Progress::new(1.0).with_total(2.0)));
     /// let heard = quiet.with_progress(ProgressReporter::new(|p: Progress| assert_eq!(p.progress, 1.0)));
@@ -333,7 +336,7 @@ impl ToolContext {
     /// next `.await` anyway; a body doing long synchronous work checks this between steps.
     ///
     /// ```
-    /// use io_typed_tool::{Cancellation, ToolContext};
+    /// use agentio_tools::{Cancellation, ToolContext};
     /// let cancellation = Cancellation::new();
     /// let ctx = ToolContext::new("run-1", "kb.index").with_cancellation(cancellation.clone());
     /// assert!(!ctx.is_cancelled());
@@ -350,7 +353,7 @@ impl ToolContext {
     /// `null` context is none.
     ///
     /// ```
-    /// use io_typed_tool::ToolContext;
+    /// use agentio_tools::ToolContext;
     /// use serde_json::json;
     ///
     /// let ctx = ToolContext::new("run-1", "billing.report").with_context(json!({ "tenant": "acme" }));
@@ -367,7 +370,7 @@ impl ToolContext {
     /// example is there). With none declared, every mutation is refused.
     ///
     /// ```
-    /// use io_typed_tool::ToolContext;
+    /// use agentio_tools::ToolContext;
     ///
     /// let read_only = ToolContext::new("run-1", "notes.read");
     /// let err = read_only.authorize_mutation("workspace:/notes/a.md").unwrap_err();
@@ -404,18 +407,18 @@ impl ToolContext {
     ///
     /// ```
     /// use std::sync::atomic::{AtomicU32, Ordering};
-    /// use io_typed_tool::{ToolContext, ToolError, tool, tool_registry};
+    /// use agentio_tools::{ToolContext, ToolError, tool, tool_registry};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Empty {}
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
     /// struct Tries { attempt: u32 }
     ///
     /// /// Fails once with a retryable error, then succeeds.
     /// #[tool(id = "flaky.fetch", idempotent, retry(max_attempts = 3, backoff = "fixed", initial_ms = 1))]
     /// async fn fetch(_: Empty, ctx: &ToolContext) -> Result<Tries, ToolError> {
     ///     if ctx.attempt() == 1 {
-    ///         return Err(ToolError::new(io_core::ErrorCode::UpstreamError, "try again"));
+    ///         return Err(ToolError::new(agentio_core::ErrorCode::UpstreamError, "try again"));
     ///     }
     ///     Ok(Tries { attempt: ctx.attempt() })
     /// }
@@ -440,7 +443,7 @@ impl ToolContext {
     /// context of another shape is `context_invalid`.
     ///
     /// ```
-    /// use io_typed_tool::ToolContext;
+    /// use agentio_tools::ToolContext;
     /// use serde_json::json;
     ///
     /// #[derive(Debug, serde::Deserialize)]
@@ -470,7 +473,7 @@ impl ToolContext {
     /// AIP-14: a write outside the declared set "MUST be refused at runtime".
     ///
     /// ```
-    /// # use io_typed_tool::ToolContext;
+    /// # use agentio_tools::ToolContext;
     /// let ctx = ToolContext::new("r", "notes.append").with_mutates(&["workspace:/notes".into()]);
     /// assert!(ctx.authorize_mutation("workspace:/notes/today.md").is_ok());
     /// assert!(ctx.authorize_mutation("workspace:/secrets.txt").is_err());

@@ -5,8 +5,8 @@
 //! 500- and 2,000-phase DAGs (125k and 2M edges), printed after the measurements.
 #![allow(missing_docs)]
 
+use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use io_workflow::{Executor, Phase, TypeRef, Workflow};
 use serde_json::json;
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,8 @@
 //! wired to it, one sink wired to all 198), from YAML text and from a built model.
 #![allow(missing_docs)]
 
+use agentio_workflow::Workflow;
 use criterion::{Criterion, criterion_group, criterion_main};
-use io_workflow::Workflow;
 use std::fmt::Write;
 use std::hint::black_box;
 

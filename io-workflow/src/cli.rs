@@ -1,12 +1,12 @@
-//! The command-line entry point behind `agent-io-workflow`: [`run_cli`] takes the arguments and
+//! The command-line entry point behind `agentio-workflow`: [`run_cli`] takes the arguments and
 //! an output, and returns the exit status, so it can be tested in-process.
 //!
-//! The command installs on its own: `cargo install --path io-workflow` (from a checkout). A
+//! The command installs on its own: `cargo install --path agentio-workflow` (from a checkout). A
 //! binary of yours can offer the same `check` and `run` over *your* agents with
 //! [`run_cli_with`]:
 //!
 //! ```no_run
-//! use io_workflow::{Executor, cli};
+//! use agentio_workflow::{Executor, cli};
 //! use serde_json::json;
 //!
 //! fn main() -> std::process::ExitCode {
@@ -24,12 +24,12 @@ use crate::{Executor, Phase, TypeRef, Workflow};
 use serde_json::{Map, Value, json};
 
 const HELP: &str = "\
-agent-io-workflow: check or run a workflow file (RFC-0024 I/O contracts)
+agentio-workflow: check or run a workflow file (RFC-0024 I/O contracts)
 
 USAGE:
-    agent-io-workflow check FILE [--graph mermaid|dot]
-    agent-io-workflow run FILE [--trigger JSON] [--initial-state JSON]
-    agent-io-workflow --help
+    agentio-workflow check FILE [--graph mermaid|dot]
+    agentio-workflow run FILE [--trigger JSON] [--initial-state JSON]
+    agentio-workflow --help
 
 COMMANDS:
     check   Load FILE and validate it: YAML syntax, phase and type declarations, every
@@ -59,14 +59,14 @@ EXIT STATUS:
     0 success, 1 problems found or the run did not complete, 2 wrong usage.
 
 EXAMPLE:
-    agent-io-workflow run examples/workflows/quarterly-compliance.yaml \\
+    agentio-workflow run examples/workflows/quarterly-compliance.yaml \\
         --trigger '{\"quarter\":\"Q3\"}' --initial-state '{\"source\":\"erp\"}'
 ";
 
 fn usage(out: &mut dyn Write, message: &str) -> u8 {
     let _ = writeln!(
         out,
-        "error: {message}\n\nRun `agent-io-workflow --help` for usage."
+        "error: {message}\n\nRun `agentio-workflow --help` for usage."
     );
     2
 }
@@ -244,7 +244,7 @@ fn run(
 /// edge per `depends_on` entry, labelled with the input keys it wires.
 ///
 /// ```
-/// use io_workflow::{Phase, TypeRef, Workflow, cli::render_graph};
+/// use agentio_workflow::{Phase, TypeRef, Workflow, cli::render_graph};
 /// let workflow = Workflow::new("w")
 ///     .with_phase(Phase::new("fetch", "Fetch").output("n", TypeRef::Number))
 ///     .with_phase(Phase::new("report", "Report").depends_on(["fetch"]).input("count", "fetch.n"));
@@ -316,7 +316,7 @@ pub fn render_graph(workflow: &Workflow, format: &str) -> String {
 /// One line of `run`'s progress display: with symbols for a terminal, plain otherwise.
 ///
 /// ```
-/// use io_workflow::{PhaseProgress, cli::progress_line};
+/// use agentio_workflow::{PhaseProgress, cli::progress_line};
 /// let done = PhaseProgress::Completed { phase: "fetch".into(), millis: 12 };
 /// assert_eq!(progress_line(&done, false), "phase fetch: completed in 12 ms");
 /// assert_eq!(progress_line(&done, true), "  ✓ fetch  12 ms");
@@ -356,7 +356,7 @@ impl crate::PhaseAgent for SampleAgent {
     fn run<'a>(
         &'a self,
         _ctx: &'a crate::TaskContext,
-    ) -> io_core::BoxFuture<'a, Result<Value, io_core::AgentError>> {
+    ) -> agentio_core::BoxFuture<'a, Result<Value, agentio_core::AgentError>> {
         let output = self.0.clone();
         Box::pin(async move { Ok(output) })
     }

@@ -148,7 +148,7 @@ impl ValidationError {
     /// The payload as JSON: the RFC's fields, with `line` and `column`.
     ///
     /// ```
-    /// use io_workflow::Workflow;
+    /// use agentio_workflow::Workflow;
     ///
     /// let text = "openintent: \"1.0\"\ninfo:\n  name: demo\nworkflow:\n  a:\n    assign: x\n    depends_on: [b]\n";
     /// let problems = Workflow::from_yaml(text).unwrap_err();
@@ -440,7 +440,7 @@ impl RunError {
     /// The payload as JSON, the RFC's event (its fields and nothing more).
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///

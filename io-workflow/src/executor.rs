@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
 
-use io_core::compat::Compatibility;
-use io_core::{AgentCore, AgentError, AgentRuntime, BoxFuture};
-use io_typed_tool::{CallOptions, ToolRegistry};
+use agentio_core::compat::Compatibility;
+use agentio_core::{AgentCore, AgentError, AgentRuntime, BoxFuture};
+use agentio_tools::{CallOptions, ToolRegistry};
 use serde_json::{Map, Value};
 
 use crate::errors::{RunError, ValidationError};
@@ -124,7 +124,7 @@ impl RunOutcome {
     /// Whether every phase completed.
     ///
     /// ```
-    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// let workflow = Workflow::new("w")
@@ -132,7 +132,7 @@ impl RunOutcome {
     ///     .with_phase(Phase::new("b", "B").assign("broken").depends_on(["a"]));
     /// let executor = Executor::new(workflow)
     ///     .bind_fn("ok", |_| async { Ok(json!({ "n": 1 })) })
-    ///     .bind_fn("broken", |_| async { Err(io_core::AgentError::internal("disk full")) });
+    ///     .bind_fn("broken", |_| async { Err(agentio_core::AgentError::internal("disk full")) });
     /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     /// let outcome = runtime.block_on(executor.run("r1", json!({}), json!({}))).unwrap();
     /// assert!(!outcome.succeeded());
@@ -151,7 +151,7 @@ impl RunOutcome {
 /// Runs a workflow with bound agents.
 ///
 /// ```
-/// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+/// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
 /// use serde_json::json;
 ///
 /// let workflow = Workflow::new("demo")
@@ -236,10 +236,10 @@ impl Executor {
     }
 
     /// Reports each phase's progress as the run goes: started, completed (with its time),
-    /// rejected, failed. `agent-io-workflow run` draws it; a host can log it.
+    /// rejected, failed. `agentio-workflow run` draws it; a host can log it.
     ///
     /// ```
-    /// use io_workflow::{Executor, Phase, PhaseProgress, Workflow};
+    /// use agentio_workflow::{Executor, Phase, PhaseProgress, Workflow};
     /// use std::sync::{Arc, Mutex};
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let log = seen.clone();
@@ -270,7 +270,7 @@ impl Executor {
     /// The workflow.
     ///
     /// ```
-    /// use io_workflow::{Executor, Phase, Workflow};
+    /// use agentio_workflow::{Executor, Phase, Workflow};
     /// let executor = Executor::new(Workflow::new("nightly").with_phase(Phase::new("a", "A").assign("x")));
     /// assert_eq!(executor.workflow().name, "nightly");
     /// assert_eq!(executor.workflow().phases.len(), 1);
@@ -283,12 +283,12 @@ impl Executor {
     /// (at least 1). Each new attempt sees the earlier rejections in `ctx.rejections`.
     ///
     /// ```
-    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// let workflow = Workflow::new("w").with_phase(Phase::new("a", "A").assign("learner").output("n", TypeRef::Number));
     /// // Answers without the declared output first, then corrects itself.
-    /// let learner = |ctx: io_workflow::TaskContext| async move {
+    /// let learner = |ctx: agentio_workflow::TaskContext| async move {
     ///     Ok(if ctx.rejections.is_empty() { json!({}) } else { json!({ "n": 1 }) })
     /// };
     /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
@@ -307,8 +307,8 @@ impl Executor {
     /// Binds an agent to an `assign` name.
     ///
     /// ```
-    /// use io_core::{AgentError, BoxFuture};
-    /// use io_workflow::{Executor, Phase, PhaseAgent, TaskContext, Workflow};
+    /// use agentio_core::{AgentError, BoxFuture};
+    /// use agentio_workflow::{Executor, Phase, PhaseAgent, TaskContext, Workflow};
     /// use serde_json::{Value, json};
     ///
     /// /// Answers with the phase's own name.
@@ -336,8 +336,8 @@ impl Executor {
     /// Binds an agent to one phase, whatever its `assign` (it takes precedence).
     ///
     /// ```
-    /// use io_core::{AgentError, BoxFuture};
-    /// use io_workflow::{Executor, Phase, PhaseAgent, TaskContext, Workflow};
+    /// use agentio_core::{AgentError, BoxFuture};
+    /// use agentio_workflow::{Executor, Phase, PhaseAgent, TaskContext, Workflow};
     /// use serde_json::{Value, json};
     ///
     /// struct Fixed(&'static str);
@@ -371,8 +371,8 @@ impl Executor {
     /// phases' wiring to the core's types before anything runs.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
@@ -413,8 +413,8 @@ impl Executor {
     /// takes `&mut self`).
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
@@ -447,7 +447,7 @@ impl Executor {
         C: AgentCore,
         F: Fn() -> C + Send + Sync + 'static,
     {
-        use io_core::{AgentInput, AgentOutput};
+        use agentio_core::{AgentInput, AgentOutput};
         let agent = CoreFactoryAgent {
             factory,
             input_schema: C::Input::input_schema(),
@@ -460,8 +460,8 @@ impl Executor {
     /// validated turn.
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
@@ -482,7 +482,7 @@ impl Executor {
     /// }
     ///
     /// let count = |name: &str| Phase::new(name, "Count").assign("counter").input("text", "$trigger.text").output("words", TypeRef::Integer);
-    /// let erased: Box<dyn io_core::ErasedAgentCore> = Box::new(Counter);
+    /// let erased: Box<dyn agentio_core::ErasedAgentCore> = Box::new(Counter);
     /// let executor = Executor::new(Workflow::new("w").with_phase(count("count"))).bind_erased_core("counter", erased);
     /// assert!(executor.check().is_empty());
     /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
@@ -493,7 +493,7 @@ impl Executor {
     pub fn bind_erased_core(
         self,
         assign: impl Into<String>,
-        core: Box<dyn io_core::ErasedAgentCore>,
+        core: Box<dyn agentio_core::ErasedAgentCore>,
     ) -> Self {
         self.bind(assign, core_agent(AgentRuntime::from_erased(core)))
     }
@@ -501,8 +501,8 @@ impl Executor {
     /// Binds a typed core to one phase, whatever its `assign` (as [`Self::bind_phase`]).
     ///
     /// ```
-    /// use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
@@ -536,14 +536,14 @@ impl Executor {
     /// holds the phase's wiring to the tool's schemas before anything runs.
     ///
     /// ```
-    /// use io_typed_tool::{ToolError, tool, tool_registry};
-    /// use io_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use agentio_tools::{ToolError, tool, tool_registry};
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
     /// struct Text { text: String }
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
     /// struct Count { words: u32 }
     ///
     /// /// Counts words.
@@ -578,7 +578,7 @@ impl Executor {
     ) -> Self {
         let tool_id = tool_id.into();
         // What the tool can produce: its output schema, derived structs closed.
-        let schemas = io_core::ToolInvoker::tool_schemas(&*registry, &tool_id);
+        let schemas = agentio_core::ToolInvoker::tool_schemas(&*registry, &tool_id);
         self.bind(
             assign,
             ToolAgent {
@@ -612,7 +612,7 @@ impl Executor {
     /// the producing type's output schema with a matching type.
     ///
     /// ```
-    /// use io_workflow::{Executor, Phase, ValidationError, Workflow};
+    /// use agentio_workflow::{Executor, Phase, ValidationError, Workflow};
     ///
     /// let workflow = Workflow::new("w").with_phase(Phase::new("a", "A").assign("nobody"));
     /// let problems = Executor::new(workflow).check();
@@ -701,7 +701,7 @@ impl Executor {
                             .and_then(|(_, produced)| field_schema(produced, key));
                         let consumer = field_schema(input_schema, &decl.key);
                         if let (Some(producer), Some(consumer)) = (&producer, &consumer) {
-                            match io_core::compat::schema_compatible(producer, consumer) {
+                            match agentio_core::compat::schema_compatible(producer, consumer) {
                                 Compatibility::Compatible => continue,
                                 Compatibility::Incompatible(why) => {
                                     problems.push(wiring(
@@ -709,7 +709,7 @@ impl Executor {
                                         format!("a value its input field accepts ({})", why.reason),
                                         format!("`{}`, which can be {}", decl.expression, {
                                             let mut shown = why.witness.to_string();
-                                            io_core::limits::clip(&mut shown, 120);
+                                            agentio_core::limits::clip(&mut shown, 120);
                                             shown
                                         }),
                                         format!(
@@ -801,7 +801,7 @@ impl Executor {
     /// A workflow with problems does not start:
     ///
     /// ```
-    /// use io_workflow::{Executor, Phase, Workflow};
+    /// use agentio_workflow::{Executor, Phase, Workflow};
     /// let executor = Executor::new(Workflow::new("w").with_phase(Phase::new("a", "A").assign("nobody")));
     /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     /// let problems = runtime.block_on(executor.run("r1", serde_json::json!({}), serde_json::json!({}))).unwrap_err();
@@ -922,7 +922,7 @@ impl Executor {
         running.spawn(async move {
             let started = std::time::Instant::now();
             let result = match &agent {
-                Some(agent) => io_core::contain_panics(agent.run(&ctx)).await,
+                Some(agent) => agentio_core::contain_panics(agent.run(&ctx)).await,
                 None => Err(AgentError::internal(format!(
                     "no agent is bound to phase '{phase_name}'"
                 ))),
@@ -943,7 +943,7 @@ fn field_schema(root: &Value, key: &str) -> Option<Value> {
     resolved.get("properties")?.get(key)?;
     let token = key.replace('~', "~0").replace('/', "~1");
     root.get("properties")
-        .and_then(|_| io_core::compat::schema_at(root, &format!("/properties/{token}")))
+        .and_then(|_| agentio_core::compat::schema_at(root, &format!("/properties/{token}")))
 }
 
 fn core_agent(runtime: AgentRuntime) -> CoreAgent {

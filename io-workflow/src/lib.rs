@@ -10,7 +10,7 @@
 //! - The named errors ([`ValidationError`], [`RunError`]) serialize as the RFC's payloads.
 //!
 //! It is its own crate because it needs a YAML parser that reports positions and an async
-//! scheduler, which users of `io-core` alone should not pay for.
+//! scheduler, which users of `agentio-core` alone should not pay for.
 //!
 //! # Decisions on the RFC's open questions
 //!

@@ -32,8 +32,8 @@ pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A workflow file's text (see [`Workflow::from_file`]); the error says why it cannot be had.
 fn read_document(path: &std::path::Path) -> Result<String, String> {
-    let bytes =
-        io_core::limits::read_file_bounded(path, MAX_FILE_BYTES).map_err(|err| err.to_string())?;
+    let bytes = agentio_core::limits::read_file_bounded(path, MAX_FILE_BYTES)
+        .map_err(|err| err.to_string())?;
     String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
 }
 
@@ -145,7 +145,7 @@ impl Workflow {
     /// `depends_on` targets, dependency cycles and unknown types.
     ///
     /// ```
-    /// use io_workflow::Workflow;
+    /// use agentio_workflow::Workflow;
     /// let text = "openintent: \"1.0\"\ninfo:\n  name: demo\nworkflow:\n  b:\n    assign: x\n    inputs:\n      x: a.y\n";
     /// let problems = Workflow::from_yaml(text).unwrap_err();
     /// assert_eq!(problems[0].name(), "InputWiringError");
@@ -176,7 +176,7 @@ impl Workflow {
     /// file after `MAX_FILE_BYTES + 1` bytes.
     ///
     /// ```
-    /// use io_workflow::Workflow;
+    /// use agentio_workflow::Workflow;
     ///
     /// let problems = Workflow::from_file("/dev/zero").unwrap_err();
     /// assert_eq!(problems[0].name(), "DocumentError");

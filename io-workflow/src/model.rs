@@ -8,7 +8,7 @@ use crate::yaml::Position;
 /// A workflow: its `types` and its phases, in document order.
 ///
 /// ```
-/// use io_workflow::{Phase, TypeRef, Workflow};
+/// use agentio_workflow::{Phase, TypeRef, Workflow};
 /// // Built in Rust ...
 /// let built = Workflow::new("report")
 ///     .with_type("Finding", vec![("text", TypeRef::String)])
@@ -62,7 +62,7 @@ pub struct TypeDef {
 /// (element typing).
 ///
 /// ```
-/// use io_workflow::TypeRef;
+/// use agentio_workflow::TypeRef;
 /// let ty = TypeRef::parse("array<Finding>").unwrap();
 /// assert_eq!(ty, TypeRef::Array(Some(Box::new(TypeRef::Named("Finding".into())))));
 /// assert_eq!(ty.to_string(), "array<Finding>");
@@ -100,7 +100,7 @@ impl TypeRef {
     /// is not a type. Parsing is iterative, so no input can exhaust the stack.
     ///
     /// ```
-    /// use io_workflow::TypeRef;
+    /// use agentio_workflow::TypeRef;
     /// assert_eq!(TypeRef::parse("number"), Some(TypeRef::Number));
     /// let findings = TypeRef::parse("array<Finding>").unwrap();
     /// assert_eq!(findings, TypeRef::Array(Some(Box::new(TypeRef::Named("Finding".into())))));
@@ -212,7 +212,7 @@ impl InputSource {
     /// Parses a mapping expression (RFC-0024 §8.4).
     ///
     /// ```
-    /// use io_workflow::InputSource;
+    /// use agentio_workflow::InputSource;
     /// assert_eq!(
     ///     InputSource::parse("research.summary"),
     ///     InputSource::Phase { phase: "research".into(), key: "summary".into() },
@@ -272,7 +272,7 @@ pub struct InputDecl {
 /// One phase of the workflow.
 ///
 /// ```
-/// use io_workflow::{InputSource, Phase, TypeRef};
+/// use agentio_workflow::{InputSource, Phase, TypeRef};
 /// let phase = Phase::new("analysis", "Run the analysis")
 ///     .assign("analytics-agent")
 ///     .depends_on(["fetch"])
@@ -334,7 +334,7 @@ impl Phase {
     /// expression is kept and reported by validation, with its position.
     ///
     /// ```
-    /// use io_workflow::{InputSource, Phase, Workflow};
+    /// use agentio_workflow::{InputSource, Phase, Workflow};
     ///
     /// let phase = Phase::new("b", "B").assign("x").input("q", "no dot here");
     /// assert_eq!(phase.inputs[0].source, InputSource::Malformed);
@@ -379,7 +379,7 @@ impl Phase {
     /// The declared output `key`, if the phase declares outputs and that one.
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef};
+    /// use agentio_workflow::{Phase, TypeRef};
     ///
     /// let phase = Phase::new("a", "A").output("n", TypeRef::Number);
     /// assert!(phase.output_decl_for("n").unwrap().required);
@@ -395,7 +395,7 @@ impl Workflow {
     /// An empty workflow called `name`; phases and types are added with the `with_*` methods.
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow};
     ///
     /// let workflow = Workflow::new("quarterly")
     ///     .with_type("Finding", vec![("title", TypeRef::String)])
@@ -417,7 +417,7 @@ impl Workflow {
     /// Adds a named type: an object with these fields.
     ///
     /// ```
-    /// use io_workflow::{TypeRef, Workflow};
+    /// use agentio_workflow::{TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// let workflow = Workflow::new("w").with_type("Finding", vec![("title", TypeRef::String), ("score", TypeRef::Number)]);
@@ -445,7 +445,7 @@ impl Workflow {
     /// Adds an enum type: a value of it is one of `values`.
     ///
     /// ```
-    /// use io_workflow::{TypeRef, Workflow};
+    /// use agentio_workflow::{TypeRef, Workflow};
     /// let workflow = Workflow::new("w").with_enum_type("Status", vec!["approved".into(), "rejected".into()]);
     /// let status = TypeRef::Named("Status".into());
     /// assert!(workflow.check_value(&"approved".into(), &status).is_ok());

@@ -42,7 +42,7 @@ impl TaskState {
     /// The state's name, as [`RunError::InvalidTransitionError`] reports it.
     ///
     /// ```
-    /// use io_workflow::TaskState;
+    /// use agentio_workflow::TaskState;
     /// assert_eq!(TaskState::Ready.name(), "ready");
     /// assert_eq!(TaskState::SuspendedAwaitingInput {
     ///     intent_id: "i1".into(), suspended_since: "2026-11-25T10:00:00Z".into(), expires_at: None, expected_resume_at: None,
@@ -98,7 +98,7 @@ impl TaskContext {
     /// (or does not exist).
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -221,7 +221,7 @@ struct Task {
 /// is kept in document order; outputs are shared, never copied per claim.
 ///
 /// ```
-/// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+/// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
 /// use serde_json::json;
 /// use std::sync::Arc;
 ///
@@ -270,7 +270,7 @@ impl WorkflowRun {
     /// wiring mistake is refused here, with every problem, rather than at claim time.
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     /// let workflow = Workflow::new("w")
@@ -302,7 +302,7 @@ impl WorkflowRun {
     /// Call it before the first claim.
     ///
     /// ```
-    /// # use io_workflow::{Phase, Workflow, WorkflowRun};
+    /// # use agentio_workflow::{Phase, Workflow, WorkflowRun};
     /// # use std::sync::Arc;
     /// # let workflow = Arc::new(Workflow::new("w").with_phase(Phase::new("a", "A")));
     /// let run = WorkflowRun::new(workflow, "r1", serde_json::json!({}), serde_json::json!({}))
@@ -384,7 +384,7 @@ impl WorkflowRun {
     /// The workflow being run.
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -403,7 +403,7 @@ impl WorkflowRun {
     /// The state of a phase's task.
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -411,7 +411,7 @@ impl WorkflowRun {
     ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
     ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
     /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
-    /// use io_workflow::TaskState;
+    /// use agentio_workflow::TaskState;
     /// assert_eq!(run.state("a"), Some(&TaskState::Ready));
     /// assert_eq!(run.state("b"), Some(&TaskState::Pending));
     /// run.claim("a").unwrap();
@@ -432,7 +432,7 @@ impl WorkflowRun {
     /// The recorded output of a completed phase (declared keys and any extra ones).
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -480,7 +480,7 @@ impl WorkflowRun {
     /// other state with `InvalidTransitionError` (see the state table).
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -806,7 +806,7 @@ impl WorkflowRun {
     /// `InvalidTransitionError`.
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -814,7 +814,7 @@ impl WorkflowRun {
     ///     .with_phase(Phase::new("a", "A").output("n", TypeRef::Number))
     ///     .with_phase(Phase::new("b", "B").depends_on(["a"]).input("n", "a.n"));
     /// let mut run = WorkflowRun::new(Arc::new(workflow), "r1", json!({}), json!({})).unwrap();
-    /// use io_workflow::RunError;
+    /// use agentio_workflow::RunError;
     ///
     /// run.claim("a").unwrap();
     /// run.fail("a", RunError::PhaseFailedError {
@@ -851,7 +851,7 @@ impl WorkflowRun {
     /// `InvalidTransitionError`.
     ///
     /// ```
-    /// use io_workflow::{Phase, Suspension, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, Suspension, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///
@@ -914,7 +914,7 @@ impl WorkflowRun {
     /// Where the run stands, with `suspended_phases` (an example is on [`Self::suspend`]).
     ///
     /// ```
-    /// use io_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
+    /// use agentio_workflow::{Phase, TypeRef, Workflow, WorkflowRun};
     /// use serde_json::json;
     /// use std::sync::Arc;
     ///

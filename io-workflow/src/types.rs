@@ -14,7 +14,7 @@ pub(crate) const MAX_STEPS: usize = 10_000;
 /// The JSON type of a value, as reported in `OutputTypeMismatchError.actual_type`.
 ///
 /// ```
-/// use io_workflow::json_type;
+/// use agentio_workflow::json_type;
 /// use serde_json::json;
 /// assert_eq!(json_type(&json!(3)), "integer");
 /// assert_eq!(json_type(&json!(3.5)), "number");
@@ -50,7 +50,7 @@ impl Workflow {
     /// with their types (recursively; extra fields are allowed); `array<T>` checks every element.
     ///
     /// ```
-    /// use io_workflow::{TypeRef, Workflow};
+    /// use agentio_workflow::{TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// let workflow = Workflow::new("w");
@@ -139,7 +139,7 @@ impl Workflow {
     /// constraints (ranges, lengths, patterns) are likewise left to the arriving value.
     ///
     /// ```
-    /// use io_workflow::{TypeRef, Workflow};
+    /// use agentio_workflow::{TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// let workflow = Workflow::new("w");
@@ -280,7 +280,7 @@ impl Workflow {
     /// Bounded as [`Self::fits_schema`] is.
     ///
     /// ```
-    /// use io_workflow::{TypeRef, Workflow};
+    /// use agentio_workflow::{TypeRef, Workflow};
     /// use serde_json::json;
     ///
     /// let workflow = Workflow::new("w");

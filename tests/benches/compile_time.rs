@@ -15,7 +15,7 @@
 //! printed, with their range, for the wall clock and (on Linux) for the CPU time of cargo and
 //! the compilers it ran, which a shared machine's other work disturbs less.
 //!
-//! Run with `cargo bench -p agent-io-tests --bench compile_time` (about a quarter of an hour on
+//! Run with `cargo bench -p agentio-tests --bench compile_time` (about a quarter of an hour on
 //! two cores; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets
 //! the number of tools.
 #![allow(missing_docs)]
@@ -63,7 +63,7 @@ pub struct Out{i} {{
 /// attribute's path).
 fn with_macros(tools: usize, derives: &str, tool: &str) -> String {
     let mut src =
-        String::from("#![allow(missing_docs, dead_code)]\nuse io_typed_tool::ToolError;\n");
+        String::from("#![allow(missing_docs, dead_code)]\nuse agentio_tools::ToolError;\n");
     let (input, output) = (
         format!(", {derives}::AgentInput"),
         format!(", {derives}::AgentOutput"),
@@ -86,15 +86,15 @@ pub async fn search{i}(args: Args{i}) -> Result<Out{i}, ToolError> {{
 
 fn plain(tools: usize) -> String {
     let mut src = String::from(
-        "#![allow(missing_docs, dead_code)]\nuse io_typed_tool::{ToolContext, ToolContract, ToolError, TypedTool};\n",
+        "#![allow(missing_docs, dead_code)]\nuse agentio_tools::{ToolContext, ToolContract, ToolError, TypedTool};\n",
     );
     for i in 0..tools {
         tool_types(i, &mut src, "", "");
         let _ = write!(
             src,
             r#"
-impl io_core::AgentInput for Args{i} {{}}
-impl io_core::AgentOutput for Out{i} {{}}
+impl agentio_core::AgentInput for Args{i} {{}}
+impl agentio_core::AgentOutput for Out{i} {{}}
 
 pub struct Search{i};
 
@@ -108,8 +108,8 @@ impl TypedTool for Search{i} {{
             Self::ID,
             "1.2.0",
             "Searches corpus {i}.",
-            <Args{i} as io_core::AgentInput>::input_schema().clone(),
-            <Out{i} as io_core::AgentOutput>::output_schema().clone(),
+            <Args{i} as agentio_core::AgentInput>::input_schema().clone(),
+            <Out{i} as agentio_core::AgentOutput>::output_schema().clone(),
         );
         contract.idempotent = true;
         contract.timeout_ms = 5000;
@@ -137,14 +137,14 @@ use quote::{format_ident, quote};
 pub fn agent_input(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     let ident = &input.ident;
-    quote!(impl io_core::AgentInput for #ident {}).into()
+    quote!(impl agentio_core::AgentInput for #ident {}).into()
 }
 
 #[proc_macro_derive(AgentOutput)]
 pub fn agent_output(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     let ident = &input.ident;
-    quote!(impl io_core::AgentOutput for #ident {}).into()
+    quote!(impl agentio_core::AgentOutput for #ident {}).into()
 }
 
 #[proc_macro_attribute]
@@ -187,23 +187,23 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     quote! {
         #function
         pub struct #tool;
-        impl io_typed_tool::TypedTool for #tool {
+        impl agentio_tools::TypedTool for #tool {
             type Input = #input_type;
             type Output = #output_type;
             const ID: &'static str = #id;
-            fn contract() -> io_typed_tool::ToolContract {
-                let mut contract = io_typed_tool::ToolContract::new(
+            fn contract() -> agentio_tools::ToolContract {
+                let mut contract = agentio_tools::ToolContract::new(
                     Self::ID,
                     #version,
                     #description,
-                    <#input_type as io_core::AgentInput>::input_schema().clone(),
-                    <#output_type as io_core::AgentOutput>::output_schema().clone(),
+                    <#input_type as agentio_core::AgentInput>::input_schema().clone(),
+                    <#output_type as agentio_core::AgentOutput>::output_schema().clone(),
                 );
                 contract.idempotent = #idempotent;
                 #timeout
                 contract
             }
-            async fn execute_typed(&self, args: #input_type, _ctx: &io_typed_tool::ToolContext) -> Result<#output_type, io_typed_tool::ToolError> {
+            async fn execute_typed(&self, args: #input_type, _ctx: &agentio_tools::ToolContext) -> Result<#output_type, agentio_tools::ToolError> {
                 #name(args).await
             }
         }
@@ -246,16 +246,16 @@ edition = "2024"
 publish = false
 
 [dependencies]
-io-core = {{ path = "{core}" }}
-io-typed-tool = {{ path = "{tool}" }}
+agentio-core = {{ path = "{core}" }}
+agentio-tools = {{ path = "{tool}" }}
 serde = {{ version = "1", features = ["derive"] }}
 schemars = "1.2"
 {extra}
 # A workspace of its own (it lives under this repository's target directory).
 [workspace]
 "#,
-        core = root.join("io-core").display(),
-        tool = root.join("io-typed-tool").display(),
+        core = root.join("agentio-core").display(),
+        tool = root.join("agentio-tools").display(),
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).expect("writes the manifest");
     std::fs::write(dir.join("src/lib.rs"), source).expect("writes the source");
@@ -327,7 +327,7 @@ fn main() {
     let crates = [
         (
             "bench-ours",
-            with_macros(tools, "io_core", "io_typed_tool::tool"),
+            with_macros(tools, "agentio_core", "agentio_tools::tool"),
             "",
         ),
         ("bench-plain", plain(tools), ""),

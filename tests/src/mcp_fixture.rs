@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use io_core::{AgentInput, AgentOutput, ErrorCode};
-use io_typed_tool::{Progress, ToolContext, ToolError, ToolRegistry, tool};
+use agentio_core::{AgentInput, AgentOutput, ErrorCode};
+use agentio_tools::{Progress, ToolContext, ToolError, ToolRegistry, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use io_core::compat::{Compatibility, schema_compatible};
+use agentio_core::compat::{Compatibility, schema_compatible};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::{Deserialize, Serialize};
@@ -48,7 +48,7 @@ fn assert_witness(producer: &Value, consumer: &Value, answer: &Compatibility) {
     }
 }
 
-fn incompatible(producer: &Value, consumer: &Value) -> io_core::compat::Counterexample {
+fn incompatible(producer: &Value, consumer: &Value) -> agentio_core::compat::Counterexample {
     let answer = schema_compatible(producer, consumer);
     assert_witness(producer, consumer, &answer);
     match answer {

@@ -4,11 +4,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_io_tests::mcp_fixture;
+use agentio_core::BoundarySchema;
+use agentio_mcp::{ClientError, McpClient, McpServer};
+use agentio_tests::mcp_fixture;
+use agentio_tools::{ApprovalDecision, ApprovalRequest, AuditLog, ToolRegistry};
 use futures::StreamExt;
-use io_core::BoundarySchema;
-use io_mcp::{ClientError, McpClient, McpServer};
-use io_typed_tool::{ApprovalDecision, ApprovalRequest, AuditLog, ToolRegistry};
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
@@ -245,7 +245,8 @@ fn a_call_answers_structured_content_that_matches_the_advertised_output_schema()
             "the text block repeats the structured value"
         );
         let schema = Value::Object((**add.output_schema.as_ref().unwrap()).clone());
-        let schema = BoundarySchema::from_value("outputSchema", io_core::Direction::Output, schema);
+        let schema =
+            BoundarySchema::from_value("outputSchema", agentio_core::Direction::Output, schema);
         schema.validate(&structured).unwrap();
         assert_eq!(audit.records().len(), 1);
         assert!(audit.records()[0].ok);
@@ -717,8 +718,8 @@ fn importing_twice_into_one_registry_names_every_refused_tool() {
 
 mod core_as_tool {
     use super::*;
-    use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-    use io_typed_tool::{CoreTool, Export};
+    use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+    use agentio_tools::{CoreTool, Export};
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
 
@@ -865,7 +866,7 @@ fn a_page_size_that_divides_the_tools_ends_without_an_empty_page() {
 /// the answer is the text block alone.
 #[test]
 fn an_output_that_is_not_an_object_is_answered_as_text_only() {
-    use io_typed_tool::{ToolContext, ToolContract, ToolError, ToolPlugin};
+    use agentio_tools::{ToolContext, ToolContract, ToolError, ToolPlugin};
 
     struct List;
     impl ToolPlugin for List {

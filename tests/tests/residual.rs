@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 
-use io_core::{AgentError, AgentInput, AgentOutput};
+use agentio_core::{AgentError, AgentInput, AgentOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value, json};

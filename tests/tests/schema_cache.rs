@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use io_core::{AgentInput, AgentOutput, BoundarySchema};
+use agentio_core::{AgentInput, AgentOutput, BoundarySchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -263,8 +263,8 @@ fn search_body(args: &SearchArgs) -> Hits {
 }
 
 /// Searches.
-#[io_typed_tool::tool(id = "kb.search", idempotent)]
-async fn search(args: SearchArgs) -> Result<Hits, io_typed_tool::ToolError> {
+#[agentio_tools::tool(id = "kb.search", idempotent)]
+async fn search(args: SearchArgs) -> Result<Hits, agentio_tools::ToolError> {
     Ok(search_body(&args))
 }
 
@@ -275,7 +275,7 @@ async fn search(args: SearchArgs) -> Result<Hits, io_typed_tool::ToolError> {
 /// boxed only for the calls that use them; the input and output checks allocate nothing.
 #[test]
 fn a_common_registry_call_allocates_twice_beyond_the_serde_floor() {
-    let mut registry = io_typed_tool::ToolRegistry::new();
+    let mut registry = agentio_tools::ToolRegistry::new();
     registry.register(SearchTool).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()

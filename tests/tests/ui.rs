@@ -1,6 +1,6 @@
 //! Compile-time checks: each file under `ui/` is a mistake, and its `.stderr` the error a
-//! user sees. Re-bless with `TRYBUILD=overwrite cargo test -p agent-io-tests --test ui`, and
-//! read every changed `.stderr` before committing it. io-derive's `ui_replay` unit test runs
+//! user sees. Re-bless with `TRYBUILD=overwrite cargo test -p agentio-tests --test ui`, and
+//! read every changed `.stderr` before committing it. agentio-derive's `ui_replay` unit test runs
 //! the macros on these same cases in process and compares their errors (message, line and
 //! column) with the blessed `.stderr` files: seconds instead of minutes, for mutation testing.
 

@@ -1,12 +1,12 @@
-//! A user's crate that depends on `agent-io` alone (see its Cargo.toml): the README's tour, a
+//! A user's crate that depends on `agentio` alone (see its Cargo.toml): the README's tour, a
 //! tool, a core and a workflow, each run by the tests below.
 
-use agent_io::prelude::*;
+use agentio::prelude::*;
 
 /// What the rover perceives.
 #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
-#[serde(crate = "agent_io::serde", deny_unknown_fields)]
-#[schemars(crate = "agent_io::schemars")]
+#[serde(crate = "agentio::serde", deny_unknown_fields)]
+#[schemars(crate = "agentio::schemars")]
 pub struct Perception {
     /// Distance to the nearest obstacle, in meters.
     #[schemars(range(min = 0.0))]
@@ -15,8 +15,8 @@ pub struct Perception {
 
 /// What the rover does.
 #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
-#[serde(crate = "agent_io::serde")]
-#[schemars(crate = "agent_io::schemars")]
+#[serde(crate = "agentio::serde")]
+#[schemars(crate = "agentio::schemars")]
 #[agent(strict)]
 pub struct Action {
     /// Why.
@@ -51,8 +51,8 @@ impl AgentCore for Rover {
 
 /// A note to save.
 #[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
-#[serde(crate = "agent_io::serde")]
-#[schemars(crate = "agent_io::schemars")]
+#[serde(crate = "agentio::serde")]
+#[schemars(crate = "agentio::schemars")]
 pub struct Note {
     /// The text.
     pub text: String,
@@ -67,10 +67,10 @@ pub async fn save(note: Note) -> Result<Note, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_io::workflow::{Executor, Phase, TypeRef, Workflow};
+    use agentio::workflow::{Executor, Phase, TypeRef, Workflow};
 
-    fn runtime() -> agent_io::tokio::runtime::Runtime {
-        agent_io::tokio::runtime::Builder::new_current_thread()
+    fn runtime() -> agentio::tokio::runtime::Runtime {
+        agentio::tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .expect("a runtime")

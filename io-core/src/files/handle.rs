@@ -48,7 +48,7 @@ impl FileEntry {
     /// An entry for `path` with no mode and no content type.
     ///
     /// ```
-    /// use io_core::files::{FileEntry, FileMode};
+    /// use agentio_core::files::{FileEntry, FileMode};
     ///
     /// let entry = FileEntry::new("reports/<isoDate>.csv");
     /// assert_eq!((entry.mode, entry.content_type), (None, None));
@@ -87,11 +87,11 @@ impl IoDefinition {
     /// A definition with the schemas of two Rust types.
     ///
     /// ```
-    /// use io_core::files::{FileEntry, FileMode, IoDefinition, define_io_handle};
+    /// use agentio_core::files::{FileEntry, FileMode, IoDefinition, define_io_handle};
     ///
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
     /// struct Ask { locale: String }
-    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
     /// struct Done { pages: u32 }
     ///
     /// let definition = IoDefinition::typed::<Ask, Done>()
@@ -177,7 +177,7 @@ pub struct IoHandle {
 /// the four AIP-16 tokens. A declared `_workflowFsRoot` that is not a string is refused.
 ///
 /// ```
-/// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+/// use agentio_core::files::{FileEntry, IoDefinition, define_io_handle};
 /// use serde_json::json;
 ///
 /// let io = define_io_handle(IoDefinition {
@@ -280,7 +280,7 @@ impl IoHandle {
     /// The input schema, with `_workflowFsRoot` when files are declared.
     ///
     /// ```
-    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use agentio_core::files::{FileEntry, IoDefinition, define_io_handle};
     /// use serde_json::json;
     ///
     /// let io = define_io_handle(
@@ -330,7 +330,7 @@ impl IoHandle {
     /// Whether either file map is non-empty (and so whether the host injects the root).
     ///
     /// ```
-    /// use io_core::files::{IoDefinition, define_io_handle};
+    /// use agentio_core::files::{IoDefinition, define_io_handle};
     ///
     /// let plain = define_io_handle(IoDefinition::default()).unwrap();
     /// assert!(!plain.has_files());
@@ -345,7 +345,7 @@ impl IoHandle {
     /// `validateInput`): `input_invalid` with a JSON pointer for each violation.
     ///
     /// ```
-    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use agentio_core::files::{FileEntry, IoDefinition, define_io_handle};
     /// use serde_json::json;
     ///
     /// let io = define_io_handle(
@@ -372,7 +372,7 @@ impl IoHandle {
     /// Validates a body's output against the output schema: `output_invalid` on a mismatch.
     ///
     /// ```
-    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use agentio_core::files::{FileEntry, IoDefinition, define_io_handle};
     /// use serde_json::json;
     ///
     /// let io = define_io_handle(
@@ -398,7 +398,7 @@ impl IoHandle {
     /// for a key the handle does not declare.
     ///
     /// ```
-    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use agentio_core::files::{FileEntry, IoDefinition, define_io_handle};
     /// use serde_json::json;
     ///
     /// let io = define_io_handle(
@@ -427,7 +427,7 @@ impl IoHandle {
     /// IO.schema.json.
     ///
     /// ```
-    /// use io_core::files::{FileEntry, IoDefinition, define_io_handle};
+    /// use agentio_core::files::{FileEntry, IoDefinition, define_io_handle};
     /// use serde_json::json;
     ///
     /// let io = define_io_handle(
@@ -458,7 +458,7 @@ impl IoHandle {
 /// `#[serde(rename = "_workflowFsRoot")] root: Option<FsRoot>`.
 ///
 /// ```
-/// use io_core::files::FsRoot;
+/// use agentio_core::files::FsRoot;
 /// let root: FsRoot = serde_json::from_value(serde_json::json!("/tmp/run-1")).unwrap();
 /// assert_eq!(root.file("data"), std::path::Path::new("/tmp/run-1/data"));
 /// ```
@@ -472,7 +472,7 @@ impl FsRoot {
     /// The root directory.
     ///
     /// ```
-    /// use io_core::files::FsRoot;
+    /// use agentio_core::files::FsRoot;
     /// let root = FsRoot("/scratch/r1".into());
     /// assert_eq!(root.path(), std::path::Path::new("/scratch/r1"));
     /// ```
@@ -484,7 +484,7 @@ impl FsRoot {
     /// stay inside the root: only the final component of `key` is used.
     ///
     /// ```
-    /// use io_core::files::FsRoot;
+    /// use agentio_core::files::FsRoot;
     /// use std::path::Path;
     ///
     /// let root = FsRoot("/scratch/r1".into());

@@ -123,7 +123,7 @@ pub struct FileRunRecord {
 /// paths the unit may write.
 ///
 /// ```
-/// use io_core::files::{FileHost, Workspace};
+/// use agentio_core::files::{FileHost, Workspace};
 /// let dir = tempfile::tempdir()?;
 /// let workspace = Workspace::open(dir.path())?;
 /// let mutates = vec!["workspace:/reports/*".to_owned()];
@@ -200,7 +200,7 @@ impl<'a> FileHost<'a> {
 /// SHA-256, in the returned [`FileRunRecord`], which comes back whatever the outcome.
 ///
 /// ```
-/// use io_core::files::{FileEntry, FileEvent, FileHost, FsRoot, IoDefinition, RunVars, Workspace, define_io_handle, run_with_files};
+/// use agentio_core::files::{FileEntry, FileEvent, FileHost, FsRoot, IoDefinition, RunVars, Workspace, define_io_handle, run_with_files};
 /// use serde_json::json;
 /// use std::sync::Mutex;
 ///

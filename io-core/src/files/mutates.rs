@@ -16,7 +16,7 @@ pub const MUTATION_CLASSES: &[&str] = &["workspace", "network", "database", "sec
 /// A resource with a `..` segment is never covered: it cannot climb out of a scope.
 ///
 /// ```
-/// use io_core::files::mutation_covers;
+/// use agentio_core::files::mutation_covers;
 /// assert!(mutation_covers("workspace:/journal/*", "workspace:/journal/2026-05-01.md"));
 /// assert!(mutation_covers("workspace:/notes", "workspace:/notes/a.md"));
 /// assert!(!mutation_covers("workspace:/notes", "workspace:/notes-old/a.md"));
@@ -58,7 +58,7 @@ pub fn mutation_covers(declared: &str, resource: &str) -> bool {
 /// `workspace:/<relative>`.
 ///
 /// ```
-/// use io_core::files::covers_workspace_path;
+/// use agentio_core::files::covers_workspace_path;
 /// let mutates = vec!["workspace:/reports/*".to_owned()];
 /// assert!(covers_workspace_path(&mutates, "reports/<runId>.md"));
 /// assert!(!covers_workspace_path(&mutates, "notes/today.md"));

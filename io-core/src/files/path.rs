@@ -96,7 +96,7 @@ impl std::error::Error for PathError {}
 /// Checks a file key: it names `<fsRoot>/<key>`, so it is one plain file name.
 ///
 /// ```
-/// use io_core::files::{PathError, check_key};
+/// use agentio_core::files::{PathError, check_key};
 /// assert!(check_key("report.md").is_ok());
 /// assert_eq!(check_key("../report.md"), Err(PathError::InvalidKey));
 /// assert_eq!(check_key(".hidden"), Err(PathError::InvalidKey));
@@ -120,7 +120,7 @@ pub fn check_key(key: &str) -> Result<(), PathError> {
 /// tokens only, bounded length.
 ///
 /// ```
-/// use io_core::files::{PathError, check_template};
+/// use agentio_core::files::{PathError, check_template};
 /// assert!(check_template("reports/<runId>/<isoDate>.md").is_ok());
 /// assert_eq!(check_template("reports/<userId>.md"), Err(PathError::UnknownToken("<userId>".into())));
 /// assert_eq!(check_template("../etc/passwd"), Err(PathError::ParentComponent));
@@ -138,7 +138,7 @@ pub fn check_template(path: &str) -> Result<(), PathError> {
 /// Checks a concrete workspace path (after interpolation).
 ///
 /// ```
-/// use io_core::files::{PathError, check_relative};
+/// use agentio_core::files::{PathError, check_relative};
 /// assert!(check_relative("notes/today.md").is_ok());
 /// assert_eq!(check_relative(""), Err(PathError::Empty));
 /// assert_eq!(check_relative("notes/../../x"), Err(PathError::ParentComponent));
@@ -218,7 +218,7 @@ impl RunVars {
     /// Values for `run_id` of `unit_id`, dated today (UTC).
     ///
     /// ```
-    /// use io_core::files::{RunVars, interpolate};
+    /// use agentio_core::files::{RunVars, interpolate};
     ///
     /// let vars = RunVars::new("run-7", "reports.weekly");
     /// assert_eq!(vars.iso_date.len(), "2026-11-24".len());
@@ -239,7 +239,7 @@ impl RunVars {
 /// start or a NUL cannot lead out of the workspace.
 ///
 /// ```
-/// use io_core::files::{PathError, RunVars, interpolate};
+/// use agentio_core::files::{PathError, RunVars, interpolate};
 /// let vars = RunVars { run_id: "r7".into(), unit_id: "notes.append".into(), iso_date: "2026-11-24".into() };
 /// assert_eq!(interpolate("out/<toolId>/<runId>-<isoDate>.md", &vars).unwrap(), "out/notes.append/r7-2026-11-24.md");
 /// // A run id cannot lead the path out of the workspace.
@@ -311,7 +311,7 @@ pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
 /// - Only regular files are read: a FIFO, a device or a folder is refused without blocking.
 ///
 /// ```
-/// use io_core::files::Workspace;
+/// use agentio_core::files::Workspace;
 /// let dir = tempfile::tempdir()?;
 /// std::fs::write(dir.path().join("notes.txt"), "hello")?;
 /// let workspace = Workspace::open(dir.path())?;
@@ -365,7 +365,7 @@ impl Workspace {
     /// resolved once and held open as a directory descriptor.
     ///
     /// ```
-    /// use io_core::files::{PathError, Workspace};
+    /// use agentio_core::files::{PathError, Workspace};
     /// use std::io::Read;
     ///
     /// let dir = tempfile::tempdir().unwrap();
@@ -401,7 +401,7 @@ impl Workspace {
     /// count is the only trace of that on the file itself.
     ///
     /// ```
-    /// use io_core::files::{PathError, Workspace};
+    /// use agentio_core::files::{PathError, Workspace};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// std::fs::write(dir.path().join("a.txt"), "shared").unwrap();
@@ -421,7 +421,7 @@ impl Workspace {
     /// Sets the host limit on one staged input file, in bytes (a contract may set a lower one).
     ///
     /// ```
-    /// use io_core::files::{DEFAULT_MAX_INPUT_BYTES, PathError, Workspace};
+    /// use agentio_core::files::{DEFAULT_MAX_INPUT_BYTES, PathError, Workspace};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// std::fs::write(dir.path().join("big.bin"), [0u8; 100]).unwrap();
@@ -447,7 +447,7 @@ impl Workspace {
     /// The workspace root, resolved (absolute, without symlinks).
     ///
     /// ```
-    /// use io_core::files::Workspace;
+    /// use agentio_core::files::Workspace;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// std::fs::create_dir(dir.path().join("ws")).unwrap();
@@ -473,7 +473,7 @@ impl Workspace {
     /// limit still applies when it is lower.
     ///
     /// ```
-    /// use io_core::files::{PathError, Workspace};
+    /// use agentio_core::files::{PathError, Workspace};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// std::fs::write(dir.path().join("data.csv"), "a,b\n1,2\n").unwrap();
@@ -546,7 +546,7 @@ impl Workspace {
     /// A target that is a symlink or a folder when the write starts is refused.
     ///
     /// ```
-    /// use io_core::files::{PathError, Workspace, WriteError};
+    /// use agentio_core::files::{PathError, Workspace, WriteError};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let workspace = Workspace::open(dir.path()).unwrap();

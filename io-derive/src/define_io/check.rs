@@ -1,5 +1,5 @@
 //! The compile-time rules of `#[define_io]`, one function per rule. They mirror
-//! `io_core::files::{check_key, check_template}`, which apply the same rules at run time.
+//! `agentio_core::files::{check_key, check_template}`, which apply the same rules at run time.
 
 use std::collections::BTreeSet;
 
@@ -100,7 +100,7 @@ pub(crate) fn modes(files: &[FileArg], errors: &mut Vec<syn::Error>) {
 
 /// Rule: a declared output file is a workspace mutation, so when a `#[tool]` on the same item
 /// is visible, each `outputsFiles` path must be covered by one of its `mutates` entries. The
-/// coverage rule is `io_core::files::mutation_covers` (repeated here: a proc-macro crate
+/// coverage rule is `agentio_core::files::mutation_covers` (repeated here: a proc-macro crate
 /// cannot depend on the runtime crate); the registry applies it again at registration and the
 /// host at sync time.
 pub(crate) fn outputs_covered(files: &[FileArg], mutates: &[String], errors: &mut Vec<syn::Error>) {
@@ -134,7 +134,7 @@ pub(crate) fn outputs_covered(files: &[FileArg], mutates: &[String], errors: &mu
     }
 }
 
-/// `io_core::files::mutation_covers`, for the compile-time check.
+/// `agentio_core::files::mutation_covers`, for the compile-time check.
 pub(crate) fn covers(declared: &str, resource: &str) -> bool {
     let (Some((class, scope)), Some((wanted_class, wanted))) =
         (declared.split_once(':'), resource.split_once(':'))
@@ -384,7 +384,7 @@ mod tests {
         for (declared, resource, want) in cases {
             assert_eq!(covers(declared, resource), want, "{declared} {resource}");
             assert_eq!(
-                io_core::files::mutation_covers(declared, resource),
+                agentio_core::files::mutation_covers(declared, resource),
                 want,
                 "runtime: {declared} {resource}"
             );
@@ -406,7 +406,7 @@ mod tests {
         assert_eq!(
             tool_mutates(&attrs(syn::parse_quote! {
                 #[doc = "x"]
-                #[io_typed_tool::tool(id = "a.b", mutates = ["workspace:/a", "network:*"])]
+                #[agentio_tools::tool(id = "a.b", mutates = ["workspace:/a", "network:*"])]
                 fn f() {}
             })),
             Some(vec!["workspace:/a".to_owned(), "network:*".to_owned()])

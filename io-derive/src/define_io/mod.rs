@@ -31,7 +31,10 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         .map(syn::Error::into_compile_error)
         .collect();
 
-    let krate = args.krate.clone().unwrap_or_else(crate::paths::io_core);
+    let krate = args
+        .krate
+        .clone()
+        .unwrap_or_else(crate::paths::agentio_core);
     let parsed = syn::parse2::<syn::Item>(item.clone());
     let sibling_tool = match &parsed {
         Ok(syn::Item::Fn(f)) => check::tool_mutates(&f.attrs),

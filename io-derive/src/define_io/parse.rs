@@ -112,7 +112,7 @@ impl Parse for IoArgs {
                     args.krate = Some(text.parse().map_err(|_| {
                         syn::Error::new(
                             text.span(),
-                            "`crate` takes a path in quotes, like `crate = \"my_crate::io_core\"`",
+                            "`crate` takes a path in quotes, like `crate = \"my_crate::agentio_core\"`",
                         )
                     })?);
                 }
@@ -278,7 +278,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "`crate` takes a path in quotes, like `crate = \"my_crate::io_core\"`"
+            "`crate` takes a path in quotes, like `crate = \"my_crate::agentio_core\"`"
         );
     }
 

@@ -55,7 +55,7 @@ pub(crate) struct ToolArgs {
     pub(crate) metadata: Option<syn::Path>,
     /// Not a contract field: reported with a pointer to where bodies go.
     pub(crate) execute: Option<syn::Meta>,
-    /// The path of `io_typed_tool`.
+    /// The path of `agentio_tools`.
     #[darling(rename = "crate", default, with = crate::attr::crate_path)]
     pub(crate) krate: Option<syn::Path>,
     /// Removed from AIP-14 (moved to AIP-30 DRIVER): reported with where each went.

@@ -17,7 +17,7 @@ fn error(span: Span, message: &str) -> darling::Error {
 fn krate(args: &ToolArgs) -> syn::Path {
     args.krate
         .clone()
-        .unwrap_or_else(crate::paths::io_typed_tool)
+        .unwrap_or_else(crate::paths::agentio_tools)
 }
 
 /// `#[tool]` on `impl TypedTool for T { ... }`: adds `ID` and `contract()`.
@@ -361,7 +361,7 @@ fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<Co
         let cost = format_ident!("{}", spec.cost_class);
         sets.push(quote!(contract.cost_class = #krate::CostClass::#cost;));
     }
-    // Always written: the default lives in io-typed-tool, and a store costs nothing.
+    // Always written: the default lives in agentio-tools, and a store costs nothing.
     sets.push(quote!(contract.timeout_ms = #timeout_ms;));
     if let Some((max_attempts, backoff, initial_ms)) = spec.retry {
         let backoff = format_ident!("{backoff}");
@@ -406,10 +406,10 @@ fn contract_items(spec: &ToolSpec, args: &ToolArgs, krate: &syn::Path) -> Vec<Co
         items.push(ContractItem {
             name: "file_contract",
             tokens: quote! {
-            fn file_contract() -> ::core::option::Option<&'static #krate::__private::io_core::files::IoHandle> {
-                fn __io_same_input<T: #krate::__private::io_core::files::DefinesIo<Input = I>, I>(_: ::core::marker::PhantomData<I>) {}
+            fn file_contract() -> ::core::option::Option<&'static #krate::__private::agentio_core::files::IoHandle> {
+                fn __io_same_input<T: #krate::__private::agentio_core::files::DefinesIo<Input = I>, I>(_: ::core::marker::PhantomData<I>) {}
                 __io_same_input::<#io, <Self as #krate::TypedTool>::Input>(::core::marker::PhantomData);
-                ::core::option::Option::Some(<#io as #krate::__private::io_core::files::DefinesIo>::io_handle())
+                ::core::option::Option::Some(<#io as #krate::__private::agentio_core::files::DefinesIo>::io_handle())
             }
             },
         });

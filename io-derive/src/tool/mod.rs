@@ -166,7 +166,7 @@ mod tests {
         assert!(text.contains("where A : Send"), "{text}");
         assert!(text.contains("pub struct FindTool ;"), "{text}");
         assert!(
-            text.contains("impl :: io_typed_tool :: TypedTool for FindTool"),
+            text.contains("impl :: agentio_tools :: TypedTool for FindTool"),
             "{text}"
         );
         assert!(text.contains("tool_future (find (input)"), "{text}");
@@ -258,7 +258,7 @@ mod tests {
                 }
             ),
             quote!(
-                async fn f(a: A, ctx: &io_typed_tool::ToolContext) -> Result<A, E> {
+                async fn f(a: A, ctx: &agentio_tools::ToolContext) -> Result<A, E> {
                     Ok(a)
                 }
             ),
@@ -320,7 +320,7 @@ mod tests {
         for field in FIELDS {
             assert!(!minimal.contains(field), "{field}: {minimal}");
         }
-        // The timeout is always written: its default lives in io-typed-tool.
+        // The timeout is always written: its default lives in agentio-tools.
         assert!(
             minimal.contains("contract . timeout_ms = 30000u64"),
             "{minimal}"

@@ -2,6 +2,6 @@
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let code = io_promptos::cli::run(&args, &mut std::io::stdout().lock());
+    let code = agentio_promptos::cli::run(&args, &mut std::io::stdout().lock());
     std::process::ExitCode::from(code)
 }

@@ -8,13 +8,13 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use io_typed_tool::{AuditRecord, AuditSink};
+use agentio_tools::{AuditRecord, AuditSink};
 
-use io_mcp::McpServer;
+use agentio_mcp::McpServer;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "stdio".into());
-    let mut registry = agent_io_tests::mcp_fixture::registry();
+    let mut registry = agentio_tests::mcp_fixture::registry();
     if let Some(path) = std::env::var_os("AGENT_IO_AUDIT_FILE") {
         let file = std::fs::OpenOptions::new()
             .create(true)

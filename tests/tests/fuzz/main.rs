@@ -5,7 +5,7 @@
 //! A short run is part of `cargo test`. The long run, ten minutes a target:
 //!
 //! ```text
-//! AGENT_IO_FUZZ_SECONDS=600 cargo test --release -p agent-io-tests --test fuzz -- --test-threads 1
+//! AGENT_IO_FUZZ_SECONDS=600 cargo test --release -p agentio-tests --test fuzz -- --test-threads 1
 //! ```
 //!
 //! Replay a run with `AGENT_IO_FUZZ_SEED=<the seed it printed>`.
@@ -16,16 +16,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use engine::{Target, fuzz};
-use io_core::files::{
+use agentio_core::files::{
     FS_ROOT_FIELD, FileHost, RunVars, Workspace, check_relative, check_template, interpolate,
     run_with_files,
 };
-use io_core::{
+use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
 };
-use io_typed_tool::{ToolError, ToolManifest, ToolRegistry, tool};
-use io_workflow::Workflow;
+use agentio_tools::{ToolError, ToolManifest, ToolRegistry, tool};
+use agentio_workflow::Workflow;
+use engine::{Target, fuzz};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -197,10 +197,10 @@ fn check_error(err: &AgentError) {
         "a {}-byte message",
         err.message().len()
     );
-    assert!(err.violations().len() <= io_core::MAX_VIOLATIONS + 1);
+    assert!(err.violations().len() <= agentio_core::MAX_VIOLATIONS + 1);
     for violation in err.violations() {
         assert!(violation.pointer.is_empty() || violation.pointer.starts_with('/'));
-        assert!(violation.pointer.len() <= io_core::limits::MAX_POINTER_BYTES + 4);
+        assert!(violation.pointer.len() <= agentio_core::limits::MAX_POINTER_BYTES + 4);
     }
     let envelope = err.to_envelope();
     assert_eq!(envelope["ok"], false);
@@ -475,7 +475,7 @@ fn file_lifecycle() {
         },
         |bytes| {
             let [input_path, output_path, actions] = split3(bytes);
-            let io = io_core::__private::io_handle::<Value, Value>(
+            let io = agentio_core::__private::io_handle::<Value, Value>(
                 &[("in", Box::leak(input_path.into_boxed_str()), None, None)],
                 &[("out", Box::leak(output_path.into_boxed_str()), None, None)],
             );

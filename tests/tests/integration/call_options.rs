@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use io_core::{AgentInput, AgentOutput, ErrorCode};
-use io_typed_tool::{
+use agentio_core::{AgentInput, AgentOutput, ErrorCode};
+use agentio_tools::{
     ApprovalDecision, ApprovalOutcome, ApprovalRequest, AuditLog, CallOptions, Cancellation,
     Progress, ToolContext, ToolError, ToolRegistry, TypedTool, tool,
 };
@@ -316,7 +316,7 @@ fn a_body_sees_the_cancellation_through_its_context() {
 
 #[test]
 fn call_options_say_what_they_carry_in_debug_output() {
-    let reporter = io_typed_tool::ProgressReporter::new(|_| {});
+    let reporter = agentio_tools::ProgressReporter::new(|_| {});
     assert_eq!(format!("{reporter:?}"), "ProgressReporter");
     let cancel = Cancellation::new();
     assert_eq!(format!("{cancel:?}"), "Cancellation { cancelled: false }");
@@ -366,7 +366,7 @@ fn the_run_id_and_context_given_reach_the_body() {
 
 #[test]
 fn a_core_tool_describes_itself() {
-    use io_core::{AgentContext, AgentCore, AgentError};
+    use agentio_core::{AgentContext, AgentCore, AgentError};
     struct Counter;
     impl AgentCore for Counter {
         type Input = Steps;
@@ -378,7 +378,7 @@ fn a_core_tool_describes_itself() {
             Ok(Done { steps: s.steps })
         }
     }
-    let tool = io_typed_tool::CoreTool::new("agents.counter", "1.0.0", "Counts.", Counter).unwrap();
+    let tool = agentio_tools::CoreTool::new("agents.counter", "1.0.0", "Counts.", Counter).unwrap();
     assert_eq!(
         format!("{tool:?}"),
         "CoreTool { id: \"agents.counter\", core: \"counter\" }"

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use io_core::{
+use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, BoxFuture,
     ErasedAgentCore, ErrorCode, EventLog, ToolCall, ToolInvoker, TurnInput, TurnOutput, agent_core,
 };
@@ -395,7 +395,7 @@ fn runtime_types_are_send_and_sync() {
     assert_send_sync::<AgentRuntime>();
     assert_send_sync::<AgentContext>();
     assert_send_sync::<AgentError>();
-    assert_send_sync::<io_core::BoundarySchema>();
+    assert_send_sync::<agentio_core::BoundarySchema>();
     assert_send_sync::<Box<dyn ErasedAgentCore>>();
 }
 

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use agent_io_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
-use io_core::profiles::Profile;
-use io_core::{AgentInput, BoundarySchema, Direction};
-use io_typed_tool::{Export, ToolError, ToolRegistry, tool};
+use agentio_core::profiles::Profile;
+use agentio_core::{AgentInput, BoundarySchema, Direction};
+use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
+use agentio_tools::{Export, ToolError, ToolRegistry, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -90,7 +90,7 @@ fn check_all(registry: &ToolRegistry) {
 #[test]
 fn the_example_tools_export_to_every_client_and_validate() {
     let registry =
-        io_typed_tool::tool_registry![KbSearch, AppendNoteTool, RenderReportTool].unwrap();
+        agentio_tools::tool_registry![KbSearch, AppendNoteTool, RenderReportTool].unwrap();
     check_all(&registry);
     let mcp = registry.export(Export::Mcp).unwrap();
     let by_name: BTreeMap<&str, &Value> = mcp
@@ -155,7 +155,9 @@ enum Untagged {
     Id { id: u64 },
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+#[derive(
+    Serialize, Deserialize, JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput,
+)]
 struct Matrix {
     address: Address,
     note: Option<String>,
@@ -178,7 +180,9 @@ async fn take(input: Matrix) -> Result<Matrix, ToolError> {
     Ok(input)
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+#[derive(
+    Serialize, Deserialize, JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput,
+)]
 struct Tree {
     label: String,
     children: Vec<Tree>,
@@ -190,7 +194,9 @@ async fn walk(input: Tree) -> Result<Tree, ToolError> {
     Ok(input)
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+#[derive(
+    Serialize, Deserialize, JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput,
+)]
 struct Loose {
     extra: Value,
     scores: BTreeMap<String, f64>,
@@ -204,7 +210,7 @@ async fn loose(input: Loose) -> Result<Loose, ToolError> {
 
 #[test]
 fn a_matrix_of_types_exports_to_every_client_and_validates() {
-    let registry = io_typed_tool::tool_registry![TakeTool].unwrap();
+    let registry = agentio_tools::tool_registry![TakeTool].unwrap();
     check_all(&registry);
     let gemini = registry.export(Export::Gemini).unwrap();
     let parameters = &gemini[0]["parameters"];
@@ -221,7 +227,7 @@ fn a_matrix_of_types_exports_to_every_client_and_validates() {
 
 #[test]
 fn a_recursive_type_is_refused_where_it_must_be_inlined_and_kept_elsewhere() {
-    let registry = io_typed_tool::tool_registry![WalkTool].unwrap();
+    let registry = agentio_tools::tool_registry![WalkTool].unwrap();
     let err = registry.export(Export::Gemini).unwrap_err();
     assert_eq!(err.problems[0].0, "tree.walk@1");
     assert_eq!(
@@ -243,7 +249,7 @@ fn a_recursive_type_is_refused_where_it_must_be_inlined_and_kept_elsewhere() {
 
 #[test]
 fn profiles_refuse_by_name_what_their_client_cannot_express() {
-    let registry = io_typed_tool::tool_registry![LooseTool].unwrap();
+    let registry = agentio_tools::tool_registry![LooseTool].unwrap();
     // Gemini cannot say "any value".
     let err = registry.export(Export::Gemini).unwrap_err();
     assert_eq!(err.problems[0].1.pointer, "/inputs/properties/extra");
@@ -267,7 +273,7 @@ fn profiles_refuse_by_name_what_their_client_cannot_express() {
 }
 
 /// A change to a contract.
-type Tweak = fn(&mut io_typed_tool::ToolContract);
+type Tweak = fn(&mut agentio_tools::ToolContract);
 
 /// A JSON tool with an id and a version, its contract otherwise the defaults (changed by
 /// `tweak`).
@@ -291,9 +297,9 @@ impl Plain {
     }
 }
 
-impl io_typed_tool::ToolPlugin for Plain {
-    fn tool_contract(&self) -> io_typed_tool::ToolContract {
-        let mut contract = io_typed_tool::ToolContract::new(
+impl agentio_tools::ToolPlugin for Plain {
+    fn tool_contract(&self) -> agentio_tools::ToolContract {
+        let mut contract = agentio_tools::ToolContract::new(
             &self.id,
             &self.version,
             "Plain.",
@@ -306,8 +312,8 @@ impl io_typed_tool::ToolPlugin for Plain {
     fn execute<'a>(
         &'a self,
         input: Value,
-        _: &'a io_typed_tool::ToolContext,
-    ) -> io_core::BoxFuture<'a, Result<Value, ToolError>> {
+        _: &'a agentio_tools::ToolContext,
+    ) -> agentio_core::BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move { Ok(input) })
     }
 }
@@ -379,7 +385,9 @@ enum NameOrId {
     Id(u64),
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+#[derive(
+    Serialize, Deserialize, JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput,
+)]
 struct Lookup {
     key: NameOrId,
     shape: Mixed,
@@ -393,7 +401,7 @@ async fn lookup(input: Lookup) -> Result<Lookup, ToolError> {
 
 #[test]
 fn gemini_refuses_a_union_of_different_types() {
-    let registry = io_typed_tool::tool_registry![LookupTool].unwrap();
+    let registry = agentio_tools::tool_registry![LookupTool].unwrap();
     let err = registry.export(Export::Gemini).unwrap_err();
     let pointers: Vec<&str> = err
         .problems
@@ -422,14 +430,14 @@ fn gemini_refuses_a_union_of_different_types() {
 #[test]
 fn a_name_of_exactly_the_limit_exports_and_one_more_is_refused() {
     let mut registry = ToolRegistry::new();
-    let at_limit = "a".repeat(io_typed_tool::MAX_PROVIDER_NAME);
+    let at_limit = "a".repeat(agentio_tools::MAX_PROVIDER_NAME);
     registry
         .register_plugin(Plain::new(&at_limit, "1.0.0"))
         .unwrap();
     let exported = registry.export(Export::Gemini).unwrap();
     assert_eq!(exported[0]["name"], json!(at_limit));
 
-    let over = "b".repeat(io_typed_tool::MAX_PROVIDER_NAME + 1);
+    let over = "b".repeat(agentio_tools::MAX_PROVIDER_NAME + 1);
     registry
         .register_plugin(Plain::new(&over, "1.0.0"))
         .unwrap();
@@ -454,11 +462,11 @@ fn mcp_hints_follow_the_contract() {
         }),
         ("c.post", |c| {
             c.mutates = vec!["network:api.example.com".into()];
-            c.approval = io_typed_tool::Approval::OnMutate;
+            c.approval = agentio_tools::Approval::OnMutate;
         }),
         ("d.disk", |c| {
             c.mutates = vec!["workspace:/notes".into()];
-            c.approval = io_typed_tool::Approval::OnMutate;
+            c.approval = agentio_tools::Approval::OnMutate;
             c.idempotent = true;
         }),
     ];

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::files::Sandbox;
-use io_core::files::{
+use agentio_core::files::{
     FS_ROOT_FIELD, FileEntry, FileHost, FileRunRecord, IoDefinition, IoHandle, PathError, RunVars,
     define_io_handle, run_with_files,
 };
-use io_core::{AgentError, ErrorCode};
+use agentio_core::{AgentError, ErrorCode};
 use pollster::block_on;
 use serde_json::{Value, json};
 
@@ -419,8 +419,8 @@ fn writes_replace_nothing_outside_and_refuse_folders() {
 /// at registration, with a pointer to each uncovered output.
 #[test]
 fn registration_refuses_output_files_the_contract_does_not_declare_as_mutations() {
-    use io_core::BoxFuture;
-    use io_typed_tool::{ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry};
+    use agentio_core::BoxFuture;
+    use agentio_tools::{ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry};
 
     struct Writer {
         mutates: Vec<String>,
@@ -435,7 +435,7 @@ fn registration_refuses_output_files_the_contract_does_not_declare_as_mutations(
                 json!({ "type": "object" }),
             );
             contract.mutates = self.mutates.clone();
-            contract.approval = io_typed_tool::Approval::default_for(&contract.mutates);
+            contract.approval = agentio_tools::Approval::default_for(&contract.mutates);
             contract
         }
         fn file_contract(&self) -> Option<&'static IoHandle> {
@@ -491,7 +491,9 @@ fn registration_refuses_output_files_the_contract_does_not_declare_as_mutations(
 /// `#[define_io(max_input_bytes = N)]` sets the contract's own limit.
 #[test]
 fn define_io_sets_a_per_contract_input_limit() {
-    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput)]
+    #[derive(
+        serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput,
+    )]
     struct In {
         #[serde(
             rename = "_workflowFsRoot",
@@ -500,12 +502,14 @@ fn define_io_sets_a_per_contract_input_limit() {
         )]
         root: Option<String>,
     }
-    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentOutput)]
+    #[derive(
+        serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentOutput,
+    )]
     struct Out {}
-    #[io_core::define_io(inputs = In, outputs = Out, inputs_files = { data => { path = "big.bin" } }, max_input_bytes = 8)]
+    #[agentio_core::define_io(inputs = In, outputs = Out, inputs_files = { data => { path = "big.bin" } }, max_input_bytes = 8)]
     struct Limited;
 
-    let io = <Limited as io_core::files::DefinesIo>::io_handle();
+    let io = <Limited as agentio_core::files::DefinesIo>::io_handle();
     assert_eq!(io.max_input_bytes(), Some(8));
     let sandbox = Sandbox::new("macro-limit");
     std::fs::write(sandbox.ws("big.bin"), "123456789").unwrap();
@@ -520,30 +524,30 @@ fn define_io_sets_a_per_contract_input_limit() {
     );
 }
 
-#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentInput)]
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
 struct CopyIn {
     #[serde(
         rename = "_workflowFsRoot",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    root: Option<io_core::files::FsRoot>,
+    root: Option<agentio_core::files::FsRoot>,
 }
 
-#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, io_core::AgentOutput)]
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentOutput)]
 struct CopyOut {
     copied: bool,
 }
 
 /// Copies its input file to its output file.
-#[io_typed_tool::tool(id = "files.copy-under", mutates = ["workspace:/out"])]
-#[io_core::define_io(inputs = CopyIn, outputs = CopyOut, inputs_files = { src => { path = "in.txt" } }, outputs_files = { dst => { path = "out/copy.txt" } })]
-async fn copy_under(input: CopyIn) -> Result<CopyOut, io_typed_tool::ToolError> {
+#[agentio_tools::tool(id = "files.copy-under", mutates = ["workspace:/out"])]
+#[agentio_core::define_io(inputs = CopyIn, outputs = CopyOut, inputs_files = { src => { path = "in.txt" } }, outputs_files = { dst => { path = "out/copy.txt" } })]
+async fn copy_under(input: CopyIn) -> Result<CopyOut, agentio_tools::ToolError> {
     let root = input
         .root
-        .ok_or_else(|| io_typed_tool::ToolError::internal("no root"))?;
+        .ok_or_else(|| agentio_tools::ToolError::internal("no root"))?;
     std::fs::copy(root.file("src"), root.file("dst"))
-        .map_err(|e| io_typed_tool::ToolError::internal(e.to_string()))?;
+        .map_err(|e| agentio_tools::ToolError::internal(e.to_string()))?;
     Ok(CopyOut { copied: true })
 }
 
@@ -551,12 +555,12 @@ async fn copy_under(input: CopyIn) -> Result<CopyOut, io_typed_tool::ToolError> 
 /// body got no root. Both orders give the tool its files.
 #[test]
 fn tool_above_define_io_keeps_the_file_contract() {
-    use io_typed_tool::TypedTool;
+    use agentio_tools::TypedTool;
     assert!(CopyUnderTool::file_contract().is_some());
     let sandbox = Sandbox::new("tool-above");
     sandbox.write("in.txt", "payload");
-    let approve = |_: &io_typed_tool::ApprovalRequest| io_typed_tool::ApprovalDecision::Approve;
-    let mut registry = io_typed_tool::ToolRegistry::new()
+    let approve = |_: &agentio_tools::ApprovalRequest| agentio_tools::ApprovalDecision::Approve;
+    let mut registry = agentio_tools::ToolRegistry::new()
         .with_workspace(sandbox.workspace.clone())
         .with_approver(Arc::new(approve));
     registry.register(CopyUnderTool).unwrap();
@@ -599,7 +603,7 @@ fn existing_targets_are_replaced_and_files_are_not_folders() {
         assert!(
             matches!(
                 err,
-                io_core::files::WriteError::Path(PathError::NotRegularFile)
+                agentio_core::files::WriteError::Path(PathError::NotRegularFile)
             ),
             "{beneath}: {err:?}"
         );

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use io_core::files::{
+use agentio_core::files::{
     FS_ROOT_FIELD, FileEntry, FileEvent, FileHost, FileObserver, FileRunRecord, IoDefinition,
     IoHandle, PathError, RunVars, Workspace, define_io_handle, interpolate, run_with_files,
 };
-use io_core::{AgentError, ErrorCode};
+use agentio_core::{AgentError, ErrorCode};
 use pollster::block_on;
 use serde_json::{Value, json};
 
@@ -106,7 +106,7 @@ fn unchecked(
             .map(|(k, p)| (*k, *p, None, None))
             .collect::<Vec<_>>()
     };
-    io_core::__private::io_handle::<Value, Value>(&entries(inputs), &entries(outputs))
+    agentio_core::__private::io_handle::<Value, Value>(&entries(inputs), &entries(outputs))
 }
 
 fn vars(run_id: &str) -> RunVars {
@@ -373,8 +373,8 @@ fn assert_root_refused(inputs: Value) {
 fn a_derived_fs_root_field_is_accepted_through_its_reference() {
     // `Option<FsRoot>` derives to `anyOf [{ $ref: #/$defs/FsRoot }, null]`: the check must
     // resolve the reference in the input schema, not refuse the field it cannot see into.
-    use io_core::files::FsRoot;
-    use io_core::{AgentInput, AgentOutput};
+    use agentio_core::files::FsRoot;
+    use agentio_core::{AgentInput, AgentOutput};
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
 
@@ -699,8 +699,11 @@ fn the_blocks_validate_against_the_published_io_schema() {
     ))
     .unwrap();
     let entry = json!({ "$ref": "#/$defs/inputsFiles", "$defs": schema["$defs"] });
-    let boundary =
-        io_core::BoundarySchema::from_value("inputsFiles", io_core::Direction::Input, entry);
+    let boundary = agentio_core::BoundarySchema::from_value(
+        "inputsFiles",
+        agentio_core::Direction::Input,
+        entry,
+    );
     assert!(
         boundary
             .validate(&handle.to_blocks()["inputsFiles"])
@@ -1215,10 +1218,10 @@ fn scratch_roots_are_private() {
 
 mod with_tools_and_cores {
     use super::*;
-    use agent_io_examples::files::SalesReportTool;
-    use io_core::files::{DefinesIo, FsRoot};
-    use io_core::{AgentContext, AgentCore, AgentInput, AgentOutput, AgentRuntime, define_io};
-    use io_typed_tool::{
+    use agentio_core::files::{DefinesIo, FsRoot};
+    use agentio_core::{AgentContext, AgentCore, AgentInput, AgentOutput, AgentRuntime, define_io};
+    use agentio_examples::files::SalesReportTool;
+    use agentio_tools::{
         ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, ToolContext, ToolError,
         ToolRegistry, TypedTool, tool,
     };
@@ -1257,7 +1260,7 @@ mod with_tools_and_cores {
             .block_on(registry.call_with("sales.report", input, options))
             .unwrap();
         assert_eq!(out, json!({ "rows": 2, "total": 15.5 }));
-        let report_path = format!("reports/{}/t1.md", io_core::files::today_utc());
+        let report_path = format!("reports/{}/t1.md", agentio_core::files::today_utc());
         let report = std::fs::read_to_string(sandbox.ws(&report_path)).unwrap();
         assert!(report.starts_with("# Q3\n"), "{report}");
         let files = audit.records()[0].files.clone().unwrap();
@@ -1374,12 +1377,12 @@ mod with_tools_and_cores {
             &mut self,
             input: Echo,
             _ctx: &mut AgentContext,
-        ) -> Result<Text, io_core::AgentError> {
+        ) -> Result<Text, agentio_core::AgentError> {
             let root = input
                 .root
-                .ok_or_else(|| io_core::AgentError::internal("no root"))?;
+                .ok_or_else(|| agentio_core::AgentError::internal("no root"))?;
             std::fs::write(root.file("archive"), &input.text)
-                .map_err(|e| io_core::AgentError::internal(e.to_string()))?;
+                .map_err(|e| agentio_core::AgentError::internal(e.to_string()))?;
             Ok(Text {
                 text: input.text.to_uppercase(),
             })

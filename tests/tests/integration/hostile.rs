@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use io_core::limits::{MAX_DEPTH, dismantle};
-use io_core::{
+use agentio_core::limits::{MAX_DEPTH, dismantle};
+use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
 };
-use io_typed_tool::{CallOptions, ToolError, ToolManifest, tool, tool_registry};
-use io_workflow::{TypeRef, Workflow};
+use agentio_tools::{CallOptions, ToolError, ToolManifest, tool, tool_registry};
+use agentio_workflow::{TypeRef, Workflow};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -145,14 +145,14 @@ fn an_oversized_tool_md_is_refused() {
 #[test]
 fn a_tool_md_without_approval_gets_the_default() {
     let manifest = ToolManifest::parse(&format!("---\n{FRONTMATTER}---\n")).unwrap();
-    assert_eq!(manifest.contract.approval, io_typed_tool::Approval::Auto);
+    assert_eq!(manifest.contract.approval, agentio_tools::Approval::Auto);
     let manifest = ToolManifest::parse(&format!(
         "---\n{FRONTMATTER}mutates: [\"workspace:/notes\"]\n---\n"
     ))
     .unwrap();
     assert_eq!(
         manifest.contract.approval,
-        io_typed_tool::Approval::OnMutate
+        agentio_tools::Approval::OnMutate
     );
 }
 
@@ -271,7 +271,7 @@ fn error_messages_and_pointers_are_bounded() {
     let err = Counts::validate_input(&input).unwrap_err();
     assert!(err.message().len() < 4096, "{} bytes", err.message().len());
     for violation in err.violations() {
-        assert!(violation.pointer.len() <= io_core::limits::MAX_POINTER_BYTES + 4);
+        assert!(violation.pointer.len() <= agentio_core::limits::MAX_POINTER_BYTES + 4);
         assert!(violation.message.len() < 1024);
     }
 
@@ -290,7 +290,7 @@ fn millions_of_violations_stop_at_the_cap() {
     let input = json!({ "counts": vec![json!("x"); 1_000_000] });
     let err = Counts::validate_input(&input).unwrap_err();
     let violations = err.violations();
-    assert_eq!(violations.len(), io_core::MAX_VIOLATIONS + 1);
+    assert_eq!(violations.len(), agentio_core::MAX_VIOLATIONS + 1);
     assert_eq!(violations[0].pointer, "/counts/0");
     assert_eq!(violations[31].pointer, "/counts/31");
     assert_eq!(violations[32].keyword, "limit");

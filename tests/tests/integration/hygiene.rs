@@ -1,6 +1,6 @@
 //! The derives' expansions stay correct when the user's scope is unusual: shadowed prelude
 //! names, no implicit prelude, strict lints, raw identifiers, generic bounds with lifetimes,
-//! and a renamed path to io-core.
+//! and a renamed path to agentio-core.
 
 /// Shadows every prelude name the expansion might use unqualified.
 #[deny(warnings, unused_qualifications)]
@@ -21,14 +21,16 @@ mod shadowed_prelude {
         serde::Serialize,
         serde::Deserialize,
         schemars::JsonSchema,
-        io_core::AgentInput,
-        io_core::AgentOutput,
+        agentio_core::AgentInput,
+        agentio_core::AgentOutput,
     )]
     pub(crate) struct Shadowed {
         pub(crate) name: std::string::String,
     }
 
-    #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentOutput)]
+    #[derive(
+        serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput,
+    )]
     #[agent(strict)]
     pub(crate) struct StrictShadowed {
         pub(crate) name: std::string::String,
@@ -42,7 +44,7 @@ mod no_prelude {
 
     // schemars' own expansion names `schemars::` relatively; point it at the absolute path.
     #[derive(
-        ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema, ::io_core::AgentInput,
+        ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema, ::agentio_core::AgentInput,
     )]
     #[schemars(crate = "::schemars")]
     pub(crate) struct Bare {
@@ -50,7 +52,10 @@ mod no_prelude {
     }
 
     #[derive(
-        ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema, ::io_core::AgentOutput,
+        ::serde::Serialize,
+        ::serde::Deserialize,
+        ::schemars::JsonSchema,
+        ::agentio_core::AgentOutput,
     )]
     #[schemars(crate = "::schemars")]
     pub(crate) struct BareGeneric<T> {
@@ -58,18 +63,18 @@ mod no_prelude {
     }
 }
 
-/// `io_core` under another name, as a crate that re-exports it would have it.
+/// `agentio_core` under another name, as a crate that re-exports it would have it.
 mod renamed {
-    pub(crate) use io_core as agent_io;
+    pub(crate) use agentio_core as agentio;
 
     #[derive(
         serde::Serialize,
         serde::Deserialize,
         schemars::JsonSchema,
-        agent_io::AgentInput,
-        agent_io::AgentOutput,
+        agentio::AgentInput,
+        agentio::AgentOutput,
     )]
-    #[agent(crate = "crate::hygiene::renamed::agent_io")]
+    #[agent(crate = "crate::hygiene::renamed::agentio")]
     pub(crate) struct ViaRename {
         pub(crate) r#type: String,
         pub(crate) r#match: bool,
@@ -81,8 +86,8 @@ mod renamed {
     serde::Serialize,
     serde::Deserialize,
     schemars::JsonSchema,
-    io_core::AgentInput,
-    io_core::AgentOutput,
+    agentio_core::AgentInput,
+    agentio_core::AgentOutput,
 )]
 pub(crate) struct Bounded<T>
 where
@@ -93,7 +98,7 @@ where
     pub(crate) r#ref: Option<String>,
 }
 
-use io_core::{AgentInput, AgentOutput};
+use agentio_core::{AgentInput, AgentOutput};
 use serde_json::json;
 
 #[test]

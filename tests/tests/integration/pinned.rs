@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use io_core::files::{
+use agentio_core::files::{
     MAX_COMPONENT_BYTES, MAX_PATH_BYTES, PathError, check_relative, check_template,
 };
-use io_core::{AgentContext, AgentError, AgentInput, AgentOutput, ErrorCode};
-use io_typed_tool::{
+use agentio_core::{AgentContext, AgentError, AgentInput, AgentOutput, ErrorCode};
+use agentio_tools::{
     Approval, ApprovalDecision, ApprovalOutcome, ApprovalRequest, AuditLog, DriverConstraints,
     DriverKind, Requires, ToolContract, ToolError, ToolManifest, ToolRegistry, tool, tool_registry,
 };
@@ -206,14 +206,14 @@ fn strict_mode_closes_nullable_objects_and_array_items() {
     assert_eq!(inner["additionalProperties"], false);
     assert_eq!(inner["required"], json!(["a"]));
     // A nullable object type is closed too.
-    let nullable = io_core::BoundarySchema::from_value(
+    let nullable = agentio_core::BoundarySchema::from_value(
         "n",
-        io_core::Direction::Output,
+        agentio_core::Direction::Output,
         json!({ "type": "object", "properties": { "o": { "type": ["object", "null"], "properties": { "b": { "type": "string" } } },
                 "items": { "type": "array", "items": { "type": "object", "properties": { "c": { "type": "integer" } } } } } }),
     );
     let strict = nullable
-        .profile(io_core::profiles::Profile::OpenAiStrict)
+        .profile(agentio_core::profiles::Profile::OpenAiStrict)
         .unwrap();
     assert_eq!(strict["properties"]["o"]["additionalProperties"], false);
     assert_eq!(strict["properties"]["o"]["required"], json!(["b"]));
@@ -225,12 +225,12 @@ fn strict_mode_closes_nullable_objects_and_array_items() {
         strict["properties"]["items"]["items"]["required"],
         json!(["c"])
     );
-    let err = io_core::BoundarySchema::from_value(
+    let err = agentio_core::BoundarySchema::from_value(
         "x",
-        io_core::Direction::Output,
+        agentio_core::Direction::Output,
         json!({ "type": "string" }),
     )
-    .profile(io_core::profiles::Profile::OpenAiStrict)
+    .profile(agentio_core::profiles::Profile::OpenAiStrict)
     .unwrap_err()
     .to_vec();
     assert_eq!(
@@ -255,7 +255,7 @@ fn the_registry_offers_its_tools_to_a_core_by_id_and_identity() {
 #[test]
 fn a_file_observer_keeps_the_workspace_and_the_approver() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = io_core::files::Workspace::open(dir.path()).unwrap();
+    let workspace = agentio_core::files::Workspace::open(dir.path()).unwrap();
     let say_no = |_: &ApprovalRequest| ApprovalDecision::Deny {
         reason: "still here".into(),
     };
@@ -263,7 +263,7 @@ fn a_file_observer_keeps_the_workspace_and_the_approver() {
         .unwrap()
         .with_workspace(workspace)
         .with_approver(Arc::new(say_no))
-        .with_file_observer(Arc::new(|_: &io_core::files::FileEvent| {}));
+        .with_file_observer(Arc::new(|_: &agentio_core::files::FileEvent| {}));
     let err = block_on(registry.call("journal.write", json!({ "text": "x" }))).unwrap_err();
     assert_eq!(
         err.message(),
@@ -303,7 +303,7 @@ fn contract_defaults_and_a_full_manifest_round_trip() {
 fn displays_users_read() {
     let err = AgentError::new(ErrorCode::InputInvalid, "the input is wrong");
     assert_eq!(err.to_string(), "input_invalid: the input is wrong");
-    let strict = io_core::StrictModeError {
+    let strict = agentio_core::StrictModeError {
         schema_pointer: "/properties/m".into(),
         reason: "a map has no fixed property names".into(),
     };
@@ -311,7 +311,7 @@ fn displays_users_read() {
         strict.to_string(),
         "strict mode cannot express the schema at /properties/m: a map has no fixed property names"
     );
-    let root = io_core::StrictModeError {
+    let root = agentio_core::StrictModeError {
         schema_pointer: String::new(),
         reason: "x".into(),
     };
@@ -323,7 +323,7 @@ fn displays_users_read() {
 
 #[test]
 fn workflow_type_checks_against_unions_enums_and_recursive_schemas() {
-    use io_workflow::{TypeRef, Workflow};
+    use agentio_workflow::{TypeRef, Workflow};
     let workflow = Workflow::new("w").with_type(
         "Finding",
         vec![("text", TypeRef::String), ("score", TypeRef::Number)],
@@ -385,7 +385,7 @@ fn workflow_type_checks_against_unions_enums_and_recursive_schemas() {
 
 #[test]
 fn executors_and_runs_can_be_debug_printed() {
-    use io_workflow::{Executor, Phase, Workflow, WorkflowRun};
+    use agentio_workflow::{Executor, Phase, Workflow, WorkflowRun};
     let workflow = Workflow::new("debuggable").with_phase(Phase::new("a", "A").assign("agent"));
     let executor = Executor::new(workflow.clone()).bind_fn("agent", |_ctx| async { Ok(json!({})) });
     let shown = format!("{executor:?}");
@@ -443,7 +443,7 @@ async fn strict_search(input: StrictQuery) -> Result<StrictQuery, ToolError> {
 fn a_strict_input_exports_in_strict_mode() {
     let registry = tool_registry![strict_search].unwrap();
     let tools = registry
-        .export(io_typed_tool::Export::OpenAiChat { strict: true })
+        .export(agentio_tools::Export::OpenAiChat { strict: true })
         .unwrap();
     assert_eq!(tools[0]["function"]["strict"], true);
     assert_eq!(
@@ -455,7 +455,7 @@ fn a_strict_input_exports_in_strict_mode() {
 /// Found by mutation testing (the unit tests held these; the integration suite now does too).
 #[test]
 fn mutation_scopes_hold_at_every_edge() {
-    use io_core::files::mutation_covers;
+    use agentio_core::files::mutation_covers;
     // The class must match even under a wildcard.
     assert!(!mutation_covers("workspace:*", "network:example.com"));
     assert!(!mutation_covers("network:*", "workspace:/a"));

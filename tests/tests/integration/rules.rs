@@ -1,9 +1,9 @@
 //! Cross-field rules (`#[agent(validate = ...)]`): run after the schema, on every boundary
 //! that checks a value of the type, with the schema's error shape.
 
-use io_core::rules::Rules;
-use io_core::{AgentInput, AgentOutput, ErrorCode};
-use io_typed_tool::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
+use agentio_core::rules::Rules;
+use agentio_core::{AgentInput, AgentOutput, ErrorCode};
+use agentio_tools::{ApprovalDecision, ApprovalRequest, ToolError, ToolRegistry, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -37,7 +37,7 @@ fn window_rules(window: &Window, rules: &mut Rules) {
     }
 }
 
-fn rule_keywords(err: &io_core::AgentError) -> Vec<(&str, &str)> {
+fn rule_keywords(err: &agentio_core::AgentError) -> Vec<(&str, &str)> {
     err.violations()
         .iter()
         .map(|v| (v.pointer.as_str(), v.keyword.as_str()))
@@ -174,7 +174,7 @@ fn the_registry_refuses_a_rule_breaking_input_before_approval_and_checks_the_out
 /// Widens a window by one on each side.
 struct Widen;
 
-impl io_core::AgentCore for Widen {
+impl agentio_core::AgentCore for Widen {
     type Input = Window;
     type Output = Window;
 
@@ -185,8 +185,8 @@ impl io_core::AgentCore for Widen {
     async fn run_turn(
         &mut self,
         window: Window,
-        _ctx: &mut io_core::AgentContext,
-    ) -> Result<Window, io_core::AgentError> {
+        _ctx: &mut agentio_core::AgentContext,
+    ) -> Result<Window, agentio_core::AgentError> {
         // Breaks the output rule when asked to widen an empty window at zero.
         Ok(Window {
             low: if window.high == 0 {
@@ -202,7 +202,7 @@ impl io_core::AgentCore for Widen {
 
 #[test]
 fn the_runtime_holds_a_cores_input_and_output_to_their_rules() {
-    let mut runtime = io_core::AgentRuntime::new(Widen);
+    let mut runtime = agentio_core::AgentRuntime::new(Widen);
     let err = pollster::block_on(runtime.run_turn(json!({ "low": 4, "high": 2 }))).unwrap_err();
     assert_eq!(err.code(), &ErrorCode::InputInvalid);
     assert_eq!(rule_keywords(&err), [("/low", "low_not_above_high")]);

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use io_core::skill::{SkillManifest, SkillProblem};
-use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
-use io_typed_tool::{ToolError, ToolRegistry, tool, tool_registry};
+use agentio_core::skill::{SkillManifest, SkillProblem};
+use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime};
+use agentio_tools::{ToolError, ToolRegistry, tool, tool_registry};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -455,8 +455,8 @@ impl From<Summary> for Publish {
 
 #[tokio::test]
 async fn typed_chains_run_the_bodies_and_check_each_output() {
-    use io_typed_tool::ToolContext;
-    use io_typed_tool::chain::{Then, TypedStep};
+    use agentio_tools::ToolContext;
+    use agentio_tools::chain::{Then, TypedStep};
 
     let ctx = ToolContext::new("run-1", "research");
     let research = SearchTool.then(SummarizeTool).then(PublishTool);
@@ -477,7 +477,7 @@ async fn typed_chains_run_the_bodies_and_check_each_output() {
 
 #[test]
 fn mapping_pointers_are_checked_for_form_and_for_circular_producers() {
-    use io_core::skill::check_skill;
+    use agentio_core::skill::check_skill;
     let object = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
     // The producer's schema refers to itself and never reaches a property.
     let circular = json!({ "$ref": "#/$defs/A", "$defs": { "A": { "$ref": "#/$defs/A" } } });
@@ -523,7 +523,7 @@ fn mapping_pointers_are_checked_for_form_and_for_circular_producers() {
 
 #[test]
 fn a_long_chain_of_references_is_followed_up_to_the_bound() {
-    use io_core::skill::check_skill;
+    use agentio_core::skill::check_skill;
     let object = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
     // `refs` references in a row before the object; with the step into `text` and the last
     // look, following `/text` takes `refs + 2` hops, and 256 is the most.
@@ -558,7 +558,7 @@ fn a_long_chain_of_references_is_followed_up_to_the_bound() {
 
 #[test]
 fn an_index_steps_into_a_list_schema_with_or_without_its_type() {
-    use io_core::skill::check_skill;
+    use agentio_core::skill::check_skill;
     let object = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
     for produced in [
         json!({ "type": "array", "items": { "type": "string" }, "minItems": 1 }),
@@ -578,7 +578,7 @@ fn an_index_steps_into_a_list_schema_with_or_without_its_type() {
 
 #[test]
 fn a_mapping_follows_the_branch_of_an_option_that_is_not_null() {
-    use io_core::skill::check_skill;
+    use agentio_core::skill::check_skill;
     let hit = json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] });
     let produced = json!({
         "type": "object",

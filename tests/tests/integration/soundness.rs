@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use io_core::{AgentInput, AgentOutput};
+use agentio_core::{AgentInput, AgentOutput};
 use proptest::collection::{btree_map, hash_map, vec};
 use proptest::option;
 use proptest::prelude::*;
@@ -237,8 +237,11 @@ fn assert_strict_sound<T: AgentOutput>(value: &T) {
 }
 
 fn jsonschema_validator(schema: &Value) -> impl Fn(&Value) -> bool {
-    let boundary =
-        io_core::BoundarySchema::from_value("strict", io_core::Direction::Output, schema.clone());
+    let boundary = agentio_core::BoundarySchema::from_value(
+        "strict",
+        agentio_core::Direction::Output,
+        schema.clone(),
+    );
     move |value| boundary.validate(value).is_ok()
 }
 

@@ -2,8 +2,8 @@
 //! only the fields that differ from `ToolContract::new`'s defaults, so each attribute is
 //! checked to arrive, and each default to stay.
 
-use io_core::{AgentInput, AgentOutput};
-use io_typed_tool::{
+use agentio_core::{AgentInput, AgentOutput};
+use agentio_tools::{
     Approval, Backoff, CostClass, DriverConstraints, DriverKind, Requires, RetryPolicy,
     ToolContract, ToolError, ToolExample, ToolPlugin, TypedTool, tool,
 };
@@ -137,13 +137,13 @@ fn a_tool_returns_its_body_s_value_and_converts_its_error() {
     async fn failing(query: Query) -> Result<Answer, String> {
         Err(format!("no answer for {}", query.text))
     }
-    let ctx = io_typed_tool::ToolContext::new("run", "kb.plain");
+    let ctx = agentio_tools::ToolContext::new("run", "kb.plain");
     let ok = pollster::block_on(PlainTool.execute_typed(Query { text: "hi".into() }, &ctx));
     assert_eq!(ok.expect("ok").text, "hi");
     let err = pollster::block_on(FailingTool.execute_typed(Query { text: "x".into() }, &ctx))
         .expect_err("fails");
     // A `String` error is `internal`: the model sees that the tool failed, the operator the text.
-    assert_eq!(err.code(), &io_core::ErrorCode::Internal);
+    assert_eq!(err.code(), &agentio_core::ErrorCode::Internal);
     assert_eq!(err.operator_detail(), Some("no answer for x"));
 }
 
@@ -152,8 +152,8 @@ fn a_parsed_contract_without_a_timeout_gets_the_default() {
     let mut json = serde_json::to_value(PlainTool::contract()).unwrap();
     json.as_object_mut().unwrap().remove("timeout_ms");
     let parsed: ToolContract = serde_json::from_value(json).unwrap();
-    assert_eq!(parsed.timeout_ms, io_typed_tool::DEFAULT_TIMEOUT_MS);
-    assert_eq!(io_typed_tool::DEFAULT_TIMEOUT_MS, 30_000);
+    assert_eq!(parsed.timeout_ms, agentio_tools::DEFAULT_TIMEOUT_MS);
+    assert_eq!(agentio_tools::DEFAULT_TIMEOUT_MS, 30_000);
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn a_typed_tool_reuses_its_types_compiled_boundaries() {
 
 /// Answers with the ids its context carries.
 #[tool(id = "kb.whoami")]
-async fn whoami(_query: Query, ctx: &io_typed_tool::ToolContext) -> Result<Answer, ToolError> {
+async fn whoami(_query: Query, ctx: &agentio_tools::ToolContext) -> Result<Answer, ToolError> {
     Ok(Answer {
         text: format!("{} {} {}", ctx.tool_id(), ctx.run_id(), ctx.attempt()),
     })
@@ -212,7 +212,7 @@ async fn whoami(_query: Query, ctx: &io_typed_tool::ToolContext) -> Result<Answe
 
 #[test]
 fn a_body_sees_the_tool_and_the_run_it_is_called_for() {
-    let mut registry = io_typed_tool::ToolRegistry::new();
+    let mut registry = agentio_tools::ToolRegistry::new();
     registry.register(WhoamiTool).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -222,7 +222,7 @@ fn a_body_sees_the_tool_and_the_run_it_is_called_for() {
         .block_on(registry.call_with(
             "kb.whoami@1",
             json!({ "text": "x" }),
-            io_typed_tool::CallOptions::default().with_run_id("run-7"),
+            agentio_tools::CallOptions::default().with_run_id("run-7"),
         ))
         .unwrap();
     assert_eq!(out, json!({ "text": "kb.whoami run-7 1" }));

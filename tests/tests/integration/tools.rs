@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use io_core::{AgentInput, AgentOutput, BoxFuture, ErrorCode};
-use io_typed_tool::{
+use agentio_core::{AgentInput, AgentOutput, BoxFuture, ErrorCode};
+use agentio_tools::{
     Approval, ApprovalDecision, ApprovalOutcome, ApprovalRequest, AuditLog, CallOptions,
     ToolContext, ToolContract, ToolError, ToolManifest, ToolPlugin, ToolRegistry, TypedTool, tool,
     tool_registry,
@@ -613,7 +613,7 @@ fn contract_examples_that_do_not_match_the_schemas_are_refused_at_registration()
         "js.examples",
         json!({ "type": "object", "properties": { "a": { "type": "integer" } } }),
     );
-    contract.examples = vec![io_typed_tool::ToolExample {
+    contract.examples = vec![agentio_tools::ToolExample {
         name: "bad".into(),
         input: json!({ "a": "not a number" }),
         output: None,
@@ -638,7 +638,7 @@ fn undeclared_mutations_are_refused_at_run_time() {
 
 #[test]
 fn cores_reach_registry_tools_through_their_context() {
-    use io_core::{
+    use agentio_core::{
         AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core,
     };
 
@@ -666,7 +666,7 @@ fn cores_reach_registry_tools_through_their_context() {
     }
 
     let audit = Arc::new(AuditLog::default());
-    let registry: Arc<dyn io_core::ToolInvoker> = Arc::new(
+    let registry: Arc<dyn agentio_core::ToolInvoker> = Arc::new(
         tool_registry![EchoTool]
             .unwrap()
             .with_audit_sink(audit.clone()),
@@ -723,7 +723,7 @@ fn a_rendered_manifest_validates_and_parses_back_to_the_same_contract() {
         let text = manifest.render();
         let frontmatter = contract.to_frontmatter();
         assert_eq!(
-            io_typed_tool::frontmatter_violations(&frontmatter),
+            agentio_tools::frontmatter_violations(&frontmatter),
             [],
             "{}",
             contract.id
@@ -818,14 +818,14 @@ fn drift_between_rust_and_the_manifest_names_the_property() {
         ToolManifest::from_contract(contract.clone()).render(),
     )
     .unwrap();
-    io_typed_tool::check_manifest(&contract, &path).unwrap();
+    agentio_tools::check_manifest(&contract, &path).unwrap();
 
     // The Rust type changes: `n` becomes a string.
     let mut changed = contract.clone();
     changed.inputs["properties"]["n"]["type"] = json!("string");
     changed.timeout_ms = 5;
-    let err = io_typed_tool::check_manifest(&changed, &path).unwrap_err();
-    let io_typed_tool::DriftError::Drift { differences, .. } = &err else {
+    let err = agentio_tools::check_manifest(&changed, &path).unwrap_err();
+    let agentio_tools::DriftError::Drift { differences, .. } = &err else {
         panic!("{err}")
     };
     let pointers: Vec<&str> = differences.iter().map(|d| d.pointer.as_str()).collect();
@@ -840,7 +840,7 @@ fn drift_between_rust_and_the_manifest_names_the_property() {
 
 #[test]
 fn the_examples_helper_runs_each_example_and_compares_outputs() {
-    use io_typed_tool::{ToolExample, check_examples};
+    use agentio_tools::{ToolExample, check_examples};
 
     struct Doubler;
 
@@ -888,7 +888,7 @@ fn the_examples_helper_runs_each_example_and_compares_outputs() {
 /// Each example runs under its own run id, `example:<name>`, and the helper says how many ran.
 #[test]
 fn examples_run_under_their_own_run_ids_and_are_counted() {
-    use io_typed_tool::ToolExample;
+    use agentio_tools::ToolExample;
 
     #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
     struct RunId {
@@ -922,14 +922,14 @@ fn examples_run_under_their_own_run_ids_and_are_counted() {
         }
     }
 
-    assert_eq!(io_typed_tool::assert_examples(WhoRuns), 2);
+    assert_eq!(agentio_tools::assert_examples(WhoRuns), 2);
 }
 
 mod example_tools {
     //! The example tools against their checked-in TOOL.md files (`examples/tools/<id>/TOOL.md`).
 
-    use agent_io_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
-    use io_typed_tool::{ToolContract, ToolManifest, TypedTool, check_manifest};
+    use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
+    use agentio_tools::{ToolContract, ToolManifest, TypedTool, check_manifest};
     use serde_json::json;
 
     fn manifests() -> Vec<(ToolContract, std::path::PathBuf)> {
@@ -963,7 +963,7 @@ mod example_tools {
             let manifest =
                 ToolManifest::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert_eq!(
-                io_typed_tool::frontmatter_violations(&manifest.contract.to_frontmatter()),
+                agentio_tools::frontmatter_violations(&manifest.contract.to_frontmatter()),
                 []
             );
             assert_eq!(manifest.contract, contract);
@@ -973,11 +973,11 @@ mod example_tools {
 
     #[test]
     fn the_example_tools_satisfy_their_contract_examples() {
-        assert_eq!(io_typed_tool::assert_examples(KbSearch), 1);
+        assert_eq!(agentio_tools::assert_examples(KbSearch), 1);
         // Removed on drop; the example creates the workspace itself.
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().join("workspace");
-        let ran = io_typed_tool::assert_examples_with_context(
+        let ran = agentio_tools::assert_examples_with_context(
             AppendNoteTool,
             json!({ "workspace_root": workspace }),
         );
@@ -987,7 +987,7 @@ mod example_tools {
             std::fs::read_to_string(workspace.join("notes/standup.md")).unwrap(),
             "Shipped the importer.\n"
         );
-        assert_eq!(io_typed_tool::assert_examples(RenderReportTool), 1);
+        assert_eq!(agentio_tools::assert_examples(RenderReportTool), 1);
     }
 }
 
@@ -1048,7 +1048,7 @@ fn unknown_metadata_keys_are_tolerated_and_kept() {
     let parsed = ToolManifest::parse(&text).unwrap();
     assert_eq!(parsed.contract, contract);
     assert_eq!(
-        io_typed_tool::frontmatter_violations(&contract.to_frontmatter()),
+        agentio_tools::frontmatter_violations(&contract.to_frontmatter()),
         []
     );
     ToolRegistry::new()
@@ -1075,11 +1075,11 @@ fn define_tool_checks_a_hand_built_contract() {
     let mut contract = plugin_contract("js.define", json!({ "type": "object" }));
     contract.mutates = vec!["workspace:/out".into()];
     contract.approval = Approval::Auto;
-    let err = io_typed_tool::define_tool(contract.clone()).unwrap_err();
+    let err = agentio_tools::define_tool(contract.clone()).unwrap_err();
     assert_eq!(err.problems[0].pointer, "/mutates");
     contract.approval = Approval::default_for(&contract.mutates);
     assert_eq!(
-        io_typed_tool::define_tool(contract).unwrap().approval,
+        agentio_tools::define_tool(contract).unwrap().approval,
         Approval::OnMutate
     );
 }

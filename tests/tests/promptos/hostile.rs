@@ -1,8 +1,8 @@
 //! Hostile submissions: each is a FAIL with the right code, and nothing outside the workspace
 //! is read.
 
-use io_promptos::FailCode;
-use io_promptos::gateway::judge;
+use agentio_promptos::FailCode;
+use agentio_promptos::gateway::judge;
 use serde_json::json;
 
 use crate::{Workspace, codes, task};
@@ -217,9 +217,9 @@ fn huge_and_deep_submissions_get_an_answer() {
     assert_eq!(judgement.verdict.reason_code, Some(FailCode::ScopeConflict));
     // The verdict lists the first messages and counts the rest.
     let messages = &judgement.verdict.messages;
-    assert_eq!(messages.len(), io_promptos::gateway::MAX_MESSAGES + 1);
-    let rest = judgement.failures.len() - io_promptos::gateway::MAX_MESSAGES;
-    assert!(rest >= 50_000 - io_promptos::gateway::MAX_MESSAGES);
+    assert_eq!(messages.len(), agentio_promptos::gateway::MAX_MESSAGES + 1);
+    let rest = judgement.failures.len() - agentio_promptos::gateway::MAX_MESSAGES;
+    assert!(rest >= 50_000 - agentio_promptos::gateway::MAX_MESSAGES);
     assert_eq!(messages.last().unwrap(), &format!("... and {rest} more"));
 }
 

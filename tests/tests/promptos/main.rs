@@ -1,13 +1,15 @@
-//! The PromptOS IO layer: the document's clauses (see the clause table in io-promptos's crate
+//! The PromptOS IO layer: the document's clauses (see the clause table in agentio-promptos's crate
 //! documentation), the gateway's checks and verdicts, and the command.
 
 mod hostile;
 
 use std::path::Path;
 
-use io_core::{AgentInput, AgentOutput, ErrorCode, rules::Rules};
-use io_promptos::gateway::{Judgement, Unusable, judge, parse_task};
-use io_promptos::{Decision, FailCode, Outcome, Status, Submit, TaskInput, Verdict, cli, rules};
+use agentio_core::{AgentInput, AgentOutput, ErrorCode, rules::Rules};
+use agentio_promptos::gateway::{Judgement, Unusable, judge, parse_task};
+use agentio_promptos::{
+    Decision, FailCode, Outcome, Status, Submit, TaskInput, Verdict, cli, rules,
+};
 use serde_json::{Value, json};
 
 /// The task input example of the document, verbatim: its `files` array is closed with `}`.
@@ -38,7 +40,7 @@ pub(crate) fn task() -> TaskInput {
         .expect("the fixed example is a valid task")
 }
 
-fn keywords(err: &io_core::AgentError) -> Vec<(String, String)> {
+fn keywords(err: &agentio_core::AgentError) -> Vec<(String, String)> {
     err.violations()
         .iter()
         .map(|v| (v.pointer.clone(), v.keyword.clone()))
@@ -452,7 +454,10 @@ fn the_first_failed_check_names_the_reason_code() {
     // A submission that does not parse fails schema_valid and nothing else can be judged.
     let judgement = judge(&task(), "{ not json", workspace.root(), None).unwrap();
     assert_eq!(codes(&judgement), [FailCode::SchemaViolation]);
-    assert_eq!(judgement.verdict.checks, io_promptos::Checks::default());
+    assert_eq!(
+        judgement.verdict.checks,
+        agentio_promptos::Checks::default()
+    );
     assert!(judgement.verdict.messages[0].contains("line 1"));
 }
 
@@ -484,7 +489,7 @@ fn deployed_verdicts_map_as_documented() {
     assert_eq!(deployed.verdict, Decision::Retry);
     assert_eq!(deployed.reasons[0].code, FailCode::ScopeConflict);
     assert!(!deployed.actions.is_empty());
-    io_promptos::DeployedVerdict::validate_output(&serde_json::to_value(&deployed).unwrap())
+    agentio_promptos::DeployedVerdict::validate_output(&serde_json::to_value(&deployed).unwrap())
         .unwrap();
 }
 
@@ -530,7 +535,7 @@ fn the_command_exits_0_on_pass_1_on_fail_2_on_unusable_input() {
     let modified = std::fs::metadata(&submit).unwrap().modified().unwrap();
     assert_eq!(
         written["timestamps"]["submitted_at"],
-        io_promptos::gateway::rfc3339(modified)
+        agentio_promptos::gateway::rfc3339(modified)
     );
 
     let mut out = Vec::new();

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use io_workflow::{TypeRef, ValidationError, Workflow, WorkflowRun};
+use agentio_workflow::{TypeRef, ValidationError, Workflow, WorkflowRun};
 use serde_json::{Value, json};
 
 const HEAD: &str = "openintent: \"1.0\"\ninfo:\n  name: loader\n";

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use io_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-use io_workflow::{
+use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
+use agentio_workflow::{
     Executor, Phase, RunError, Suspension, TaskState, TypeRef, ValidationError, Workflow,
     WorkflowRun,
 };
@@ -752,7 +752,7 @@ fn a_failing_agent_fails_its_phase_and_its_dependents_never_run() {
     let executor = Executor::new(workflow)
         .bind_fn("data-agent", |_| async move {
             Err(AgentError::new(
-                io_core::ErrorCode::UpstreamError,
+                agentio_core::ErrorCode::UpstreamError,
                 "ledger offline",
             ))
         })
@@ -871,7 +871,7 @@ fn typed_wiring_mistakes_are_found_before_anything_runs() {
 
 #[test]
 fn tools_bound_to_phases_run_under_their_contracts() {
-    use io_typed_tool::{ToolError, ToolRegistry, tool};
+    use agentio_tools::{ToolError, ToolRegistry, tool};
 
     #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
     struct Quarter {
@@ -937,7 +937,7 @@ fn typed_wiring_is_checked_for_a_core_factory_too() {
 
 mod typed_tool_phase {
     use super::*;
-    use io_typed_tool::{ToolContext, ToolError, ToolRegistry, TypedTool};
+    use agentio_tools::{ToolContext, ToolError, ToolRegistry, TypedTool};
 
     #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
     #[serde(deny_unknown_fields)]
@@ -951,7 +951,7 @@ mod typed_tool_phase {
     }
 
     /// Says which run it was called in.
-    #[io_typed_tool::tool(id = "who.ran")]
+    #[agentio_tools::tool(id = "who.ran")]
     async fn who_ran(_input: Quarter, ctx: &ToolContext) -> Result<Seen, ToolError> {
         Ok(Seen {
             run_id: ctx.run_id().to_owned(),
@@ -1104,7 +1104,7 @@ fn unbound_phases_are_reported_by_check() {
 fn cli(args: &[&str]) -> (u8, String) {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     let mut out = Vec::new();
-    let code = io_workflow::cli::run_cli(&args, &mut out);
+    let code = agentio_workflow::cli::run_cli(&args, &mut out);
     (code, String::from_utf8(out).unwrap())
 }
 
@@ -1306,7 +1306,7 @@ fn the_cli_samples_nested_types_whole_and_recursive_ones_once() {
 /// A user's binary offers the same command line over its own agents.
 #[test]
 fn a_users_binary_runs_the_cli_over_its_own_agents() {
-    use io_workflow::cli::run_cli_with;
+    use agentio_workflow::cli::run_cli_with;
     let file = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/workflows/quarterly-compliance.yaml"
@@ -1358,7 +1358,7 @@ fn a_users_binary_runs_the_cli_over_its_own_agents() {
 /// The executor reports each phase's progress as it goes, retries included.
 #[test]
 fn the_executor_reports_progress_per_phase() {
-    use io_workflow::PhaseProgress;
+    use agentio_workflow::PhaseProgress;
     use std::sync::Mutex;
     let seen: Arc<Mutex<Vec<PhaseProgress>>> = Arc::default();
     let log = seen.clone();
@@ -1388,7 +1388,7 @@ fn the_executor_reports_progress_per_phase() {
             }
         })
         .bind_fn("y", |_ctx| async {
-            Err(io_core::AgentError::internal("broken"))
+            Err(agentio_core::AgentError::internal("broken"))
         })
         .with_progress(move |event: &PhaseProgress| log.lock().unwrap().push(event.clone()));
     let outcome = paused_runtime()
@@ -1398,7 +1398,7 @@ fn the_executor_reports_progress_per_phase() {
     let seen = seen.lock().unwrap();
     let names: Vec<String> = seen
         .iter()
-        .map(|e| io_workflow::cli::progress_line(e, false))
+        .map(|e| agentio_workflow::cli::progress_line(e, false))
         .map(|line| line.split(" in ").next().unwrap().to_owned())
         .collect();
     assert_eq!(

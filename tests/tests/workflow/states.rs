@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use io_workflow::{Phase, RunError, Suspension, TaskState, TypeRef, Workflow, WorkflowRun};
+use agentio_workflow::{Phase, RunError, Suspension, TaskState, TypeRef, Workflow, WorkflowRun};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

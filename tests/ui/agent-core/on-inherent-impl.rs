@@ -1,4 +1,4 @@
-use io_core::agent_core;
+use agentio_core::agent_core;
 
 struct Core;
 

@@ -1,8 +1,8 @@
-use io_core::{AgentContext, AgentCore, AgentError, TurnInput, TurnOutput, agent_core};
+use agentio_core::{AgentContext, AgentCore, AgentError, TurnInput, TurnOutput, agent_core};
 
 struct Core;
 
-#[agent_core(krate = "io_core")]
+#[agent_core(krate = "agentio_core")]
 impl AgentCore for Core {
     fn core_type(&self) -> &str {
         "core"

@@ -1,12 +1,12 @@
-use io_typed_tool::chain::Then;
-use io_typed_tool::{ToolError, tool};
+use agentio_tools::chain::Then;
+use agentio_tools::{ToolError, tool};
 
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 struct Query {
     q: String,
 }
 
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 struct Summary {
     text: String,
 }

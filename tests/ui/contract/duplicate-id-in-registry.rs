@@ -1,8 +1,8 @@
-use io_typed_tool::{ToolError, tool, tool_registry};
+use agentio_tools::{ToolError, tool, tool_registry};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput, io_core::AgentOutput)]
+#[derive(Serialize, Deserialize, JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
 struct Query {
     text: String,
 }

@@ -1,4 +1,4 @@
-use io_typed_tool::ToolRegistry;
+use agentio_tools::ToolRegistry;
 
 struct NotATool;
 

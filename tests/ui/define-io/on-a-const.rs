@@ -1,4 +1,4 @@
-use io_core::define_io;
+use agentio_core::define_io;
 
 #[define_io(outputs_files = { report => { path = "report.md" } })]
 const LIMIT: u32 = 3;

@@ -1,16 +1,16 @@
-use io_core::define_io;
-use io_typed_tool::{ToolError, tool};
+use agentio_core::define_io;
+use agentio_tools::{ToolError, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentInput)]
+#[derive(Serialize, Deserialize, JsonSchema, agentio_core::AgentInput)]
 struct Request {
     title: String,
     #[serde(rename = "_workflowFsRoot", default)]
-    root: Option<io_core::files::FsRoot>,
+    root: Option<agentio_core::files::FsRoot>,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, io_core::AgentOutput)]
+#[derive(Serialize, Deserialize, JsonSchema, agentio_core::AgentOutput)]
 struct Report {
     title: String,
 }

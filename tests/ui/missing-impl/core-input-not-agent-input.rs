@@ -1,4 +1,4 @@
-use io_core::{AgentContext, AgentCore, AgentError, TurnOutput};
+use agentio_core::{AgentContext, AgentCore, AgentError, TurnOutput};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize)]

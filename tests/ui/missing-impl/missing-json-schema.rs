@@ -1,4 +1,4 @@
-use io_core::AgentInput;
+use agentio_core::AgentInput;
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, AgentInput)]

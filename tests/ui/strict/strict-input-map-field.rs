@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use io_core::AgentInput;
+use agentio_core::AgentInput;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

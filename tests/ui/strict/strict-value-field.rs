@@ -1,4 +1,4 @@
-use io_core::AgentOutput;
+use agentio_core::AgentOutput;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

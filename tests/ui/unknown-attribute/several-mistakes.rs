@@ -1,5 +1,5 @@
 use std::collections::HashMap;
-use io_core::AgentOutput;
+use agentio_core::AgentOutput;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-use io_core::AgentInput;
+use agentio_core::AgentInput;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
