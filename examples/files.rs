@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use agentio_core::files::{FileEvent, Workspace};
+use agentio::core::files::{FileEvent, Workspace};
+use agentio::serde_json::json;
+use agentio::tools::{ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, tool_registry};
 use agentio_examples::files::SalesReportTool;
-use agentio_tools::{ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, tool_registry};
-use serde_json::json;
 
 fn main() {
     let base = std::env::temp_dir().join(format!("agent-io-files-example-{}", std::process::id()));
@@ -26,7 +26,7 @@ fn main() {
     let observer = |event: &FileEvent| {
         println!(
             "  file event: {}",
-            serde_json::to_string(event).unwrap_or_default()
+            agentio::serde_json::to_string(event).unwrap_or_default()
         );
     };
     let approve = |request: &ApprovalRequest| {
@@ -46,8 +46,8 @@ fn main() {
     // Two OS threads, each with its own Tokio runtime, share one registry: the runs are truly
     // parallel and still never see each other's files.
     println!("== two concurrent runs of sales.report");
-    let call = |run_id: &str, input: serde_json::Value| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+    let call = |run_id: &str, input: agentio::serde_json::Value| {
+        let runtime = agentio::tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .expect("a Tokio runtime");
@@ -83,7 +83,7 @@ fn main() {
 
     println!("\n== run records (attestation)");
     for record in audit.records() {
-        let files = serde_json::to_string_pretty(&record.files).unwrap_or_default();
+        let files = agentio::serde_json::to_string_pretty(&record.files).unwrap_or_default();
         println!(
             "  run {}:\n{}",
             record.run_id,

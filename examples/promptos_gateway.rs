@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime};
-use agentio_promptos::gateway::{judge, parse_task};
-use agentio_promptos::{Artifacts, Status, Submit, TaskInput, Tests};
-use serde_json::json;
+use agentio::core::{AgentContext, AgentCore, AgentError, AgentRuntime};
+use agentio::promptos::gateway::{judge, parse_task};
+use agentio::promptos::{Artifacts, Status, Submit, TaskInput, Tests};
+use agentio::serde_json::json;
 
 /// Edits the files it is told to and writes the evidence a gateway asks for.
 struct DocsExecutor {
@@ -67,7 +67,7 @@ impl AgentCore for DocsExecutor {
             "markdown lint: ok\nEXIT_CODE=0\n",
         )?;
         let submit = Submit {
-            schema_version: agentio_promptos::SUBMIT_SCHEMA_VERSION.to_owned(),
+            schema_version: agentio::promptos::SUBMIT_SCHEMA_VERSION.to_owned(),
             task_id: task.task_id,
             status: Status::Done,
             reason_code: None,
@@ -90,7 +90,7 @@ impl AgentCore for DocsExecutor {
         };
         write(
             &root.join("evidence/submit.json"),
-            &serde_json::to_string_pretty(&submit)?,
+            &agentio::serde_json::to_string_pretty(&submit)?,
         )?;
         Ok(submit)
     }
@@ -119,13 +119,17 @@ fn run(task: &TaskInput, edits: &[&str]) -> Result<(), Box<dyn std::error::Error
     };
     // The runtime validates the task going in and the submission coming out (schema and rules).
     let mut runtime = AgentRuntime::new(core);
-    let submit = pollster::block_on(runtime.run_turn(serde_json::to_value(task)?))?;
+    let tokio = agentio::tokio::runtime::Builder::new_current_thread().build()?;
+    let submit = tokio.block_on(runtime.run_turn(agentio::serde_json::to_value(task)?))?;
     let judgement = judge(task, &submit.to_string(), &workspace, None)?;
     println!("edits {edits:?}:");
-    println!("{}", serde_json::to_string_pretty(&judgement.verdict)?);
+    println!(
+        "{}",
+        agentio::serde_json::to_string_pretty(&judgement.verdict)?
+    );
     println!(
         "deployed: {}\n",
-        serde_json::to_string(&judgement.deployed())?
+        agentio::serde_json::to_string(&judgement.deployed())?
     );
     std::fs::remove_dir_all(&workspace)?;
     Ok(())
@@ -133,7 +137,8 @@ fn run(task: &TaskInput, edits: &[&str]) -> Result<(), Box<dyn std::error::Error
 
 /// A fresh directory under the system's temporary directory.
 fn tempfile_dir() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("promptos-example-{}", agentio_core::new_run_id()));
+    let dir =
+        std::env::temp_dir().join(format!("promptos-example-{}", agentio::core::new_run_id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }

@@ -9,16 +9,16 @@
 
 use std::sync::Arc;
 
-use agentio_core::{
-    AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, BoxFuture,
-    ErrorCode, EventLog, ToolCall, ToolInvoker, TurnInput, TurnOutput, agent_core,
+use agentio::core::{
+    AgentContext, AgentCore, AgentError, AgentOutput, AgentRuntime, BoxFuture, ErrorCode, EventLog,
+    ToolCall, ToolInvoker, TurnInput, TurnOutput, agent_core,
 };
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use agentio::io;
+use agentio::serde_json::{Value, json};
 
 /// What the rover perceives this turn.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 struct EmbodiedInput {
     /// The operator's instruction.
@@ -30,7 +30,8 @@ struct EmbodiedInput {
 }
 
 /// One sensor's reading.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[io]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 struct SensorReading {
     /// The sensor's id.
@@ -43,7 +44,8 @@ struct SensorReading {
 }
 
 /// Units the rover's sensors report in.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[io]
+#[derive(Debug, Clone, Copy, PartialEq)]
 #[serde(rename_all = "snake_case")]
 enum Unit {
     Celsius,
@@ -52,7 +54,8 @@ enum Unit {
 }
 
 /// A planar position.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[io]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 struct Position {
     x: f64,
@@ -63,7 +66,8 @@ struct Position {
 }
 
 /// What the rover decides: wheel speeds and why.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
+#[derive(Debug)]
 #[agent(strict, name = "motor_command")]
 struct MotorCommand {
     /// Why these speeds (written first, so a model reasons before it commits).
@@ -180,7 +184,7 @@ fn show(label: &str, result: Result<Value, AgentError>) {
 }
 
 fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    agentio::serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
 fn indent(text: &str) -> String {
@@ -191,6 +195,11 @@ fn indent(text: &str) -> String {
 }
 
 fn main() {
+    // A host runs turns on its own executor; this one is Tokio's, through the facade.
+    let tokio = agentio::tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a Tokio runtime");
     let log = Arc::new(EventLog::default());
     let mut rover = AgentRuntime::new(EmbodiedCore).with_event_sink(log.clone());
     let mut concierge = AgentRuntime::new(ConciergeCore)
@@ -216,7 +225,7 @@ fn main() {
         ],
         "position": { "x": 1.0, "y": 2.0, "heading_deg": 90.0 }
     });
-    show("good call", pollster::block_on(rover.run_turn(good)));
+    show("good call", tokio.block_on(rover.run_turn(good)));
 
     let bad = json!({
         "message": "go to the dock",
@@ -227,7 +236,7 @@ fn main() {
         "position": { "x": 1.0, "heading_deg": 400.0 },
         "speed_hint": 2
     });
-    show("bad call", pollster::block_on(rover.run_turn(bad)));
+    show("bad call", tokio.block_on(rover.run_turn(bad)));
 
     println!(
         "\n== {} core (default TurnInput / TurnOutput)",
@@ -236,11 +245,11 @@ fn main() {
     println!("{}", indent(&pretty(concierge.input_schema())));
     show(
         "good call",
-        pollster::block_on(concierge.run_turn(json!({ "message": "the museum" }))),
+        tokio.block_on(concierge.run_turn(json!({ "message": "the museum" }))),
     );
     show(
         "bad call",
-        pollster::block_on(concierge.run_turn(json!({ "text": "the museum" }))),
+        tokio.block_on(concierge.run_turn(json!({ "text": "the museum" }))),
     );
 
     println!("\n== events");

@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
-use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
-use agentio_tools::{
+use agentio::serde_json::{Value, json};
+use agentio::tools::{
     ApprovalDecision, ApprovalRequest, AuditLog, CallOptions, ToolManifest, TypedTool,
     tool_registry,
 };
-use serde_json::{Value, json};
+use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
 
 /// The host's approval policy: writes to a note called `private*.md` are refused, everything
 /// else that asks is approved (a real host would ask a person).
@@ -30,11 +30,11 @@ fn approver(request: &ApprovalRequest) -> ApprovalDecision {
 }
 
 fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    agentio::serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = agentio::tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a Tokio runtime");

@@ -7,21 +7,20 @@
 //!
 //! Run it with `cargo run --example workflow`.
 
-use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};
-use agentio_workflow::{Executor, Workflow};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use agentio::core::{AgentContext, AgentCore, AgentError};
+use agentio::io;
+use agentio::serde_json::json;
+use agentio::workflow::{Executor, Workflow};
 
 const WORKFLOW: &str = include_str!("workflows/quarterly-compliance.yaml");
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
 struct FinancialsInput {
     quarter: String,
     source: String,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
 struct FinancialsOutput {
     revenue: f64,
     expenses: f64,
@@ -54,12 +53,12 @@ impl AgentCore for FinancialsCore {
     }
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
 struct HrInput {
     quarter: String,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
 struct HrOutput {
     headcount: u32,
     attrition_rate: f64,
@@ -89,7 +88,7 @@ impl AgentCore for HrCore {
     }
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
 struct AnalysisInput {
     fin_revenue: f64,
     fin_expenses: f64,
@@ -97,7 +96,7 @@ struct AnalysisInput {
     hr_attrition: f64,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
 struct AnalysisOutput {
     findings: Vec<String>,
     risk_level: String,
@@ -144,14 +143,14 @@ impl AgentCore for AnalysisCore {
     }
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
 struct ReportInput {
     analysis_findings: Vec<String>,
     risk_level: String,
     has_violations: bool,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
 struct ReportOutput {
     report_url: String,
     report_summary: String,
@@ -186,7 +185,7 @@ impl AgentCore for ReportCore {
     }
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
 struct StrictAnalysisInput {
     fin_revenue: f64,
     fin_expenses: f64,
@@ -221,7 +220,7 @@ impl AgentCore for StrictAnalysisCore {
 
 fn main() {
     let workflow = Workflow::from_yaml(WORKFLOW).expect("the example workflow is valid");
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = agentio::tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a Tokio runtime");
@@ -248,7 +247,7 @@ fn main() {
         println!(
             "  {:<17} {}",
             phase.name,
-            serde_json::to_string(&outcome.outputs[&phase.name]).unwrap_or_default()
+            agentio::serde_json::to_string(&outcome.outputs[&phase.name]).unwrap_or_default()
         );
     }
     println!("  all phases completed: {}", outcome.succeeded());
@@ -262,7 +261,7 @@ fn main() {
     }
     println!(
         "  progress: {}",
-        serde_json::to_string(&outcome.progress).unwrap_or_default()
+        agentio::serde_json::to_string(&outcome.progress).unwrap_or_default()
     );
 
     println!("\n== a wiring mistake, found before anything runs");

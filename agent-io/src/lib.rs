@@ -1,53 +1,21 @@
-//! agent-io: typed I/O for Rust agents and tools, in one dependency.
+#![doc = include_str!("../README.md")]
 //!
-//! This crate re-exports the others behind features — [`core`] (always: the derives, the
-//! boundary, the erased runtime, file contracts), [`tools`] (feature `tools`: typed tools, the
-//! registry, TOOL.md, provider exports) and [`workflow`] (feature `workflows`) — together with
-//! the crates their derives and calls need: [`serde`], [`serde_json`], [`schemars`] and
-//! [`tokio`]. agent-io's own derives and attributes find their crates through this one.
-//! serde's and schemars' derives need to be told where they are, once per type:
+//! # This crate
 //!
-//! ```
-//! use agentio::prelude::*;
+//! The facade: it re-exports the crates of the family behind features, with the crates their
+//! macros and calls need ([`serde`], [`serde_json`], [`schemars`], [`tokio`]), and a [`prelude`]
+//! of what a tool or core author touches.
 //!
-//! /// A question.
-//! #[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
-//! #[serde(crate = "agentio::serde")]
-//! #[schemars(crate = "agentio::schemars")]
-//! struct Ask {
-//!     question: String,
-//! }
-//!
-//! /// An answer.
-//! #[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
-//! #[serde(crate = "agentio::serde")]
-//! #[schemars(crate = "agentio::schemars")]
-//! struct Answer {
-//!     text: String,
-//! }
-//!
-//! /// Answers by echoing.
-//! #[tool(id = "demo.echo")]
-//! async fn echo(input: Ask) -> Result<Answer, ToolError> {
-//!     Ok(Answer { text: input.question })
-//! }
-//!
-//! let registry = tool_registry![echo].expect("a valid contract");
-//! let runtime = agentio::tokio::runtime::Builder::new_current_thread()
-//!     .enable_time()
-//!     .build()
-//!     .expect("a runtime");
-//! let out = runtime.block_on(registry.call("demo.echo", json!({ "question": "hi" })));
-//! assert_eq!(out.expect("a valid call")["text"], "hi");
-//! ```
-//!
-//! | crate | what it holds | feature |
-//! |---|---|---|
-//! | [`core`] (`agentio-core`) | `AgentInput`/`AgentOutput`, schemas and validation, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts, schema profiles | always |
-//! | [`tools`] (`agentio-tools`) | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
-//! | [`workflow`] (`agentio-workflow`) | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
-//! | `mcp` (`agentio-mcp`) | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry | `mcp` |
-//! | `promptos` (`agentio-promptos`) | PromptOS task input, `scc.submit.v1`, verdicts, scope pins, the gateway | `promptos` |
+//! | module | package | what it holds | feature |
+//! |---|---|---|---|
+//! | [`core`] | `agentio-core` | `AgentInput`/`AgentOutput`, schemas and validation, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts, schema profiles | always |
+//! | [`tools`] | `agentio-tools` | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
+//! | [`workflow`] | `agentio-workflow` | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
+//! | `mcp` | `agentio-mcp` | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry | `mcp` |
+//! | `promptos` | `agentio-promptos` | PromptOS task input, `scc.submit.v1`, verdicts, scope pins, the gateway | `promptos` |
+// The macros name the facade `::agentio` wherever they expand, here too.
+#[allow(unused_extern_crates)]
+extern crate self as agentio;
 
 pub use agentio_core as core;
 pub use schemars;
@@ -58,7 +26,7 @@ pub use tokio;
 pub use agentio_core::files;
 pub use agentio_core::{
     AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
-    agent_core, define_io,
+    agent_core, define_io, io,
 };
 
 #[cfg(feature = "tools")]
@@ -81,12 +49,20 @@ pub use agentio_mcp as mcp;
 #[cfg(feature = "promptos")]
 pub use agentio_promptos as promptos;
 
-/// The names a program using agent-io reaches for first.
+/// The names a program using agent-io reaches for first: the derives and `#[io]`, the core and
+/// tool traits, the registry with its call options, progress and registration errors, and the
+/// workflow builder.
 ///
 /// ```
 /// use agentio::prelude::*;
 /// let err = AgentError::new(ErrorCode::InputInvalid, "bad");
 /// assert_eq!(err.to_envelope()["ok"], json!(false));
+/// # #[cfg(feature = "tools")] {
+/// let options = CallOptions { context: json!({ "tenant": "acme" }), ..Default::default() };
+/// assert_eq!(options.context["tenant"], "acme");
+/// let progress = Progress::new(1.0).with_total(4.0);
+/// assert_eq!(progress.total, Some(4.0));
+/// # }
 /// ```
 pub mod prelude {
     pub use crate::schemars::JsonSchema;
@@ -94,12 +70,13 @@ pub mod prelude {
     pub use crate::serde_json::{Value, json};
     pub use agentio_core::{
         AgentContext, AgentCore, AgentError, AgentInput, AgentOutput, AgentRuntime, ErrorCode,
-        agent_core, define_io,
+        agent_core, define_io, io,
     };
 
     #[cfg(feature = "tools")]
     pub use agentio_tools::{
-        Export, ToolContext, ToolError, ToolRegistry, TypedTool, tool, tool_registry,
+        CallOptions, Export, Progress, RegistrationError, ToolContext, ToolError, ToolRegistry,
+        TypedTool, tool, tool_registry,
     };
 
     #[cfg(feature = "workflows")]

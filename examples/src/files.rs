@@ -1,13 +1,13 @@
 //! A tool with a file contract: it reads a staged CSV and writes a markdown report.
 
-use agentio_core::files::FsRoot;
-use agentio_core::{AgentInput, AgentOutput, ErrorCode, define_io};
-use agentio_tools::{ToolError, tool};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use agentio::core::files::FsRoot;
+use agentio::core::{ErrorCode, define_io};
+use agentio::io;
+use agentio::tools::{ToolError, tool};
 
 /// What to summarise.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct SalesInput {
     /// The report's title.
@@ -22,7 +22,8 @@ pub struct SalesInput {
 }
 
 /// The summary.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
+#[derive(Debug)]
 pub struct SalesOutput {
     /// Rows read from the CSV.
     pub rows: u32,

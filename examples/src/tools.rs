@@ -4,14 +4,14 @@
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use agentio_core::{AgentInput, AgentOutput, ErrorCode};
-use agentio_tools::{ToolContext, ToolError, ToolExample, TypedTool, tool};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use agentio::core::ErrorCode;
+use agentio::io;
+use agentio::serde_json::json;
+use agentio::tools::{ToolContext, ToolError, ToolExample, TypedTool, tool};
 
 /// What to look for in the knowledge base.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct SearchInput {
     /// Words to look for; every word must appear in a hit's title or text.
@@ -28,14 +28,16 @@ fn default_limit() -> u8 {
 }
 
 /// The matching articles, best first.
-#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
+#[derive(Debug, PartialEq)]
 pub struct SearchOutput {
     /// The hits.
     pub hits: Vec<Hit>,
 }
 
 /// One matching article.
-#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[io]
+#[derive(Debug, PartialEq)]
 pub struct Hit {
     /// The article's title.
     pub title: String,
@@ -127,7 +129,8 @@ impl TypedTool for KbSearch {
 }
 
 /// Where the host keeps the workspace; supplied per call, never by the model.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[io]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceContext {
     /// Absolute path of the workspace root.
@@ -135,7 +138,8 @@ pub struct WorkspaceContext {
 }
 
 /// A line to add to a note.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct AppendInput {
     /// The note's file name under `notes/`, like `standup.md`.
@@ -147,7 +151,8 @@ pub struct AppendInput {
 }
 
 /// Where the line went.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
+#[derive(Debug)]
 pub struct AppendOutput {
     /// The note's workspace path.
     pub path: String,
@@ -218,7 +223,8 @@ pub async fn append_note(input: AppendInput, ctx: &ToolContext) -> Result<Append
 }
 
 /// What to render.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[io(input)]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct RenderInput {
     /// The report's title.
@@ -229,7 +235,8 @@ pub struct RenderInput {
 }
 
 /// The rendered report.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+#[io(output)]
+#[derive(Debug)]
 pub struct RenderOutput {
     /// A summary of what was rendered.
     pub summary: String,
@@ -249,7 +256,7 @@ fn render_examples() -> Vec<ToolExample> {
 #[tool(id = "report.render", version = "0.3.0", timeout_ms = 300, cost_class = "expensive", tags = ["reports"], examples = render_examples)]
 pub async fn render_report(input: RenderInput) -> Result<RenderOutput, ToolError> {
     for _ in 0..input.pages {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        agentio::tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Ok(RenderOutput {
         summary: format!("{}: {} page(s)", input.title, input.pages),

@@ -77,6 +77,9 @@ pub use agentio_derive::AgentOutput;
 pub use agentio_derive::agent_core;
 /// Declares AIP-16 IO blocks (schemas and file contracts); see [`files`].
 pub use agentio_derive::define_io;
+/// serde's, schemars' and the agent derives on a type, with the paths they need:
+/// `#[io(input)]`, `#[io(output)]`, `#[io]` for a nested type.
+pub use agentio_derive::io;
 
 /// What the macros' expansions name. Not public API: it may change in any release.
 #[doc(hidden)]

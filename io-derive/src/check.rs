@@ -227,6 +227,52 @@ pub(crate) fn strict_word_span(input: &syn::DeriveInput) -> Option<Span> {
     found
 }
 
+/// Rule: serde's and schemars' derives name their crates as `::serde` and `::schemars` unless
+/// told otherwise, so in a crate that reaches them only through the facade, a type deriving
+/// them without `#[serde(crate = ...)]` / `#[schemars(crate = ...)]` fails with a dozen errors
+/// (`can't find crate for serde`, and notes to add derives the type already has) none of which
+/// names the fix. This derive sees the type too, and says what to write. An explicit
+/// `#[agent(crate = ...)]` turns the rule off (a type implementing serde's traits by hand).
+pub(crate) fn crate_lines(
+    input: &syn::DeriveInput,
+    side: Side,
+    has_serde: bool,
+    has_schemars: bool,
+    errors: &mut Accumulator,
+) {
+    let serde = !has_serde && !crate::io_type::names_crate(&input.attrs, "serde");
+    let schemars = !has_schemars && !crate::io_type::names_crate(&input.attrs, "schemars");
+    if !serde && !schemars {
+        return;
+    }
+    let path = |name: &str| {
+        let path = crate::paths::reexported(name);
+        quote::ToTokens::to_token_stream(&path)
+            .to_string()
+            .replace(' ', "")
+            .trim_start_matches("::")
+            .to_owned()
+    };
+    let (role, derive) = match side {
+        Side::Input => ("input", "AgentInput"),
+        Side::Output => ("output", "AgentOutput"),
+    };
+    let mut lines = Vec::new();
+    if serde {
+        lines.push(format!("`#[serde(crate = \"{}\")]`", path("serde")));
+    }
+    if schemars {
+        lines.push(format!("`#[schemars(crate = \"{}\")]`", path("schemars")));
+    }
+    errors.push(error(
+        input.ident.span(),
+        format_args!(
+            "this crate reaches serde and schemars only through agentio, so their derives cannot find them; write `#[io({role})]` above the type in place of `#[derive(Serialize, Deserialize, JsonSchema, {derive})]`, or add {}",
+            lines.join(" and ")
+        ),
+    ));
+}
+
 /// Rule: `name` names the strict structured-output format, so it needs `strict`, and it must
 /// match what providers accept (`^[a-zA-Z0-9_-]{1,64}$`).
 pub(crate) fn strict_name(attrs: &ContainerAttrs, errors: &mut Accumulator) {
@@ -253,6 +299,37 @@ pub(crate) fn strict_name(attrs: &ContainerAttrs, errors: &mut Accumulator) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn crate_line_errors(input: syn::DeriveInput, serde: bool, schemars: bool) -> Vec<String> {
+        let mut errors = darling::Error::accumulator();
+        crate_lines(&input, Side::Input, serde, schemars, &mut errors);
+        match errors.finish() {
+            Ok(()) => Vec::new(),
+            Err(err) => err.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_crate_without_serde_is_told_what_to_write() {
+        let bare: syn::DeriveInput = syn::parse_quote! { struct Ask { q: String } };
+        let errors = crate_line_errors(bare.clone(), false, false);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].contains("`#[io(input)]`"), "{}", errors[0]);
+        assert!(errors[0].contains("#[serde(crate = "), "{}", errors[0]);
+        assert!(errors[0].contains("#[schemars(crate = "), "{}", errors[0]);
+        // Only the line that is missing is asked for.
+        let errors = crate_line_errors(bare.clone(), true, false);
+        assert!(!errors[0].contains("#[serde(crate"), "{}", errors[0]);
+        assert!(errors[0].contains("#[schemars(crate"), "{}", errors[0]);
+        // With both crates, or both lines, nothing to say.
+        assert!(crate_line_errors(bare, true, true).is_empty());
+        let told: syn::DeriveInput = syn::parse_quote! {
+            #[serde(crate = "agentio::serde")]
+            #[schemars(crate = "agentio::schemars")]
+            struct Ask { q: String }
+        };
+        assert!(crate_line_errors(told, false, false).is_empty());
+    }
 
     #[test]
     fn near_misses_of_the_reserved_name_are_caught() {

@@ -59,6 +59,15 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
     if let (Side::Output, Some(attrs)) = (side, &attrs) {
         check::strict_name(attrs, &mut errors);
     }
+    if attrs.as_ref().is_some_and(|a| a.krate.is_none()) {
+        check::crate_lines(
+            input,
+            side,
+            !crate::paths::lacks("serde"),
+            !crate::paths::lacks("schemars"),
+            &mut errors,
+        );
+    }
 
     let krate = attrs
         .as_ref()

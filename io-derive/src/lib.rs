@@ -13,6 +13,7 @@ mod attr;
 mod check;
 mod define_io;
 mod expand;
+mod io_type;
 mod naming;
 mod paths;
 mod shape;
@@ -123,6 +124,52 @@ pub fn derive_agent_output(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn agent_core(args: TokenStream, item: TokenStream) -> TokenStream {
     agent_core::expand(args.into(), item.into()).into()
+}
+
+/// serde's, schemars' and the agent derives on a struct or enum, with the paths they need: one
+/// line in place of `#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]` plus
+/// `#[serde(crate = "...")]` and `#[schemars(crate = "...")]`, which serde's and schemars'
+/// derives need in a crate that reaches them only through the `agentio` facade.
+///
+/// - `#[io]`: `Serialize`, `Deserialize` and `JsonSchema` (a type nested in an input or output);
+/// - `#[io(input)]`: and `AgentInput`; `#[io(output)]`: and `AgentOutput`; `#[io(input, output)]`:
+///   both;
+/// - `crate = "path"`: where `agentio_core` is, when it is renamed or re-exported.
+///
+/// A derive the item already lists is not added again, and a `crate = ...` it already gives is
+/// kept. Put `#[io]` above the item's own `#[derive(...)]`, so that it sees them. Every other
+/// attribute (`#[serde(...)]`, `#[schemars(...)]`, `#[agent(...)]`, doc comments) works as
+/// with the derives written out.
+///
+/// ```
+/// use agentio_core::{AgentInput, AgentOutput, io};
+/// use serde_json::json;
+///
+/// /// A question for the knowledge base.
+/// #[io(input)]
+/// #[serde(deny_unknown_fields)]
+/// struct Ask {
+///     question: String,
+///     #[schemars(range(min = 1, max = 10))]
+///     limit: Option<u8>,
+/// }
+///
+/// /// One hit (nested in the output: no agent derive of its own).
+/// #[io]
+/// #[derive(Debug, Clone)]
+/// struct Hit { title: String }
+///
+/// #[io(output)]
+/// #[agent(strict)]
+/// struct Hits { hits: Vec<Hit> }
+///
+/// assert!(Ask::validate_input(&json!({ "question": "refunds?" })).is_ok());
+/// assert!(Ask::validate_input(&json!({ "question": "refunds?", "limit": 50 })).is_err());
+/// assert!(Hits::structured_output_format().is_some());
+/// ```
+#[proc_macro_attribute]
+pub fn io(args: TokenStream, item: TokenStream) -> TokenStream {
+    io_type::expand(args.into(), item.into()).into()
 }
 
 /// A tool contract (AIP-14), checked at compile time, on an `impl TypedTool for T` block or on

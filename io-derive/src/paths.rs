@@ -27,7 +27,9 @@ fn path_of(direct: &str, default: &str, through_facade: &str) -> syn::Path {
         Some(Found::Itself) => format!("::{default}"),
         None => match crate_name("agentio") {
             Some(Found::Name(facade)) => format!("::{facade}::{through_facade}"),
-            Some(Found::Itself) => format!("crate::{through_facade}"),
+            // The facade's own doctests (and, through `extern crate self as agentio`, the
+            // facade itself) name it by its name.
+            Some(Found::Itself) => format!("::agentio::{through_facade}"),
             None => format!("::{default}"),
         },
     };
@@ -42,6 +44,32 @@ pub(crate) fn agentio_core() -> syn::Path {
 /// The path of `agentio_tools` for the crate being compiled.
 pub(crate) fn agentio_tools() -> syn::Path {
     path_of("agentio-tools", "agentio_tools", "tools")
+}
+
+/// Where `name` (`serde`, `schemars`) is for the crate being compiled: the facade's public
+/// re-export (`::agentio::serde`) when it depends on the facade, otherwise the one
+/// `agentio_core` keeps for the macros (`::agentio_core::__private::serde`).
+pub(crate) fn reexported(name: &str) -> syn::Path {
+    let text = match crate_name("agentio") {
+        Some(Found::Name(facade)) => format!("::{facade}::{name}"),
+        Some(Found::Itself) => format!("::agentio::{name}"),
+        None => {
+            let core = quote::ToTokens::to_token_stream(&agentio_core()).to_string();
+            format!("{}::__private::{name}", core.replace(' ', ""))
+        }
+    };
+    syn::parse_str(&text).unwrap_or_else(|_| syn::parse_quote!(::agentio_core::__private::serde))
+}
+
+/// Whether the crate being compiled is known not to depend on `package`: its manifest was
+/// read and does not name it. (Unknown, say outside Cargo, counts as depending on it: serde's
+/// and schemars' derives are then left to report for themselves.)
+pub(crate) fn lacks(package: &str) -> bool {
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return false;
+    };
+    let tests = std::env::var_os("CARGO_TARGET_TMPDIR").is_some();
+    lookup_at(&Path::new(&dir).join("Cargo.toml"), tests, package) == Some(None)
 }
 
 /// How the compiled crate names a package.
@@ -76,6 +104,12 @@ fn crate_name(package: &str) -> Option<Found> {
 /// a long-lived macro server (rust-analyzer's) expands for many and sees their manifests
 /// change: each answer is kept with the times of the files it was read from.
 fn name_at(manifest: &Path, tests: bool, package: &str) -> Option<Found> {
+    lookup_at(manifest, tests, package).flatten()
+}
+
+/// How the manifest at `manifest` names `package`: `None` when the manifest cannot be read,
+/// `Some(None)` when it can and does not name it.
+fn lookup_at(manifest: &Path, tests: bool, package: &str) -> Option<Option<Found>> {
     let mut cache = CACHE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -83,13 +117,13 @@ fn name_at(manifest: &Path, tests: bool, package: &str) -> Option<Found> {
         entry.manifest == manifest && entry.stamps.iter().all(|(path, at)| modified(path) == *at)
     };
     if let Some(entry) = cache.iter().find(|entry| fresh(entry)) {
-        return entry.names.get(package).cloned();
+        return Some(entry.names.get(package).cloned());
     }
     let entry = read_names(manifest, tests)?;
     let found = entry.names.get(package).cloned();
     cache.retain(|old| old.manifest != manifest);
     cache.push(entry);
-    found
+    Some(found)
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {
@@ -444,6 +478,12 @@ mod tests {
         assert_eq!((count(&first), count(&second)), (1, 1));
         assert_eq!(name_at(&second, false, "agentio-core"), Some(name("two")));
         assert_eq!(name_at(&first, false, "agentio"), None);
+        // Read and not named, against not readable.
+        assert_eq!(lookup_at(&first, false, "serde"), Some(None));
+        assert_eq!(
+            lookup_at(&root.path().join("none/Cargo.toml"), false, "serde"),
+            None
+        );
     }
 
     #[test]
@@ -453,6 +493,14 @@ mod tests {
         assert_eq!(crate_name("agentio-core"), Some(name("agentio_core")));
         assert_eq!(crate_name("agentio-derive"), Some(Found::Itself));
         assert_eq!(crate_name("agentio"), None);
+        // io-derive's manifest names serde (a dev-dependency) and not the facade.
+        assert!(!lacks("serde"));
+        assert!(lacks("agentio"));
+        let serde = reexported("serde");
+        assert_eq!(
+            quote::quote!(#serde).to_string(),
+            ":: agentio_core :: __private :: serde"
+        );
         let path = agentio_tools();
         assert_eq!(quote::quote!(#path).to_string(), ":: agentio_tools");
     }

@@ -1,22 +1,33 @@
-//! A user's crate that depends on `agentio` alone (see its Cargo.toml): the README's tour, a
-//! tool, a core and a workflow, each run by the tests below.
+//! A user's crate that depends on `agentio` alone (see its Cargo.toml: no serde, schemars,
+//! serde_json, Tokio or agentio-* crates of its own): the README's tour, a tool, a core and a
+//! workflow, each run by the tests below. Its features turn on the facade's one by one, so
+//! that each facade feature is built and tested alone (`.ci/run`).
 
 use agentio::prelude::*;
 
 /// What the rover perceives.
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
-#[serde(crate = "agentio::serde", deny_unknown_fields)]
-#[schemars(crate = "agentio::schemars")]
+#[io(input)]
+#[serde(deny_unknown_fields)]
 pub struct Perception {
     /// Distance to the nearest obstacle, in meters.
     #[schemars(range(min = 0.0))]
     pub obstacle_m: f64,
+    /// Where the rover is.
+    pub position: Option<Position>,
+}
+
+/// A position, nested in the input: serde and schemars only.
+#[io]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Position {
+    /// East, in meters.
+    pub x: f64,
+    /// North, in meters.
+    pub y: f64,
 }
 
 /// What the rover does.
-#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
-#[serde(crate = "agentio::serde")]
-#[schemars(crate = "agentio::schemars")]
+#[io(output)]
 #[agent(strict)]
 pub struct Action {
     /// Why.
@@ -50,15 +61,14 @@ impl AgentCore for Rover {
 }
 
 /// A note to save.
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
-#[serde(crate = "agentio::serde")]
-#[schemars(crate = "agentio::schemars")]
+#[io(input, output)]
 pub struct Note {
     /// The text.
     pub text: String,
 }
 
 /// Saves a note in the workspace.
+#[cfg(feature = "tools")]
 #[tool(id = "notes.save", version = "1.0.0", timeout_ms = 2000)]
 pub async fn save(note: Note) -> Result<Note, ToolError> {
     Ok(note)
@@ -67,7 +77,6 @@ pub async fn save(note: Note) -> Result<Note, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentio::workflow::{Executor, Phase, TypeRef, Workflow};
 
     fn runtime() -> agentio::tokio::runtime::Runtime {
         agentio::tokio::runtime::Builder::new_current_thread()
@@ -89,6 +98,16 @@ mod tests {
             .map(|v| v.pointer.as_str())
             .collect();
         assert_eq!(pointers, ["/obstacle_m", "/turbo"]);
+        // The nested type's schema is there, through the facade's schemars.
+        let input = Perception::input_schema();
+        assert!(input.to_string().contains("\"x\""), "{input}");
+        assert!(
+            Perception::validate_input(
+                &json!({ "obstacle_m": 1, "position": { "x": 1, "y": "north" } })
+            )
+            .is_err()
+        );
+        assert!(Note::validate_output(&json!({ "text": "hi" })).is_ok());
         assert_eq!(
             Action::structured_output_format().expect("strict")["json_schema"]["strict"],
             true
@@ -99,6 +118,7 @@ mod tests {
         runtime().block_on(future)
     }
 
+    #[cfg(feature = "tools")]
     #[test]
     fn a_tool_runs_with_only_the_facade() {
         let registry = tool_registry![save].expect("a valid contract");
@@ -108,8 +128,10 @@ mod tests {
         assert_eq!(tools[0]["name"], "notes_save");
     }
 
+    #[cfg(feature = "workflows")]
     #[test]
     fn a_workflow_runs_a_core_with_only_the_facade() {
+        use agentio::workflow::{Executor, Phase, TypeRef, Workflow};
         let workflow = Workflow::new("rover")
             .with_phase(
                 Phase::new("sense", "Sense")
@@ -129,5 +151,44 @@ mod tests {
             .block_on(executor.run("r1", json!({}), json!({})))
             .expect("the wiring is valid");
         assert_eq!(outcome.outputs["act"]["speed"], 0.0);
+    }
+
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn a_registry_goes_on_mcp_with_only_the_facade() {
+        use agentio::mcp::{McpClient, McpServer};
+        let runtime = agentio::tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let server = McpServer::new(tool_registry![save].expect("valid")).expect("exportable");
+            let listener = agentio::tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a port");
+            let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+            agentio::tokio::spawn(server.serve_http(listener));
+            let client = McpClient::connect_http(&url).await.expect("connected");
+            let mut local = ToolRegistry::new();
+            client
+                .import_into(&mut local, "remote")
+                .await
+                .expect("imported");
+            let ids: Vec<&str> = local.contracts().map(|c| c.id.as_str()).collect();
+            assert_eq!(ids, ["remote.notes.save"]);
+        });
+    }
+
+    #[cfg(feature = "promptos")]
+    #[test]
+    fn promptos_types_are_reached_through_the_facade() {
+        use agentio::promptos::{FailCode, Verdict};
+        let verdict: Result<Verdict, _> = agentio::serde_json::from_value(json!({ "nope": 1 }));
+        assert!(verdict.is_err());
+        assert_eq!(
+            agentio::serde_json::to_value(FailCode::ScopeConflict).expect("a code"),
+            json!("SCOPE_CONFLICT")
+        );
     }
 }

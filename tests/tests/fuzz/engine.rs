@@ -2,7 +2,8 @@
 //! a checked-in corpus per target, structure-blind mutations plus a dictionary of the tokens
 //! each format cares about, and a time budget.
 //!
-//! - `AGENT_IO_FUZZ_SECONDS` (default 6): how long each target runs after its corpus.
+//! - `AGENT_IO_FUZZ_SECONDS` (default 1, fractions allowed): how long each target runs after its
+//!   corpus.
 //! - `AGENT_IO_FUZZ_SEED`: a seed to replay a run (each run prints the seed it used).
 //!
 //! Before each execution the input is written to `target/fuzz/current-<target>`, so an abort
@@ -131,13 +132,18 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>, corpus: &[Vec<u8>], target: &Targe
     input.truncate(target.max_len);
 }
 
+/// The budget of each target after its corpus under a plain `cargo test`: a smoke run that
+/// keeps the suite quick on two cores. `.ci/run` gives each target longer (`AGENT_IO_FUZZ_SECONDS`).
+const DEFAULT_SECONDS: f64 = 1.0;
+
 /// Runs `check` on the corpus, then on mutated inputs until the time budget is spent.
 /// Returns how many inputs ran.
 pub(crate) fn fuzz(target: Target<'_>, check: impl Fn(&[u8])) -> usize {
-    let seconds: u64 = std::env::var("AGENT_IO_FUZZ_SECONDS")
+    let seconds: f64 = std::env::var("AGENT_IO_FUZZ_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(6);
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+        .unwrap_or(DEFAULT_SECONDS);
     let seed: u64 = std::env::var("AGENT_IO_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -177,7 +183,7 @@ pub(crate) fn fuzz(target: Target<'_>, check: impl Fn(&[u8])) -> usize {
         run_one(input, &mut findings);
         runs += 1;
     }
-    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     while Instant::now() < deadline && findings.len() < 8 {
         let mut input = corpus[rng.below(corpus.len())].clone();
         mutate(&mut rng, &mut input, &corpus, &target);

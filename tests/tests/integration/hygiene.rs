@@ -74,7 +74,7 @@ mod renamed {
         agentio::AgentInput,
         agentio::AgentOutput,
     )]
-    #[agent(crate = "crate::hygiene::renamed::agentio")]
+    #[agent(crate = "crate::integration::hygiene::renamed::agentio")]
     pub(crate) struct ViaRename {
         pub(crate) r#type: String,
         pub(crate) r#match: bool,

@@ -5,7 +5,7 @@ use agentio_promptos::FailCode;
 use agentio_promptos::gateway::judge;
 use serde_json::json;
 
-use crate::{Workspace, codes, task};
+use super::{Workspace, codes, task};
 
 #[test]
 fn a_parent_segment_in_a_changed_file_is_refused() {
@@ -66,7 +66,7 @@ fn a_patch_touching_files_it_does_not_declare_is_a_scope_conflict() {
     let workspace = Workspace::new();
     let sneaky = format!(
         "{}diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\n--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1 @@\n-a\n+b\n",
-        crate::PATCH
+        super::PATCH
     );
     workspace.write("evidence/patch.diff", &sneaky);
     let judgement = workspace.judge();
@@ -77,7 +77,7 @@ fn a_patch_touching_files_it_does_not_declare_is_a_scope_conflict() {
         "evidence/patch.diff",
         &format!(
             "{}--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n",
-            crate::PATCH
+            super::PATCH
         ),
     );
     let judgement = workspace.judge();
@@ -98,7 +98,7 @@ fn a_binary_change_to_an_undeclared_file_is_a_scope_conflict() {
         "evidence/patch.diff",
         &format!(
             "{}diff --git a/bin/tool b/bin/tool\nindex 1..2 100755\nGIT binary patch\nliteral 3\nxyz\n\n",
-            crate::PATCH
+            super::PATCH
         ),
     );
     let judgement = workspace.judge();
@@ -147,7 +147,7 @@ fn a_symlinked_artifact_pointing_out_of_the_workspace_is_never_read() {
     // Outside the workspace: a log that would pass, and a report.
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("selftest.log"), "EXIT_CODE=0\n").unwrap();
-    std::fs::write(outside.path().join("patch.diff"), crate::PATCH).unwrap();
+    std::fs::write(outside.path().join("patch.diff"), super::PATCH).unwrap();
     for (artifact, target) in [
         ("evidence/selftest.log", outside.path().join("selftest.log")),
         ("evidence/patch.diff", outside.path().join("patch.diff")),

@@ -1,11 +1,11 @@
 //! The project's own fuzzing, on stable Rust under `cargo test`: each target replays its
 //! checked-in corpus (`tests/fuzz/corpus/<target>/`, seeded from the examples and every
-//! hostile-input reproducer) and then mutates it for a few seconds.
+//! hostile-input reproducer) and then mutates it for a second (longer in `.ci/run`).
 //!
 //! A short run is part of `cargo test`. The long run, ten minutes a target:
 //!
 //! ```text
-//! AGENT_IO_FUZZ_SECONDS=600 cargo test --release -p agentio-tests --test fuzz -- --test-threads 1
+//! AGENT_IO_FUZZ_SECONDS=600 cargo test --release -p agentio-tests --test suite -- fuzz:: --test-threads 1
 //! ```
 //!
 //! Replay a run with `AGENT_IO_FUZZ_SEED=<the seed it printed>`.

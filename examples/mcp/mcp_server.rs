@@ -9,10 +9,10 @@
 //! Everything the MCP client sees was declared once in Rust: the schemas, the annotations
 //! (`readOnlyHint`, `destructiveHint`, ...), and the contract the server enforces on each call.
 
+use agentio::mcp::McpServer;
+use agentio::serde_json::json;
+use agentio::tools::tool_registry;
 use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
-use agentio_mcp::McpServer;
-use agentio_tools::tool_registry;
-use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = tool_registry![KbSearch, AppendNoteTool, RenderReportTool]?;
@@ -27,14 +27,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_context(json!({ "workspace_root": notes }));
 
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = agentio::tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
         match args.as_slice() {
             [] => server.serve_stdio().await?,
             [flag, port] if flag == "--http" => {
-                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port.parse()?)).await?;
+                let listener =
+                    agentio::tokio::net::TcpListener::bind(("127.0.0.1", port.parse()?)).await?;
                 // stdout is free here (stdio is not the transport).
                 println!("serving MCP at http://{}/mcp", listener.local_addr()?);
                 server.serve_http(listener).await?;

@@ -1,4 +1,4 @@
-//! Integration tests of agent-io, in one binary so the suite links once.
+//! Integration tests of agent-io: the derives, the runtime, tools, files, exports and skills.
 
 mod call_options;
 mod erased;

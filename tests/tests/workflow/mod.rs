@@ -1,0 +1,6 @@
+//! RFC-0024 workflows: wiring, validation, the loader, run states and the `agentio-workflow`
+//! command.
+
+mod loader;
+mod run;
+mod states;
