@@ -9,10 +9,10 @@
 //! Everything the MCP client sees was declared once in Rust: the schemas, the annotations
 //! (`readOnlyHint`, `destructiveHint`, ...), and the contract the server enforces on each call.
 
-use agentio::mcp::McpServer;
 use agentio::serde_json::json;
 use agentio::tools::tool_registry;
 use agentio_examples::tools::{AppendNoteTool, KbSearch, RenderReportTool};
+use agentio_mcp::McpServer;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = tool_registry![KbSearch, AppendNoteTool, RenderReportTool]?;
