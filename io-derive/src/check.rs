@@ -155,14 +155,52 @@ fn looks_like_fs_root(name: &str) -> bool {
 
 /// Rule: a strict output's root is an object (OpenAI strict mode requires it), so it is a
 /// struct with named fields; and no field may be something strict mode cannot describe: a map
-/// (no fixed property names), `serde_json::Value` (any JSON) or a flattened field (which
-/// schemars expresses with constructs strict mode rejects).
+/// (no fixed property names), `serde_json::Value` (any JSON), a tuple (a fixed-length array of
+/// mixed types, `prefixItems`) or a flattened field (which schemars expresses with constructs
+/// strict mode rejects). Strict mode also requires every property, so no field may be one that
+/// serialization leaves out (`skip_serializing_if`): the model would have to write a value the
+/// type itself never writes, and the type's own output would not match the format.
 pub(crate) fn strict_output(
     strict_span: Span,
     cont: &ast::Container<'_>,
     errors: &mut Accumulator,
 ) {
     strict_shape("output", strict_span, cont, errors);
+    if !matches!(cont.data, ast::Data::Struct(ast::Style::Struct, _)) {
+        return;
+    }
+    for field in fields(cont) {
+        if field.attrs.skip_serializing_if().is_some() && !field.attrs.skip_serializing() {
+            errors.push(error(
+                serde_field_word_span(field, "skip_serializing_if").unwrap_or_else(|| field_span(field)),
+                "a `strict` output cannot have a field that `skip_serializing_if` leaves out: strict mode requires every property; remove it (an `Option` is then written as `null`)",
+            ));
+        }
+    }
+}
+
+/// The span of `#[serde(<word>)]` on a field.
+fn serde_field_word_span(field: &ast::Field<'_>, word: &str) -> Option<Span> {
+    let mut found = None;
+    for attr in field
+        .original
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+    {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(word) {
+                found = Some(meta.path.span());
+            }
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let _: proc_macro2::TokenStream = meta.input.parse()?;
+            }
+            Ok(())
+        });
+    }
+    found
 }
 
 /// Rule: a strict input (function calling with `strict: true`) has the same shape rules as a
@@ -203,6 +241,10 @@ fn strict_shape(
             Some(Unexpressible::AnyValue(ident)) => errors.push(error(
                 ident.span(),
                 format_args!("a `strict` {noun} cannot contain `serde_json::Value`: strict mode needs a fixed shape for every property; use a concrete type"),
+            )),
+            Some(Unexpressible::Tuple(tuple)) => errors.push(error(
+                tuple.span(),
+                format_args!("a `strict` {noun} cannot contain a tuple: strict mode has no fixed-length arrays of mixed types (`prefixItems`); use a struct with named fields"),
             )),
             None => {}
         }

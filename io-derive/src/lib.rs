@@ -71,8 +71,9 @@ pub fn derive_agent_input(input: TokenStream) -> TokenStream {
 /// and `JsonSchema`.
 ///
 /// Options, in `#[agent(...)]`: `crate = "path"`; `strict` (OpenAI strict structured outputs:
-/// the type must be a struct with named fields and no field may be a map, a
-/// `serde_json::Value` or `#[serde(flatten)]`); `name = "..."` (the structured-output name,
+/// the type must be a struct with named fields, no field may be a map, a `serde_json::Value`,
+/// a tuple or `#[serde(flatten)]`, and none may be left out by `skip_serializing_if`, since
+/// strict mode requires every property); `name = "..."` (the structured-output name,
 /// by default the type's name); `validate = path::to::function` (cross-field rules, as for
 /// `AgentInput`: one function serves both directions).
 ///

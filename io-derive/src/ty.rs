@@ -8,11 +8,14 @@ pub(crate) enum Unexpressible<'a> {
     Map(&'a syn::Ident),
     /// `serde_json::Value`, which accepts any JSON.
     AnyValue(&'a syn::Ident),
+    /// A tuple of one or more types, a fixed-length array of mixed types (`prefixItems`).
+    Tuple(&'a syn::TypeTuple),
 }
 
 const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map"];
 
-/// The first map or `Value` anywhere inside `ty`, generic arguments included.
+/// The first map or `Value` anywhere inside `ty`, generic arguments included, or else the
+/// first tuple (`()` is `null`, which strict mode can say).
 pub(crate) fn unexpressible(ty: &Type) -> Option<Unexpressible<'_>> {
     match ty {
         Type::Path(path) => {
@@ -42,7 +45,11 @@ pub(crate) fn unexpressible(ty: &Type) -> Option<Unexpressible<'_>> {
         Type::Reference(reference) => unexpressible(&reference.elem),
         Type::Paren(paren) => unexpressible(&paren.elem),
         Type::Group(group) => unexpressible(&group.elem),
-        Type::Tuple(tuple) => tuple.elems.iter().find_map(unexpressible),
+        Type::Tuple(tuple) => tuple
+            .elems
+            .iter()
+            .find_map(unexpressible)
+            .or_else(|| (!tuple.elems.is_empty()).then_some(Unexpressible::Tuple(tuple))),
         _ => None,
     }
 }
@@ -100,6 +107,23 @@ mod tests {
             Some(Unexpressible::AnyValue(_))
         ));
         assert!(unexpressible(&ty("Vec<Option<String>>")).is_none());
+    }
+
+    #[test]
+    fn tuples_are_found_anywhere_but_the_unit_type_is_not_one() {
+        for src in [
+            "(f64, f64)",
+            "Vec<(String, u8)>",
+            "Option<(u8,)>",
+            "[(u8, u8); 2]",
+        ] {
+            assert!(
+                matches!(unexpressible(&ty(src)), Some(Unexpressible::Tuple(_))),
+                "{src}"
+            );
+        }
+        assert!(unexpressible(&ty("()")).is_none());
+        assert!(unexpressible(&ty("Option<()>")).is_none());
     }
 
     #[test]

@@ -158,7 +158,7 @@ fn expand_item(mut item: syn::Item, nested: bool, out: &mut BTreeSet<Found>) {
     let Some(attrs) = attrs_of(&mut item) else {
         return;
     };
-    const ATTRIBUTES: &[&str] = &["tool", "agent_core", "define_io"];
+    const ATTRIBUTES: &[&str] = &["tool", "agent_core", "define_io", "io"];
     // An attribute macro of ours: it takes the item without itself.
     if let Some(index) = attrs
         .iter()
@@ -174,6 +174,7 @@ fn expand_item(mut item: syn::Item, nested: bool, out: &mut BTreeSet<Found>) {
         let expand = match name.as_str() {
             "tool" => crate::tool::expand,
             "agent_core" => crate::agent_core::expand,
+            "io" => crate::io_type::expand,
             _ => crate::define_io::expand,
         };
         let output = expand(args, item.to_token_stream());

@@ -89,16 +89,29 @@ pub(super) fn function(
             "a tool function must be `async`: the registry awaits it under a timeout",
         ));
     }
-    // Rule: generics cannot be named by the generated unit struct.
+    // Rule: generics cannot be named by the generated unit struct, which has no parameters
+    // to carry them (nor could a registry pick them); an `impl<T> TypedTool for Tool<T>`
+    // block keeps its own generics and bounds, and is what a generic tool is written as.
     if !sig.generics.params.is_empty() {
         errors.push(error(
             sig.generics.span(),
-            "a tool function cannot be generic; write a `TypedTool` impl for a generic tool",
+            &format!(
+                "a tool function cannot be generic: its tool type `{}Tool` has no parameters to carry them; for a generic tool, write `#[tool(...)] impl<T: ...> TypedTool for YourTool<T> {{ ... }}`",
+                crate::naming::pascal_case(&sig.ident.to_string())
+            ),
         ));
     }
     // Rule: one input (the tool's arguments object), optionally followed by `&ToolContext`.
     let mut inputs = sig.inputs.iter();
     let input_ty = match inputs.next() {
+        // Rule: `impl Trait` in argument position is a generic parameter too.
+        Some(syn::FnArg::Typed(arg)) if matches!(*arg.ty, syn::Type::ImplTrait(_)) => {
+            errors.push(error(
+                arg.ty.span(),
+                "a tool's input is one concrete type (its JSON Schema is the contract's `inputs`), not `impl Trait`; name the input type, like `input: SearchInput`",
+            ));
+            None
+        }
         Some(syn::FnArg::Typed(arg)) => Some((*arg.ty).clone()),
         Some(syn::FnArg::Receiver(receiver)) => {
             errors.push(error(
@@ -115,7 +128,8 @@ pub(super) fn function(
             None
         }
     };
-    let mut signature_ok = sig.asyncness.is_some() && input_ty.is_some();
+    let mut signature_ok =
+        sig.asyncness.is_some() && input_ty.is_some() && sig.generics.params.is_empty();
     let takes_context = match inputs.next() {
         None => false,
         Some(syn::FnArg::Typed(arg)) if is_tool_context_ref(&arg.ty) => true,

@@ -505,10 +505,14 @@ fn a_newtype_variant_of_an_internally_tagged_enum_keeps_its_fields_in_strict_mod
     ));
 }
 
+/// A tuple behind an alias: the derive sees only the alias's name (a tuple it sees is a
+/// compile error, `tests/ui/strict/strict-tuple-field.rs`), so the run-time check refuses it.
+type Range = (u32, u32);
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentOutput)]
 #[agent(strict)]
 struct Span {
-    range: (u32, u32),
+    range: Range,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

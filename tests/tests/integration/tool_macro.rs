@@ -247,3 +247,64 @@ fn a_tool_type_is_a_copyable_default_value_that_prints_its_name() {
     );
     assert_eq!(format!("{:#?}", PlainTool), "PlainTool");
 }
+
+/// A backend a generic tool is written over.
+trait Shelf: Send + Sync + 'static {
+    fn label(&self) -> &'static str;
+}
+
+struct Paper;
+
+impl Shelf for Paper {
+    fn label(&self) -> &'static str {
+        "paper"
+    }
+}
+
+/// A generic tool: `#[tool]` on an `impl<S: Shelf> TypedTool for Lookup<S>` block keeps the
+/// block's generics and bounds (a generic function is a compile error that points here:
+/// `tests/ui/contract/fn-generic.rs`).
+struct Lookup<S> {
+    shelf: S,
+}
+
+/// Looks a text up on the shelf it was built with.
+#[tool(id = "test.lookup", idempotent)]
+impl<S: Shelf> TypedTool for Lookup<S> {
+    type Input = Query;
+    type Output = Answer;
+
+    async fn execute_typed(
+        &self,
+        input: Query,
+        _ctx: &agentio_tools::ToolContext,
+    ) -> Result<Answer, ToolError> {
+        Ok(Answer {
+            text: format!("{} on {}", input.text, self.shelf.label()),
+        })
+    }
+}
+
+#[test]
+fn a_generic_tool_impl_keeps_its_bounds_and_runs() {
+    assert_eq!(<Lookup<Paper> as TypedTool>::ID, "test.lookup");
+    let mut registry = agentio_tools::ToolRegistry::new();
+    registry
+        .register(Lookup { shelf: Paper })
+        .expect("a valid contract");
+    let contract = registry.contract("test.lookup").expect("registered");
+    assert!(contract.idempotent);
+    assert_eq!(
+        contract.description,
+        "Looks a text up on the shelf it was built with."
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let out = runtime.block_on(registry.call("test.lookup", json!({ "text": "atlas" })));
+    assert_eq!(
+        out.expect("a valid call"),
+        json!({ "text": "atlas on paper" })
+    );
+}

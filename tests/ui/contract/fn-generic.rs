@@ -1,0 +1,20 @@
+use agentio_core::{AgentInput, AgentOutput};
+use agentio_tools::{ToolError, tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+struct Query { q: String }
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Hits { titles: Vec<String> }
+
+trait Backend: Send + Sync + 'static {}
+
+/// Searches a backend.
+#[tool(id = "kb.search")]
+async fn search<B: Backend>(query: Query) -> Result<Hits, ToolError> {
+    Ok(Hits { titles: vec![query.q] })
+}
+
+fn main() {}

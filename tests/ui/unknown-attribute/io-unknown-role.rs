@@ -1,0 +1,8 @@
+use agentio_core::io;
+
+#[io(inptu)]
+struct Ask {
+    question: String,
+}
+
+fn main() {}
