@@ -48,6 +48,7 @@ pub mod files;
 mod io;
 pub mod limits;
 pub mod profiles;
+mod report;
 pub mod residual;
 pub mod rules;
 mod runtime;

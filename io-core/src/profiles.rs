@@ -7,7 +7,9 @@
 //! client cannot express is refused. Keywords a client ignores or does not accept but that only
 //! *narrow* the accepted values (`exclusiveMinimum` for Gemini, say) are dropped from what the
 //! client is shown, because the runtime keeps validating against the canonical schema: a value
-//! the narrower rule refuses is still refused, with its pointer, at the boundary.
+//! the narrower rule refuses is still refused, with its pointer, at the boundary. Each such
+//! keyword is reported as a [`Relaxation`] (pointer and keyword) by [`apply_reporting`],
+//! `BoundarySchema::relaxations` and `ToolRegistry::export_report`.
 //!
 //! ```
 //! use agentio_core::profiles::{Profile, apply};
@@ -30,9 +32,9 @@
 //! assert!(canonical.get("title").is_none());
 //! ```
 
-use std::fmt;
-
 use serde_json::{Map, Value, json};
+
+use crate::report::left_out;
 
 /// A client's reading of JSON Schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,27 +86,7 @@ impl Profile {
     }
 }
 
-/// Why a schema has no form in a profile: where, and what the client cannot express there.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// A JSON pointer into the canonical schema.
-    pub pointer: String,
-    /// What is there, and why the profile cannot say it.
-    pub reason: String,
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{at}: {}", self.reason)
-    }
-}
-
-impl std::error::Error for Refusal {}
+pub use crate::report::{Refusal, Relaxation};
 
 /// How deep a schema may nest before a profile refuses it (a guard against hostile schemas;
 /// generated schemas are far shallower).
@@ -112,41 +94,67 @@ const MAX_SCHEMA_DEPTH: usize = 64;
 
 /// `schema` in `profile`'s form, or every refusal.
 pub fn apply(profile: Profile, schema: &Value) -> Result<Value, Vec<Refusal>> {
-    match profile {
-        Profile::Canonical => Ok(canonical(schema)),
+    apply_reporting(profile, schema).map(|(schema, _)| schema)
+}
+
+/// [`apply`], with every keyword the form leaves out ([`Relaxation`]s, in schema order): what
+/// the client is not told and the boundary still checks.
+///
+/// ```
+/// use agentio_core::profiles::{Profile, apply_reporting};
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": { "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true } },
+///     "additionalProperties": false
+/// });
+/// let (_, relaxed) = apply_reporting(Profile::Gemini, &schema).unwrap();
+/// let said: Vec<String> = relaxed.iter().map(|r| format!("{} {}", r.pointer, r.keyword)).collect();
+/// assert_eq!(said, ["/properties/tags uniqueItems", " additionalProperties"]);
+/// let (_, relaxed) = apply_reporting(Profile::Mcp, &schema).unwrap();
+/// assert!(relaxed.is_empty());
+/// ```
+pub fn apply_reporting(
+    profile: Profile,
+    schema: &Value,
+) -> Result<(Value, Vec<Relaxation>), Vec<Refusal>> {
+    let mut relaxed = Vec::new();
+    let schema = match profile {
+        Profile::Canonical => canonical(schema),
         Profile::OpenAiStrict => {
             let name = "schema";
-            crate::strict::structured_output_format(name, canonical(schema))
+            crate::strict::structured_output_format_reporting(name, canonical(schema), &mut relaxed)
                 .map(|format| format["json_schema"]["schema"].clone())
                 .map_err(|err| {
                     vec![Refusal {
                         pointer: err.schema_pointer,
                         reason: err.reason,
                     }]
-                })
+                })?
         }
         Profile::Anthropic | Profile::Mcp => {
             let schema = canonical(schema);
             object_root(&schema)?;
-            Ok(schema)
+            schema
         }
-        Profile::Inlined => inline(schema),
+        Profile::Inlined => inline(schema)?,
         Profile::Gemini => {
             let inlined = inline(schema)?;
             object_root(&inlined)?;
             let mut refusals = Vec::new();
-            let mut out = gemini(&inlined, &mut String::new(), 0, &mut refusals);
+            let mut out = gemini(&inlined, &mut String::new(), 0, &mut refusals, &mut relaxed);
             if let Some(object) = out.as_object_mut() {
                 object.remove("title");
             }
-            if refusals.is_empty() {
-                Ok(out)
-            } else {
-                Err(refusals)
+            if !refusals.is_empty() {
+                return Err(refusals);
             }
+            out
         }
-        Profile::Draft07 => draft07(schema),
-    }
+        Profile::Draft07 => draft07(schema)?,
+    };
+    Ok((schema, relaxed))
 }
 
 fn canonical(schema: &Value) -> Value {
@@ -363,7 +371,13 @@ const GEMINI_REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
-fn gemini(node: &Value, at: &mut String, depth: usize, refusals: &mut Vec<Refusal>) -> Value {
+fn gemini(
+    node: &Value,
+    at: &mut String,
+    depth: usize,
+    refusals: &mut Vec<Refusal>,
+    relaxed: &mut Vec<Relaxation>,
+) -> Value {
     let refuse = |refusals: &mut Vec<Refusal>, at: &String, reason: String| {
         refusals.push(Refusal {
             pointer: at.clone(),
@@ -481,7 +495,7 @@ fn gemini(node: &Value, at: &mut String, depth: usize, refusals: &mut Vec<Refusa
                 let mark = at.len();
                 push_token(at, union);
                 at.push_str(&format!("/{i}"));
-                converted.push(gemini(branch, at, depth + 1, refusals));
+                converted.push(gemini(branch, at, depth + 1, refusals, relaxed));
                 at.truncate(mark);
             }
             match converted.len() {
@@ -506,6 +520,7 @@ fn gemini(node: &Value, at: &mut String, depth: usize, refusals: &mut Vec<Refusa
         }
         if !GEMINI_KEYS.contains(&key.as_str()) {
             // Unsupported: dropped from what Gemini sees; the boundary still checks it.
+            left_out(relaxed, at, key, value);
             continue;
         }
         let mark = at.len();
@@ -516,13 +531,16 @@ fn gemini(node: &Value, at: &mut String, depth: usize, refusals: &mut Vec<Refusa
                 for (name, schema) in properties {
                     let mark = at.len();
                     push_token(at, name);
-                    mapped.insert(name.clone(), gemini(schema, at, depth + 1, refusals));
+                    mapped.insert(
+                        name.clone(),
+                        gemini(schema, at, depth + 1, refusals, relaxed),
+                    );
                     at.truncate(mark);
                 }
                 Some(Value::Object(mapped))
             }
             ("items", Value::Bool(false)) => None,
-            ("items", schema) => Some(gemini(schema, at, depth + 1, refusals)),
+            ("items", schema) => Some(gemini(schema, at, depth + 1, refusals, relaxed)),
             ("format", Value::String(format)) if RUST_FORMATS.contains(&format.as_str()) => None,
             (_, value) => Some(value.clone()),
         };

@@ -54,7 +54,8 @@ const MAX_OMITTED_COUNTED: usize = 10_000;
 const MAX_NAME_CHARS: usize = 64;
 
 /// One profile's form of a schema, built on first use.
-type ProfileSlot = OnceLock<Result<Value, Vec<crate::profiles::Refusal>>>;
+type ProfileSlot =
+    OnceLock<Result<(Value, Vec<crate::profiles::Relaxation>), Vec<crate::profiles::Refusal>>>;
 
 /// The JSON Schema (Draft 2020-12) of one Rust type at one boundary, with its compiled
 /// validator and, for strict outputs, the provider structured-output format.
@@ -366,8 +367,38 @@ impl BoundarySchema {
         &self,
         profile: crate::profiles::Profile,
     ) -> Result<&Value, &[crate::profiles::Refusal]> {
+        self.profiled(profile).map(|(schema, _)| schema)
+    }
+
+    /// What this schema's form in `profile` leaves out for the client to be told (each
+    /// keyword that narrows what is valid, with its pointer; the boundary still checks it), or
+    /// why there is no such form. Built with [`Self::profile`], once.
+    ///
+    /// ```
+    /// use agentio_core::{AgentInput, profiles::Profile};
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
+    /// struct Ask {
+    ///     #[schemars(length(min = 3))]
+    ///     q: String,
+    /// }
+    /// let relaxed = Ask::input_boundary().relaxations(Profile::OpenAiStrict).unwrap();
+    /// assert_eq!((relaxed[0].pointer.as_str(), relaxed[0].keyword.as_str()), ("/properties/q", "minLength"));
+    /// assert!(Ask::input_boundary().relaxations(Profile::Mcp).unwrap().is_empty());
+    /// ```
+    pub fn relaxations(
+        &self,
+        profile: crate::profiles::Profile,
+    ) -> Result<&[crate::profiles::Relaxation], &[crate::profiles::Refusal]> {
+        self.profiled(profile)
+            .map(|(_, relaxed)| relaxed.as_slice())
+    }
+
+    fn profiled(
+        &self,
+        profile: crate::profiles::Profile,
+    ) -> Result<&(Value, Vec<crate::profiles::Relaxation>), &[crate::profiles::Refusal]> {
         self.profiles[profile.index()]
-            .get_or_init(|| crate::profiles::apply(profile, &self.schema))
+            .get_or_init(|| crate::profiles::apply_reporting(profile, &self.schema))
             .as_ref()
             .map_err(Vec::as_slice)
     }

@@ -11,13 +11,26 @@
 //! - A field with `#[serde(default)]` that is not an `Option` becomes required but not
 //!   nullable: the model must supply a value, and a `null` could not decode into the field.
 //! - Keywords strict mode does not support (`minLength`, `default`, `uniqueItems`, ...) are
-//!   dropped rather than refused; formats outside the supported list are dropped too.
+//!   dropped rather than refused; formats outside the supported list are dropped too. Each
+//!   dropped keyword that narrows what is valid is reported as a
+//!   [`Relaxation`](crate::profiles::Relaxation) (pointer and keyword).
+//! - A `$ref` beside other keywords (schemars writes `{"$ref": ..., "description": ...}` for a
+//!   documented field of a struct or enum type) is inlined, the keywords beside it winning over
+//!   the definition's, as OpenAI's own Python SDK does: strict mode refuses `$ref` with siblings.
+//!   A recursive reference with siblings becomes a one-branch `anyOf` instead.
+//! - OpenAI's published limits (RULES.md) are enforced on the result and refused with a
+//!   pointer: at most 10 levels of nesting (each object or array schema is a level, the root
+//!   object the first; references followed, a recursive one counted once), 5,000 object
+//!   properties, 120,000 characters of property names, definition names, enum and const
+//!   values, 1,000 enum values, and 15,000 characters for one string enum of over 250 values.
 //! - What strict mode cannot say at all (maps, `serde_json::Value`, `allOf`, a non-object
 //!   root) is a [`StrictModeError`] naming where in the schema it sits.
 
 use std::fmt;
 
 use serde_json::{Map, Value, json};
+
+use crate::report::{Relaxation, left_out};
 
 /// Why a schema has no strict structured-output form.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,7 +104,16 @@ const SUPPORTED_FORMATS: &[&str] = &[
 /// Chat Completions `response_format` shape) from a generated schema.
 pub(crate) fn structured_output_format(
     name: &str,
+    schema: Value,
+) -> Result<Value, StrictModeError> {
+    structured_output_format_reporting(name, schema, &mut Vec::new())
+}
+
+/// [`structured_output_format`], with every keyword it leaves out added to `relaxed`.
+pub(crate) fn structured_output_format_reporting(
+    name: &str,
     mut schema: Value,
+    relaxed: &mut Vec<Relaxation>,
 ) -> Result<Value, StrictModeError> {
     let description = schema.get("description").cloned();
     let is_object_root = schema.get("type").and_then(Value::as_str) == Some("object")
@@ -104,7 +126,12 @@ pub(crate) fn structured_output_format(
     }
     let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
     merge_refs_with_properties(&mut schema, &defs, &mut String::new(), 0)?;
-    rewrite(&mut schema, &mut String::new())?;
+    let mut inlining = Inlining {
+        defs: &defs,
+        stack: Vec::new(),
+    };
+    rewrite(&mut schema, &mut String::new(), &mut inlining, relaxed, 0)?;
+    limits::check(&schema)?;
     let mut format = Map::new();
     format.insert("name".into(), json!(name));
     if let Some(description) = description {
@@ -235,7 +262,23 @@ fn refuse(at: &str, reason: impl Into<String>) -> StrictModeError {
     }
 }
 
-fn rewrite(schema: &mut Value, at: &mut String) -> Result<(), StrictModeError> {
+/// The definitions a `$ref` with siblings is inlined from, and the ones being inlined (a
+/// reference back to one of them is recursive).
+struct Inlining<'a> {
+    defs: &'a Value,
+    stack: Vec<String>,
+}
+
+fn rewrite(
+    schema: &mut Value,
+    at: &mut String,
+    inlining: &mut Inlining<'_>,
+    relaxed: &mut Vec<Relaxation>,
+    depth: usize,
+) -> Result<(), StrictModeError> {
+    if depth > 64 {
+        return Err(refuse(at, "the schema nests deeper than 64 levels"));
+    }
     let node = match schema {
         Value::Bool(true) => {
             return Err(refuse(
@@ -247,14 +290,20 @@ fn rewrite(schema: &mut Value, at: &mut String) -> Result<(), StrictModeError> {
         _ => return Ok(()),
     };
     for keyword in UNSUPPORTED_KEYWORDS {
-        node.remove(*keyword);
+        if let Some(value) = node.remove(*keyword) {
+            left_out(relaxed, at, keyword, &value);
+        }
     }
     if node
         .get("format")
         .and_then(Value::as_str)
         .is_some_and(|f| !SUPPORTED_FORMATS.contains(&f))
+        && let Some(format) = node.remove("format")
     {
-        node.remove("format");
+        left_out(relaxed, at, "format", &format);
+    }
+    if node.contains_key("$ref") && node.len() > 1 {
+        return inline_ref(schema, at, inlining, relaxed, depth);
     }
     if node.contains_key("prefixItems") {
         return Err(refuse(
@@ -300,24 +349,33 @@ fn rewrite(schema: &mut Value, at: &mut String) -> Result<(), StrictModeError> {
         at.push_str(&crate::schema::escape_pointer_token(keyword));
         match keyword.as_str() {
             "properties" | "$defs" | "definitions" => {
+                let defines = keyword != "properties";
                 if let Value::Object(children) = child {
                     for (name, sub) in children.iter_mut() {
                         let inner = at.len();
                         at.push('/');
                         at.push_str(&crate::schema::escape_pointer_token(name));
-                        rewrite(sub, at)?;
+                        // Inside its own definition, a reference back to it is recursive.
+                        if defines {
+                            inlining.stack.push(name.clone());
+                        }
+                        let result = rewrite(sub, at, inlining, relaxed, depth + 1);
+                        if defines {
+                            inlining.stack.pop();
+                        }
+                        result?;
                         at.truncate(inner);
                     }
                 }
             }
-            "items" | "additionalItems" => rewrite(child, at)?,
+            "items" | "additionalItems" => rewrite(child, at, inlining, relaxed, depth + 1)?,
             "anyOf" | "prefixItems" => {
                 if let Value::Array(children) = child {
                     for (i, sub) in children.iter_mut().enumerate() {
                         let inner = at.len();
                         at.push('/');
                         at.push_str(&i.to_string());
-                        rewrite(sub, at)?;
+                        rewrite(sub, at, inlining, relaxed, depth + 1)?;
                         at.truncate(inner);
                     }
                 }
@@ -327,6 +385,277 @@ fn rewrite(schema: &mut Value, at: &mut String) -> Result<(), StrictModeError> {
         at.truncate(mark);
     }
     Ok(())
+}
+
+/// `{"$ref": R, ...siblings}` (strict mode refuses a `$ref` beside other keywords): the
+/// definition R names, with the siblings written over it, rewritten in turn. Keywords left out
+/// of the inlined copy are reported where the definition itself is rewritten (`/$defs/...`).
+/// A reference to a definition being inlined already is recursive: `{"anyOf": [{"$ref": R}],
+/// ...siblings}`, which strict mode accepts, and which does not grow.
+fn inline_ref(
+    schema: &mut Value,
+    at: &mut String,
+    inlining: &mut Inlining<'_>,
+    relaxed: &mut Vec<Relaxation>,
+    depth: usize,
+) -> Result<(), StrictModeError> {
+    let Some(Value::Object(node)) = Some(&mut *schema) else {
+        return Ok(());
+    };
+    let Some(Value::String(reference)) = node.remove("$ref") else {
+        return Err(refuse(at, "`$ref` must be a string"));
+    };
+    let name = reference.strip_prefix("#/$defs/");
+    if name.is_some_and(|name| inlining.stack.iter().any(|seen| seen == name)) || reference == "#" {
+        let siblings = std::mem::take(node);
+        let mut wrapped = Map::new();
+        wrapped.insert("anyOf".into(), json!([{ "$ref": reference }]));
+        wrapped.extend(siblings);
+        *schema = Value::Object(wrapped);
+        return rewrite(schema, at, inlining, relaxed, depth + 1);
+    }
+    let target = name
+        .and_then(|name| inlining.defs.get(name))
+        .ok_or_else(|| refuse(at, format!("`{reference}` is not a local definition")))?;
+    let Value::Object(target) = target else {
+        return Err(refuse(
+            at,
+            format!("`{reference}` does not name an object schema"),
+        ));
+    };
+    let mut merged = target.clone();
+    for (key, value) in std::mem::take(node) {
+        merged.insert(key, value);
+    }
+    *schema = Value::Object(merged);
+    let name = name.unwrap_or_default().to_owned();
+    inlining.stack.push(name);
+    // Relaxations inside the copy are the definition's, reported where it is rewritten; the
+    // siblings' own, written over it, are reported here.
+    let mut copy_relaxed = Vec::new();
+    let result = rewrite(schema, at, inlining, &mut copy_relaxed, depth + 1);
+    inlining.stack.pop();
+    relaxed.extend(
+        copy_relaxed
+            .into_iter()
+            .filter(|r| r.pointer == *at && !target.contains_key(&r.keyword)),
+    );
+    result
+}
+
+/// OpenAI's published limits on a strict schema (RULES.md, "Schema subset when `strict:
+/// true`").
+mod limits {
+    use serde_json::Value;
+
+    use super::{StrictModeError, refuse};
+
+    /// Levels of nesting (objects and arrays, the root object the first).
+    pub(super) const MAX_NESTING: usize = 10;
+    /// Object properties, counted over the whole schema (definitions once each).
+    pub(super) const MAX_PROPERTIES: usize = 5_000;
+    /// Characters of property names, definition names, enum values and const values.
+    pub(super) const MAX_NAME_CHARS: usize = 120_000;
+    /// Enum values over the whole schema.
+    pub(super) const MAX_ENUM_VALUES: usize = 1_000;
+    /// A string enum over this many values...
+    pub(super) const LARGE_ENUM: usize = 250;
+    /// ...may total at most this many characters.
+    pub(super) const LARGE_ENUM_CHARS: usize = 15_000;
+
+    #[derive(Default)]
+    struct Totals {
+        properties: usize,
+        chars: usize,
+        enum_values: usize,
+    }
+
+    fn text_len(value: &Value) -> usize {
+        match value {
+            Value::String(s) => s.chars().count(),
+            other => other.to_string().chars().count(),
+        }
+    }
+
+    pub(super) fn check(schema: &Value) -> Result<(), StrictModeError> {
+        let mut totals = Totals::default();
+        count(schema, &mut String::new(), &mut totals, 0)?;
+        if let Some(Value::Object(defs)) = schema.get("$defs") {
+            totals.chars += defs.keys().map(|k| k.chars().count()).sum::<usize>();
+        }
+        if totals.properties > MAX_PROPERTIES {
+            return Err(refuse(
+                "",
+                format!(
+                    "the schema has {} object properties; OpenAI's strict mode allows {MAX_PROPERTIES}",
+                    totals.properties
+                ),
+            ));
+        }
+        if totals.chars > MAX_NAME_CHARS {
+            return Err(refuse(
+                "",
+                format!(
+                    "property names, definition names, enum and const values total {} characters; OpenAI's strict mode allows {MAX_NAME_CHARS}",
+                    totals.chars
+                ),
+            ));
+        }
+        if totals.enum_values > MAX_ENUM_VALUES {
+            return Err(refuse(
+                "",
+                format!(
+                    "the schema has {} enum values; OpenAI's strict mode allows {MAX_ENUM_VALUES}",
+                    totals.enum_values
+                ),
+            ));
+        }
+        nesting(schema, schema, &mut String::new(), &mut Vec::new(), 0, 0)
+    }
+
+    /// Properties, characters and enum values of every schema in `node` (definitions once,
+    /// where they are defined).
+    fn count(
+        node: &Value,
+        at: &mut String,
+        totals: &mut Totals,
+        depth: usize,
+    ) -> Result<(), StrictModeError> {
+        if depth > 256 {
+            return Err(refuse(at, "the schema nests deeper than 256 levels"));
+        }
+        let Value::Object(object) = node else {
+            return Ok(());
+        };
+        if let Some(Value::Object(properties)) = object.get("properties") {
+            totals.properties += properties.len();
+            totals.chars += properties.keys().map(|k| k.chars().count()).sum::<usize>();
+        }
+        if let Some(Value::Array(values)) = object.get("enum") {
+            totals.enum_values += values.len();
+            let chars: usize = values.iter().map(text_len).sum();
+            totals.chars += chars;
+            if values.len() > LARGE_ENUM
+                && values.iter().all(Value::is_string)
+                && chars > LARGE_ENUM_CHARS
+            {
+                return Err(refuse(
+                    &format!("{at}/enum"),
+                    format!(
+                        "a string enum of {} values totals {chars} characters; OpenAI's strict mode allows {LARGE_ENUM_CHARS} for an enum of over {LARGE_ENUM} values",
+                        values.len()
+                    ),
+                ));
+            }
+        }
+        if let Some(value) = object.get("const") {
+            totals.chars += text_len(value);
+        }
+        for (key, child) in object {
+            let mark = at.len();
+            at.push('/');
+            at.push_str(&crate::schema::escape_pointer_token(key));
+            match (key.as_str(), child) {
+                ("properties" | "$defs", Value::Object(children)) => {
+                    for (name, sub) in children {
+                        let inner = at.len();
+                        at.push('/');
+                        at.push_str(&crate::schema::escape_pointer_token(name));
+                        count(sub, at, totals, depth + 1)?;
+                        at.truncate(inner);
+                    }
+                }
+                ("items", sub) => count(sub, at, totals, depth + 1)?,
+                ("anyOf", Value::Array(branches)) => {
+                    for (i, sub) in branches.iter().enumerate() {
+                        let inner = at.len();
+                        at.push_str(&format!("/{i}"));
+                        count(sub, at, totals, depth + 1)?;
+                        at.truncate(inner);
+                    }
+                }
+                _ => {}
+            }
+            at.truncate(mark);
+        }
+        Ok(())
+    }
+
+    fn is_level(object: &serde_json::Map<String, Value>) -> bool {
+        let typed = |name: &str| match object.get("type") {
+            Some(Value::String(t)) => t == name,
+            Some(Value::Array(types)) => types.iter().any(|t| t == name),
+            _ => false,
+        };
+        typed("object") || typed("array") || object.contains_key("properties")
+    }
+
+    /// The nesting of data levels, following references (a definition being followed already
+    /// is recursive, and counted once).
+    fn nesting(
+        node: &Value,
+        root: &Value,
+        at: &mut String,
+        following: &mut Vec<String>,
+        levels: usize,
+        depth: usize,
+    ) -> Result<(), StrictModeError> {
+        if depth > 256 {
+            return Err(refuse(at, "the schema nests deeper than 256 levels"));
+        }
+        let Value::Object(object) = node else {
+            return Ok(());
+        };
+        if let Some(Value::String(reference)) = object.get("$ref") {
+            if following.contains(reference) {
+                return Ok(());
+            }
+            let target = reference.strip_prefix('#').and_then(|p| root.pointer(p));
+            if let Some(target) = target {
+                following.push(reference.clone());
+                let result = nesting(target, root, at, following, levels, depth + 1);
+                following.pop();
+                result?;
+            }
+        }
+        let levels = if is_level(object) { levels + 1 } else { levels };
+        if levels > MAX_NESTING {
+            return Err(refuse(
+                at,
+                format!(
+                    "the schema nests {levels} levels deep here; OpenAI's strict mode allows {MAX_NESTING}"
+                ),
+            ));
+        }
+        for (key, child) in object {
+            let mark = at.len();
+            at.push('/');
+            at.push_str(&crate::schema::escape_pointer_token(key));
+            match (key.as_str(), child) {
+                ("properties", Value::Object(children)) => {
+                    for (name, sub) in children {
+                        let inner = at.len();
+                        at.push('/');
+                        at.push_str(&crate::schema::escape_pointer_token(name));
+                        nesting(sub, root, at, following, levels, depth + 1)?;
+                        at.truncate(inner);
+                    }
+                }
+                ("items", sub) => nesting(sub, root, at, following, levels, depth + 1)?,
+                ("anyOf", Value::Array(branches)) => {
+                    for (i, sub) in branches.iter().enumerate() {
+                        let inner = at.len();
+                        at.push_str(&format!("/{i}"));
+                        nesting(sub, root, at, following, levels, depth + 1)?;
+                        at.truncate(inner);
+                    }
+                }
+                _ => {}
+            }
+            at.truncate(mark);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -525,5 +854,181 @@ mod tests {
     fn a_non_object_root_is_refused() {
         let err = strict(json!({ "type": "string" })).unwrap_err();
         assert_eq!(err.schema_pointer, "");
+    }
+
+    #[test]
+    fn a_ref_beside_other_keywords_is_inlined_with_them_winning() {
+        let out = strict(json!({
+            "type": "object",
+            "properties": {
+                "a": { "$ref": "#/$defs/A", "description": "the field" },
+                "b": { "$ref": "#/$defs/A" }
+            },
+            "$defs": { "A": {
+                "type": "object",
+                "description": "the type",
+                "properties": { "x": { "type": "string", "minLength": 1 } }
+            } }
+        }))
+        .unwrap();
+        assert_eq!(
+            out["properties"]["a"],
+            json!({
+                "type": "object",
+                "description": "the field",
+                "properties": { "x": { "type": "string" } },
+                "required": ["x"],
+                "additionalProperties": false
+            })
+        );
+        // A `$ref` alone stays a reference.
+        assert_eq!(out["properties"]["b"], json!({ "$ref": "#/$defs/A" }));
+    }
+
+    #[test]
+    fn a_recursive_ref_with_siblings_becomes_a_one_branch_any_of() {
+        let out = strict(json!({
+            "type": "object",
+            "properties": { "root": { "$ref": "#/$defs/Node", "description": "the root" } },
+            "$defs": { "Node": {
+                "type": "object",
+                "properties": { "next": { "$ref": "#/$defs/Node", "description": "the next" } }
+            } }
+        }))
+        .unwrap();
+        let root = &out["properties"]["root"];
+        assert_eq!(root["description"], "the root");
+        assert_eq!(
+            root["properties"]["next"],
+            json!({ "anyOf": [{ "$ref": "#/$defs/Node" }], "description": "the next" })
+        );
+        // The definition's own recursive field, rewritten where it is defined, is wrapped too.
+        assert_eq!(
+            out["$defs"]["Node"]["properties"]["next"],
+            json!({ "anyOf": [{ "$ref": "#/$defs/Node" }], "description": "the next" })
+        );
+        // A reference nobody defines is refused where it is.
+        let err = strict(json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/Gone", "description": "x" } }
+        }))
+        .unwrap_err();
+        assert_eq!(err.schema_pointer, "/properties/a");
+    }
+
+    fn reporting(schema: Value) -> Vec<(String, String)> {
+        let mut relaxed = Vec::new();
+        structured_output_format_reporting("t", schema, &mut relaxed).unwrap();
+        relaxed
+            .into_iter()
+            .map(|r| (r.pointer, r.keyword))
+            .collect()
+    }
+
+    #[test]
+    fn each_narrowing_keyword_left_out_is_reported_once_where_it_is() {
+        let relaxed = reporting(json!({
+            "type": "object",
+            "properties": {
+                "s": { "type": "string", "minLength": 1, "default": "a", "format": "uri" },
+                "n": { "type": "integer", "format": "uint8", "minimum": 0 },
+                "a": { "$ref": "#/$defs/A", "description": "inlined: its keywords are reported at the definition" }
+            },
+            "$defs": { "A": { "type": "array", "items": { "type": "string" }, "uniqueItems": true } }
+        }));
+        assert_eq!(
+            relaxed,
+            [
+                ("/properties/s".to_owned(), "minLength".to_owned()),
+                ("/properties/s".to_owned(), "format".to_owned()),
+                ("/$defs/A".to_owned(), "uniqueItems".to_owned()),
+            ]
+        );
+    }
+
+    /// One object holding `count` string properties.
+    fn wide(count: usize) -> Value {
+        let properties: Map<String, Value> = (0..count)
+            .map(|i| (format!("p{i}"), json!({ "type": "string" })))
+            .collect();
+        json!({ "type": "object", "properties": properties })
+    }
+
+    #[test]
+    fn openai_limits_on_properties_hold_at_the_limit_and_refuse_past_it() {
+        assert!(strict(wide(limits::MAX_PROPERTIES)).is_ok());
+        let err = strict(wide(limits::MAX_PROPERTIES + 1)).unwrap_err();
+        assert_eq!(err.schema_pointer, "");
+        assert!(err.reason.contains("5001 object properties"), "{err}");
+    }
+
+    #[test]
+    fn openai_limits_on_nesting_hold_at_ten_levels_and_refuse_the_eleventh() {
+        // `chain(n)` holds n objects, one in another: n levels.
+        assert!(strict(chain(limits::MAX_NESTING, json!({ "type": "string" }))).is_ok());
+        let err = strict(chain(limits::MAX_NESTING + 1, json!({ "type": "string" }))).unwrap_err();
+        assert_eq!(
+            err.schema_pointer,
+            "/properties/a".repeat(limits::MAX_NESTING)
+        );
+        assert!(err.reason.contains("11 levels"), "{err}");
+        // An array is a level too, and a reference is followed.
+        let through = json!({
+            "type": "object",
+            "properties": { "list": { "type": "array", "items": { "$ref": "#/$defs/Deep" } } },
+            "$defs": { "Deep": chain(limits::MAX_NESTING - 2, json!({ "type": "string" })) }
+        });
+        assert!(strict(through).is_ok());
+        let too_deep = json!({
+            "type": "object",
+            "properties": { "list": { "type": "array", "items": { "$ref": "#/$defs/Deep" } } },
+            "$defs": { "Deep": chain(limits::MAX_NESTING - 1, json!({ "type": "string" })) }
+        });
+        assert!(strict(too_deep).is_err());
+        // A recursive type is counted once through its recursion.
+        let recursive = json!({
+            "type": "object",
+            "properties": { "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } } },
+            "$defs": { "Node": { "type": "object", "properties": {
+                "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } } } } }
+        });
+        assert!(strict(recursive).is_ok());
+    }
+
+    fn with_enum(values: Vec<Value>) -> Value {
+        json!({ "type": "object", "properties": { "e": { "enum": values } } })
+    }
+
+    #[test]
+    fn openai_limits_on_enums_hold_at_the_limit_and_refuse_past_it() {
+        let numbers = |n: usize| (0..n).map(|i| json!(i)).collect::<Vec<_>>();
+        assert!(strict(with_enum(numbers(limits::MAX_ENUM_VALUES))).is_ok());
+        let err = strict(with_enum(numbers(limits::MAX_ENUM_VALUES + 1))).unwrap_err();
+        assert!(err.reason.contains("1001 enum values"), "{err}");
+
+        // 251 strings of 60 characters: 15,060 characters, over the large enum's budget;
+        // 251 of 59 (14,809) and 250 of 61 (15,250, not over 250 values) are accepted.
+        let strings = |n: usize, len: usize| {
+            (0..n)
+                .map(|i| json!(format!("{i:0>len$}")))
+                .collect::<Vec<_>>()
+        };
+        let err = strict(with_enum(strings(251, 60))).unwrap_err();
+        assert_eq!(err.schema_pointer, "/properties/e/enum");
+        assert!(strict(with_enum(strings(251, 59))).is_ok());
+        assert!(strict(with_enum(strings(250, 61))).is_ok());
+    }
+
+    #[test]
+    fn openai_limits_on_name_characters_hold_at_the_limit_and_refuse_past_it() {
+        // One property whose name fills the budget (with the enum value `x`).
+        let named = |len: usize| {
+            let mut properties = Map::new();
+            properties.insert("n".repeat(len), json!({ "enum": ["x"] }));
+            json!({ "type": "object", "properties": properties })
+        };
+        assert!(strict(named(limits::MAX_NAME_CHARS - 1)).is_ok());
+        let err = strict(named(limits::MAX_NAME_CHARS)).unwrap_err();
+        assert!(err.reason.contains("120001 characters"), "{err}");
     }
 }

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use agentio_core::profiles::{Profile, Refusal};
+use agentio_core::profiles::{Profile, Refusal, Relaxation};
 use serde_json::{Map, Value, json};
 
 use crate::registry::ToolRegistry;
@@ -84,6 +84,17 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
+/// An export with what it leaves out: the definitions, and each keyword a client's form drops
+/// (it cannot express it; the registry still checks it on every call) with its tool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportReport {
+    /// The definitions, as [`ToolRegistry::export`] returns them.
+    pub tools: Vec<Value>,
+    /// Each left-out keyword: the tool (by identity), and where (`/inputs...`, a pointer into
+    /// its input schema) and what.
+    pub relaxed: Vec<(String, Relaxation)>,
+}
+
 /// The longest tool name every provider accepts (OpenAI 64, Anthropic 64 per its guide).
 pub const MAX_PROVIDER_NAME: usize = 64;
 
@@ -110,6 +121,37 @@ impl ToolRegistry {
     /// assert_eq!((responses[0]["type"].as_str(), responses[0]["name"].as_str()), (Some("function"), Some("kb_search")));
     /// ```
     pub fn export(&self, target: Export) -> Result<Vec<Value>, ExportError> {
+        self.export_report(target).map(|report| report.tools)
+    }
+
+    /// [`Self::export`], with every keyword each definition leaves out for its client (a
+    /// narrowing the client cannot express; the registry checks it on every call all the
+    /// same). A host that wants nothing left out refuses a report whose `relaxed` is not
+    /// empty.
+    ///
+    /// ```
+    /// use agentio_core::io;
+    /// use agentio_tools::{Export, ToolError, tool, tool_registry};
+    ///
+    /// #[io(input, output)]
+    /// struct Query {
+    ///     #[schemars(length(min = 2, max = 200))]
+    ///     q: String,
+    /// }
+    ///
+    /// /// Searches.
+    /// #[tool(id = "kb.search")]
+    /// async fn search(query: Query) -> Result<Query, ToolError> { Ok(query) }
+    ///
+    /// let registry = tool_registry![SearchTool].unwrap();
+    /// let report = registry.export_report(Export::OpenAiChat { strict: true }).unwrap();
+    /// let relaxed: Vec<String> = report.relaxed.iter().map(|(tool, r)| format!("{tool} {} {}", r.pointer, r.keyword)).collect();
+    /// assert_eq!(relaxed, ["kb.search@1 /inputs/properties/q minLength", "kb.search@1 /inputs/properties/q maxLength"]);
+    /// // Gemini's subset has both bounds: nothing left out.
+    /// assert!(registry.export_report(Export::Gemini).unwrap().relaxed.is_empty());
+    /// ```
+    pub fn export_report(&self, target: Export) -> Result<ExportReport, ExportError> {
+        let mut relaxed = Vec::new();
         let mut problems = Vec::new();
         let mut definitions = Vec::new();
         let mut names: BTreeMap<String, String> = BTreeMap::new();
@@ -151,7 +193,18 @@ impl ToolRegistry {
                 Export::Mcp => Profile::Mcp,
             };
             let parameters = match inputs.profile(profile) {
-                Ok(schema) => schema.clone(),
+                Ok(schema) => {
+                    for relaxation in inputs.relaxations(profile).unwrap_or_default() {
+                        relaxed.push((
+                            identity.to_owned(),
+                            Relaxation {
+                                pointer: format!("/inputs{}", relaxation.pointer),
+                                keyword: relaxation.keyword.clone(),
+                            },
+                        ));
+                    }
+                    schema.clone()
+                }
                 Err(refusals) => {
                     for refusal in refusals {
                         refuse(
@@ -210,7 +263,10 @@ impl ToolRegistry {
             });
         }
         if problems.is_empty() {
-            Ok(definitions)
+            Ok(ExportReport {
+                tools: definitions,
+                relaxed,
+            })
         } else {
             Err(ExportError { problems })
         }

@@ -72,7 +72,7 @@ pub use crate::drift::{BLESS_VAR, Difference, DriftError, check_manifest};
 pub use crate::examples::{
     ExampleFailure, assert_examples, assert_examples_with_context, check_examples,
 };
-pub use crate::export::{Export, ExportError, MAX_PROVIDER_NAME};
+pub use crate::export::{Export, ExportError, ExportReport, MAX_PROVIDER_NAME};
 pub use crate::frontmatter::{METADATA_KEY, REMOVED_FIELDS, frontmatter_violations, tool_schema};
 pub use crate::manifest::{ManifestError, ManifestProblem, ToolManifest};
 pub use crate::registry::{

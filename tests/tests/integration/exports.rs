@@ -83,8 +83,166 @@ fn check_all(registry: &ToolRegistry) {
             if let Err(err) = schema.validate(&definition) {
                 panic!("{target:?}: {err}\n{definition:#}");
             }
+            check_parameters(target, &definition);
         }
     }
+}
+
+/// The parameter schema of an export, held to the rules its provider publishes for it, where
+/// it publishes them: OpenAI's strict subset, Gemini's `Schema` message.
+fn check_parameters(target: Export, definition: &Value) {
+    match target {
+        Export::OpenAiChat { strict: true } => {
+            openai_strict(
+                &definition["function"]["parameters"],
+                &format!("{target:?}"),
+            );
+        }
+        Export::OpenAiResponses { strict: true } => {
+            openai_strict(&definition["parameters"], &format!("{target:?}"));
+        }
+        Export::Gemini => {
+            let rules = published("providers/gemini-schema.schema.json");
+            let parameters = &definition["parameters"];
+            if let Err(err) = rules.validate(parameters) {
+                panic!("Gemini parameters: {err}\n{parameters:#}");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `schema` against OpenAI's strict-mode subset: the schema over schemas, and the rules it
+/// cannot state.
+fn openai_strict(schema: &Value, what: &str) {
+    let rules = published("providers/openai-strict-parameters.schema.json");
+    if let Err(err) = rules.validate(schema) {
+        panic!("{what} parameters: {err}\n{schema:#}");
+    }
+    let broken = openai_strict_rules(schema);
+    assert!(broken.is_empty(), "{what}: {broken:?}\n{schema:#}");
+}
+
+/// OpenAI's strict rules a schema over schemas cannot state (RULES.md): every property listed
+/// in `required`, and the size limits. Written apart from the library's own check, from the
+/// rules' text: each object or array schema is a level of nesting, the root the first.
+fn openai_strict_rules(schema: &Value) -> Vec<String> {
+    fn walk(
+        node: &Value,
+        root: &Value,
+        at: String,
+        level: usize,
+        seen: &mut Vec<String>,
+        out: &mut Vec<String>,
+        totals: &mut [usize; 3],
+    ) {
+        let Some(object) = node.as_object() else {
+            return;
+        };
+        if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+            if !seen.iter().any(|s| s == reference) {
+                seen.push(reference.to_owned());
+                let target = root
+                    .pointer(reference.trim_start_matches('#'))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                walk(&target, root, at.clone(), level, seen, out, totals);
+                seen.pop();
+            }
+            return;
+        }
+        let is_container = matches!(object.get("type"), Some(Value::String(t)) if t == "object" || t == "array")
+            || object
+                .get("type")
+                .and_then(Value::as_array)
+                .is_some_and(|t| t.iter().any(|t| t == "object" || t == "array"))
+            || object.contains_key("properties");
+        let level = level + usize::from(is_container);
+        if level > 10 {
+            out.push(format!("{at}: nested {level} levels"));
+        }
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            let required: Vec<&str> = object["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            for name in properties.keys() {
+                if !required.contains(&name.as_str()) {
+                    out.push(format!("{at}/properties/{name}: not in `required`"));
+                }
+            }
+            if seen.is_empty() {
+                totals[0] += properties.len();
+            }
+            for (name, sub) in properties {
+                walk(
+                    sub,
+                    root,
+                    format!("{at}/properties/{name}"),
+                    level,
+                    seen,
+                    out,
+                    totals,
+                );
+            }
+        }
+        if let Some(values) = object.get("enum").and_then(Value::as_array) {
+            if seen.is_empty() {
+                totals[1] += values.len();
+            }
+            let chars: usize = values
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|s| s.chars().count())
+                .sum();
+            if values.len() > 250 && chars > 15_000 {
+                out.push(format!(
+                    "{at}/enum: {chars} characters in {} values",
+                    values.len()
+                ));
+            }
+        }
+        if let Some(items) = object.get("items") {
+            walk(items, root, format!("{at}/items"), level, seen, out, totals);
+        }
+        for (i, branch) in object
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            walk(
+                branch,
+                root,
+                format!("{at}/anyOf/{i}"),
+                level,
+                seen,
+                out,
+                totals,
+            );
+        }
+    }
+    let mut out = Vec::new();
+    let mut totals = [0usize; 3];
+    walk(
+        schema,
+        schema,
+        String::new(),
+        0,
+        &mut Vec::new(),
+        &mut out,
+        &mut totals,
+    );
+    if totals[0] > 5_000 {
+        out.push(format!("{} object properties", totals[0]));
+    }
+    if totals[1] > 1_000 {
+        out.push(format!("{} enum values", totals[1]));
+    }
+    out
 }
 
 #[test]
@@ -159,10 +317,12 @@ enum Untagged {
     Serialize, Deserialize, JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput,
 )]
 struct Matrix {
+    /// Where it goes (a documented field of a struct type: `$ref` beside `description`).
     address: Address,
     note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     maybe: Option<Address>,
+    /// A documented field of an enum type.
     external: External,
     internal: Internal,
     adjacent: Adjacent,
@@ -222,6 +382,65 @@ fn a_matrix_of_types_exports_to_every_client_and_validates() {
     assert!(
         parameters["properties"]["level"].get("format").is_none(),
         "Rust formats are dropped"
+    );
+
+    // OpenAI strict: a `$ref` beside a description is inlined, as OpenAI's Python SDK does
+    // (strict mode refuses `$ref` with siblings); the field's description wins.
+    let canonical = registry.tool_input_schema("matrix.take").unwrap();
+    assert_eq!(
+        canonical["properties"]["address"]["$ref"], "#/$defs/Address",
+        "the canonical schema keeps the reference"
+    );
+    let strict = registry
+        .export(Export::OpenAiChat { strict: true })
+        .unwrap();
+    let address = &strict[0]["function"]["parameters"]["properties"]["address"];
+    assert!(address.get("$ref").is_none(), "{address:#}");
+    assert_eq!(address["type"], "object");
+    assert_eq!(address["required"], json!(["street", "country"]));
+    assert_eq!(address["additionalProperties"], false);
+    assert!(
+        address["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Where it goes")
+    );
+    let external = &strict[0]["function"]["parameters"]["properties"]["external"];
+    assert!(
+        external.get("$ref").is_none() && external.get("anyOf").is_some(),
+        "{external:#}"
+    );
+
+    // What each client's form leaves out is reported, with its pointer and keyword: the
+    // two-letter country code's length bounds under strict mode, nothing for MCP.
+    let report = registry
+        .export_report(Export::OpenAiChat { strict: true })
+        .unwrap();
+    let relaxed: Vec<(String, String)> = report
+        .relaxed
+        .iter()
+        .map(|(_, r)| (r.pointer.clone(), r.keyword.clone()))
+        .collect();
+    assert!(
+        relaxed.contains(&(
+            "/inputs/$defs/Address/properties/country".into(),
+            "minLength".into()
+        )),
+        "{relaxed:?}"
+    );
+    assert!(
+        relaxed.contains(&(
+            "/inputs/$defs/Address/properties/country".into(),
+            "maxLength".into()
+        )),
+        "{relaxed:?}"
+    );
+    assert!(
+        registry
+            .export_report(Export::Mcp)
+            .unwrap()
+            .relaxed
+            .is_empty()
     );
 }
 
