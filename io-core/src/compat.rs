@@ -24,7 +24,10 @@
 //!
 //! Numeric constraints alone (a numeric type with `minimum`, `maximum`, the exclusive ones and
 //! `multipleOf`, all below 2^53) are decided exactly: compatible, or incompatible with a
-//! witness, never unknown. Which numbers are multiples is the validator's own answer (it reads
+//! witness, never unknown, with one exception the validator forces: past 2^53 it rounds a
+//! number to `f64` before dividing it by a fractional (or larger than 2^53) `multipleOf`, so a
+//! producer whose numbers reach past 2^53 is proven against such a `multipleOf` only number by
+//! number (a bounded few), and is otherwise unknown. Which numbers are multiples is the validator's own answer (it reads
 //! numbers as their shortest decimals, so `0.3` is a multiple of `0.1`), and the multiples tried
 //! are made on those decimals. A producer holding at most 256 multiples is
 //! checked number by number; a larger one is compatible when its range lies within the
@@ -1195,6 +1198,7 @@ impl<'a> Checker<'a> {
         if let Some(value) = c_map.get("const") {
             return self.against_finite(&p, &c, std::slice::from_ref(value));
         }
+        let mut undecided = None;
         for t in split(p_types) {
             // A numeric type whose range holds no number of it: the producer allows none.
             if matches!(t, INTEGER | FRACTION) && exact(p_map) && Numbers::of(p_map, t).is_empty() {
@@ -1218,11 +1222,16 @@ impl<'a> Checker<'a> {
                 OBJECT => self.objects(&p, &c, p_map, c_map, depth, level),
                 _ => Outcome::Ok,
             };
-            if !matches!(outcome, Outcome::Ok) {
-                return outcome;
+            match outcome {
+                Outcome::Ok => {}
+                // A type left undecided does not hide a later type's witness.
+                Outcome::Unknown(_) => {
+                    undecided.get_or_insert(outcome);
+                }
+                Outcome::Fail(_) => return outcome,
             }
         }
-        Outcome::Ok
+        undecided.unwrap_or(Outcome::Ok)
     }
 
     /// An infinite producer against a finite consumer: find a producer value it lacks.
@@ -1272,7 +1281,27 @@ impl<'a> Checker<'a> {
                 "the producer allows numbers outside the consumer's range"
             }
         };
-        if producer.range.within(&ci) && cm.as_ref().is_none_or(|m| producer.implies_multiple(m)) {
+        // Past 2^53 the validator reads a number through `f64` before it divides it by a
+        // fractional (or very large) `multipleOf`, rounding it: there, which numbers it calls
+        // multiples is not what arithmetic says (a multiple of 6 near 2^64 is refused as a
+        // multiple of 1.5), so a proof by arithmetic would not hold against it. Only values the
+        // validators themselves judge (a few numbers, or a witness) decide such a pair. (A
+        // fraction that divides 1, like 0.25, divides every integer, and past 2^53 every number
+        // is an integer, rounded or not: no hazard.)
+        let rounds = |m: &Multiple| (m.of.fract() != 0.0 && !m.divides(1.0)) || m.of > TWO_TO_53;
+        // (A consumer whose `multipleOf` divides 1 takes every number past 2^53, whatever the
+        // producer's rounding.)
+        // (Nor is there a hazard when both sides ask for the same `multipleOf`: the validator
+        // then answers both the same way, rounded or not.)
+        let same = matches!((&cm, &producer.multiple), (Some(c), Some(p)) if c.of == p.of);
+        let rounding = !same
+            && cm.as_ref().is_some_and(|m| !m.divides(1.0))
+            && (cm.as_ref().is_some_and(rounds) || producer.multiple.as_ref().is_some_and(rounds))
+            && !(producer.range.lo > -TWO_TO_53 && producer.range.hi < TWO_TO_53);
+        if !rounding
+            && producer.range.within(&ci)
+            && cm.as_ref().is_none_or(|m| producer.implies_multiple(m))
+        {
             return Outcome::Ok;
         }
         // A producer of few numbers: each is checked, and the answer is exact.
@@ -1306,6 +1335,13 @@ impl<'a> Checker<'a> {
             {
                 return fail(p, c, v, reason(x));
             }
+        }
+        if rounding {
+            return unknown(
+                p,
+                c,
+                "past 2^53 the validator rounds a number before it divides it by a fractional `multipleOf`, so the producer's multiples are not proven to be the consumer's",
+            );
         }
         unknown(
             p,

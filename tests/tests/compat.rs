@@ -861,9 +861,12 @@ fn completeness_on_compatible_by_construction_pairs() {
     for why in unproven.iter().take(10) {
         eprintln!("  unproven: {why}");
     }
+    // The README's claim: every compatible-by-construction pair is proven, not most.
     assert!(
-        share >= 0.95,
-        "only {:.1}% proven; first reasons: {:?}",
+        unproven.is_empty(),
+        "{} of {} pairs not proven ({:.1}% proven); first reasons: {:?}",
+        unproven.len(),
+        pairs.len(),
         share * 100.0,
         &unproven[..unproven.len().min(5)]
     );
@@ -1231,8 +1234,9 @@ fn multiples_imply_multiples_and_a_witness_is_found_within_the_range() {
 /// (`minimum`, `maximum`, the exclusive ones; integers and halves) and `multipleOf` (a tenth
 /// to four, decimal and fractional ones among them), the answer is compatible exactly when no
 /// number the producer allows is refused by the consumer, and incompatible (with a witness)
-/// otherwise: never unknown. Checked against a brute-force search over every quarter and
-/// every tenth in [-16, 16].
+/// otherwise: never unknown, but for a producer reaching past 2^53 against a `multipleOf` the
+/// validator divides by after rounding (`multiples_past_two_to_the_53_...`). Checked against a
+/// brute-force search over every quarter and every tenth in [-16, 16].
 #[test]
 fn numeric_bounds_are_decided_exactly() {
     fn bounds(rng: &mut Rng) -> Value {
@@ -1267,7 +1271,7 @@ fn numeric_bounds_are_decided_exactly() {
             }
         })
         .collect();
-    let (mut compatible, mut incompatible_seen, mut by_multiple) = (0, 0, 0);
+    let (mut compatible, mut incompatible_seen, mut by_multiple, mut rounded) = (0, 0, 0, 0);
     let cases: usize = std::env::var("AGENT_IO_COMPAT_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -1294,10 +1298,27 @@ fn numeric_bounds_are_decided_exactly() {
         } else if matches!(answer, Compatibility::Incompatible(_)) {
             // A witness between the probes (a quarter, say): real, as checked here.
             assert_witness(&p, &c, &answer);
+        } else if let Compatibility::Unknown(why) = &answer
+            && why.reason.contains("past 2^53")
+        {
+            // The one exception (see `multiples_past_two_to_the_53_...`): a producer reaching
+            // past 2^53 against a `multipleOf` the validator divides by after rounding. The
+            // probes found no witness, and none is claimed.
+            let unbounded = |key: &str, other: &str| p.get(key).is_none() && p.get(other).is_none();
+            assert!(
+                unbounded("minimum", "exclusiveMinimum")
+                    || unbounded("maximum", "exclusiveMaximum"),
+                "{p} {c}: {answer}"
+            );
+            rounded += 1;
         } else {
             panic!("{p} {c}: {answer}: bounds are decided, never unknown");
         }
     }
+    assert!(
+        rounded < cases / 10,
+        "{rounded} answers left to the rounding exception"
+    );
     assert!(
         compatible > cases / 12 && incompatible_seen > cases / 12 && by_multiple > cases / 50,
         "{compatible} {incompatible_seen} {by_multiple}"
@@ -1593,4 +1614,36 @@ fn keywords_beside_a_reference_are_checked_with_the_documents_definitions() {
         why.witness.as_array().is_some_and(|a| a.len() > 1),
         "{why:?}"
     );
+}
+
+/// Sound against the validator that will check the values: past 2^53 `jsonschema` reads a
+/// number through `f64` before dividing it by a fractional `multipleOf`, so an integer
+/// multiple of 6 near 2^64 is refused as a multiple of 1.5. The checker must not prove what
+/// the validator then refuses.
+#[test]
+fn multiples_past_two_to_the_53_are_not_proven_where_the_validator_rounds() {
+    let producer = json!({ "type": "integer", "multipleOf": 6 });
+    let consumer = json!({ "multipleOf": 1.5 });
+    // The hazard, in the validators themselves: 2^64 - 4 is a multiple of 6, and of 1.5.
+    let witness = json!(18_446_744_073_709_551_612_u64);
+    assert!(validator(&producer).is_valid(&witness));
+    assert!(!validator(&consumer).is_valid(&witness));
+    let answer = schema_compatible(&producer, &consumer);
+    assert!(!answer.is_compatible(), "{answer}");
+    assert!(
+        matches!(&answer, Compatibility::Unknown(u) if u.reason.contains("2^53")),
+        "{answer}"
+    );
+    // The same producer the other way round: a fractional producer multiple.
+    let answer = schema_compatible(
+        &json!({ "type": "integer", "multipleOf": 1.5 }),
+        &json!({ "type": "integer", "multipleOf": 3 }),
+    );
+    assert!(!answer.is_compatible(), "{answer}");
+
+    // Bounded below 2^53, arithmetic and the validator agree: proven.
+    let bounded = json!({ "type": "integer", "multipleOf": 6, "minimum": 0, "maximum": 9_000_000_000_000_000_u64 });
+    assert!(schema_compatible(&bounded, &consumer).is_compatible());
+    // Whole multiples are divided exactly at any size: proven unbounded.
+    assert!(schema_compatible(&producer, &json!({ "multipleOf": 3 })).is_compatible());
 }
