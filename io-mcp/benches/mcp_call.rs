@@ -8,6 +8,12 @@
 //!   it advertises.
 //! - `agent_io_server`: [`agentio_mcp::McpServer`] over a `ToolRegistry`: both ways validated, the
 //!   contract's timeout, audit (no sink here, as rmcp has none), and the envelope on failure.
+//! - `rmcp_tool_router_serde_writer`: rmcp's router again, its tool writing the result as ours
+//!   does (the text block by serde's writer, `serde_json::to_string(&value)`), where `Json<T>`
+//!   goes through `CallToolResult::structured`, whose text is `Value`'s `Display` (`fmt`, about
+//!   three times the cost). Where parity comes from: validating both ways costs ours what the
+//!   cheaper writer saves it; against this row, with the same writer on both sides, the
+//!   validation is what remains.
 //!
 //! Both servers are driven by the same rmcp client over the same in-process duplex pipe on a
 //! current-thread runtime, so the transport, JSON-RPC framing and client cost the same in both
@@ -24,7 +30,7 @@ use agentio_tools::{ToolError, ToolRegistry, tool};
 use criterion::Criterion;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServerHandler, ServiceExt, tool_handler, tool_router};
 use schemars::JsonSchema;
@@ -104,6 +110,32 @@ impl RmcpServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RmcpServer {}
 
+/// rmcp's router with the same text writer as ours.
+#[derive(Clone)]
+pub struct RmcpSameWriter {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl RmcpSameWriter {
+    /// Searches the knowledge base.
+    #[rmcp::tool(name = "kb.search")]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, rmcp::ErrorData> {
+        let value = serde_json::to_value(search_body(&args))
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        let mut answer = CallToolResult::success(vec![ContentBlock::text(text)]);
+        answer.structured_content = Some(value);
+        Ok(answer)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RmcpSameWriter {}
+
 async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
     let (server_side, client_side) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
@@ -130,26 +162,43 @@ fn main() {
 
     let mut registry = ToolRegistry::new();
     registry.register(SearchTool).expect("registers");
-    let (ours, theirs) = runtime.block_on(async {
+    let (ours, theirs, same_writer) = runtime.block_on(async {
         let ours = connect(McpServer::new(registry).expect("exports")).await;
         let theirs = connect(RmcpServer {
             tool_router: RmcpServer::tool_router(),
         })
         .await;
-        (ours, theirs)
+        let same_writer = connect(RmcpSameWriter {
+            tool_router: RmcpSameWriter::tool_router(),
+        })
+        .await;
+        (ours, theirs, same_writer)
     });
-    // Both answer the same structured value.
-    let (a, b) = runtime.block_on(async {
+    // All three answer the same structured value, and the same text.
+    let (a, b, c) = runtime.block_on(async {
         (
             ours.call_tool(params(&arguments)).await.expect("ours"),
             theirs.call_tool(params(&arguments)).await.expect("theirs"),
+            same_writer
+                .call_tool(params(&arguments))
+                .await
+                .expect("same writer"),
         )
     });
     assert_eq!(a.structured_content, b.structured_content);
+    assert_eq!(a.structured_content, c.structured_content);
+    assert_eq!(a.content, c.content);
 
     // `MCP_CALL_PAIRED=1`: the paired comparison alone (below), without criterion's rows.
     if std::env::var_os("MCP_CALL_PAIRED").is_some() {
-        paired(&runtime, &ours, &theirs, &arguments);
+        paired(&runtime, &ours, &theirs, &arguments, "rmcp_tool_router");
+        paired(
+            &runtime,
+            &ours,
+            &same_writer,
+            &arguments,
+            "rmcp_tool_router_serde_writer",
+        );
         return;
     }
     // `MCP_CALL_PROFILE=ours|theirs N`: N calls of one server and nothing else, for an
@@ -159,7 +208,11 @@ fn main() {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(1000);
-        let client = if which == "ours" { &ours } else { &theirs };
+        let client = match which.as_str() {
+            "ours" => &ours,
+            "same_writer" => &same_writer,
+            _ => &theirs,
+        };
         runtime.block_on(async {
             for _ in 0..calls {
                 black_box(client.call_tool(params(&arguments)).await.expect("ok"));
@@ -211,6 +264,15 @@ fn main() {
             )
         })
     });
+    group.bench_function("rmcp_tool_router_serde_writer", |b| {
+        b.iter(|| {
+            black_box(
+                runtime
+                    .block_on(same_writer.call_tool(params(&arguments)))
+                    .expect("ok"),
+            )
+        })
+    });
     // Once more, after ours: a row's place in the run must not decide the comparison.
     group.bench_function("rmcp_tool_router_again", |b| {
         b.iter(|| {
@@ -224,7 +286,14 @@ fn main() {
     group.finish();
     criterion.final_summary();
     report();
-    paired(&runtime, &ours, &theirs, &arguments);
+    paired(&runtime, &ours, &theirs, &arguments, "rmcp_tool_router");
+    paired(
+        &runtime,
+        &ours,
+        &same_writer,
+        &arguments,
+        "rmcp_tool_router_serde_writer",
+    );
 }
 
 /// The two servers measured in alternating bursts (about 20 ms each, 61 rounds, which one
@@ -236,6 +305,7 @@ fn paired(
     ours: &RunningService<RoleClient, ()>,
     theirs: &RunningService<RoleClient, ()>,
     arguments: &Value,
+    name: &str,
 ) {
     let burst = |client: &RunningService<RoleClient, ()>, calls: u32| {
         let started = std::time::Instant::now();
@@ -264,7 +334,7 @@ fn paired(
     let median = ratios[ratios.len() / 2];
     let (q1, q3) = (ratios[ratios.len() / 4], ratios[3 * ratios.len() / 4]);
     println!(
-        "paired, interleaved bursts of {calls} calls, 61 rounds: agent_io_server / rmcp_tool_router median {median:.3} (quartiles {q1:.3}–{q3:.3})"
+        "paired, interleaved bursts of {calls} calls, 61 rounds: agent_io_server / {name} median {median:.3} (quartiles {q1:.3}–{q3:.3})"
     );
 }
 
@@ -287,6 +357,7 @@ fn report() {
         "validate_input_and_output",
         "rmcp_tool_router",
         "agent_io_server",
+        "rmcp_tool_router_serde_writer",
         "rmcp_tool_router_again",
     ] {
         if let Some(time) = median(name) {

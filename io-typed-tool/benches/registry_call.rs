@@ -22,7 +22,10 @@
 //! - `plugin_execute`: `ToolPlugin::execute`: the input decoded without its check (the
 //!   registry checks it first), the output checked.
 //! - `bytes`: the body and `to_output_json` (checked, straight to text), against
-//!   `floor_to_string` (the floor plus `serde_json::to_string` of its `Value`).
+//!   `floor_to_string` (the floor plus `serde_json::to_string` of its `Value`) and against
+//!   `floor_direct_string` (decode, the body, `serde_json::to_string(&output)` written straight
+//!   from the typed value: the floor a user writes when text is what they need, validating
+//!   nothing).
 //!
 //! Run with `cargo bench -p agentio-tools --bench registry_call`.
 #![allow(missing_docs)]
@@ -258,12 +261,16 @@ fn main() {
         let value = serde_json::to_value(body(&args)).expect("encodes");
         black_box(serde_json::to_string(&value).expect("writes"))
     };
+    let floor_direct_string = || {
+        let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
+        black_box(serde_json::to_string(&body(&args)).expect("writes"))
+    };
     let bytes = || {
         let args = SearchArgs::from_input_value(black_box(&arguments)).expect("valid");
         black_box(body(&args).to_output_json().expect("valid"))
     };
 
-    // `REGISTRY_CALL_PROFILE=registry|in_place|awaited|validated|plain|turn|erased|floor|floor_clone|bytes|floor_to_string`
+    // `REGISTRY_CALL_PROFILE=registry|in_place|awaited|validated|plain|turn|erased|floor|floor_clone|bytes|floor_to_string|floor_direct_string`
     // (and `REGISTRY_CALL_COUNT`, default 10000): that row's calls and nothing else, for an
     // instruction-count profile (`valgrind --tool=callgrind`) that says where the difference
     // goes; two counts' difference removes the setup.
@@ -292,6 +299,7 @@ fn main() {
                 }
                 "bytes" => drop(bytes()),
                 "floor_to_string" => drop(floor_to_string()),
+                "floor_direct_string" => drop(floor_direct_string()),
                 _ => drop(floor()),
             }
         }
@@ -323,6 +331,7 @@ fn main() {
         })
     });
     group.bench_function("floor_to_string", |b| b.iter(floor_to_string));
+    group.bench_function("floor_direct_string", |b| b.iter(floor_direct_string));
     group.bench_function("bytes", |b| b.iter(bytes));
     group.finish();
     c.final_summary();
@@ -424,12 +433,32 @@ fn main() {
         let args = SearchArgs::from_input_value(black_box(&arguments)).expect("valid");
         black_box(body(&args).to_output_json().expect("valid"));
     };
-    let mut ratios: Vec<f64> = (0..31)
-        .map(|_| time(&mut bytes, 2000) / time(&mut floor_text, 2000))
-        .collect();
-    ratios.sort_by(f64::total_cmp);
+    let mut floor_direct = || {
+        let args = SearchArgs::deserialize(black_box(&arguments)).expect("decodes");
+        black_box(serde_json::to_string(&body(&args)).expect("writes"));
+    };
+    let paired = |a: &mut dyn FnMut(), b: &mut dyn FnMut()| {
+        let mut ratios: Vec<f64> = (0..31)
+            .map(|round| {
+                if round % 2 == 0 {
+                    time(a, 2000) / time(b, 2000)
+                } else {
+                    let d = time(b, 2000);
+                    time(a, 2000) / d
+                }
+            })
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios[15]
+    };
+    let via_value = paired(&mut bytes, &mut floor_text);
+    let direct = paired(&mut bytes, &mut floor_direct);
     println!(
-        "  {:40} {:.2}× floor + to_string (validated both ways)",
-        "bytes (from_input_value, to_output_json)", ratios[15]
+        "  {:40} {:.2}× floor + to_string of its Value (validated both ways)",
+        "bytes (from_input_value, to_output_json)", via_value
+    );
+    println!(
+        "  {:40} {:.2}× floor + to_string(&output), no Value (validated both ways)",
+        "bytes (from_input_value, to_output_json)", direct
     );
 }
