@@ -489,6 +489,13 @@ impl fmt::Debug for AgentContext {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_context_has_an_event_sink_only_when_given_one() {
+        assert!(!AgentContext::new("run-1").has_event_sink());
+        let with = AgentContext::new("run-1").with_event_sink(Arc::new(EventLog::default()));
+        assert!(with.has_event_sink());
+    }
+
     /// Offers three tools and says nothing of their schemas.
     struct Three;
 

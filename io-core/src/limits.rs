@@ -269,6 +269,37 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Above 256 levels the check does not recurse (a host may allow deep values): a value
+    /// nested 100,000 deep under a limit of a million is walked without recursion, on a
+    /// thread whose stack a recursive walk of it would overflow.
+    #[test]
+    fn a_limit_above_256_levels_is_checked_without_recursion() {
+        let checked = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut deep = json!(1);
+                for _ in 0..100_000 {
+                    deep = Value::Array(vec![deep]);
+                }
+                let within = check_depth(&deep, 1_000_000).is_ok();
+                let refused = check_depth(&deep, 99_999).map_err(|v| v.keyword);
+                dismantle(deep);
+                (within, refused)
+            })
+            .expect("a thread")
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(checked, (true, Err("depth".to_owned())));
+        // 256 and 257: each side of the guard answers the same.
+        let mut at = json!(1);
+        for _ in 0..257 {
+            at = Value::Array(vec![at]);
+        }
+        assert!(check_depth(&at, 257).is_ok());
+        assert!(check_depth(&at, 256).is_err());
+        dismantle(at);
+    }
+
     #[test]
     fn depth_is_measured_exactly() {
         assert!(check_depth(&json!(1), 0).is_ok());

@@ -716,6 +716,42 @@ fn importing_twice_into_one_registry_names_every_refused_tool() {
     });
 }
 
+/// `close` waits for the connection's cleanup: for a child process, that it has exited and
+/// been reaped. (Dropping the client instead cancels it too, but in the background: the child
+/// is still running when the drop returns.) A current-thread runtime, so nothing runs behind
+/// the test's back while it looks.
+#[cfg(target_os = "linux")]
+#[test]
+fn closing_a_spawned_client_waits_for_its_child_to_exit() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(format!(
+        "echo $$ > '{}'; exec '{}' stdio",
+        pid_file.display(),
+        env!("CARGO_BIN_EXE_mcp-fixture")
+    ));
+    runtime.block_on(async {
+        let client = McpClient::spawn(command).await.unwrap();
+        assert_eq!(client.list_tools().await.unwrap().len(), 5);
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_owned();
+        let proc_entry = std::path::PathBuf::from(format!("/proc/{pid}"));
+        assert!(proc_entry.exists(), "the child runs while connected");
+        client.close().await.unwrap();
+        assert!(
+            !proc_entry.exists(),
+            "the child {pid} is still there after close"
+        );
+    });
+}
+
 mod core_as_tool {
     use super::*;
     use agentio_core::{AgentContext, AgentCore, AgentError, AgentInput, AgentOutput};

@@ -211,3 +211,39 @@ fn the_runtime_holds_a_cores_input_and_output_to_their_rules() {
     let out = pollster::block_on(runtime.run_turn(json!({ "low": 2, "high": 5 }))).unwrap();
     assert_eq!(out["low"], 1);
 }
+
+/// How many times `Counted`'s rules ran.
+static COUNTED_RUNS: AtomicU32 = AtomicU32::new(0);
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
+#[agent(validate = counted_rules)]
+struct Counted {
+    n: u32,
+}
+
+fn counted_rules(_: &Counted, _: &mut Rules) {
+    COUNTED_RUNS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Echoes a counted value.
+#[tool(id = "test.counted")]
+async fn counted(input: Counted) -> Result<Counted, ToolError> {
+    Ok(input)
+}
+
+/// A typed tool's output is checked once: the typed path checks it as it writes it, and the
+/// registry, told so, does not check it again (each check runs the type's rules, counted here).
+/// Its input likewise: decoded and checked once.
+#[test]
+fn a_typed_call_checks_its_input_and_its_output_once_each() {
+    let mut registry = ToolRegistry::new();
+    registry.register(CountedTool).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    COUNTED_RUNS.store(0, Ordering::SeqCst);
+    let out = runtime.block_on(registry.call("test.counted", json!({ "n": 3 })));
+    assert_eq!(out.unwrap(), json!({ "n": 3 }));
+    assert_eq!(COUNTED_RUNS.load(Ordering::SeqCst), 2, "once in, once out");
+}
