@@ -70,16 +70,191 @@ pub use crate::schema::{BoundarySchema, Direction, MAX_VIOLATIONS};
 pub use crate::strict::StrictModeError;
 pub use crate::turn::{ChatMessage, Role, ToolCallRecord, TurnInput, TurnOutput};
 
-/// Derives [`AgentInput`]; see the trait for what it checks.
+// The macros are documented (and their examples tested) here, where users reach them:
+// agentio-derive is a proc-macro crate, whose doctests would build this crate and its
+// dependencies a second time, for the host.
+/// Implements `agentio_core::AgentInput` for a type that also derives `Serialize`, `Deserialize`
+/// and `JsonSchema`.
+///
+/// Compile-time checks: the type is a JSON object (a struct with named fields, or an
+/// internally or adjacently tagged enum); a field serialized as `_workflowFsRoot` is an
+/// `Option<FsRoot>` (recommended: `FsRoot::file(key)` gives a staged file's path),
+/// `Option<PathBuf>` or `Option<String>`; a field that looks like that reserved name but is not
+/// spelled like it is refused.
+///
+/// ```
+/// use agentio_core::AgentInput;
+/// use serde_json::json;
+///
+/// /// A question for the knowledge base.
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput)]
+/// #[serde(deny_unknown_fields)]
+/// struct Ask {
+///     /// What to look up.
+///     question: String,
+///     /// How many answers, 1 to 10.
+///     #[schemars(range(min = 1, max = 10))]
+///     limit: Option<u8>,
+/// }
+///
+/// assert!(Ask::validate_input(&json!({ "question": "refunds?" })).is_ok());
+/// let err = Ask::validate_input(&json!({ "question": 1, "limit": 50 })).unwrap_err();
+/// let pointers: Vec<_> = err.violations().iter().map(|v| v.pointer.as_str()).collect();
+/// assert_eq!(pointers, ["/question", "/limit"]);
+/// assert_eq!(Ask::input_schema()["required"], json!(["question"]));
+/// ```
+///
+/// Options, in `#[agent(...)]`: `crate = "path"` (where `agentio_core` is); `strict` (the input
+/// must have an OpenAI strict form, for function calling with `strict: true`: the same rules as
+/// a strict output, checked at compile time, so `ToolRegistry::export(Export::OpenAiChat {
+/// strict: true })` cannot refuse it for its shape); `validate = path::to::function` (the
+/// type's cross-field rules, a `fn(&Self, &mut agentio_core::rules::Rules)` run after the schema
+/// wherever a value of the type is checked; see `agentio_core::rules`).
 pub use agentio_derive::AgentInput;
-/// Derives [`AgentOutput`]; `#[agent(strict)]` adds the structured-output format.
+/// Implements `agentio_core::AgentOutput` for a type that also derives `Serialize`, `Deserialize`
+/// and `JsonSchema`.
+///
+/// Options, in `#[agent(...)]`: `crate = "path"`; `strict` (OpenAI strict structured outputs:
+/// the type must be a struct with named fields, no field may be a map, a `serde_json::Value`,
+/// a tuple or `#[serde(flatten)]`, and none may be left out by `skip_serializing_if`, since
+/// strict mode requires every property); `name = "..."` (the structured-output name,
+/// by default the type's name); `validate = path::to::function` (cross-field rules, as for
+/// `AgentInput`: one function serves both directions).
+///
+/// ```
+/// use agentio_core::AgentOutput;
+/// use serde_json::json;
+///
+/// /// A verdict, in OpenAI's strict structured-output form too.
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentOutput)]
+/// #[agent(strict, name = "verdict")]
+/// struct Verdict {
+///     approved: bool,
+///     reason: Option<String>,
+/// }
+///
+/// assert!(Verdict::validate_output(&json!({ "approved": true, "reason": null })).is_ok());
+/// let format = Verdict::structured_output_format().expect("a strict output");
+/// assert_eq!(format["json_schema"]["name"], "verdict");
+/// assert_eq!(format["json_schema"]["schema"]["required"], json!(["approved", "reason"]));
+/// ```
 pub use agentio_derive::AgentOutput;
-/// Fills in `type Input = TurnInput;` / `type Output = TurnOutput;` on an `AgentCore` impl.
+/// On an `impl AgentCore for T` block: adds `type Input = agentio_core::TurnInput;` and
+/// `type Output = agentio_core::TurnOutput;` when the block leaves them out (associated-type
+/// defaults are not stable Rust). Takes an optional `crate = "path"`.
+///
+/// ```
+/// use agentio_core::{AgentContext, AgentCore, AgentError, AgentRuntime, TurnInput, TurnOutput, agent_core};
+///
+/// struct Echo;
+///
+/// #[agent_core]
+/// impl AgentCore for Echo {
+///     fn core_type(&self) -> &str { "echo" }
+///
+///     async fn run_turn(&mut self, input: TurnInput, _ctx: &mut AgentContext) -> Result<TurnOutput, AgentError> {
+///         Ok(TurnOutput::new(format!("you said: {}", input.message)))
+///     }
+/// }
+///
+/// let mut runtime = AgentRuntime::new(Echo);
+/// let out = pollster::block_on(runtime.run_turn(serde_json::json!({ "message": "hi" }))).unwrap();
+/// assert_eq!(out["response"], "you said: hi");
+/// ```
 pub use agentio_derive::agent_core;
-/// Declares AIP-16 IO blocks (schemas and file contracts); see [`files`].
+/// AIP-16 IO blocks for a struct or enum, an `impl` block (of a tool or a core) or a function:
+///
+/// ```text
+/// #[define_io(
+///     inputs = ReportInput,
+///     outputs = ReportOutput,
+///     inputs_files = { sales => { path = "data/sales.csv", mode = "ro", content_type = "text/csv" } },
+///     outputs_files = { report => { path = "reports/<isoDate>/<runId>.md", mode = "rw" } },
+///     max_input_bytes = 10485760, // optional: each staged input at most 10 MiB
+/// )]
+/// ```
+///
+/// Implements `agentio_core::files::DefinesIo` (on a function, for a generated `NameIo` struct; a
+/// `#[tool]` on the same function is pointed at it; on an `impl TypedTool` block, the tool's
+/// `file_contract()` returns it). Checked at compile time: keys are plain file names, paths
+/// are workspace-relative without `..` and with only the AIP-16 tokens, modes are `ro`/`rw`,
+/// an input type that declares files can receive `_workflowFsRoot`, and, when a `#[tool]` on
+/// the same item is visible, each output file is covered by the tool's `mutates` (a declared
+/// output file is a workspace mutation).
+///
+/// (`agentio_core::files::define_io_handle`, the function, is the run-time form: it builds the same
+/// `IoHandle` from an `IoDefinition` value, for blocks known only at run time.)
+///
+/// ```
+/// use agentio_core::{define_io, files::{DefinesIo, FsRoot}};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
+/// struct Scan {
+///     locale: String,
+///     #[serde(rename = "_workflowFsRoot", default)]
+///     root: Option<FsRoot>,
+/// }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
+/// struct Text { text: String }
+///
+/// /// An OCR unit: reads an uploaded image, writes its text next to it.
+/// #[define_io(
+///     inputs = Scan,
+///     outputs = Text,
+///     inputs_files = { image => { path = "uploads/scan.png", content_type = "image/png" } },
+///     outputs_files = { text => { path = "uploads/<isoDate>-<runId>.txt" } },
+///     max_input_bytes = 10485760,
+/// )]
+/// struct Ocr;
+///
+/// let io = Ocr::io_handle();
+/// assert!(io.inputs()["properties"]["_workflowFsRoot"].is_object());
+/// assert_eq!(io.max_input_bytes(), Some(10_485_760));
+/// assert_eq!(io.outputs_files()["text"].path, "uploads/<isoDate>-<runId>.txt");
+/// ```
 pub use agentio_derive::define_io;
-/// serde's, schemars' and the agent derives on a type, with the paths they need:
-/// `#[io(input)]`, `#[io(output)]`, `#[io]` for a nested type.
+/// serde's, schemars' and the agent derives on a struct or enum, with the paths they need: one
+/// line in place of `#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]` plus
+/// `#[serde(crate = "...")]` and `#[schemars(crate = "...")]`, which serde's and schemars'
+/// derives need in a crate that reaches them only through the `agentio` facade.
+///
+/// - `#[io]`: `Serialize`, `Deserialize` and `JsonSchema` (a type nested in an input or output);
+/// - `#[io(input)]`: and `AgentInput`; `#[io(output)]`: and `AgentOutput`; `#[io(input, output)]`:
+///   both;
+/// - `crate = "path"`: where `agentio_core` is, when it is renamed or re-exported.
+///
+/// A derive the item already lists is not added again, and a `crate = ...` it already gives is
+/// kept. Put `#[io]` above the item's own `#[derive(...)]`, so that it sees them. Every other
+/// attribute (`#[serde(...)]`, `#[schemars(...)]`, `#[agent(...)]`, doc comments) works as
+/// with the derives written out.
+///
+/// ```
+/// use agentio_core::{AgentInput, AgentOutput, io};
+/// use serde_json::json;
+///
+/// /// A question for the knowledge base.
+/// #[io(input)]
+/// #[serde(deny_unknown_fields)]
+/// struct Ask {
+///     question: String,
+///     #[schemars(range(min = 1, max = 10))]
+///     limit: Option<u8>,
+/// }
+///
+/// /// One hit (nested in the output: no agent derive of its own).
+/// #[io]
+/// #[derive(Debug, Clone)]
+/// struct Hit { title: String }
+///
+/// #[io(output)]
+/// #[agent(strict)]
+/// struct Hits { hits: Vec<Hit> }
+///
+/// assert!(Ask::validate_input(&json!({ "question": "refunds?" })).is_ok());
+/// assert!(Ask::validate_input(&json!({ "question": "refunds?", "limit": 50 })).is_err());
+/// assert!(Hits::structured_output_format().is_some());
+/// ```
 pub use agentio_derive::io;
 
 /// What the macros' expansions name. Not public API: it may change in any release.

@@ -65,11 +65,23 @@ pub(crate) fn reexported(name: &str) -> syn::Path {
 /// read and does not name it. (Unknown, say outside Cargo, counts as depending on it: serde's
 /// and schemars' derives are then left to report for themselves.)
 pub(crate) fn lacks(package: &str) -> bool {
+    #[cfg(test)]
+    if ASSUME_DEPENDENCIES.with(std::cell::Cell::get) {
+        return false;
+    }
     let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
         return false;
     };
     let tests = std::env::var_os("CARGO_TARGET_TMPDIR").is_some();
     lookup_at(&Path::new(&dir).join("Cargo.toml"), tests, package) == Some(None)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The in-process replay of UI cases and test suites (`ui_replay`) expands code whose own
+    /// manifests name serde and schemars; this crate's, read through `CARGO_MANIFEST_DIR`,
+    /// does not. Set on the replaying thread.
+    pub(crate) static ASSUME_DEPENDENCIES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// How the compiled crate names a package.
@@ -489,13 +501,19 @@ mod tests {
     #[test]
     fn this_crates_own_manifest_is_read_through_the_environment() {
         // `cargo test` sets `CARGO_MANIFEST_DIR` to agentio-derive's folder, whose manifest names
-        // agentio-core (a dev-dependency, inherited from the workspace) and agentio-derive itself.
-        assert_eq!(crate_name("agentio-core"), Some(name("agentio_core")));
+        // syn (a dependency, inherited from the workspace) and agentio-derive itself, and
+        // neither the runtime crates nor serde.
+        assert_eq!(crate_name("syn"), Some(name("syn")));
         assert_eq!(crate_name("agentio-derive"), Some(Found::Itself));
         assert_eq!(crate_name("agentio"), None);
-        // io-derive's manifest names serde (a dev-dependency) and not the facade.
-        assert!(!lacks("serde"));
+        assert_eq!(crate_name("agentio-core"), None);
+        assert!(!lacks("syn"));
+        assert!(lacks("serde"));
         assert!(lacks("agentio"));
+        // Unless the replay of code from crates that have them says otherwise.
+        ASSUME_DEPENDENCIES.with(|assume| assume.set(true));
+        assert!(!lacks("serde"));
+        ASSUME_DEPENDENCIES.with(|assume| assume.set(false));
         let serde = reexported("serde");
         assert_eq!(
             quote::quote!(#serde).to_string(),

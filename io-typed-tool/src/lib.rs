@@ -83,7 +83,100 @@ pub use crate::registry::{
 pub use crate::typed::DecodedInput;
 pub use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};
 pub use agentio_core::ErrorCode;
-/// Writes and checks a tool contract; see [`TypedTool`].
+// Documented (and its examples tested) here: see agentio-core's re-exports of the derives.
+/// A tool contract (AIP-14), checked at compile time, on an `impl TypedTool for T` block or on
+/// an `async fn` with one input (optionally followed by `&ToolContext`).
+///
+/// On an impl block it writes `TypedTool::ID` and `TypedTool::contract()`. On a function it
+/// also generates `NameTool`, a unit struct whose `execute_typed` calls the function. The
+/// description is the doc comment unless `description = "..."` is given. Each field of the
+/// contract is an argument (`id`, `version`, `name`, `description`, `idempotent`, `mutates`,
+/// `requires(...)`, `approval`, `risk_level`, `cost_class`, `timeout_ms`, `retry(...)`,
+/// `default_implementation`, `driver_constraints(...)`, `implements`, `tags`, `context`,
+/// `examples`, `metadata`, `crate`), checked against the rules of TOOL.schema.json with an
+/// error at the offending value.
+///
+/// The error type of a tool function is `ToolError`, or one a body reaches for first (`String`,
+/// `&'static str`, `Box<dyn Error + Send + Sync>`, `serde_json::Error`: those become `internal`).
+/// `tool_registry![name]` takes the generated type or the function's name.
+///
+/// ```
+/// use agentio_tools::{ToolContext, ToolError, tool, tool_registry};
+/// use serde_json::json;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
+/// struct Query { q: String }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
+/// struct Hits { titles: Vec<String> }
+///
+/// /// Who is calling: supplied by the host with each call, never by the model.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Tenant { id: String }
+///
+/// /// Searches the tenant's knowledge base, best match first.
+/// #[tool(
+///     id = "kb.search",
+///     version = "1.2.0",
+///     name = "Knowledge base search",
+///     idempotent,
+///     retry(max_attempts = 3, backoff = "exponential", initial_ms = 50),
+///     timeout_ms = 2000,
+///     requires(network = ["kb.example.com"], secrets = ["kb-token"]),
+///     cost_class = "metered",
+///     tags = ["read-only"],
+///     context = Tenant,
+/// )]
+/// async fn search(query: Query, ctx: &ToolContext) -> Result<Hits, ToolError> {
+///     let tenant: Tenant = ctx.context()?;
+///     Ok(Hits { titles: vec![format!("{}: {}", tenant.id, query.q)] })
+/// }
+///
+/// let registry = tool_registry![search].unwrap();
+/// let contract = registry.contract("kb.search").unwrap();
+/// assert_eq!(contract.retry.as_ref().unwrap().max_attempts, 3);
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// let options = agentio_tools::CallOptions { context: json!({ "id": "acme" }), ..Default::default() };
+/// let out = runtime.block_on(registry.call_with("kb.search", json!({ "q": "refunds" }), options)).unwrap();
+/// assert_eq!(out["titles"][0], "acme: refunds");
+/// ```
+///
+/// With files: `#[define_io]` on the same function gives the tool its file contract (either
+/// attribute may come first), and its output files must be covered by `mutates`. Elsewhere,
+/// `io = SomeType` points a tool at a type that carries `#[define_io(...)]`:
+///
+/// ```
+/// use agentio_core::{define_io, files::FsRoot};
+/// use agentio_tools::{ToolError, TypedTool, tool};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
+/// struct Request {
+///     title: String,
+///     #[serde(rename = "_workflowFsRoot", default)]
+///     root: Option<FsRoot>,
+/// }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentOutput)]
+/// struct Done { bytes: u64 }
+///
+/// /// Writes a report from the staged sales file.
+/// #[define_io(
+///     inputs = Request,
+///     outputs = Done,
+///     inputs_files = { sales => { path = "data/sales.csv", mode = "ro" } },
+///     outputs_files = { report => { path = "reports/<runId>.md", mode = "rw" } },
+/// )]
+/// #[tool(id = "sales.report", mutates = ["workspace:/reports"])]
+/// async fn report(input: Request) -> Result<Done, ToolError> {
+///     let root = input.root.ok_or("the host stages the files")?;
+///     let csv = std::fs::read_to_string(root.file("sales")).map_err(|e| e.to_string())?;
+///     std::fs::write(root.file("report"), format!("# {}\n{csv}", input.title)).map_err(|e| e.to_string())?;
+///     Ok(Done { bytes: csv.len() as u64 })
+/// }
+///
+/// let io = ReportTool::file_contract().unwrap();
+/// assert!(io.inputs_files().contains_key("sales"));
+/// ```
 pub use agentio_derive::tool;
 
 /// AIP-14's `defineTool`, in Rust's naming: checks a hand-built contract (as registration

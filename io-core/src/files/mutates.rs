@@ -72,6 +72,38 @@ pub fn covers_workspace_path(mutates: &[String], relative: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// The same table as agentio-derive's `covers_agrees_with_the_runtime_rule`: what the
+    /// macros refuse at compile time (an output file outside `mutates`) is what is refused here.
+    #[test]
+    fn the_rule_the_macros_check_at_compile_time() {
+        let cases = [
+            ("workspace:/reports", "workspace:/reports/x.csv", true),
+            ("workspace:/reports", "workspace:/reports", true),
+            ("workspace:/reports", "workspace:/reports/", false),
+            ("workspace:/reports", "workspace:/reportsX/a", false),
+            ("workspace:/reports/", "workspace:/reports/a", true),
+            ("workspace:/reports/*", "workspace:/reports/a", true),
+            ("workspace:/reports/**", "workspace:/reports/a/b", true),
+            ("workspace:*", "workspace:/anything", true),
+            ("workspace:/", "workspace:/anything", true),
+            ("workspace:/", "workspace:relative", false),
+            ("network:*", "workspace:/a", false),
+            ("workspace", "workspace:/a", false),
+            ("workspace:/a", "workspace", false),
+            ("workspace:/reports", "workspace:/reports/../etc", false),
+            ("workspace:*", "workspace:/a/../b", false),
+            ("workspace:/reports", "workspace:/reports\\..\\etc", false),
+        ];
+        for (declared, resource, want) in cases {
+            assert_eq!(
+                mutation_covers(declared, resource),
+                want,
+                "{declared} {resource}"
+            );
+        }
+    }
+
     use super::mutation_covers;
 
     #[test]

@@ -361,6 +361,9 @@ mod tests {
         );
     }
 
+    /// The compile-time reading of `mutates` and the run-time one
+    /// (`agentio_core::files::mutation_covers`) answer the same table; agentio-core's tests hold
+    /// the run-time rule to the same cases (`the_rule_the_macros_check_at_compile_time`).
     #[test]
     fn covers_agrees_with_the_runtime_rule() {
         let cases = [
@@ -383,11 +386,6 @@ mod tests {
         ];
         for (declared, resource, want) in cases {
             assert_eq!(covers(declared, resource), want, "{declared} {resource}");
-            assert_eq!(
-                agentio_core::files::mutation_covers(declared, resource),
-                want,
-                "runtime: {declared} {resource}"
-            );
         }
     }
 
