@@ -15,7 +15,7 @@
 //! printed, with their range, for the wall clock and (on Linux) for the CPU time of cargo and
 //! the compilers it ran, which a shared machine's other work disturbs less.
 //!
-//! Run with `cargo bench -p agentio-tests --bench compile_time` (about a quarter of an hour on
+//! Run with `cargo bench -p agentio-benches --bench compile_time` (about a quarter of an hour on
 //! two cores; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets
 //! the number of tools.
 #![allow(missing_docs)]

@@ -17,7 +17,7 @@
 //!
 //! Both servers are driven by the same rmcp client over the same in-process duplex pipe on a
 //! current-thread runtime, so the transport, JSON-RPC framing and client cost the same in both
-//! rows. Run with `cargo bench -p agentio-mcp --bench mcp_call`; the ratios are printed at the end.
+//! rows. Run with `cargo bench -p agentio-benches --bench mcp_call`; the ratios are printed at the end.
 #![allow(missing_docs)]
 
 use std::hint::black_box;

@@ -27,7 +27,7 @@
 //!   from the typed value: the floor a user writes when text is what they need, validating
 //!   nothing).
 //!
-//! Run with `cargo bench -p agentio-tools --bench registry_call`.
+//! Run with `cargo bench -p agentio-benches --bench registry_call`.
 #![allow(missing_docs)]
 
 use std::hint::black_box;

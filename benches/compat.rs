@@ -3,7 +3,7 @@
 //! same fields, some ranges wider, two optional fields more), proven compatible; the reverse
 //! direction, refused with a verified witness; and a skill of 100 such links.
 //!
-//! Run with `cargo bench -p agentio-core --bench compat`; the per-pair times are printed at the end.
+//! Run with `cargo bench -p agentio-benches --bench compat`; the per-pair times are printed at the end.
 #![allow(missing_docs)]
 
 use std::collections::BTreeMap;
