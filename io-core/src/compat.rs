@@ -1282,13 +1282,13 @@ impl<'a> Checker<'a> {
             }
         };
         // Past 2^53 the validator reads a number through `f64` before it divides it by a
-        // fractional (or very large) `multipleOf`, rounding it: there, which numbers it calls
+        // fractional `multipleOf`, rounding it: there, which numbers it calls
         // multiples is not what arithmetic says (a multiple of 6 near 2^64 is refused as a
         // multiple of 1.5), so a proof by arithmetic would not hold against it. Only values the
         // validators themselves judge (a few numbers, or a witness) decide such a pair. (A
         // fraction that divides 1, like 0.25, divides every integer, and past 2^53 every number
         // is an integer, rounded or not: no hazard.)
-        let rounds = |m: &Multiple| (m.of.fract() != 0.0 && !m.divides(1.0)) || m.of > TWO_TO_53;
+        let rounds = |m: &Multiple| m.of.fract() != 0.0 && !m.divides(1.0);
         // (A consumer whose `multipleOf` divides 1 takes every number past 2^53, whatever the
         // producer's rounding.)
         // (Nor is there a hazard when both sides ask for the same `multipleOf`: the validator
@@ -1297,7 +1297,9 @@ impl<'a> Checker<'a> {
         let rounding = !same
             && cm.as_ref().is_some_and(|m| !m.divides(1.0))
             && (cm.as_ref().is_some_and(rounds) || producer.multiple.as_ref().is_some_and(rounds))
-            && !(producer.range.lo > -TWO_TO_53 && producer.range.hi < TWO_TO_53);
+            // Finite ends lie within 2^53 (`exact` let nothing else through, `multipleOf`s
+            // included): only an open end reaches past it.
+            && !(producer.range.lo.is_finite() && producer.range.hi.is_finite());
         if !rounding
             && producer.range.within(&ci)
             && cm.as_ref().is_none_or(|m| producer.implies_multiple(m))

@@ -388,8 +388,7 @@ fn rewrite(
 }
 
 /// `{"$ref": R, ...siblings}` (strict mode refuses a `$ref` beside other keywords): the
-/// definition R names, with the siblings written over it, rewritten in turn. Keywords left out
-/// of the inlined copy are reported where the definition itself is rewritten (`/$defs/...`).
+/// definition R names, with the siblings written over it, rewritten in turn.
 /// A reference to a definition being inlined already is recursive: `{"anyOf": [{"$ref": R}],
 /// ...siblings}`, which strict mode accepts, and which does not grow.
 fn inline_ref(
@@ -412,7 +411,8 @@ fn inline_ref(
         wrapped.insert("anyOf".into(), json!([{ "$ref": reference }]));
         wrapped.extend(siblings);
         *schema = Value::Object(wrapped);
-        return rewrite(schema, at, inlining, relaxed, depth + 1);
+        // The same node, wrapped: no level deeper (its branch is one, as any branch).
+        return rewrite(schema, at, inlining, relaxed, depth);
     }
     let target = name
         .and_then(|name| inlining.defs.get(name))
@@ -430,16 +430,11 @@ fn inline_ref(
     *schema = Value::Object(merged);
     let name = name.unwrap_or_default().to_owned();
     inlining.stack.push(name);
-    // Relaxations inside the copy are the definition's, reported where it is rewritten; the
-    // siblings' own, written over it, are reported here.
-    let mut copy_relaxed = Vec::new();
-    let result = rewrite(schema, at, inlining, &mut copy_relaxed, depth + 1);
+    // What the copy leaves out is the definition's, reported where the definition itself is
+    // rewritten (`/$defs/...`); what the siblings left out was reported before they were
+    // written over it (`rewrite` drops them first).
+    let result = rewrite(schema, at, inlining, &mut Vec::new(), depth + 1);
     inlining.stack.pop();
-    relaxed.extend(
-        copy_relaxed
-            .into_iter()
-            .filter(|r| r.pointer == *at && !target.contains_key(&r.keyword)),
-    );
     result
 }
 
@@ -479,7 +474,7 @@ mod limits {
 
     pub(super) fn check(schema: &Value) -> Result<(), StrictModeError> {
         let mut totals = Totals::default();
-        count(schema, &mut String::new(), &mut totals, 0)?;
+        count(schema, &mut String::new(), &mut totals)?;
         if let Some(Value::Object(defs)) = schema.get("$defs") {
             totals.chars += defs.keys().map(|k| k.chars().count()).sum::<usize>();
         }
@@ -515,15 +510,9 @@ mod limits {
 
     /// Properties, characters and enum values of every schema in `node` (definitions once,
     /// where they are defined).
-    fn count(
-        node: &Value,
-        at: &mut String,
-        totals: &mut Totals,
-        depth: usize,
-    ) -> Result<(), StrictModeError> {
-        if depth > 256 {
-            return Err(refuse(at, "the schema nests deeper than 256 levels"));
-        }
+    /// (Not guarded by depth: it walks the rewritten schema, whose depth `rewrite` has held
+    /// to 64 levels over the same keywords.)
+    fn count(node: &Value, at: &mut String, totals: &mut Totals) -> Result<(), StrictModeError> {
         let Value::Object(object) = node else {
             return Ok(());
         };
@@ -561,16 +550,16 @@ mod limits {
                         let inner = at.len();
                         at.push('/');
                         at.push_str(&crate::schema::escape_pointer_token(name));
-                        count(sub, at, totals, depth + 1)?;
+                        count(sub, at, totals)?;
                         at.truncate(inner);
                     }
                 }
-                ("items", sub) => count(sub, at, totals, depth + 1)?,
+                ("items", sub) => count(sub, at, totals)?,
                 ("anyOf", Value::Array(branches)) => {
                     for (i, sub) in branches.iter().enumerate() {
                         let inner = at.len();
                         at.push_str(&format!("/{i}"));
-                        count(sub, at, totals, depth + 1)?;
+                        count(sub, at, totals)?;
                         at.truncate(inner);
                     }
                 }
@@ -1030,5 +1019,196 @@ mod tests {
         assert!(strict(named(limits::MAX_NAME_CHARS - 1)).is_ok());
         let err = strict(named(limits::MAX_NAME_CHARS)).unwrap_err();
         assert!(err.reason.contains("120001 characters"), "{err}");
+    }
+
+    #[test]
+    fn arrays_and_branches_of_objects_are_closed_too() {
+        let out = strict(json!({
+            "type": "object",
+            "properties": {
+                "list": { "type": "array", "items": { "type": "object", "properties": { "a": { "type": "string" } } } },
+                "either": { "anyOf": [ { "type": "object", "properties": { "b": { "type": "integer" } } }, { "type": "null" } ] }
+            }
+        }))
+        .unwrap();
+        let item = &out["properties"]["list"]["items"];
+        assert_eq!(
+            (&item["required"], &item["additionalProperties"]),
+            (&json!(["a"]), &json!(false))
+        );
+        let branch = &out["properties"]["either"]["anyOf"][0];
+        assert_eq!(
+            (&branch["required"], &branch["additionalProperties"]),
+            (&json!(["b"]), &json!(false))
+        );
+    }
+
+    #[test]
+    fn keywords_beside_a_ref_are_reported_where_they_were_written() {
+        let relaxed = reporting(json!({
+            "type": "object",
+            "properties": {
+                "a": { "$ref": "#/$defs/A", "minLength": 3, "description": "narrowed here" },
+                "b": { "$ref": "#/$defs/A", "description": "not narrowed" }
+            },
+            "$defs": { "A": { "type": "string", "maxLength": 9 } }
+        }));
+        assert_eq!(
+            relaxed,
+            [
+                ("/properties/a".to_owned(), "minLength".to_owned()),
+                ("/$defs/A".to_owned(), "maxLength".to_owned()),
+            ]
+        );
+    }
+
+    /// A definition whose property `next` refers, beside a description, to the next one:
+    /// `links` definitions, each inlined into the one before. `via` places the reference:
+    /// the property itself, an array's items, or an `anyOf` branch.
+    fn linked(links: usize, via: &str) -> Value {
+        let refer = |i: usize| json!({ "$ref": format!("#/$defs/D{i}"), "description": "next" });
+        let next = |i: usize| match via {
+            "items" => json!({ "type": "array", "items": refer(i) }),
+            "anyOf" => json!({ "anyOf": [refer(i)] }),
+            _ => refer(i),
+        };
+        let mut defs = Map::new();
+        for i in 1..=links {
+            let mut properties = Map::new();
+            properties.insert("leaf".into(), json!({ "type": "string" }));
+            if i < links {
+                properties.insert("next".into(), next(i + 1));
+            }
+            defs.insert(
+                format!("D{i}"),
+                json!({ "type": "object", "properties": properties }),
+            );
+        }
+        json!({ "type": "object", "properties": { "next": next(1) }, "$defs": defs })
+    }
+
+    /// The rewrite stops at 64 levels wherever the levels come from, inlined definitions
+    /// included (a chain of them is as deep as it is long, though each definition is shallow).
+    /// Past the levels of a linked definition (two by a property, three by items or a branch:
+    /// the node holding the reference, the inlined copy, and the items or branch between), the
+    /// deepest node of `k` links is the last definition's `leaf`: at `2k + 1` by properties,
+    /// `3k + 1` otherwise. At 64 the rewrite goes on (and OpenAI's 10 levels refuse it); at 65
+    /// it stops.
+    #[test]
+    fn the_rewrite_stops_at_64_levels_through_inlined_definitions_too() {
+        for (via, within, past) in [("property", 31, 32), ("items", 21, 22), ("anyOf", 21, 22)] {
+            let err = strict(linked(within, via)).unwrap_err();
+            assert!(err.reason.contains("allows 10"), "{via} {within}: {err}");
+            let err = strict(linked(past, via)).unwrap_err();
+            assert_eq!(
+                err.reason, "the schema nests deeper than 64 levels",
+                "{via} {past}"
+            );
+        }
+    }
+
+    #[test]
+    fn properties_and_enum_values_count_inside_items_and_branches() {
+        let object = |count: usize, prefix: &str| {
+            let properties: Map<String, Value> = (0..count)
+                .map(|i| (format!("{prefix}{i}"), json!({ "type": "string" })))
+                .collect();
+            json!({ "type": "object", "properties": properties })
+        };
+        let split = |items: usize, branch: usize| {
+            json!({ "type": "object", "properties": {
+                "list": { "type": "array", "items": object(items, "i") },
+                "either": { "anyOf": [object(branch, "b"), { "type": "null" }] }
+            } })
+        };
+        // Two named at the root, the rest in the items and the branch: 5,000 in all, then 5,001.
+        assert!(strict(split(2_600, limits::MAX_PROPERTIES - 2 - 2_600)).is_ok());
+        let err = strict(split(2_600, limits::MAX_PROPERTIES - 2 - 2_599)).unwrap_err();
+        assert!(err.reason.contains("5001 object properties"), "{err}");
+        let values = |n: usize| (0..n).map(|i| json!(i)).collect::<Vec<_>>();
+        let enums = |n: usize| {
+            json!({ "type": "object", "properties": {
+                "list": { "type": "array", "items": { "enum": values(600) } },
+                "either": { "anyOf": [{ "enum": values(n) }] }
+            } })
+        };
+        assert!(strict(enums(400)).is_ok());
+        assert!(strict(enums(401)).is_err());
+    }
+
+    #[test]
+    fn definition_names_and_const_values_count_toward_the_characters() {
+        // One property `p` (1 character) and a definition named with the rest of the budget.
+        let named_def = |len: usize| {
+            let mut defs = Map::new();
+            defs.insert("d".repeat(len), json!({ "type": "string" }));
+            json!({ "type": "object", "properties": { "p": { "type": "string" } }, "$defs": defs })
+        };
+        assert!(strict(named_def(limits::MAX_NAME_CHARS - 1)).is_ok());
+        assert!(strict(named_def(limits::MAX_NAME_CHARS)).is_err());
+        let with_const = |len: usize| json!({ "type": "object", "properties": { "c": { "const": "x".repeat(len) } } });
+        assert!(strict(with_const(limits::MAX_NAME_CHARS - 1)).is_ok());
+        assert!(strict(with_const(limits::MAX_NAME_CHARS)).is_err());
+    }
+
+    #[test]
+    fn a_large_string_enum_may_total_exactly_its_budget() {
+        // 251 values: 250 of 60 characters and an empty one, 15,000 in all; then one more.
+        let enum_of = |last: &str| {
+            let mut values: Vec<Value> = (0..250).map(|i| json!(format!("{i:0>60}"))).collect();
+            values.push(json!(last));
+            json!({ "type": "object", "properties": { "e": { "enum": values } } })
+        };
+        assert!(strict(enum_of("")).is_ok());
+        assert_eq!(
+            strict(enum_of("x")).unwrap_err().schema_pointer,
+            "/properties/e/enum"
+        );
+    }
+
+    #[test]
+    fn nullable_objects_and_branches_are_levels_of_nesting() {
+        // `levels` objects, each nullable (a type list) and reached through an `anyOf` branch.
+        let nested = |levels: usize| {
+            let mut node = json!({ "type": "string" });
+            for _ in 0..levels {
+                node = json!({ "anyOf": [{ "type": ["object", "null"], "properties": { "a": node } }] });
+            }
+            json!({ "type": "object", "properties": { "root": node } })
+        };
+        assert!(strict(nested(limits::MAX_NESTING - 1)).is_ok());
+        let err = strict(nested(limits::MAX_NESTING)).unwrap_err();
+        assert!(err.reason.contains("11 levels"), "{err}");
+        // Nullable arrays (a type list without `properties`) are levels too.
+        let arrays = |levels: usize| {
+            let mut node = json!({ "type": "string" });
+            for _ in 0..levels {
+                node = json!({ "type": ["array", "null"], "items": node });
+            }
+            json!({ "type": "object", "properties": { "root": node } })
+        };
+        assert!(strict(arrays(limits::MAX_NESTING - 1)).is_ok());
+        assert!(strict(arrays(limits::MAX_NESTING)).is_err());
+    }
+
+    /// References to references, none of them a level: followed, but not forever (a chain of
+    /// ten thousand would overflow the stack of a walk that did not count them).
+    #[test]
+    fn a_long_chain_of_references_is_refused_not_followed_to_the_bottom() {
+        let chain = |links: usize| {
+            let mut defs = Map::new();
+            for i in 0..links {
+                let next = if i + 1 < links {
+                    json!({ "$ref": format!("#/$defs/R{}", i + 1) })
+                } else {
+                    json!({ "type": "string" })
+                };
+                defs.insert(format!("R{i}"), next);
+            }
+            json!({ "type": "object", "properties": { "r": { "$ref": "#/$defs/R0" } }, "$defs": defs })
+        };
+        assert!(strict(chain(250)).is_ok());
+        let err = strict(chain(10_000)).unwrap_err();
+        assert_eq!(err.reason, "the schema nests deeper than 256 levels");
     }
 }

@@ -1641,6 +1641,11 @@ fn multiples_past_two_to_the_53_are_not_proven_where_the_validator_rounds() {
     );
     assert!(!answer.is_compatible(), "{answer}");
 
+    // One open end is enough to reach past 2^53.
+    let from_zero = json!({ "type": "integer", "multipleOf": 6, "minimum": 0 });
+    assert!(!schema_compatible(&from_zero, &consumer).is_compatible());
+    let to_zero = json!({ "type": "integer", "multipleOf": 6, "maximum": 0 });
+    assert!(!schema_compatible(&to_zero, &consumer).is_compatible());
     // Bounded below 2^53, arithmetic and the validator agree: proven.
     let bounded = json!({ "type": "integer", "multipleOf": 6, "minimum": 0, "maximum": 9_000_000_000_000_000_u64 });
     assert!(schema_compatible(&bounded, &consumer).is_compatible());
