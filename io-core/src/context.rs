@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::core::BoxFuture;
 use crate::error::{AgentError, ErrorCode};
+use crate::future::BoxFuture;
 
 /// One tool call as the host's tool layer receives it.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,19 +1,12 @@
 //! `AgentCore`, the typed trait implementors write, and `ErasedAgentCore`, what the runtime holds.
 
-use std::future::Future;
-use std::pin::Pin;
-
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::BoundarySchema;
 use crate::context::AgentContext;
-use crate::error::{AgentError, ErrorCode, Violation};
+use crate::error::AgentError;
+use crate::future::BoxFuture;
 use crate::io::{AgentInput, AgentOutput};
-use crate::schema::{BoundarySchema, Direction, escape_pointer_token};
-
-/// A boxed, `Send` future: the one allocation the erased boundary makes per call.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The brain of an agent: takes a typed input, returns a typed output.
 ///
@@ -113,12 +106,12 @@ pub trait ErasedAgentCore: Send + Sync {
             if let Err(err) = input_boundary.validate(&input) {
                 // A refused value may be deeper than a recursive drop can take.
                 crate::limits::dismantle(input);
-                return Err(err);
+                return Err(err.into());
             }
             let output = self.run_turn_erased(input, ctx).await?;
             if let Err(err) = output_boundary.validate(&output) {
                 crate::limits::dismantle(output);
-                return Err(err);
+                return Err(err.into());
             }
             Ok(output)
         })
@@ -150,14 +143,14 @@ impl<T: AgentCore> ErasedAgentCore for T {
                 Err(err) => {
                     // The input may be deeper than a recursive drop can take.
                     crate::limits::dismantle(input);
-                    return Err(err);
+                    return Err(err.into());
                 }
             };
             // The JSON form is not needed once decoded; free it before the body runs.
             drop(input);
             let input = decoded;
             let output = self.run_turn(input, ctx).await?;
-            T::Output::output_boundary().encode(&output)
+            Ok(T::Output::output_boundary().encode(&output)?)
         })
     }
 
@@ -179,153 +172,4 @@ impl<T: AgentCore> ErasedAgentCore for T {
             output.to_output_value()
         })
     }
-}
-
-impl BoundarySchema {
-    /// Decodes a value into `T`, reading it in place (the `Value` is never cloned).
-    ///
-    /// A decode failure is `input_invalid` / `output_invalid` (by direction) with the JSON
-    /// pointer serde stopped at; it only happens for values the schema accepted but the type
-    /// refuses (custom `Deserialize` impls, say), or when decoding without validating first.
-    ///
-    /// A value nested deeper than [`crate::limits::MAX_DEPTH`] is refused before serde walks
-    /// it (decoding recurses), with a `depth` violation.
-    pub fn decode<T: DeserializeOwned>(&self, value: &Value) -> Result<T, AgentError> {
-        if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
-            return Err(self.violation_error(vec![too_deep]));
-        }
-        // Fast path: plain serde from the borrowed value. Path tracking costs an allocation
-        // per map key even when nothing is wrong, so it only runs again to locate a failure.
-        match T::deserialize(value) {
-            Ok(decoded) => Ok(decoded),
-            Err(_) => Err(self.decode_error::<T>(value)),
-        }
-    }
-
-    /// Decodes a value into this schema's own type and checks it: the same outcome, and the
-    /// same error, as [`Self::validate`] followed by [`Self::decode`], for less work. serde
-    /// decodes first; then only the residual ([`Self::residual_schema`]) is checked. The full
-    /// validator runs only when one of them fails, to report every violation.
-    ///
-    /// `T` must be the type the schema was built for (the traits' methods guarantee it).
-    pub(crate) fn decode_typed<T: DeserializeOwned>(&self, value: &Value) -> Result<T, AgentError> {
-        self.validator()?;
-        if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
-            return Err(self.violation_error(vec![too_deep]));
-        }
-        match T::deserialize(value) {
-            Ok(decoded) => {
-                self.validate_typed(value, true)?;
-                Ok(decoded)
-            }
-            Err(_) => Err(match self.violations(value) {
-                Ok(violations) if !violations.is_empty() => self.violation_error(violations),
-                Ok(_) => self.decode_error::<T>(value),
-                Err(err) => err,
-            }),
-        }
-    }
-
-    /// Encodes a value of this schema's own type and checks the result: the same outcome as
-    /// [`Self::encode`] followed by [`Self::validate`], checking only the residual.
-    pub(crate) fn encode_typed<T: Serialize + ?Sized>(
-        &self,
-        value: &T,
-    ) -> Result<Value, AgentError> {
-        self.validator()?;
-        // Built, then checked. (Checking while building, through the checking serializer
-        // `to_output_json` uses, costs more than walking the built value: about 70k against
-        // 65k instructions for a registry call returning ten hits.)
-        let encoded = self.encode(value)?;
-        match self.validate_typed(&encoded, false) {
-            Ok(()) => Ok(encoded),
-            Err(err) => {
-                crate::limits::dismantle(encoded);
-                Err(err)
-            }
-        }
-    }
-
-    /// [`Self::encode_typed`], to JSON text: without a `Value` when nothing is left to check.
-    pub(crate) fn encode_typed_json<T: Serialize + ?Sized>(
-        &self,
-        value: &T,
-    ) -> Result<String, AgentError> {
-        if self.needs_no_check() {
-            return serde_json::to_string(value).map_err(|err| {
-                AgentError::new(
-                    ErrorCode::OutputInvalid,
-                    "the value cannot be represented as JSON",
-                )
-                .with_operator_detail(err.to_string())
-            });
-        }
-        // Checked while written, when the residual allows it; the text is then exactly the
-        // `Value` path's (`residual::write_checked`). Otherwise, or when the check does not
-        // pass, the `Value` path decides and reports.
-        if let Some(text) = self
-            .fast_check()
-            .and_then(|fast| crate::residual::write_checked(fast, value))
-        {
-            return Ok(text);
-        }
-        // The text is written from the value that was checked: written from the typed value,
-        // an `f32` would read differently (`192.3`, not `192.3000030517578`) from what passed.
-        let encoded = self.encode_typed(value)?;
-        serde_json::to_string(&encoded).map_err(|err| {
-            AgentError::internal("the value cannot be written as JSON")
-                .with_operator_detail(err.to_string())
-        })
-    }
-
-    fn decode_error<T: DeserializeOwned>(&self, value: &Value) -> AgentError {
-        let (pointer, message) = match serde_path_to_error::deserialize::<_, T>(value) {
-            Err(err) => (
-                crate::limits::clip_pointer(pointer_of(err.path())),
-                crate::limits::bounded_display(err.inner(), 240),
-            ),
-            // The second pass cannot succeed where the first failed; keep a message anyway.
-            Ok(_) => (String::new(), "the value cannot be decoded".to_owned()),
-        };
-        self.violation_error(vec![Violation {
-            pointer,
-            keyword: "decode".into(),
-            message,
-        }])
-    }
-
-    /// Encodes a value of the type this schema describes.
-    ///
-    /// A type whose `Serialize` impl fails (a map with non-string keys, say) is reported as
-    /// `output_invalid` for outputs and `internal` for inputs.
-    pub fn encode<T: Serialize + ?Sized>(&self, value: &T) -> Result<Value, AgentError> {
-        serde_json::to_value(value).map_err(|err| {
-            let code = match self.direction() {
-                Direction::Output => ErrorCode::OutputInvalid,
-                Direction::Input => ErrorCode::Internal,
-            };
-            AgentError::new(code, "the value cannot be represented as JSON")
-                .with_operator_detail(err.to_string())
-        })
-    }
-}
-
-fn pointer_of(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut pointer = String::new();
-    for segment in path.iter() {
-        match segment {
-            Segment::Seq { index } => {
-                pointer.push('/');
-                pointer.push_str(&index.to_string());
-            }
-            Segment::Map { key } => {
-                pointer.push('/');
-                pointer.push_str(&escape_pointer_token(key));
-            }
-            // An enum variant name is not a step into the JSON value; unknown steps neither.
-            Segment::Enum { .. } | Segment::Unknown => {}
-        }
-    }
-    pointer
 }

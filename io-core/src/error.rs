@@ -8,6 +8,9 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub(crate) use agentio_schema::Violation;
+use agentio_schema::{SchemaError, SchemaErrorCode};
+
 /// The code of an [`AgentError`]: the standard codes of the tool contract (AIP-14, "Errors"),
 /// the boundary codes agent-io adds, and domain-prefixed codes such as `stripe:card_declined`.
 ///
@@ -149,33 +152,6 @@ impl<'de> Deserialize<'de> for ErrorCode {
             ));
         }
         Ok(ErrorCode::from(code.as_ref()))
-    }
-}
-
-/// One place where a JSON value breaks its schema.
-///
-/// `pointer` is an RFC 6901 JSON pointer into the checked value (`""` is the whole value). For
-/// a missing required property it points at the property that should be there, and for a
-/// property the schema does not allow it points at that property, not at the enclosing object.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Violation {
-    /// Where in the value, as a JSON pointer.
-    pub pointer: String,
-    /// The JSON Schema keyword that failed (`type`, `required`, `minimum`, ...), or `decode`
-    /// when the schema accepted the value but the Rust type could not decode it.
-    pub keyword: String,
-    /// What was expected there, in words.
-    pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{pointer}: {}", self.message)
     }
 }
 
@@ -502,6 +478,35 @@ impl From<String> for AgentError {
 impl From<&str> for AgentError {
     fn from(text: &str) -> Self {
         AgentError::from(text.to_owned())
+    }
+}
+
+/// A boundary's refusal (or its failure to check) as the AIP-14 error: the same code, message,
+/// violations and operator detail.
+///
+/// ```
+/// use agentio_core::{AgentError, BoundarySchema, Direction};
+/// use serde_json::json;
+///
+/// let schema = BoundarySchema::from_value("Count", Direction::Output, json!({ "type": "integer" }));
+/// let err: AgentError = schema.validate(&json!("x")).unwrap_err().into();
+/// assert_eq!(err.code().as_str(), "output_invalid");
+/// assert_eq!(err.violations()[0].pointer, "");
+/// assert_eq!(err.to_envelope()["error"]["code"], "output_invalid");
+/// ```
+impl From<SchemaError> for AgentError {
+    fn from(err: SchemaError) -> Self {
+        let (code, message, violations, detail) = err.into_parts();
+        let code = match code {
+            SchemaErrorCode::InputInvalid => ErrorCode::InputInvalid,
+            SchemaErrorCode::OutputInvalid => ErrorCode::OutputInvalid,
+            _ => ErrorCode::Internal,
+        };
+        let err = AgentError::new(code, message).with_violations(violations);
+        match detail {
+            Some(detail) => err.with_operator_detail(detail),
+            None => err,
+        }
     }
 }
 

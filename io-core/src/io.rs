@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 
 use crate::bounds::IsJsonSchema;
 use crate::error::AgentError;
-use crate::schema::{BoundarySchema, Direction};
+use crate::{BoundarySchema, Direction};
 
 /// A type that can be the input of an agent core or a tool.
 ///
@@ -64,7 +64,9 @@ pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync 
 
     /// Checks a candidate input; every violation is reported with its JSON pointer.
     fn validate_input(value: &Value) -> Result<(), AgentError> {
-        Self::input_boundary().validate(value)
+        Self::input_boundary()
+            .validate(value)
+            .map_err(AgentError::from)
     }
 
     /// Checks a candidate input and decodes it: the same outcome and the same error as
@@ -88,10 +90,10 @@ pub trait AgentInput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync 
     /// ```
     fn from_input_value(value: &Value) -> Result<Self, AgentError> {
         let boundary = Self::input_boundary();
-        let decoded: Self = boundary.decode_typed(value)?;
+        let decoded: Self = boundary.__decode_typed(value)?;
         let mut rules = crate::rules::Rules::new();
         decoded.__input_rules(&mut rules);
-        boundary.rule_error(rules.into_parts().0)?;
+        boundary.__rule_error(rules.into_parts().0)?;
         Ok(decoded)
     }
 
@@ -142,7 +144,9 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
 
     /// Checks a candidate output; every violation is reported with its JSON pointer.
     fn validate_output(value: &Value) -> Result<(), AgentError> {
-        Self::output_boundary().validate(value)
+        Self::output_boundary()
+            .validate(value)
+            .map_err(AgentError::from)
     }
 
     /// Encodes this output and checks it: the same outcome and the same error as encoding
@@ -173,8 +177,8 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// ```
     fn to_output_value(&self) -> Result<Value, AgentError> {
         let boundary = Self::output_boundary();
-        boundary.rule_error(self.__output_rule_errors())?;
-        boundary.encode_typed(self)
+        boundary.__rule_error(self.__output_rule_errors())?;
+        Ok(boundary.__encode_typed(self)?)
     }
 
     /// The type's cross-field rules as an output (`#[agent(validate = ...)]`, see
@@ -209,8 +213,8 @@ pub trait AgentOutput: Serialize + DeserializeOwned + IsJsonSchema + Send + Sync
     /// ```
     fn to_output_json(&self) -> Result<String, AgentError> {
         let boundary = Self::output_boundary();
-        boundary.rule_error(self.__output_rule_errors())?;
-        boundary.encode_typed_json(self)
+        boundary.__rule_error(self.__output_rule_errors())?;
+        Ok(boundary.__encode_typed_json(self)?)
     }
 
     /// The provider structured-output description for types marked `#[agent(strict)]`:

@@ -38,36 +38,36 @@
 //!   [`BoundarySchema::produced_schema`]); the schema it advertises stays open.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod bounds;
 mod ceiling;
-pub mod compat;
 mod context;
 mod core;
 mod error;
 pub mod files;
+mod future;
 mod io;
 pub mod limits;
-pub mod profiles;
-mod report;
-pub mod residual;
-pub mod rules;
 mod runtime;
-mod schema;
 pub mod skill;
-mod strict;
 mod turn;
+
+// The JSON Schema engine is its own crate (`agentio-schema`); its modules and types keep the
+// paths they had here.
+pub use agentio_schema::{
+    BoundarySchema, Direction, MAX_VIOLATIONS, SchemaError, SchemaErrorCode, StrictModeError,
+    Violation,
+};
+pub use agentio_schema::{bounds, compat, profiles, residual, rules};
 
 #[doc(hidden)]
 pub use crate::ceiling::Started as __Started;
 pub use crate::context::{AgentContext, AgentEvent, EventLog, EventSink, ToolCall, ToolInvoker};
-pub use crate::core::{AgentCore, BoxFuture, ErasedAgentCore};
-pub use crate::error::{AgentError, ErrorCode, Violation, ok_envelope};
+pub use crate::core::{AgentCore, ErasedAgentCore};
+pub use crate::error::{AgentError, ErrorCode, ok_envelope};
+pub use crate::future::BoxFuture;
 pub use crate::io::{AgentInput, AgentOutput};
 #[doc(hidden)]
 pub use crate::runtime::{__next_run_sequence, __run_id_text};
 pub use crate::runtime::{AgentRuntime, contain_panics, new_run_id, panicked};
-pub use crate::schema::{BoundarySchema, Direction, MAX_VIOLATIONS};
-pub use crate::strict::StrictModeError;
 pub use crate::turn::{ChatMessage, Role, ToolCallRecord, TurnInput, TurnOutput};
 
 // The macros are documented (and their examples tested) here, where users reach them:
@@ -357,7 +357,7 @@ pub mod __private {
         ) -> &'static BoundarySchema {
             self.0.get_or_init(|| {
                 let parts = parts();
-                let built = BoundarySchema::build_erased(
+                let built = BoundarySchema::__build_erased(
                     parts.type_name,
                     parts.root,
                     parts.direction,

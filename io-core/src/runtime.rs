@@ -12,11 +12,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::context::{AgentContext, EventSink, ToolInvoker};
-use crate::core::{AgentCore, BoxFuture, ErasedAgentCore};
+use crate::core::{AgentCore, ErasedAgentCore};
 use crate::error::{AgentError, ErrorCode};
 use crate::files::{
     FileHost, FileObserver, FileRunRecord, IoHandle, RunVars, Workspace, run_with_files,
 };
+use crate::future::BoxFuture;
 
 /// Runs a core's turns with `serde_json::Value` in and out.
 ///
@@ -366,7 +367,10 @@ impl AgentRuntime {
     /// assert_eq!(err.violations()[0].keyword, "required");
     /// ```
     pub fn validate_input(&self, input: &Value) -> Result<(), AgentError> {
-        self.core.input_boundary().validate(input)
+        self.core
+            .input_boundary()
+            .validate(input)
+            .map_err(AgentError::from)
     }
 
     /// Runs one turn under a fresh run id, with a context built from this runtime's tools and

@@ -156,7 +156,7 @@ pub fn frontmatter_violations(frontmatter: &Value) -> Vec<Violation> {
         Err(err) => vec![Violation {
             pointer: String::new(),
             keyword: "schema".into(),
-            message: err.operator_detail().unwrap_or(err.message()).to_owned(),
+            message: err.detail().unwrap_or(err.message()).to_owned(),
         }],
     }
 }

@@ -1344,7 +1344,7 @@ impl ToolRegistry {
             None => {
                 if let Err(err) = tool.inputs.get().validate(&input) {
                     agentio_core::limits::dismantle(input);
-                    return Err(err);
+                    return Err(err.into());
                 }
                 None
             }
@@ -1586,7 +1586,7 @@ fn checked_output(tool: &RegisteredTool, output: Value) -> Result<Value, ToolErr
         && let Err(err) = tool.outputs.get().validate(&output)
     {
         agentio_core::limits::dismantle(output);
-        return Err(final_error(&tool.contract, err));
+        return Err(final_error(&tool.contract, err.into()));
     }
     Ok(output)
 }

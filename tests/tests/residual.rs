@@ -645,7 +645,7 @@ fn seed_for(name: &str) -> u64 {
 fn full_input<T: AgentInput>(value: &Value) -> Result<T, AgentError> {
     let boundary = T::input_boundary();
     boundary.validate(value)?;
-    boundary.decode(value)
+    Ok(boundary.decode(value)?)
 }
 
 fn full_output<T: AgentOutput>(value: &T) -> Result<Value, AgentError> {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::error::{AgentError, ErrorCode, Violation};
 use crate::files::path::{PathError, check_key, check_template};
 use crate::io::{AgentInput, AgentOutput};
-use crate::schema::{BoundarySchema, Direction};
+use crate::{BoundarySchema, Direction};
 
 /// The reserved input property through which the host hands a body its scratch root.
 pub const FS_ROOT_FIELD: &str = "_workflowFsRoot";
@@ -366,7 +366,7 @@ impl IoHandle {
     /// assert_eq!(pointers, ["/_workflowFsRoot", "/locale"]);
     /// ```
     pub fn validate_input(&self, value: &Value) -> Result<(), AgentError> {
-        self.inputs.validate(value)
+        self.inputs.validate(value).map_err(AgentError::from)
     }
 
     /// Validates a body's output against the output schema: `output_invalid` on a mismatch.
@@ -391,7 +391,7 @@ impl IoHandle {
     /// assert_eq!(err.violations()[0].pointer, "/pages");
     /// ```
     pub fn validate_output(&self, value: &Value) -> Result<(), AgentError> {
-        self.outputs.validate(value)
+        self.outputs.validate(value).map_err(AgentError::from)
     }
 
     /// The staged path of a declared file key under a scratch root: `<root>/<key>`. `None`

@@ -50,7 +50,7 @@ fn an_input_breaking_a_rule_is_refused_with_every_broken_rule_and_its_pointer() 
     for err in [
         Window::validate_input(&bad).unwrap_err(),
         Window::from_input_value(&bad).unwrap_err(),
-        Window::input_boundary().validate(&bad).unwrap_err(),
+        Window::input_boundary().validate(&bad).unwrap_err().into(),
     ] {
         assert_eq!(err.code(), &ErrorCode::InputInvalid);
         assert_eq!(

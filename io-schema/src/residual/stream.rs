@@ -25,7 +25,7 @@ use serde::ser::{self, Serialize, Serializer};
 use serde_json::Value;
 
 use super::{FastCheck, Rule};
-use crate::compat::{ARRAY, OBJECT, STRING};
+use crate::types::{ARRAY, OBJECT, STRING};
 
 use serde_json::value::Serializer as ValueSerializer;
 type ValueSeq = <ValueSerializer as Serializer>::SerializeSeq;

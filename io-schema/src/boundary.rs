@@ -11,8 +11,9 @@ use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
 use crate::bounds::IsJsonSchema;
-use crate::error::{AgentError, ErrorCode, Violation};
+use crate::error::{SchemaError, SchemaErrorCode};
 use crate::strict::{self, StrictModeError};
+use crate::violation::Violation;
 
 /// Which side of a boundary a schema describes.
 ///
@@ -28,10 +29,10 @@ pub enum Direction {
 }
 
 impl Direction {
-    fn error_code(self) -> ErrorCode {
+    fn error_code(self) -> SchemaErrorCode {
         match self {
-            Direction::Input => ErrorCode::InputInvalid,
-            Direction::Output => ErrorCode::OutputInvalid,
+            Direction::Input => SchemaErrorCode::InputInvalid,
+            Direction::Output => SchemaErrorCode::OutputInvalid,
         }
     }
 
@@ -136,7 +137,7 @@ impl BoundarySchema {
     /// assert!(boundary.strict_format().is_none());
     /// ```
     pub fn build<T: JsonSchema + ?Sized>(direction: Direction, strict_name: Option<&str>) -> Self {
-        Self::build_erased(
+        Self::__build_erased(
             type_name::<T>(),
             <T as IsJsonSchema>::__root_schema,
             direction,
@@ -151,7 +152,8 @@ impl BoundarySchema {
     /// ([`Self::residual_schema`]). Every boundary type instantiates its generic callers in
     /// its own crate, so the rest (schema generation, residual, compilation of the
     /// validators) is compiled here once instead of there once per type.
-    pub(crate) fn build_erased(
+    #[doc(hidden)]
+    pub fn __build_erased(
         type_name: &'static str,
         root: fn(SchemaSettings) -> Value,
         direction: Direction,
@@ -304,7 +306,8 @@ impl BoundarySchema {
 
     /// The errors of the type's cross-field rules for a value the schema accepts, as the
     /// error [`Self::validate`] gives.
-    pub(crate) fn rule_error(&self, errors: Vec<Violation>) -> Result<(), AgentError> {
+    #[doc(hidden)]
+    pub fn __rule_error(&self, errors: Vec<Violation>) -> Result<(), SchemaError> {
         if errors.is_empty() {
             Ok(())
         } else {
@@ -467,7 +470,7 @@ impl BoundarySchema {
             return found;
         }
         // Build outside the lock: generation may be slow, and it must not block readers.
-        let mut built = Self::build_erased(type_name, root, direction, strict_name, None);
+        let mut built = Self::__build_erased(type_name, root, direction, strict_name, None);
         built.rules = rules;
         let mut map = cache.write().unwrap_or_else(|e| e.into_inner());
         map.entry(key).or_insert_with(|| Box::leak(Box::new(built)))
@@ -538,7 +541,7 @@ impl BoundarySchema {
     /// assert_eq!(places, [("/x", "type"), ("/y", "required")]);
     /// assert!(boundary.violations(&json!({ "x": 1, "y": 2 })).unwrap().is_empty());
     /// ```
-    pub fn violations(&self, value: &Value) -> Result<Vec<Violation>, AgentError> {
+    pub fn violations(&self, value: &Value) -> Result<Vec<Violation>, SchemaError> {
         let validator = self.validator()?;
         if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
             return Ok(vec![too_deep]);
@@ -595,14 +598,14 @@ impl BoundarySchema {
     /// pointers.sort();
     /// assert_eq!(pointers, ["/quantity", "/sku"]);
     /// ```
-    pub fn validate(&self, value: &Value) -> Result<(), AgentError> {
+    pub fn validate(&self, value: &Value) -> Result<(), SchemaError> {
         let validator = self.validator()?;
         if let Err(too_deep) = crate::limits::check_depth(value, crate::limits::MAX_DEPTH) {
             return Err(self.violation_error(vec![too_deep]));
         }
         if validator.is_valid(value) {
             return match self.rules {
-                Some(rules) => self.rule_error(rules(value)),
+                Some(rules) => self.__rule_error(rules(value)),
                 None => Ok(()),
             };
         }
@@ -627,7 +630,7 @@ impl BoundarySchema {
     /// assert_eq!(err.code().as_str(), "input_invalid");
     /// assert_eq!(err.violations()[0].keyword, "distinct");
     /// ```
-    pub fn violation_error(&self, violations: Vec<Violation>) -> AgentError {
+    pub fn violation_error(&self, violations: Vec<Violation>) -> SchemaError {
         let noun = self.direction.noun();
         let short_name = short_type_name(self.type_name);
         let listed = violations
@@ -635,7 +638,7 @@ impl BoundarySchema {
             .map(Violation::to_string)
             .collect::<Vec<_>>()
             .join("; ");
-        AgentError::new(
+        SchemaError::new(
             self.direction.error_code(),
             format!("{noun} does not match the schema of `{short_name}`: {listed}"),
         )
@@ -724,7 +727,7 @@ impl BoundarySchema {
         &self,
         value: &Value,
         depth_checked: bool,
-    ) -> Result<(), AgentError> {
+    ) -> Result<(), SchemaError> {
         let passed = match &self.residual {
             Some(Residual::Nothing) => return Ok(()),
             Some(Residual::Check {
@@ -800,14 +803,17 @@ impl BoundarySchema {
         self.strict.as_ref().map(Result::as_ref)
     }
 
-    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, AgentError> {
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, SchemaError> {
         self.validator.as_ref().map_err(|reason| {
-            AgentError::internal(format!(
-                "the {} schema of `{}` cannot be compiled",
-                self.direction.noun(),
-                short_type_name(self.type_name)
-            ))
-            .with_operator_detail(reason.clone())
+            SchemaError::new(
+                SchemaErrorCode::Internal,
+                format!(
+                    "the {} schema of `{}` cannot be compiled",
+                    self.direction.noun(),
+                    short_type_name(self.type_name)
+                ),
+            )
+            .with_detail(reason.clone())
         })
     }
 }
@@ -841,9 +847,6 @@ fn short_type_name(full: &str) -> String {
 }
 
 /// Escapes one reference token of a JSON pointer (RFC 6901: `~` -> `~0`, `/` -> `~1`).
-pub(crate) fn escape_pointer_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
 
 fn truncate(mut message: String) -> String {
     if message.chars().count() > MAX_MESSAGE_CHARS {
@@ -907,7 +910,7 @@ fn push_violations(error: &jsonschema::ValidationError<'_>, out: &mut Collected)
                 name,
             );
             (
-                format!("{}/{}", at(), escape_pointer_token(&property)),
+                format!("{}/{}", at(), crate::pointer::escape_token(&property)),
                 "required",
                 format!("required property `{property}` is missing"),
             )
@@ -924,7 +927,7 @@ fn push_violations(error: &jsonschema::ValidationError<'_>, out: &mut Collected)
                     let shown = name(unexpected);
                     let mut pointer = at();
                     pointer.push('/');
-                    pointer.push_str(&escape_pointer_token(prefix(
+                    pointer.push_str(&crate::pointer::escape_token(prefix(
                         unexpected,
                         crate::limits::MAX_POINTER_BYTES,
                     )));
@@ -999,7 +1002,7 @@ mod tests {
 
     #[test]
     fn pointer_tokens_are_escaped() {
-        assert_eq!(escape_pointer_token("a/b~c"), "a~1b~0c");
+        assert_eq!(crate::pointer::escape_token("a/b~c"), "a~1b~0c");
     }
 
     #[test]

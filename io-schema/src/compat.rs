@@ -59,6 +59,9 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use crate::types::{
+    ALL, ARRAY, BOOLEAN, FRACTION, INTEGER, NULL, OBJECT, STRING, Types, type_name,
+};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -275,7 +278,7 @@ impl<'a> Node<'a> {
         let mut ptr = self.ptr.clone();
         for token in tokens {
             ptr.push('/');
-            ptr.push_str(&crate::schema::escape_pointer_token(token));
+            ptr.push_str(&crate::pointer::escape_token(token));
         }
         Node {
             schema,
@@ -316,85 +319,6 @@ enum Outcome {
     Ok,
     Fail(Local),
     Unknown(Undecided),
-}
-
-/// The JSON types, `number` split into integers and the rest.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Types(u8);
-
-pub(crate) const NULL: u8 = 1;
-pub(crate) const BOOLEAN: u8 = 2;
-pub(crate) const INTEGER: u8 = 4;
-pub(crate) const FRACTION: u8 = 8;
-pub(crate) const STRING: u8 = 16;
-pub(crate) const ARRAY: u8 = 32;
-pub(crate) const OBJECT: u8 = 64;
-const ALL: u8 = 127;
-
-impl Types {
-    pub(crate) fn of_name(name: &str) -> u8 {
-        match name {
-            "null" => NULL,
-            "boolean" => BOOLEAN,
-            "integer" => INTEGER,
-            "number" => INTEGER | FRACTION,
-            "string" => STRING,
-            "array" => ARRAY,
-            "object" => OBJECT,
-            _ => 0,
-        }
-    }
-
-    pub(crate) fn of_value(value: &Value) -> u8 {
-        match value {
-            Value::Null => NULL,
-            Value::Bool(_) => BOOLEAN,
-            // Every `i64` and `u64` is an `f64` without a fraction; so is `3.0` (an integer).
-            Value::Number(n) => {
-                if n.as_f64().is_some_and(|f| f.fract() == 0.0) {
-                    INTEGER
-                } else {
-                    FRACTION
-                }
-            }
-            Value::String(_) => STRING,
-            Value::Array(_) => ARRAY,
-            Value::Object(_) => OBJECT,
-        }
-    }
-
-    /// The types a schema's own `type` (and `nullable`, `enum`, `const`) allow; `None` when
-    /// `type` is malformed.
-    fn of_schema(map: &Map<String, Value>) -> Option<u8> {
-        let mut types = match map.get("type") {
-            None => ALL,
-            Some(Value::String(name)) => Self::of_name(name),
-            Some(Value::Array(names)) => names
-                .iter()
-                .map(|n| n.as_str().map(Self::of_name))
-                .try_fold(0, |acc, t| t.map(|t| acc | t))?,
-            Some(_) => return None,
-        };
-        if let Some(Value::Array(values)) = map.get("enum") {
-            types &= values.iter().fold(0, |acc, v| acc | Self::of_value(v));
-        }
-        if let Some(value) = map.get("const") {
-            types &= Self::of_value(value);
-        }
-        Some(types)
-    }
-}
-
-fn type_name(t: u8) -> &'static str {
-    match t {
-        NULL => "null",
-        BOOLEAN => "boolean",
-        INTEGER => "integer",
-        FRACTION => "non-integer number",
-        STRING => "string",
-        ARRAY => "array",
-        _ => "object",
-    }
 }
 
 struct Checker<'a> {
@@ -1892,9 +1816,10 @@ fn built<'a>(
 
 /// Points `document`'s references to `root`'s root (`#`, `#/properties/...`) at a copy of that
 /// root under `$defs`, for a document assembled from parts of `root` (a mapped skill input).
-pub(crate) fn keep_root_refs(root: &Value, document: &mut Value) {
+#[doc(hidden)]
+pub fn keep_root_refs(root: &Value, document: &mut Value) {
     let name = fresh_root_name(root);
-    if !crate::residual::rewrite_root_refs_to(document, &name) {
+    if !crate::refs::rewrite_root_refs_to(document, &name) {
         return;
     }
     let Some(defs) = defs_with_root(root, &name) else {
@@ -1908,7 +1833,7 @@ pub(crate) fn keep_root_refs(root: &Value, document: &mut Value) {
 /// A `$defs` name for a copy of `root` that `root` does not use.
 fn fresh_root_name(root: &Value) -> String {
     let defs = root.get("$defs").and_then(Value::as_object);
-    let mut name = crate::residual::ROOT_DEF.to_owned();
+    let mut name = crate::refs::ROOT_DEF.to_owned();
     while defs.is_some_and(|d| d.contains_key(&name)) {
         name.push('_');
     }
@@ -1923,8 +1848,8 @@ fn defs_with_root(root: &Value, name: &str) -> Option<Value> {
     if let Value::Object(copy) = &mut copy {
         copy.remove("$defs");
     }
-    crate::residual::rewrite_root_refs_to(&mut defs, name);
-    crate::residual::rewrite_root_refs_to(&mut copy, name);
+    crate::refs::rewrite_root_refs_to(&mut defs, name);
+    crate::refs::rewrite_root_refs_to(&mut copy, name);
     defs.as_object_mut()?.insert(name.to_owned(), copy);
     Some(defs)
 }
@@ -1941,7 +1866,7 @@ fn with_root(root: &Value, schema: &Value) -> Option<Value> {
     };
     document.remove("$defs");
     let mut document = Value::Object(document);
-    crate::residual::rewrite_root_refs_to(&mut document, &name);
+    crate::refs::rewrite_root_refs_to(&mut document, &name);
     let map = document.as_object_mut()?;
     map.insert("$defs".into(), defs);
     map.insert(
@@ -2636,7 +2561,7 @@ mod tests {
             "properties": { "head": { "$ref": "#" }, "count": { "$ref": "#/properties/n" } }
         });
         keep_root_refs(&root, &mut document);
-        let name = crate::residual::ROOT_DEF;
+        let name = crate::refs::ROOT_DEF;
         assert_eq!(
             document["properties"]["count"]["$ref"],
             json!(format!("#/$defs/{name}/properties/n"))
@@ -2658,7 +2583,7 @@ mod tests {
 
     #[test]
     fn the_roots_copy_takes_a_name_its_defs_do_not_use() {
-        let name = crate::residual::ROOT_DEF;
+        let name = crate::refs::ROOT_DEF;
         assert_eq!(fresh_root_name(&json!({})), name);
         assert_eq!(
             fresh_root_name(&json!({ "$defs": { name: {} } })),

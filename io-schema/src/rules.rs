@@ -55,7 +55,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::error::Violation;
+use crate::violation::Violation;
 
 /// What a type's rule function found: errors, which fail validation, and warnings, which do
 /// not. See the [module documentation](self).
@@ -150,10 +150,8 @@ pub fn pointer_token(token: &str) -> String {
 /// The errors of `T`'s rules for a JSON value the schema has accepted, decoded once; a value
 /// that does not decode has no rule errors here (its decode error is reported where it is
 /// decoded).
-pub(crate) fn errors_of<T: DeserializeOwned>(
-    value: &Value,
-    run: fn(&T, &mut Rules),
-) -> Vec<Violation> {
+#[doc(hidden)]
+pub fn errors_of<T: DeserializeOwned>(value: &Value, run: fn(&T, &mut Rules)) -> Vec<Violation> {
     match T::deserialize(value) {
         Ok(decoded) => {
             let mut rules = Rules::new();

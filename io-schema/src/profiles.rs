@@ -34,6 +34,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::pointer::push_token;
 use crate::report::left_out;
 
 /// A client's reading of JSON Schema.
@@ -179,11 +180,6 @@ fn object_root(schema: &Value) -> Result<(), Vec<Refusal>> {
             reason: "tool arguments are a JSON object, so the root schema must be `\"type\": \"object\"`".into(),
         }])
     }
-}
-
-fn push_token(pointer: &mut String, token: &str) {
-    pointer.push('/');
-    pointer.push_str(&token.replace('~', "~0").replace('/', "~1"));
 }
 
 /// Every local `$ref` replaced by what it names; `$defs` dropped. A recursive reference is

@@ -173,7 +173,7 @@ pub(crate) fn omittable_properties(schema: &Value) -> Vec<String> {
                 if !required.contains(&name.as_str()) {
                     out.push(format!(
                         "{at}/properties/{}",
-                        crate::schema::escape_pointer_token(name)
+                        crate::pointer::escape_token(name)
                     ));
                 }
             }
@@ -184,7 +184,7 @@ pub(crate) fn omittable_properties(schema: &Value) -> Vec<String> {
             }
             let mark = at.len();
             at.push('/');
-            at.push_str(&crate::schema::escape_pointer_token(key));
+            at.push_str(&crate::pointer::escape_token(key));
             walk(child, at, out, depth + 1);
             at.truncate(mark);
         }
@@ -237,7 +237,7 @@ fn merge_refs_with_properties(
                 }
                 let mark = at.len();
                 at.push('/');
-                at.push_str(&crate::schema::escape_pointer_token(key));
+                at.push_str(&crate::pointer::escape_token(key));
                 merge_refs_with_properties(child, defs, at, depth + 1)?;
                 at.truncate(mark);
             }
@@ -346,7 +346,7 @@ fn rewrite(
     for (keyword, child) in node.iter_mut() {
         let mark = at.len();
         at.push('/');
-        at.push_str(&crate::schema::escape_pointer_token(keyword));
+        at.push_str(&crate::pointer::escape_token(keyword));
         match keyword.as_str() {
             "properties" | "$defs" | "definitions" => {
                 let defines = keyword != "properties";
@@ -354,7 +354,7 @@ fn rewrite(
                     for (name, sub) in children.iter_mut() {
                         let inner = at.len();
                         at.push('/');
-                        at.push_str(&crate::schema::escape_pointer_token(name));
+                        at.push_str(&crate::pointer::escape_token(name));
                         // Inside its own definition, a reference back to it is recursive.
                         if defines {
                             inlining.stack.push(name.clone());
@@ -543,13 +543,13 @@ mod limits {
         for (key, child) in object {
             let mark = at.len();
             at.push('/');
-            at.push_str(&crate::schema::escape_pointer_token(key));
+            at.push_str(&crate::pointer::escape_token(key));
             match (key.as_str(), child) {
                 ("properties" | "$defs", Value::Object(children)) => {
                     for (name, sub) in children {
                         let inner = at.len();
                         at.push('/');
-                        at.push_str(&crate::schema::escape_pointer_token(name));
+                        at.push_str(&crate::pointer::escape_token(name));
                         count(sub, at, totals)?;
                         at.truncate(inner);
                     }
@@ -619,13 +619,13 @@ mod limits {
         for (key, child) in object {
             let mark = at.len();
             at.push('/');
-            at.push_str(&crate::schema::escape_pointer_token(key));
+            at.push_str(&crate::pointer::escape_token(key));
             match (key.as_str(), child) {
                 ("properties", Value::Object(children)) => {
                     for (name, sub) in children {
                         let inner = at.len();
                         at.push('/');
-                        at.push_str(&crate::schema::escape_pointer_token(name));
+                        at.push_str(&crate::pointer::escape_token(name));
                         nesting(sub, root, at, following, levels, depth + 1)?;
                         at.truncate(inner);
                     }

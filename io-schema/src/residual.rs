@@ -44,6 +44,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+use crate::refs::{ROOT_DEF, rewrite_root_refs};
+
 mod stream;
 pub(crate) use stream::write_checked;
 
@@ -380,10 +382,7 @@ pub(crate) fn closed_schema(
             if walk.structs.contains(&address(def))
                 && walk.trusted_refs.get(name) == total_refs.get(name)
             {
-                pointers.push(format!(
-                    "/$defs/{}",
-                    crate::schema::escape_pointer_token(name)
-                ));
+                pointers.push(format!("/$defs/{}", crate::pointer::escape_token(name)));
             }
         }
     }
@@ -479,9 +478,6 @@ pub(crate) fn residual_schema(
     }
 }
 
-/// Where a residual document keeps the full root, for references to it.
-pub(crate) const ROOT_DEF: &str = "__agent_io_root";
-
 /// Whether any object in `schema` has one of `keys`.
 fn mentions_any(schema: &Value, keys: &[&str]) -> bool {
     match schema {
@@ -491,38 +487,6 @@ fn mentions_any(schema: &Value, keys: &[&str]) -> bool {
         Value::Array(items) => items.iter().any(|v| mentions_any(v, keys)),
         _ => false,
     }
-}
-
-/// Points every `$ref` to the root (`#`, `#/properties/...`; not `#/$defs/...`) at the root's
-/// copy under `$defs`. Returns whether it changed any.
-pub(crate) fn rewrite_root_refs(schema: &mut Value) -> bool {
-    rewrite_root_refs_to(schema, ROOT_DEF)
-}
-
-/// [`rewrite_root_refs`], the copy being `$defs/<name>`.
-pub(crate) fn rewrite_root_refs_to(schema: &mut Value, name: &str) -> bool {
-    let mut changed = false;
-    match schema {
-        Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get_mut("$ref")
-                && let Some(rest) = reference.strip_prefix('#')
-                && !rest.starts_with("/$defs/")
-            {
-                *reference = format!("#/$defs/{name}{rest}");
-                changed = true;
-            }
-            for value in map.values_mut() {
-                changed |= rewrite_root_refs_to(value, name);
-            }
-        }
-        Value::Array(items) => {
-            for value in items {
-                changed |= rewrite_root_refs_to(value, name);
-            }
-        }
-        _ => {}
-    }
-    changed
 }
 
 /// A schema's constraining keywords (`true` has none); `None` for `false`.
@@ -800,7 +764,7 @@ impl Numeric {
         let Numeric { types, range } = self;
         // A number under `number` (integer and fraction both) is one without looking at its
         // fraction.
-        let number = crate::compat::INTEGER | crate::compat::FRACTION;
+        let number = crate::types::INTEGER | crate::types::FRACTION;
         let typed = match value {
             _ if types == ALL_TYPES => true,
             Value::Number(_) if types & number == number => true,
@@ -1198,7 +1162,7 @@ fn exact_f64(value: &Value) -> Option<f64> {
 /// The type bits of a `type` keyword (as [`crate::compat`] numbers them); `None` for a name
 /// it does not know.
 fn type_bits(arg: &Value) -> Option<u8> {
-    let one = |name: &str| Some(crate::compat::Types::of_name(name)).filter(|bits| *bits != 0);
+    let one = |name: &str| Some(crate::types::Types::of_name(name)).filter(|bits| *bits != 0);
     match arg {
         Value::String(name) => one(name),
         Value::Array(names) => names
@@ -1220,7 +1184,7 @@ fn length_holds(s: &str, count: u64, lower: bool) -> bool {
 }
 
 fn value_bits(value: &Value) -> u8 {
-    crate::compat::Types::of_value(value)
+    crate::types::Types::of_value(value)
 }
 
 #[cfg(test)]
