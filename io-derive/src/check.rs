@@ -9,7 +9,7 @@ use serde_derive_internals::{ast, attr::TagType};
 use syn::spanned::Spanned;
 
 use crate::attr::ContainerAttrs;
-use crate::expand::Side;
+use crate::side::Side;
 use crate::ty::{self, Unexpressible};
 
 /// The one reserved input property of AIP-16.

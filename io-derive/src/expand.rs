@@ -8,13 +8,7 @@ use syn::spanned::Spanned;
 
 use crate::attr::ContainerAttrs;
 use crate::check;
-
-/// Which derive is expanding.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Side {
-    Input,
-    Output,
-}
+use crate::side::Side;
 
 /// Parses, checks and expands one derive. The impl is emitted even when a check fails, so
 /// the user sees the mistake and not a cascade of "trait not implemented" errors after it.

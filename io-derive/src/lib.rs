@@ -17,6 +17,7 @@ mod io_type;
 mod naming;
 mod paths;
 mod shape;
+mod side;
 mod tool;
 mod ty;
 #[cfg(test)]
@@ -28,14 +29,14 @@ use proc_macro::TokenStream;
 #[proc_macro_derive(AgentInput, attributes(agent))]
 pub fn derive_agent_input(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    expand::derive(&input, expand::Side::Input).into()
+    expand::derive(&input, side::Side::Input).into()
 }
 
 /// The derive behind `agentio_core::AgentOutput`, where it is documented.
 #[proc_macro_derive(AgentOutput, attributes(agent))]
 pub fn derive_agent_output(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    expand::derive(&input, expand::Side::Output).into()
+    expand::derive(&input, side::Side::Output).into()
 }
 
 /// The attribute behind `agentio_core::agent_core`, where it is documented.

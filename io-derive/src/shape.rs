@@ -11,7 +11,7 @@ use quote::quote;
 use serde_derive_internals::ast::{Container, Data, Style};
 use serde_derive_internals::attr::{Default as SerdeDefault, TagType};
 
-use crate::expand::Side;
+use crate::side::Side;
 
 /// The `InputShape` / `OutputShape` impl, or `None` when the type gets no shape.
 pub(crate) fn shape_impl(

@@ -215,9 +215,9 @@ fn expand_derives(item: &syn::Item, out: &mut BTreeSet<Found>) {
     });
     for (name, at) in derives {
         let side = if name == "AgentInput" {
-            crate::expand::Side::Input
+            crate::side::Side::Input
         } else {
-            crate::expand::Side::Output
+            crate::side::Side::Output
         };
         errors_in(crate::expand::derive(&input, side), at, out);
     }

@@ -4,7 +4,7 @@
 //! the first failure found:
 //!
 //! 1. `schema_valid` (`SCHEMA_VIOLATION`): `submit.json` parses, matches its schema and the
-//!    rules of [`crate::rules::submit`], and its `task_id` is the task's.
+//!    rules of [`crate::types::submit`], and its `task_id` is the task's.
 //! 2. `scope_valid` (`SCOPE_CONFLICT`): every changed and new file is allowed by the pins
 //!    (forbidden wins), and the files the patch touches are exactly the declared changed and
 //!    new files. (A patch that cannot be read fails `evidence_present`, not this check.)

@@ -1,9 +1,12 @@
 //! The three documents of the PromptOS IO layer, as Rust types with their schemas.
 
+use agentio_core::rules::Rules;
 use agentio_core::{AgentInput, AgentOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::scope::{Pin, Placement, Scope, normalize, normalize_file};
 
 /// The output contract identifier a `submit.json` must carry.
 pub const SUBMIT_SCHEMA_VERSION: &str = "scc.submit.v1";
@@ -13,7 +16,7 @@ pub const VERDICT_SCHEMA_VERSION: &str = "scc.verdict.v1";
 /// What an executor is asked to do (§1, "Task Input Schema").
 ///
 /// Unknown fields are accepted (a newer producer may add some); the rules of §1 run after the
-/// schema, through [`crate::rules::task_input`].
+/// schema, through [`task_input`].
 ///
 /// ```
 /// use agentio_core::AgentInput;
@@ -28,7 +31,7 @@ pub const VERDICT_SCHEMA_VERSION: &str = "scc.verdict.v1";
 /// # Ok::<(), agentio_core::AgentError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
-#[agent(validate = crate::rules::task_input)]
+#[agent(validate = task_input)]
 #[schemars(description = "What an executor is asked to do (PromptOS IO layer, task input).")]
 pub struct TaskInput {
     /// Stable UUID for correlating all artifacts. (The canonical form is checked by the
@@ -82,10 +85,10 @@ pub struct TaskContext {
 /// An executor's `submit.json` (§2, `scc.submit.v1`).
 ///
 /// The rules of §2 that need only the submission run after the schema
-/// ([`crate::rules::submit`]); those that need the task too (the `task_id` matches, every path
+/// ([`submit`]); those that need the task too (the `task_id` matches, every path
 /// is in scope) are the gateway's ([`crate::gateway`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
-#[agent(validate = crate::rules::submit)]
+#[agent(validate = submit)]
 #[schemars(description = "An executor's submit.json (scc.submit.v1).")]
 pub struct Submit {
     /// The output contract identifier: exactly `scc.submit.v1`.
@@ -165,7 +168,7 @@ impl Artifacts {
 
 /// The gateway's judgement in the document's shape (§3, `scc.verdict.v1`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
-#[agent(validate = crate::rules::verdict)]
+#[agent(validate = verdict)]
 #[schemars(description = "The gateway's judgement of a submission (scc.verdict.v1).")]
 pub struct Verdict {
     /// Exactly `scc.verdict.v1`.
@@ -390,4 +393,196 @@ pub struct Reason {
     pub code: FailCode,
     /// What was found.
     pub message: String,
+}
+
+// --- The rules a schema cannot say (see the table in `crate::rules`), beside their types ---
+
+/// Whether `text` is a UUID in its canonical form: 8-4-4-4-12 hexadecimal digits.
+///
+/// ```
+/// assert!(agentio_promptos::rules::is_uuid("72c84e9c-0975-4c1a-b9a5-864c2725dc8a"));
+/// assert!(!agentio_promptos::rules::is_uuid("uuid"));
+/// assert!(!agentio_promptos::rules::is_uuid("72c84e9c09754c1ab9a5864c2725dc8a"));
+/// ```
+pub fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(group, len)| group.len() == len && group.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The rules of §1 over a task input.
+pub fn task_input(task: &TaskInput, rules: &mut Rules) {
+    if !is_uuid(&task.task_id) {
+        rules.error(
+            "/task_id",
+            "task_id_uuid",
+            "`task_id` must be a UUID (8-4-4-4-12 hexadecimal digits)",
+        );
+    }
+    let pins = &task.pins;
+    if pins.allowed_paths.is_empty() {
+        rules.error(
+            "/pins/allowed_paths",
+            "allowed_paths_non_empty",
+            "`pins.allowed_paths` must name at least one path",
+        );
+    }
+    let mut well_formed = true;
+    for (list, pins) in [
+        ("allowed_paths", &pins.allowed_paths),
+        ("forbidden_paths", &pins.forbidden_paths),
+    ] {
+        for (i, pin) in pins.iter().enumerate() {
+            if let Err(err) = Pin::parse(pin) {
+                well_formed = false;
+                rules.error(
+                    format!("/pins/{list}/{i}"),
+                    "pin_well_formed",
+                    err.to_string(),
+                );
+            }
+        }
+    }
+    for (j, forbidden) in pins.forbidden_paths.iter().enumerate() {
+        let Ok(normal) = normalize(forbidden) else {
+            continue;
+        };
+        let twin = pins
+            .allowed_paths
+            .iter()
+            .any(|allowed| normalize(allowed).is_ok_and(|a| a == normal));
+        if twin {
+            rules.error(
+                format!("/pins/forbidden_paths/{j}"),
+                "allowed_and_forbidden",
+                format!("`{forbidden}` is both allowed and forbidden"),
+            );
+        }
+    }
+    let scope = if well_formed {
+        Scope::new(&pins.allowed_paths, &pins.forbidden_paths).ok()
+    } else {
+        None
+    };
+    for (i, file) in task.files.iter().enumerate() {
+        let pointer = format!("/files/{i}");
+        match (normalize_file(file), &scope) {
+            (Err(err), _) => rules.error(pointer, "path_well_formed", err.to_string()),
+            (Ok(_), Some(scope)) => match scope.place(file) {
+                Ok(Placement::Allowed) => {}
+                Ok(Placement::Forbidden(pin)) => rules.warning(
+                    pointer,
+                    "files_in_scope",
+                    format!("`{file}` is forbidden by the pin `{pin}`"),
+                ),
+                Ok(Placement::Outside) | Err(_) => rules.warning(
+                    pointer,
+                    "files_in_scope",
+                    format!("`{file}` is not within `pins.allowed_paths`"),
+                ),
+            },
+            (Ok(_), None) => {}
+        }
+    }
+}
+
+/// The rules of §2 that need only the submission.
+pub fn submit(submit: &Submit, rules: &mut Rules) {
+    if submit.schema_version != SUBMIT_SCHEMA_VERSION {
+        rules.error(
+            "/schema_version",
+            "schema_version",
+            format!("`schema_version` must be `{SUBMIT_SCHEMA_VERSION}`"),
+        );
+    }
+    if submit.status == Status::Done && submit.exit_code != 0 {
+        rules.error(
+            "/exit_code",
+            "done_exit_code",
+            "a submission with `status = DONE` must have `exit_code = 0`",
+        );
+    }
+    if !submit.tests.passed {
+        if submit.status != Status::Failed {
+            rules.warning(
+                "/status",
+                "failed_tests_status",
+                "tests did not pass: `status` should be `FAILED`",
+            );
+        }
+        if submit.reason_code.as_deref() != Some(FailCode::CiFailed.as_str()) {
+            rules.warning(
+                "/reason_code",
+                "failed_tests_reason",
+                "tests did not pass: `reason_code` should be `CI_FAILED`",
+            );
+        }
+    }
+    if submit.status == Status::NeedInput && submit.needs_input.is_empty() {
+        rules.error(
+            "/needs_input",
+            "needs_input_present",
+            "a submission with `status = NEED_INPUT` must list what it needs",
+        );
+    }
+    if let Some(code) = &submit.reason_code
+        && code.parse::<FailCode>().is_err()
+    {
+        rules.warning(
+            "/reason_code",
+            "reason_code_known",
+            format!("`{code}` is not a code of fail_codes.md"),
+        );
+    }
+    for (list, paths) in [
+        ("changed_files", &submit.changed_files),
+        ("new_files", &submit.new_files),
+    ] {
+        for (i, path) in paths.iter().enumerate() {
+            if let Err(err) = normalize_file(path) {
+                rules.error(format!("/{list}/{i}"), "path_well_formed", err.to_string());
+            }
+        }
+    }
+    for (name, path, _) in submit.artifacts.entries() {
+        if let Err(err) = normalize_file(path) {
+            rules.error(
+                format!("/artifacts/{name}"),
+                "path_well_formed",
+                err.to_string(),
+            );
+        }
+    }
+}
+
+/// The rules of §3 over a verdict.
+pub fn verdict(verdict: &Verdict, rules: &mut Rules) {
+    if verdict.schema_version != VERDICT_SCHEMA_VERSION {
+        rules.error(
+            "/schema_version",
+            "schema_version",
+            format!("`schema_version` must be `{VERDICT_SCHEMA_VERSION}`"),
+        );
+    }
+    let checks = verdict.checks;
+    let all =
+        checks.schema_valid && checks.scope_valid && checks.tests_passed && checks.evidence_present;
+    let pass = verdict.verdict == Outcome::Pass;
+    if pass && (!all || verdict.reason_code.is_some()) {
+        rules.error(
+            "/verdict",
+            "verdict_matches_checks",
+            "a PASS verdict needs every check to hold and no reason code",
+        );
+    }
+    if !pass && verdict.reason_code.is_none() {
+        rules.warning(
+            "/reason_code",
+            "reason_code_known",
+            "a FAIL verdict should name its reason code",
+        );
+    }
 }
