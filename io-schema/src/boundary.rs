@@ -846,8 +846,6 @@ fn short_type_name(full: &str) -> String {
     out
 }
 
-/// Escapes one reference token of a JSON pointer (RFC 6901: `~` -> `~0`, `/` -> `~1`).
-
 fn truncate(mut message: String) -> String {
     if message.chars().count() > MAX_MESSAGE_CHARS {
         let cut = message

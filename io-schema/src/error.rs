@@ -159,7 +159,7 @@ mod tests {
             .with_violations(vec![violation.clone()])
             .with_detail("for operators");
         assert_eq!(err.to_string(), "output_invalid: bad output");
-        assert_eq!(err.violations(), [violation.clone()]);
+        assert_eq!(err.violations(), std::slice::from_ref(&violation));
         assert_eq!(err.detail(), Some("for operators"));
         assert!(format!("{err:?}").contains("OutputInvalid"));
         let (code, message, violations, detail) = err.into_parts();

@@ -4,7 +4,7 @@
 //!
 //! Its modules are layered, each using only those below it:
 //!
-//! - vocabulary: [`pointer`] (JSON pointers), `types` (JSON type sets), [`Violation`],
+//! - vocabulary: [`pointer`](mod@pointer) (JSON pointers), `types` (JSON type sets), [`Violation`],
 //!   `report` ([`profiles::Refusal`], [`profiles::Relaxation`]), `refs` (a schema's root
 //!   references);
 //! - bounds and rules: [`limits`] (untrusted JSON), [`rules`] (cross-field rules), [`bounds`];

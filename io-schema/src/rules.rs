@@ -12,11 +12,10 @@
 //!   warnings calls the function itself.
 //!
 //! The rules run after the schema accepts a value and serde decodes it, everywhere a value of
-//! the type is checked: [`AgentInput::validate_input`](crate::AgentInput::validate_input),
-//! [`AgentInput::from_input_value`](crate::AgentInput::from_input_value), the output methods of
-//! [`AgentOutput`](crate::AgentOutput), [`BoundarySchema::validate`](crate::BoundarySchema::validate)
-//! (so the runtime, the tool registry and workflows), for both directions of a type that
-//! derives both traits. A value the schema refuses is reported with the schema's violations
+//! the type is checked: [`BoundarySchema::validate`](crate::BoundarySchema::validate), and so
+//! agentio-core's `AgentInput::validate_input`, `AgentInput::from_input_value` and the output
+//! methods of `AgentOutput` (the runtime, the tool registry and workflows), for both directions
+//! of a type that derives both traits. A value the schema refuses is reported with the schema's violations
 //! alone: the rules assume a well-formed value.
 //!
 //! ```

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The answer of [`schema_compatible`].
+/// The answer of [`schema_compatible`](super::schema_compatible).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum Compatibility {

@@ -1,0 +1,114 @@
+//! Stage 3, admission: the input and the context checked against their schemas, the run
+//! prepared.
+
+use std::sync::Arc;
+
+use agentio_core::AgentError;
+use agentio_core::ErrorCode;
+use serde_json::Value;
+
+use crate::typed::RunId;
+use crate::typed::ToolContext;
+use crate::typed::ToolError;
+
+use super::call_5_attempts::{Attempts, max_attempts};
+use super::{Approver, AuditRecord, CallOptions, ToolRegistry};
+
+impl ToolRegistry {
+    /// Everything a call settles before its body may run, synchronously: the tool, its input
+    /// (decoded for a typed tool without files, validated in full otherwise), the host
+    /// context, and the body's [`ToolContext`]. A bad input stops here, before approval.
+    pub(super) fn admit<'r>(
+        &'r self,
+        tool_id: &'r str,
+        input: Value,
+        options: CallOptions,
+        run_id: RunId,
+        audit: Option<&mut AuditRecord>,
+    ) -> Result<Admitted<'r>, ToolError> {
+        let CallOptions {
+            context,
+            progress,
+            cancellation,
+            approver,
+            ..
+        } = options;
+        let tool = self.resolve(tool_id)?;
+        let contract = &tool.contract;
+        if let Some(audit) = audit {
+            audit.tool_version = contract.version.clone();
+            audit.tool_mutates = contract.mutates.clone();
+        }
+
+        // A typed tool without files decodes its input here, checking only what serde leaves
+        // unchecked; every other tool's input is validated in full. Either way a bad input
+        // stops here, before approval, with the same error.
+        let decoded = if tool.plugin.file_contract().is_none() {
+            tool.plugin.__decode(&input)
+        } else {
+            None
+        };
+        let decoded = match decoded {
+            Some(Ok(decoded)) => Some(decoded),
+            Some(Err(err)) => {
+                // A refused value may be deeper than a recursive drop can take.
+                agentio_core::limits::dismantle(input);
+                return Err(err);
+            }
+            None => {
+                if let Err(err) = tool.inputs.get().validate(&input) {
+                    agentio_core::limits::dismantle(input);
+                    return Err(err.into());
+                }
+                None
+            }
+        };
+        if let Some(schema) = &tool.context {
+            schema.validate(&context).map_err(|err| {
+                let violations = err.violations().to_vec();
+                AgentError::new(
+                    ErrorCode::ContextInvalid,
+                    "the host did not supply the context this tool requires",
+                )
+                .with_violations(violations)
+                .with_operator_detail(err.message().to_owned())
+            })?;
+        }
+
+        let mut base = ToolContext::for_call(run_id, Arc::clone(&tool.id), tool.mutates.clone())
+            .with_context(context);
+        if let Some(progress) = progress {
+            base = base.with_progress(progress);
+        }
+        if let Some(cancellation) = cancellation {
+            base = base.with_cancellation(cancellation);
+        }
+        Ok(Admitted {
+            run: Attempts {
+                tool,
+                tool_id,
+                input: Some(input),
+                decoded,
+                base: Some(base),
+            },
+            gated: contract.needs_approval() || self.review_every_call,
+            approver,
+        })
+    }
+}
+
+/// A call whose input and context are settled (see [`ToolRegistry::admit`]).
+pub(super) struct Admitted<'r> {
+    pub(super) run: Attempts<'r>,
+    /// Whether a person (or the approver) must say yes first.
+    pub(super) gated: bool,
+    pub(super) approver: Option<Arc<dyn Approver>>,
+}
+
+impl Admitted<'_> {
+    /// Whether the call is one attempt and nothing else: no approval, no files, no retry.
+    pub(super) fn runs_once(&self) -> bool {
+        let tool = self.run.tool;
+        !self.gated && tool.plugin.file_contract().is_none() && max_attempts(&tool.contract) == 1
+    }
+}
