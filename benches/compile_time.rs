@@ -17,7 +17,9 @@
 //!
 //! Run with `cargo bench -p agentio-benches --bench compile_time` (about a quarter of an hour on
 //! two cores; no criterion: a build is one process, timed whole). `COMPILE_BENCH_TOOLS` sets
-//! the number of tools.
+//! the number of tools. `COMPILE_BENCH_BASELINE=/path/to/another/checkout` adds a fourth
+//! crate, ours built against that checkout's crates, to the same rounds, and prints ours now
+//! against ours then: a change's cost measured in one run.
 #![allow(missing_docs)]
 
 use std::fmt::Write as _;
@@ -235,9 +237,8 @@ quote = "1"
 }
 
 /// A bench crate; `extra` is more of its `[dependencies]`.
-fn write_crate(dir: &Path, name: &str, source: &str, extra: &str) {
+fn write_crate(dir: &Path, name: &str, source: &str, extra: &str, root: &Path) {
     std::fs::create_dir_all(dir.join("src")).expect("creates the crate");
-    let root = root();
     let manifest = format!(
         r#"[package]
 name = "{name}"
@@ -254,8 +255,8 @@ schemars = "1.2"
 # A workspace of its own (it lives under this repository's target directory).
 [workspace]
 "#,
-        core = root.join("agentio-core").display(),
-        tool = root.join("agentio-tools").display(),
+        core = root.join("io-core").display(),
+        tool = root.join("io-typed-tool").display(),
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).expect("writes the manifest");
     std::fs::write(dir.join("src/lib.rs"), source).expect("writes the source");
@@ -323,23 +324,35 @@ fn main() {
         "bench-macros = {{ path = \"{}\" }}\n",
         base.join("bench-macros").display()
     );
-    // Ours, the plain floor, and the floor of any macro.
-    let crates = [
+    // Ours, the plain floor, the floor of any macro, and (with a baseline) ours then.
+    let here = root();
+    let baseline = std::env::var_os("COMPILE_BENCH_BASELINE").map(PathBuf::from);
+    let mut crates = vec![
         (
             "bench-ours",
             with_macros(tools, "agentio_core", "agentio_tools::tool"),
             "",
+            here.clone(),
         ),
-        ("bench-plain", plain(tools), ""),
+        ("bench-plain", plain(tools), "", here.clone()),
         (
             "bench-minimal",
             with_macros(tools, "bench_macros", "bench_macros::tool"),
             macros.as_str(),
+            here.clone(),
         ),
     ];
-    for (name, source, extra) in &crates {
+    if let Some(baseline) = &baseline {
+        crates.push((
+            "bench-ours-before",
+            with_macros(tools, "agentio_core", "agentio_tools::tool"),
+            "",
+            baseline.clone(),
+        ));
+    }
+    for (name, source, extra, root) in &crates {
         let dir = base.join(name);
-        write_crate(&dir, name, source, extra);
+        write_crate(&dir, name, source, extra, root);
         // Dependencies, once, untimed.
         cargo(&dir, &target, &["build", "--quiet", "--offline"]);
     }
@@ -362,18 +375,20 @@ fn main() {
         std::fs::write(&lib, text).expect("writes");
         cargo(&dir, &target, &["build", "--quiet", "--offline"])
     };
-    let names = crates.map(|(name, ..)| name);
-    // One build of each crate, starting with crate `round % 3`: [ours, plain, minimal].
+    let names: Vec<&str> = crates.iter().map(|(name, ..)| *name).collect();
+    let count = names.len();
+    // One build of each crate, starting with crate `round % count`: [ours, plain, minimal,
+    // (ours before)].
     let each = |build: &dyn Fn(&str) -> Cost, round: usize| {
-        let mut costs = [Cost::default(); 3];
-        for k in 0..3 {
-            let at = (round + k) % 3;
+        let mut costs = vec![Cost::default(); count];
+        for k in 0..count {
+            let at = (round + k) % count;
             costs[at] = build(names[at]);
         }
         costs
     };
-    // [full, incremental] × [ours, plain, minimal], every round.
-    let mut costs: [[Vec<Cost>; 3]; 2] = Default::default();
+    // [full, incremental] × [ours, plain, minimal, (ours before)], every round.
+    let mut costs: [Vec<Vec<Cost>>; 2] = [vec![Vec::new(); count], vec![Vec::new(); count]];
     for round in 0..ROUNDS {
         let full = each(&full, round);
         let incremental = each(&|name| incremental(name, round), round);
@@ -420,7 +435,7 @@ fn main() {
             ratios[ROUNDS - 1]
         )
     };
-    let rows = [
+    let mut rows = vec![
         (
             "`#[tool]` + derives / plain serde + schemars + hand-written impls",
             0,
@@ -433,6 +448,9 @@ fn main() {
         ),
         ("`#[tool]` + derives / the minimal macros", 0, 2),
     ];
+    if baseline.is_some() {
+        rows.push(("`#[tool]` + derives now / the same against the baseline", 0, 3));
+    }
     for (what, a, b) in rows {
         println!(
             "compile time, {tools} tools, {what}, median of {ROUNDS} interleaved rounds: full {}, incremental {} (wall clock)",
