@@ -449,7 +449,11 @@ fn main() {
         ("`#[tool]` + derives / the minimal macros", 0, 2),
     ];
     if baseline.is_some() {
-        rows.push(("`#[tool]` + derives now / the same against the baseline", 0, 3));
+        rows.push((
+            "`#[tool]` + derives now / the same against the baseline",
+            0,
+            3,
+        ));
     }
     for (what, a, b) in rows {
         println!(

@@ -8,7 +8,8 @@
 //!
 //! | module | package | what it holds | feature |
 //! |---|---|---|---|
-//! | [`core`] | `agentio-core` | `AgentInput`/`AgentOutput`, schemas and validation, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts, schema profiles | always |
+//! | [`schema`] | `agentio-schema` | the JSON Schema engine: `BoundarySchema`, validation and `SchemaError`, residual validation, client profiles, schema inclusion, limits, rules | always |
+//! | [`core`] | `agentio-core` | `AgentInput`/`AgentOutput`, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts (re-exports `schema` at its old paths) | always |
 //! | [`tools`] | `agentio-tools` | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
 //! | [`workflow`] | `agentio-workflow` | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
 //! | `mcp` | `agentio-mcp` | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry | `mcp` |
@@ -18,6 +19,7 @@
 extern crate self as agentio;
 
 pub use agentio_core as core;
+pub use agentio_schema as schema;
 pub use schemars;
 pub use serde;
 pub use serde_json;

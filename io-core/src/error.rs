@@ -497,12 +497,7 @@ impl From<&str> for AgentError {
 impl From<SchemaError> for AgentError {
     fn from(err: SchemaError) -> Self {
         let (code, message, violations, detail) = err.into_parts();
-        let code = match code {
-            SchemaErrorCode::InputInvalid => ErrorCode::InputInvalid,
-            SchemaErrorCode::OutputInvalid => ErrorCode::OutputInvalid,
-            _ => ErrorCode::Internal,
-        };
-        let err = AgentError::new(code, message).with_violations(violations);
+        let err = AgentError::new(ErrorCode::from(code), message).with_violations(violations);
         match detail {
             Some(detail) => err.with_operator_detail(detail),
             None => err,
@@ -510,9 +505,69 @@ impl From<SchemaError> for AgentError {
     }
 }
 
+/// A schema error's code is the agent error's code of the same name, so code written against
+/// `ErrorCode` when [`BoundarySchema`](crate::BoundarySchema) returned `AgentError` compares
+/// as before.
+///
+/// ```
+/// use agentio_core::{BoundarySchema, Direction, ErrorCode};
+/// use serde_json::json;
+///
+/// let schema = BoundarySchema::from_value("Count", Direction::Input, json!({ "type": "integer" }));
+/// let err = schema.validate(&json!("x")).unwrap_err();
+/// assert_eq!(err.code(), ErrorCode::InputInvalid);
+/// assert_eq!(ErrorCode::from(err.code()), ErrorCode::InputInvalid);
+/// ```
+impl From<SchemaErrorCode> for ErrorCode {
+    fn from(code: SchemaErrorCode) -> Self {
+        match code {
+            SchemaErrorCode::InputInvalid => ErrorCode::InputInvalid,
+            SchemaErrorCode::OutputInvalid => ErrorCode::OutputInvalid,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+impl PartialEq<ErrorCode> for SchemaErrorCode {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<SchemaErrorCode> for ErrorCode {
+    fn eq(&self, other: &SchemaErrorCode) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_error_code_is_the_agent_error_code_of_its_name() {
+        let pairs = [
+            (SchemaErrorCode::InputInvalid, ErrorCode::InputInvalid),
+            (SchemaErrorCode::OutputInvalid, ErrorCode::OutputInvalid),
+            (SchemaErrorCode::Internal, ErrorCode::Internal),
+        ];
+        for (schema, agent) in &pairs {
+            assert_eq!(ErrorCode::from(*schema), *agent);
+            assert_eq!(schema.as_str(), agent.as_str());
+            for (_, other) in &pairs {
+                assert_eq!(
+                    *schema == *other,
+                    agent == other,
+                    "{schema} against {other}"
+                );
+                assert_eq!(
+                    *other == *schema,
+                    agent == other,
+                    "{other} against {schema}"
+                );
+            }
+        }
+    }
 
     fn known() -> Vec<(ErrorCode, &'static str, bool)> {
         vec![

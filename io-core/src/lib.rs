@@ -36,6 +36,10 @@
 //!   [`skill::SkillProblem::Unproven`], beside the incompatible ones, so that a careful host
 //!   decides. A typed producer is described by what it can produce (derived structs closed,
 //!   [`BoundarySchema::produced_schema`]); the schema it advertises stays open.
+//! - **The schema engine is its own crate** (`agentio-schema`), which knows nothing of agents:
+//!   [`BoundarySchema`]'s checks return a [`SchemaError`], which becomes an [`AgentError`] with
+//!   `?` or `From` (code, message, violations and detail kept), and whose code compares equal
+//!   to the [`ErrorCode`] of its name. Everything else keeps the path it had in this crate.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod ceiling;
