@@ -579,6 +579,8 @@ impl AgentRuntime {
             .as_ref()
             .map(|f| (f.io, f.workspace.clone(), f.observer.clone()))
         else {
+            // No scratch root is injected, so a caller's `_workflowFsRoot` would reach the core.
+            crate::files::refuse_caller_fs_root(&input)?;
             return Self::validated_turn(self.core.as_mut(), input, ctx).await;
         };
         let host = FileHost {

@@ -16,6 +16,37 @@ use crate::{BoundarySchema, Direction};
 /// The reserved input property through which the host hands a body its scratch root.
 pub const FS_ROOT_FIELD: &str = "_workflowFsRoot";
 
+/// Refuses an input that carries [`FS_ROOT_FIELD`] when the host will not set it.
+///
+/// AIP-16 has the host overwrite a caller's `_workflowFsRoot` when a unit declares files. A
+/// unit that declares none gets no scratch root, so a caller's value would reach the body
+/// unchanged and name any directory it likes; agent-io refuses it instead (`input_invalid` at
+/// `/_workflowFsRoot`), on every contract: the field is the host's, never a caller's.
+///
+/// ```
+/// use agentio_core::files::refuse_caller_fs_root;
+/// use serde_json::json;
+///
+/// assert!(refuse_caller_fs_root(&json!({ "city": "Oslo" })).is_ok());
+/// let err = refuse_caller_fs_root(&json!({ "_workflowFsRoot": "/etc" })).unwrap_err();
+/// assert_eq!(err.code().as_str(), "input_invalid");
+/// assert_eq!(err.violations()[0].pointer, "/_workflowFsRoot");
+/// ```
+pub fn refuse_caller_fs_root(input: &Value) -> Result<(), AgentError> {
+    match input.as_object() {
+        Some(object) if object.contains_key(FS_ROOT_FIELD) => Err(AgentError::new(
+            ErrorCode::InputInvalid,
+            "`_workflowFsRoot` is set by the host, never by a caller",
+        )
+        .with_violations(vec![Violation {
+            pointer: format!("/{FS_ROOT_FIELD}"),
+            keyword: "reserved".into(),
+            message: "the host's scratch root; a caller may not supply it".into(),
+        }])),
+        _ => Ok(()),
+    }
+}
+
 /// `ro` or `rw`: a convention AIP-16 records but does not enforce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

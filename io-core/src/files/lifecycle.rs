@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::{AgentError, ErrorCode};
-use crate::files::handle::{FS_ROOT_FIELD, IoHandle, path_error};
+use crate::files::handle::{FS_ROOT_FIELD, IoHandle, path_error, refuse_caller_fs_root};
 use crate::files::mutates::covers_workspace_path;
 use crate::files::path::{PathError, RunVars, Workspace, WriteError, copy_hashed, interpolate};
 
@@ -247,7 +247,9 @@ where
     };
     let mut input = if input.is_null() { json!({}) } else { input };
     if !io.has_files() {
-        let result = match io.validate_input(&input) {
+        // No scratch root is injected, so a caller's `_workflowFsRoot` would reach the body.
+        let checked = refuse_caller_fs_root(&input).and_then(|()| io.validate_input(&input));
+        let result = match checked {
             Ok(()) => body(input).await,
             Err(err) => {
                 crate::limits::dismantle(input);

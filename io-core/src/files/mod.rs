@@ -31,7 +31,7 @@ mod path;
 pub(crate) use handle::build_io;
 pub use handle::{
     FS_ROOT_FIELD, FileEntry, FileMode, FsRoot, IoDefinition, IoDefinitionError, IoHandle,
-    define_io_handle,
+    define_io_handle, refuse_caller_fs_root,
 };
 pub use lifecycle::{FileEvent, FileHost, FileObserver, FileRecord, FileRunRecord, run_with_files};
 pub use mutates::{MUTATION_CLASSES, covers_workspace_path, mutation_covers};

@@ -38,12 +38,16 @@ impl ToolRegistry {
         if let Some(audit) = audit {
             audit.tool_version = contract.version.clone();
             audit.tool_mutates = contract.mutates.clone();
+            audit.tool_cost_class = contract.cost_class;
         }
 
         // A typed tool without files decodes its input here, checking only what serde leaves
         // unchecked; every other tool's input is validated in full. Either way a bad input
         // stops here, before approval, with the same error.
         let decoded = if tool.plugin.file_contract().is_none() {
+            // No scratch root is injected, so a caller's `_workflowFsRoot` would reach the
+            // body: the field is the host's (a file contract overwrites it, AIP-16).
+            agentio_core::files::refuse_caller_fs_root(&input)?;
             tool.plugin.__decode(&input)
         } else {
             None
