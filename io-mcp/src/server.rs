@@ -8,8 +8,8 @@ use std::task::Poll;
 use std::time::Duration;
 
 use agentio_tools::{
-    Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, Export,
-    ExportError, Progress, ProgressReporter, ProgressSink, ToolError, ToolRegistry,
+    Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, CostClass,
+    Export, ExportError, Progress, ProgressReporter, ProgressSink, ToolError, ToolRegistry,
 };
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -426,7 +426,11 @@ impl McpServer {
     ) -> Result<Started<'_>, Box<Result<CallToolResponse, McpError>>> {
         let Some(Target { id: target, gated }) = self.names.get(request.name.as_ref()) else {
             return Err(Box::new(Err(McpError::invalid_params(
-                format!("unknown tool: `{}`", request.name),
+                // The name is the caller's: escaped and bounded before it is echoed.
+                format!(
+                    "unknown tool: `{}`",
+                    agentio_core::limits::bounded_display(&request.name.escape_debug(), 128)
+                ),
                 None,
             ))));
         };
@@ -671,6 +675,7 @@ fn question(target: &str, registry: &ToolRegistry, input: &Value) -> ApprovalReq
         approval: contract.map_or(Approval::Always, |c| c.approval.clone()),
         mutates: contract.map(|c| c.mutates.clone()).unwrap_or_default(),
         risk_level: contract.map_or(0, |c| c.risk_level),
+        cost_class: contract.map_or(CostClass::Trivial, |c| c.cost_class),
         input: input.clone(),
     }
 }
@@ -835,10 +840,36 @@ impl McpServer {
             .map_err(|e| ServeError::new("the stdio session ended abnormally", e))
     }
 
-    /// The server as rmcp's streamable HTTP tower service (sessions kept in memory; loopback
-    /// `Host`s only, rmcp's DNS-rebinding guard), to mount at a path of your own router.
+    /// The server as rmcp's streamable HTTP tower service (sessions kept in memory), to mount
+    /// at a path of your own router, with the defaults of [`Self::default_http_config`]:
+    /// loopback `Host`s and loopback `Origin`s only.
     pub fn http_service(self) -> StreamableHttpService<McpServer, LocalSessionManager> {
-        self.http_service_with(StreamableHttpServerConfig::default())
+        self.http_service_with(Self::default_http_config())
+    }
+
+    /// The HTTP configuration [`Self::http_service`] and [`Self::serve_http`] use: rmcp's
+    /// defaults, with the `Origin` check on. The MCP spec says a streamable HTTP server MUST
+    /// validate `Origin` (a web page's request to a local server carries its own); rmcp checks
+    /// it only when given an allow-list, so agent-io gives one. The allow-lists:
+    ///
+    /// - `Host`: `localhost`, `127.0.0.1`, `::1` (rmcp's DNS-rebinding guard);
+    /// - `Origin`: `http://localhost`, `http://127.0.0.1` and `http://[::1]`, any port. A request
+    ///   without `Origin` (not from a browser) passes; any other `Origin` is `403 Forbidden`.
+    ///
+    /// A server behind a proxy, or for a web app, sets its own with [`Self::http_service_with`]
+    /// (`StreamableHttpServerConfig::with_allowed_hosts` and `with_allowed_origins`).
+    ///
+    /// ```
+    /// let config = agentio_mcp::McpServer::default_http_config();
+    /// assert_eq!(config.allowed_hosts, ["localhost", "127.0.0.1", "::1"]);
+    /// assert!(config.allowed_origins.contains(&"http://127.0.0.1:*".to_owned()));
+    /// ```
+    pub fn default_http_config() -> StreamableHttpServerConfig {
+        StreamableHttpServerConfig::default().with_allowed_origins([
+            "http://localhost:*",
+            "http://127.0.0.1:*",
+            "http://[::1]:*",
+        ])
     }
 
     /// [`Self::http_service`] with rmcp's configuration (allowed hosts and origins, body
@@ -1102,6 +1133,7 @@ mod tests {
             approval: Approval::Always,
             mutates: vec!["external:ledger".into()],
             risk_level: 2,
+            cost_class: CostClass::Trivial,
             input: json!({ "text": "pay rent" }),
         };
         let message = approval_message(&request);

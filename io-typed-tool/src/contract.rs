@@ -168,8 +168,9 @@ impl ToolContract {
         format!("{}@{major}", self.id)
     }
 
-    /// Whether a call needs a host approver's yes, by the approval class and `mutates` (an
-    /// example is on [`Self::new`]).
+    /// Whether a call needs a host approver's yes, by the approval class and `mutates`, and for
+    /// every `expensive` call (AIP-14: "warn the user before invoking"; the approver is how a
+    /// host reaches its user).
     ///
     /// ```
     /// use agentio_tools::{Approval, ToolContract};
@@ -184,13 +185,21 @@ impl ToolContract {
     /// assert!(!contract.needs_approval());
     /// contract.approval = Approval::Policy("finance-review".into());
     /// assert!(contract.needs_approval());
+    /// // An expensive call warns the user first (AIP-14), whatever the approval class.
+    /// contract.approval = Approval::Auto;
+    /// contract.cost_class = agentio_tools::CostClass::Expensive;
+    /// assert!(contract.needs_approval());
     /// ```
     pub fn needs_approval(&self) -> bool {
-        match &self.approval {
-            Approval::Auto => false,
-            Approval::Always | Approval::Policy(_) => true,
-            Approval::OnMutate => !self.mutates.is_empty(),
-        }
+        // AIP-14: `expensive` means "warn the user before invoking", and the approver is the
+        // host's one channel to its user, so an expensive call is asked about whatever its
+        // approval class.
+        self.cost_class == CostClass::Expensive
+            || match &self.approval {
+                Approval::Auto => false,
+                Approval::Always | Approval::Policy(_) => true,
+                Approval::OnMutate => !self.mutates.is_empty(),
+            }
     }
 }
 

@@ -4,7 +4,7 @@ use agentio_core::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::contract::Approval;
+use crate::contract::{Approval, CostClass};
 
 /// What the host's approver is asked before a gated call runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -21,8 +21,31 @@ pub struct ApprovalRequest {
     pub mutates: Vec<String>,
     /// The contract's risk level.
     pub risk_level: u8,
+    /// The contract's cost class: an `expensive` call is always asked about, so that the host
+    /// can warn its user before it runs (AIP-14).
+    pub cost_class: CostClass,
     /// The validated arguments.
     pub input: Value,
+}
+
+impl ApprovalRequest {
+    /// The policy an `approval: policy:<ref>` contract defers to, for the approver to apply.
+    ///
+    /// ```
+    /// use agentio_tools::{Approval, ApprovalRequest, CostClass};
+    /// let request = ApprovalRequest {
+    ///     run_id: "r1".into(), tool_id: "pay".into(), identity: "pay@1".into(),
+    ///     approval: Approval::Policy("finance-review".into()), mutates: vec![],
+    ///     risk_level: 2, cost_class: CostClass::Expensive, input: serde_json::json!({}),
+    /// };
+    /// assert_eq!(request.policy(), Some("finance-review"));
+    /// ```
+    pub fn policy(&self) -> Option<&str> {
+        match &self.approval {
+            Approval::Policy(reference) => Some(reference),
+            _ => None,
+        }
+    }
 }
 
 /// An approver's answer.

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use agentio_core::files::FileRunRecord;
 use serde::Serialize;
 
-use crate::contract::ToolContract;
+use crate::contract::{CostClass, ToolContract};
 
 use super::approval::ApprovalOutcome;
 
@@ -24,6 +24,8 @@ pub struct AuditRecord {
     pub tool_version: String,
     /// The contract's declared mutations: what an auditor joins against observed effects.
     pub tool_mutates: Vec<String>,
+    /// The contract's cost class (an `expensive` call is visible here as in the approval).
+    pub tool_cost_class: CostClass,
     /// The argument keys (never the values: they may hold personal data).
     pub input_keys: Vec<String>,
     /// How approval went.

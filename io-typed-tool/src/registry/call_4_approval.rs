@@ -29,6 +29,7 @@ impl ToolRegistry {
             approval: contract.approval.clone(),
             mutates: contract.mutates.clone(),
             risk_level: contract.risk_level,
+            cost_class: contract.cost_class,
             input: input.clone(),
         };
         let decision = match approver.or(self.approver.as_ref()) {

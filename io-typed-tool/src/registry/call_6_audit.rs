@@ -11,6 +11,7 @@ use agentio_core::files::RunVars;
 use agentio_core::files::run_with_files;
 use serde_json::Value;
 
+use crate::contract::CostClass;
 use crate::typed::RunId;
 use crate::typed::ToolError;
 
@@ -35,6 +36,7 @@ impl ToolRegistry {
             tool_id: tool_id.to_owned(),
             tool_version: String::new(),
             tool_mutates: Vec::new(),
+            tool_cost_class: CostClass::Trivial,
             input_keys: input
                 .as_object()
                 .map(|object| object.keys().cloned().collect())
