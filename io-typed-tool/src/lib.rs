@@ -47,6 +47,7 @@
 #![doc = include_str!("../CLAUSES.md")]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod action;
 mod call;
 pub mod chain;
 mod check;
@@ -61,6 +62,7 @@ pub mod manifest_limits;
 mod registry;
 mod typed;
 
+pub use crate::action::Action;
 pub use crate::call::{Cancellation, Progress, ProgressReporter, ProgressSink};
 pub use crate::check::{ContractProblem, RegistrationError};
 pub use crate::contract::{

@@ -11,8 +11,11 @@ impl ToolRegistry {
     /// The registered tool a caller means: `id@major` names one exactly; a bare `id` names the
     /// only registered major of that id, and is ambiguous when there are several.
     pub(super) fn resolve(&self, tool_id: &str) -> Result<&RegisteredTool, ToolError> {
-        let not_found =
-            || AgentError::new(ErrorCode::NotFound, format!("there is no tool `{tool_id}`"));
+        // The id is the caller's: escaped and bounded before it is echoed.
+        let not_found = || {
+            let shown = agentio_core::limits::bounded_display(&tool_id.escape_debug(), 128);
+            AgentError::new(ErrorCode::NotFound, format!("there is no tool `{shown}`"))
+        };
         if tool_id.contains('@') {
             return self
                 .tools

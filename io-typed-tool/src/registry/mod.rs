@@ -142,6 +142,8 @@ pub struct ToolRegistry {
     audit: Option<Arc<dyn AuditSink>>,
     workspace: Option<Workspace>,
     file_observer: Option<Arc<dyn FileObserver>>,
+    /// The AIP-39 actions tools may `implement`, by reference.
+    actions: Vec<crate::action::Action>,
 }
 
 impl Default for ToolRegistry {
@@ -182,6 +184,7 @@ impl ToolRegistry {
             audit: None,
             workspace: None,
             file_observer: None,
+            actions: Vec::new(),
         }
     }
 
@@ -559,6 +562,49 @@ impl ToolRegistry {
             Ok(value) => agentio_core::ok_envelope(value),
             Err(err) => err.to_envelope(),
         }
+    }
+
+    /// Makes an AIP-39 action known by its reference (`storage:commit`), for the tools that
+    /// `implements` it: registering such a tool checks that it only narrows the action
+    /// (AIP-14), and fills each field it leaves at its default from the action. Register the
+    /// action first; a tool naming an unknown action is refused. (The rules, and where they
+    /// read AIP-14 one way, are on [`Action`](crate::Action).)
+    ///
+    /// ```
+    /// use agentio_core::BoxFuture;
+    /// use agentio_tools::{Action, Approval, ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry};
+    /// use serde_json::{Value, json};
+    /// use std::sync::Arc;
+    ///
+    /// struct Tool(ToolContract);
+    /// impl ToolPlugin for Tool {
+    ///     fn tool_contract(&self) -> ToolContract { self.0.clone() }
+    ///     fn execute<'a>(&'a self, input: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+    ///         Box::pin(async move { Ok(input) })
+    ///     }
+    /// }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// let mut commit = Action::new("storage:commit");
+    /// commit.mutates = vec!["workspace:/".into()];
+    /// commit.approval = Approval::Always;
+    /// registry.register_action(commit);
+    ///
+    /// let mut tool = ToolContract::new("git.commit", "1.0.0", "Commits.", json!({ "type": "object" }), json!({}));
+    /// tool.implements = Some(json!("storage:commit"));
+    /// tool.mutates = vec!["workspace:/".into()];
+    /// tool.approval = Approval::OnMutate; // looser than the action's `always`
+    /// let err = registry.register_plugin(Arc::new(Tool(tool.clone()))).unwrap_err();
+    /// assert_eq!(err.problems[0].pointer, "/approval");
+    ///
+    /// tool.approval = Approval::Auto; // left at the default: inherited
+    /// registry.register_plugin(Arc::new(Tool(tool))).unwrap();
+    /// assert_eq!(registry.contract("git.commit").unwrap().approval, Approval::Always);
+    /// ```
+    pub fn register_action(&mut self, action: crate::action::Action) -> &mut Self {
+        self.actions.retain(|known| known.id != action.id);
+        self.actions.push(action);
+        self
     }
 
     /// Registers a tool with JSON in and out: a body that is not typed Rust (a script, a

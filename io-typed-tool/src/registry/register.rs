@@ -16,7 +16,20 @@ impl ToolRegistry {
         &mut self,
         plugin: Arc<dyn ToolPlugin>,
     ) -> Result<(), RegistrationError> {
-        let contract = plugin.tool_contract();
+        let mut contract = plugin.tool_contract();
+        // AIP-14 "Action implementation": inherit the action, narrow only.
+        if let Some(implements) = contract.implements.clone() {
+            let problems = match crate::action::resolve(&implements, &self.actions) {
+                Ok(action) => crate::action::narrow(&mut contract, &action),
+                Err(problem) => vec![problem],
+            };
+            if !problems.is_empty() {
+                return Err(RegistrationError {
+                    tool_id: contract.id.clone(),
+                    problems,
+                });
+            }
+        }
         // Identity is `id@major` (AIP-14 "Stable identity"): two majors of one id are two tools.
         let identity = contract.identity();
         if self.tools.contains_key(&identity) {
