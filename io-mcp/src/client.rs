@@ -2,13 +2,19 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentio_core::{AgentError, BoxFuture, ErrorCode};
 use agentio_tools::{
     Approval, RegistrationError, ToolContext, ToolContract, ToolError, ToolPlugin, ToolRegistry,
 };
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientRequest, ListToolsRequest, PaginatedRequestParams,
+    ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -21,6 +27,16 @@ pub enum ClientError {
     Connect(String),
     /// A request to the server failed (transport closed, protocol error).
     Request(String),
+    /// The server did not answer within the request timeout.
+    Timeout {
+        /// What was asked (`initialize`, `tools/list`).
+        request: &'static str,
+        /// The timeout it had.
+        after: Duration,
+    },
+    /// The server sent more than an import accepts: too many pages or tools, or a list that
+    /// never ends. Nothing was registered.
+    Bound(String),
     /// Tools the server lists that could not be registered, each with why. The tools that
     /// could be registered were.
     Refused(Vec<RefusedTool>),
@@ -40,6 +56,17 @@ impl fmt::Display for ClientError {
         match self {
             ClientError::Connect(reason) => write!(f, "cannot connect to the MCP server: {reason}"),
             ClientError::Request(reason) => write!(f, "the MCP server did not answer: {reason}"),
+            ClientError::Timeout { request, after } => write!(
+                f,
+                "the MCP server did not answer `{request}` within {} ms",
+                after.as_millis()
+            ),
+            ClientError::Bound(reason) => {
+                write!(
+                    f,
+                    "the MCP server sent more than an import accepts: {reason}"
+                )
+            }
             ClientError::Refused(refused) => {
                 write!(f, "{} remote tool(s) could not be imported:", refused.len())?;
                 for tool in refused {
@@ -62,6 +89,84 @@ pub struct ImportedTool {
     pub tool_id: String,
 }
 
+/// The default time a server has to answer one request of the connection or of an import
+/// (`initialize`, each `tools/list` page). Calls have their contract's `timeout_ms`.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What an import accepts from a server, and whether the server is trusted.
+///
+/// A remote server describes its own tools: its names, schemas and annotations are claims, not
+/// facts. The defaults bound what one import can cost (pages, tools, bytes, nesting and the
+/// size a schema reaches once its references are expanded, all checked before anything is
+/// compiled) and treat the server as untrusted: every imported tool is gated (it mutates
+/// `external:mcp/<namespace>` and needs approval), whatever its `readOnlyHint` says.
+/// [`Self::trusted`] is the host's explicit, per-server decision to believe the hints.
+///
+/// ```
+/// use agentio_mcp::ImportOptions;
+/// use std::time::Duration;
+///
+/// let options = ImportOptions::default();
+/// assert!(!options.trusted);
+/// assert_eq!(options.max_tools, 512);
+/// let mut mine = ImportOptions::default().trusted().with_request_timeout(Duration::from_secs(5));
+/// mine.max_tools = 20;
+/// assert!(mine.trusted);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportOptions {
+    /// Believe the server's annotations: a `readOnlyHint: true` tool is imported with no
+    /// `mutates` and `approval: auto`. Off by default (MCP: "clients MUST consider tool
+    /// annotations to be untrusted unless they come from trusted servers").
+    pub trusted: bool,
+    /// How long each `tools/list` page may take.
+    pub request_timeout: Duration,
+    /// How many `tools/list` pages an import follows (a server whose cursor never ends is
+    /// refused, not followed forever).
+    pub max_pages: usize,
+    /// How many tools an import accepts in all.
+    pub max_tools: usize,
+    /// How large one tool's input or output schema may be, as JSON text.
+    pub max_schema_bytes: usize,
+    /// How deep one schema may nest.
+    pub max_schema_depth: usize,
+    /// How many nodes one schema may become once its references are expanded
+    /// ([`agentio_core::limits::check_expansion`]): bounds the cost of checking a value.
+    pub max_schema_nodes: usize,
+    /// How long a tool's name may be, in bytes (MCP: 1 to 128 characters).
+    pub max_name_bytes: usize,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            trusted: false,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_pages: 64,
+            max_tools: 512,
+            max_schema_bytes: 256 * 1024,
+            max_schema_depth: 32,
+            max_schema_nodes: 50_000,
+            max_name_bytes: 128,
+        }
+    }
+}
+
+impl ImportOptions {
+    /// Marks the server trusted: its annotations are believed (see [`Self::trusted`]).
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+
+    /// Sets [`Self::request_timeout`].
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+}
+
 /// A connection to an MCP server whose tools can be imported into a [`ToolRegistry`].
 ///
 /// Imported tools are [`ToolPlugin`]s whose contract is built from the server's `tools/list`
@@ -73,10 +178,18 @@ pub struct ImportedTool {
 /// How a remote tool's contract is built:
 /// - id: `<namespace>.<name>`, the name lowercased with `_` and other characters outside the
 ///   id alphabet turned into `-` (`get_weather` -> `weather.get-weather`); a name that still
-///   maps to no valid id is refused, by name, in [`ClientError::Refused`];
-/// - `readOnlyHint: true` -> no `mutates`, approval `auto`; otherwise the tool is treated as
-///   it would be by an MCP host that trusts nothing (the protocol's default is destructive):
-///   it mutates `external:mcp/<namespace>` and needs approval (`on-mutate`);
+///   maps to no valid id, or that is longer than [`ImportOptions::max_name_bytes`] or holds
+///   characters outside printable ASCII, is refused, by name, in [`ClientError::Refused`];
+/// - trust: from an untrusted server (the default), every tool mutates
+///   `external:mcp/<namespace>` and needs approval (`on-mutate`), whatever its annotations
+///   claim; they are kept, as hints for the person approving, under `metadata.mcpAnnotations`.
+///   From a server the host marked [trusted](ImportOptions::trusted), `readOnlyHint: true`
+///   gives no `mutates` and approval `auto`, and any other tool is gated as above (the
+///   protocol's default is destructive);
+/// - bounds: the pages, tools, schema sizes, nesting and reference expansion an import
+///   accepts ([`ImportOptions`]) are checked before any schema is compiled; a tool past a
+///   schema bound is refused, named, and the others are imported; every request has a
+///   timeout; remote names, descriptions, codes and messages are clipped;
 /// - `idempotentHint` -> `idempotent`;
 /// - the output is `structuredContent`; a tool without `outputSchema` answers
 ///   `{"content": [...]}`, its content blocks as the server sent them;
@@ -100,6 +213,23 @@ pub struct McpClient {
     service: RunningService<RoleClient, ()>,
 }
 
+/// The handshake, bounded by the default request timeout: a server that never answers
+/// `initialize` is a timeout, not a hang.
+async fn handshake<T, E, A>(transport: T) -> Result<McpClient, ClientError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout(DEFAULT_REQUEST_TIMEOUT, ().serve(transport)).await {
+        Ok(Ok(service)) => Ok(McpClient { service }),
+        Ok(Err(e)) => Err(ClientError::Connect(clipped(e.to_string()))),
+        Err(_) => Err(ClientError::Timeout {
+            request: "initialize",
+            after: DEFAULT_REQUEST_TIMEOUT,
+        }),
+    }
+}
+
 impl McpClient {
     /// Starts `command` as a child process and speaks MCP over its stdin and stdout.
     ///
@@ -120,8 +250,37 @@ impl McpClient {
     pub async fn spawn(command: tokio::process::Command) -> Result<Self, ClientError> {
         let transport =
             TokioChildProcess::new(command).map_err(|e| ClientError::Connect(e.to_string()))?;
-        let service = ().serve(transport).await.map_err(|e| ClientError::Connect(e.to_string()))?;
-        Ok(McpClient { service })
+        handshake(transport).await
+    }
+
+    /// Speaks MCP over a byte stream pair (a socket, a pipe, an in-memory duplex), one JSON
+    /// message per line; a line longer than `max_message_bytes` is dropped unread (so a reply
+    /// that large never arrives, and its request times out).
+    ///
+    /// ```
+    /// use agentio_mcp::{ClientError, McpClient};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // A "server" that closes at once: the handshake fails, named, instead of hanging.
+    /// let (ours, theirs) = tokio::io::duplex(1024);
+    /// drop(theirs);
+    /// let (read, write) = tokio::io::split(ours);
+    /// let err = McpClient::connect_io(read, write, 1 << 20).await.unwrap_err();
+    /// assert!(matches!(err, ClientError::Connect(_)), "{err}");
+    /// # });
+    /// ```
+    pub async fn connect_io<R, W>(
+        read: R,
+        write: W,
+        max_message_bytes: usize,
+    ) -> Result<Self, ClientError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let transport: AsyncRwTransport<RoleClient, R, W> =
+            AsyncRwTransport::new(read, write).with_max_line_length(max_message_bytes);
+        handshake(transport).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://host:port/mcp`).
@@ -130,7 +289,7 @@ impl McpClient {
     /// the local registry (validated both ways on this side too), and the connection closed.
     ///
     /// ```
-    /// use agentio_mcp::{McpClient, McpServer};
+    /// use agentio_mcp::{ImportOptions, McpClient, McpServer};
     /// use agentio_tools::{ToolError, ToolRegistry, tool};
     /// use serde_json::json;
     ///
@@ -157,7 +316,14 @@ impl McpClient {
     ///     assert_eq!(client.list_tools().await?[0].name, "greet");
     ///
     ///     let mut registry = ToolRegistry::new();
-    ///     let imported = client.import_into(&mut registry, "remote").await?;
+    ///     // Untrusted (the default): the server's own "read-only" claim lowers nothing.
+    ///     let mut untrusted = ToolRegistry::new();
+    ///     client.import_into(&mut untrusted, "remote").await?;
+    ///     let gated = untrusted.call("remote.greet", json!({ "name": "Oslo" })).await.unwrap_err();
+    ///     assert_eq!(gated.code().as_str(), "approval_denied");
+    ///     // Our own server, so the host trusts it, explicitly.
+    ///     let trusted = ImportOptions::default().trusted();
+    ///     let imported = client.import_into_with(&mut registry, "remote", &trusted).await?;
     ///     assert_eq!(imported[0].tool_id, "remote.greet");
     ///     let out = registry.call("remote.greet", json!({ "name": "Oslo" })).await?;
     ///     assert_eq!(out, json!({ "text": "Hello, Oslo!" }));
@@ -171,8 +337,17 @@ impl McpClient {
     /// ```
     pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-        let service = ().serve(transport).await.map_err(|e| ClientError::Connect(e.to_string()))?;
-        Ok(McpClient { service })
+        handshake(transport).await
+    }
+
+    /// [`Self::connect_http`], sending `token` as `Authorization: Bearer <token>` on every
+    /// request, for a server that is an OAuth protected resource (the MCP authorization
+    /// spec). rmcp's transport bounds each reply (16 MiB of JSON, 16 MiB per SSE event).
+    pub async fn connect_http_with_token(url: &str, token: &str) -> Result<Self, ClientError> {
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        handshake(transport).await
     }
 
     /// The connection, for requests this type does not wrap (an example is on
@@ -181,16 +356,82 @@ impl McpClient {
         self.service.peer()
     }
 
-    /// Every tool the server lists (all pages; an example is on [`Self::connect_http`]).
+    /// Every tool the server lists (all pages, within the default [`ImportOptions`] bounds;
+    /// an entry that is not a valid tool is left out: [`Self::import_into`] names it). An
+    /// example is on [`Self::connect_http`].
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| ClientError::Request(e.to_string()))
+        let listed = self.list_bounded(&ImportOptions::default()).await?;
+        Ok(listed.into_iter().filter_map(Result::ok).collect())
     }
 
-    /// Registers every tool the server lists in `registry`, as `<namespace>.<name>`.
+    /// Every `tools/list` page, bounded: each request has `options.request_timeout`, at most
+    /// `options.max_pages` pages and `options.max_tools` entries are taken, and a repeated
+    /// cursor ends the walk as a refusal. Each entry is decoded alone, so one malformed tool
+    /// is that tool's refusal, not the whole list's.
+    async fn list_bounded(
+        &self,
+        options: &ImportOptions,
+    ) -> Result<Vec<Result<Tool, RefusedTool>>, ClientError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen_cursors = std::collections::HashSet::new();
+        for _page in 0..options.max_pages {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest {
+                method: Default::default(),
+                params: Some(params),
+                extensions: Default::default(),
+            });
+            let answer = async {
+                self.service
+                    .peer()
+                    .send_request_with_option(
+                        request,
+                        PeerRequestOptions::with_timeout(options.request_timeout),
+                    )
+                    .await?
+                    .await_response()
+                    .await
+            };
+            // rmcp's own timeout, and ours around the whole exchange (sending included).
+            let answer = match tokio::time::timeout(options.request_timeout, answer).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(ServiceError::Timeout { .. })) | Err(_) => {
+                    return Err(ClientError::Timeout {
+                        request: "tools/list",
+                        after: options.request_timeout,
+                    });
+                }
+                Ok(Err(e)) => return Err(ClientError::Request(clipped(e.to_string()))),
+            };
+            let (entries, next) = page_of(answer)?;
+            if tools.len() + entries.len() > options.max_tools {
+                return Err(ClientError::Bound(format!(
+                    "the server lists more than {} tools",
+                    options.max_tools
+                )));
+            }
+            tools.extend(entries.into_iter().map(|entry| tool_of(entry, options)));
+            match next {
+                None => return Ok(tools),
+                Some(next) => {
+                    if next.len() > 1024 || !seen_cursors.insert(next.clone()) {
+                        return Err(ClientError::Bound(
+                            "the server's tools/list cursor repeats or is not a cursor".into(),
+                        ));
+                    }
+                    cursor = Some(next);
+                }
+            }
+        }
+        Err(ClientError::Bound(format!(
+            "the server's tools/list goes on past {} pages",
+            options.max_pages
+        )))
+    }
+
+    /// Registers every tool the server lists in `registry`, as `<namespace>.<name>`, with the
+    /// default [`ImportOptions`]: bounded, and the server untrusted (every tool gated).
     ///
     /// Returns what was imported. When some tools cannot be, the others are still registered
     /// and the error names each refused tool and why. (An example is on
@@ -200,12 +441,30 @@ impl McpClient {
         registry: &mut ToolRegistry,
         namespace: &str,
     ) -> Result<Vec<ImportedTool>, ClientError> {
-        let tools = self.list_tools().await?;
+        self.import_into_with(registry, namespace, &ImportOptions::default())
+            .await
+    }
+
+    /// [`Self::import_into`] under `options`: the bounds, and whether this server is trusted.
+    pub async fn import_into_with(
+        &self,
+        registry: &mut ToolRegistry,
+        namespace: &str,
+        options: &ImportOptions,
+    ) -> Result<Vec<ImportedTool>, ClientError> {
+        let tools = self.list_bounded(options).await?;
         let mut imported = Vec::new();
         let mut refused = Vec::new();
         for tool in tools {
-            let remote_name = tool.name.to_string();
-            match self.register(registry, namespace, tool) {
+            let tool = match tool {
+                Ok(tool) => tool,
+                Err(refusal) => {
+                    refused.push(refusal);
+                    continue;
+                }
+            };
+            let remote_name = shown_name(&tool.name);
+            match self.register(registry, namespace, tool, options) {
                 Ok(tool_id) => imported.push(ImportedTool {
                     remote_name,
                     tool_id,
@@ -228,8 +487,9 @@ impl McpClient {
         registry: &mut ToolRegistry,
         namespace: &str,
         tool: Tool,
+        options: &ImportOptions,
     ) -> Result<String, String> {
-        let contract = contract_of(namespace, &tool)?;
+        let contract = contract_of(namespace, &tool, options)?;
         let tool_id = contract.id.clone();
         let plugin = RemoteTool {
             peer: self.service.peer().clone(),
@@ -239,7 +499,7 @@ impl McpClient {
         };
         registry
             .register_plugin(Arc::new(plugin))
-            .map_err(|e: RegistrationError| e.to_string())?;
+            .map_err(|e: RegistrationError| clipped(e.to_string()))?;
         Ok(tool_id)
     }
 
@@ -292,7 +552,122 @@ pub(crate) fn tool_id_for(namespace: &str, name: &str) -> Result<String, String>
     }
 }
 
-fn contract_of(namespace: &str, tool: &Tool) -> Result<ToolContract, String> {
+/// The longest remote text (a message, a reason, an operator detail) kept whole.
+const MAX_REMOTE_TEXT: usize = 4_096;
+
+/// `text` clipped to [`MAX_REMOTE_TEXT`] bytes.
+fn clipped(mut text: String) -> String {
+    agentio_core::limits::clip(&mut text, MAX_REMOTE_TEXT);
+    text
+}
+
+/// A remote name as we show it: control characters escaped, at most 128 bytes.
+fn shown_name(name: &str) -> String {
+    let mut shown: String = name
+        .chars()
+        .flat_map(char::escape_debug)
+        .take(256)
+        .collect();
+    agentio_core::limits::clip(&mut shown, 128);
+    shown
+}
+
+/// The entries and the next cursor of one `tools/list` answer. A list rmcp could not decode
+/// whole (one malformed tool fails its typed decoding) arrives as a custom result: its
+/// entries are decoded one by one by [`tool_of`].
+fn page_of(answer: ServerResult) -> Result<(Vec<Value>, Option<String>), ClientError> {
+    match answer {
+        ServerResult::ListToolsResult(page) => {
+            let entries = page
+                .tools
+                .iter()
+                .map(|tool| serde_json::to_value(tool).unwrap_or(Value::Null))
+                .collect();
+            Ok((entries, page.next_cursor))
+        }
+        ServerResult::CustomResult(raw) => {
+            let Value::Object(mut raw) = raw.0 else {
+                return Err(ClientError::Request(
+                    "the server answered tools/list with something that is not a list".into(),
+                ));
+            };
+            let Some(Value::Array(entries)) = raw.remove("tools") else {
+                return Err(ClientError::Request(
+                    "the server answered tools/list without a `tools` array".into(),
+                ));
+            };
+            let next = match raw.remove("nextCursor") {
+                Some(Value::String(cursor)) => Some(cursor),
+                _ => None,
+            };
+            Ok((entries, next))
+        }
+        _ => Err(ClientError::Request(
+            "the server answered tools/list with another kind of result".into(),
+        )),
+    }
+}
+
+/// One listed entry as a [`Tool`], or why it is refused: its name checked first, then each
+/// schema's size, nesting and expansion, before anything decodes or compiles it.
+fn tool_of(entry: Value, options: &ImportOptions) -> Result<Tool, RefusedTool> {
+    let name = match entry.get("name") {
+        Some(Value::String(name)) => name.as_str(),
+        _ => "",
+    };
+    let shown = shown_name(name);
+    let refuse = |reason: String| RefusedTool {
+        remote_name: shown.clone(),
+        reason: clipped(reason),
+    };
+    if name.is_empty() || name.len() > options.max_name_bytes {
+        return Err(refuse(format!(
+            "a tool name must be 1 to {} bytes long",
+            options.max_name_bytes
+        )));
+    }
+    if !name.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(refuse(
+            "a tool name must be printable ASCII (MCP names use A-Z, a-z, 0-9, `_`, `-`, `.`)"
+                .into(),
+        ));
+    }
+    for key in ["inputSchema", "outputSchema"] {
+        let Some(schema) = entry.get(key) else {
+            continue;
+        };
+        if let Err(violation) = agentio_core::limits::check_depth(schema, options.max_schema_depth)
+        {
+            return Err(refuse(format!(
+                "its `{key}` nests deeper than {} levels (at `{}`)",
+                options.max_schema_depth, violation.pointer
+            )));
+        }
+        let bytes = serde_json::to_vec(schema).map_or(usize::MAX, |text| text.len());
+        if bytes > options.max_schema_bytes {
+            return Err(refuse(format!(
+                "its `{key}` is {bytes} bytes, over the limit of {}",
+                options.max_schema_bytes
+            )));
+        }
+        if let Err(violation) =
+            agentio_core::limits::check_expansion(schema, options.max_schema_nodes)
+        {
+            return Err(refuse(format!(
+                "its `{key}` cannot be checked in bounded time: {}",
+                violation.message
+            )));
+        }
+    }
+    let decoded = serde_json::from_value::<Tool>(entry);
+    decoded.map_err(|e| refuse(format!("it is not a valid MCP tool: {e}")))
+}
+
+fn contract_of(
+    namespace: &str,
+    tool: &Tool,
+    options: &ImportOptions,
+) -> Result<ToolContract, String> {
     let id = tool_id_for(namespace, &tool.name)?;
     let inputs = Value::Object((*tool.input_schema).clone());
     let outputs = match &tool.output_schema {
@@ -303,19 +678,31 @@ fn contract_of(namespace: &str, tool: &Tool) -> Result<ToolContract, String> {
             "required": ["content"],
         }),
     };
-    let description = tool
+    let mut description = tool
         .description
         .as_deref()
         .filter(|d| !d.trim().is_empty())
         .map_or_else(|| format!("The MCP tool `{}`.", tool.name), str::to_owned);
+    // The contract's limits (2000 and 80 characters), kept by clipping rather than refusing.
+    agentio_core::limits::clip(&mut description, 1_990);
     let mut contract = ToolContract::new(id, "1.0.0", description, inputs, outputs);
     if let Some(title) = tool.title.as_deref().filter(|t| !t.trim().is_empty()) {
-        contract.name = title.to_owned();
+        let mut title = title.to_owned();
+        agentio_core::limits::clip(&mut title, 76);
+        contract.name = title;
     }
     let hints = tool.annotations.clone().unwrap_or_default();
-    if hints.read_only_hint != Some(true) {
+    // MCP: annotations are untrusted unless they come from a trusted server. From any other,
+    // they are shown to whoever approves, and lower nothing.
+    if !(options.trusted && hints.read_only_hint == Some(true)) {
         contract.mutates = vec![format!("external:mcp/{namespace}")];
         contract.approval = Approval::OnMutate;
+    }
+    if let Ok(shown) = serde_json::to_value(&hints)
+        && shown.as_object().is_some_and(|o| !o.is_empty())
+        && shown.to_string().len() <= 4_096
+    {
+        contract.metadata.insert("mcpAnnotations".into(), shown);
     }
     contract.idempotent = hints.idempotent_hint == Some(true);
     contract
@@ -364,7 +751,30 @@ fn remote_failure(error: &ServiceError) -> ToolError {
         ErrorCode::UpstreamError,
         "the MCP server could not complete the call",
     )
-    .with_operator_detail(error.to_string())
+    .with_operator_detail(clipped(error.to_string()))
+}
+
+/// A remote AIP-14 error kept to our sizes: a code of at most 64 bytes (a longer one becomes
+/// `upstream_error`), a clipped message, and at most 32 clipped violations.
+fn bounded_remote_error(error: &AgentError) -> AgentError {
+    let code = if error.code().as_str().len() <= 64 {
+        error.code().clone()
+    } else {
+        ErrorCode::UpstreamError
+    };
+    let violations = error
+        .violations()
+        .iter()
+        .take(32)
+        .map(|v| agentio_core::Violation {
+            pointer: agentio_core::limits::clip_pointer(v.pointer.clone()),
+            keyword: shown_name(&v.keyword),
+            message: clipped(v.message.clone()),
+        })
+        .collect();
+    AgentError::new(code, clipped(error.message().to_owned()))
+        .with_violations(violations)
+        .with_retryable(error.is_retryable())
 }
 
 pub(crate) fn output_of(
@@ -387,7 +797,7 @@ pub(crate) fn output_of(
             && let Some(error) = envelope.get("error")
             && let Ok(error) = serde_json::from_value::<AgentError>(error.clone())
         {
-            return Err(error);
+            return Err(bounded_remote_error(&error));
         }
         let mut message = text;
         bound_remote_message(&mut message);
@@ -458,26 +868,48 @@ mod tests {
     }
 
     #[test]
-    fn contracts_follow_the_hints_and_gate_what_may_write() {
+    fn only_a_trusted_servers_hints_lower_the_gate() {
         use rmcp::model::ToolAnnotations;
-        let read_only = contract_of(
-            "r",
-            &tool(
-                "look",
-                Some(ToolAnnotations::new().read_only(true).idempotent(true)),
-                true,
-            ),
-        )
-        .unwrap();
+        let claims_read_only = tool(
+            "look",
+            Some(ToolAnnotations::new().read_only(true).idempotent(true)),
+            true,
+        );
+        // From an untrusted server (the default) the claim lowers nothing: gated, and the
+        // hints are kept for whoever approves.
+        let untrusted = contract_of("r", &claims_read_only, &ImportOptions::default()).unwrap();
+        assert_eq!(untrusted.mutates, vec!["external:mcp/r".to_owned()]);
+        assert_eq!(untrusted.approval, Approval::OnMutate);
+        assert!(untrusted.needs_approval());
+        assert_eq!(untrusted.metadata["mcpAnnotations"]["readOnlyHint"], true);
+        untrusted.check().unwrap();
+        // From a server the host trusts, the hint is believed.
+        let trusted = ImportOptions::default().trusted();
+        let read_only = contract_of("r", &claims_read_only, &trusted).unwrap();
         assert!(read_only.mutates.is_empty());
         assert_eq!(read_only.approval, Approval::Auto);
         assert!(read_only.idempotent);
         assert_eq!(read_only.description, "The MCP tool `look`.");
         assert_eq!(read_only.metadata["mcpName"], "look");
         read_only.check().unwrap();
+        // A trusted server's tool that does not claim read-only is still gated.
+        let writes = tool(
+            "write",
+            Some(ToolAnnotations::new().read_only(false)),
+            false,
+        );
+        assert!(
+            contract_of("r", &writes, &trusted)
+                .unwrap()
+                .needs_approval()
+        );
+    }
 
+    #[test]
+    fn contracts_follow_the_hints_and_gate_what_may_write() {
+        let options = ImportOptions::default().trusted();
         // No hints: the protocol's defaults (not read-only, may destroy), so gated.
-        let unknown = contract_of("r", &tool("write", None, false)).unwrap();
+        let unknown = contract_of("r", &tool("write", None, false), &options).unwrap();
         assert_eq!(unknown.mutates, vec!["external:mcp/r".to_owned()]);
         assert_eq!(unknown.approval, Approval::OnMutate);
         assert!(!unknown.idempotent);
@@ -488,16 +920,22 @@ mod tests {
         // The tool's title names the contract; a blank one does not.
         let mut titled = tool("look", None, false);
         titled.title = Some("Look it up".into());
-        assert_eq!(contract_of("r", &titled).unwrap().name, "Look it up");
+        assert_eq!(
+            contract_of("r", &titled, &options).unwrap().name,
+            "Look it up"
+        );
         titled.title = Some("  ".into());
-        assert_eq!(contract_of("r", &titled).unwrap().name, "r.look");
+        assert_eq!(contract_of("r", &titled, &options).unwrap().name, "r.look");
         // A description is kept; a blank one gets the fallback.
         let mut described = tool("look", None, false);
         described.description = Some("Looks.".into());
-        assert_eq!(contract_of("r", &described).unwrap().description, "Looks.");
+        assert_eq!(
+            contract_of("r", &described, &options).unwrap().description,
+            "Looks."
+        );
         described.description = Some(" \n".into());
         assert_eq!(
-            contract_of("r", &described).unwrap().description,
+            contract_of("r", &described, &options).unwrap().description,
             "The MCP tool `look`."
         );
     }

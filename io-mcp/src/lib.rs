@@ -10,13 +10,16 @@
 //!   streamable HTTP ([`McpServer::serve_http`], or [`McpServer::http_service`] to mount the
 //!   tower service in a router of your own).
 //! - [`McpClient`]: a connection to an MCP server (a child process or an HTTP endpoint)
-//!   whose tools [`McpClient::import_into`] registers as contract-enforced tools.
+//!   whose tools [`McpClient::import_into`] registers as contract-enforced tools: untrusted
+//!   by default (every imported tool needs approval, whatever its annotations claim) and
+//!   bounded ([`ImportOptions`]: request timeouts, pages, tools, schema size, nesting and
+//!   reference expansion).
 //!
 //! The crate is separate from `agentio-tools` because it needs rmcp, Tokio's networking and
 //! hyper; a registry that never speaks MCP does not build them.
 //!
 //! ```
-//! use agentio_mcp::{McpClient, McpServer};
+//! use agentio_mcp::{ImportOptions, McpClient, McpServer};
 //! use agentio_tools::{ToolError, ToolRegistry, tool};
 //! use serde_json::json;
 //!
@@ -39,7 +42,10 @@
 //!
 //!     let client = McpClient::connect_http(&url).await?;
 //!     let mut local = ToolRegistry::new();
-//!     let imported = client.import_into(&mut local, "remote").await?;
+//!     // Our own server: trusted, so its read-only tool needs no approval. (By default an
+//!     // imported tool is gated, whatever the server says of it.)
+//!     let trusted = ImportOptions::default().trusted();
+//!     let imported = client.import_into_with(&mut local, "remote", &trusted).await?;
 //!     assert_eq!(imported[0].tool_id, "remote.math.add");
 //!     let sum = local.call("remote.math.add", json!({ "a": 2, "b": 3 })).await?;
 //!     assert_eq!(sum["total"], 5);
@@ -54,7 +60,9 @@
 mod client;
 mod server;
 
-pub use crate::client::{ClientError, ImportedTool, McpClient, RefusedTool};
+pub use crate::client::{
+    ClientError, DEFAULT_REQUEST_TIMEOUT, ImportOptions, ImportedTool, McpClient, RefusedTool,
+};
 pub use crate::server::{APPROVAL_INPUT_KEY, DEFAULT_PAGE_SIZE, McpServer, ServeError};
 /// The MCP SDK this crate is built on, for what it does not wrap.
 pub use rmcp;

@@ -200,6 +200,158 @@ pub fn bounded_display(shown: &dyn fmt::Display, max_chars: usize) -> String {
     bounded.out
 }
 
+/// How many `$ref` hops [`check_expansion`] follows inside one another.
+pub const MAX_REFERENCE_HOPS: usize = 32;
+
+/// Measures how large `schema` becomes once its local references (`#/...` pointers and
+/// `#name` anchors) are expanded, in schema nodes, and refuses it past `limit`.
+///
+/// A schema a few kilobytes long can stand for an exponential one: each definition referring
+/// to the next twice doubles the work of checking a value against it (and of every analysis
+/// that walks it). This walk weighs each referenced definition once (memoized), so its own
+/// cost follows the text; a reference back into a definition being weighed (recursion) counts
+/// one node, since recursion is bounded by the value checked, not by the schema. References
+/// elsewhere (other documents, which agent-io never fetches) count one node.
+///
+/// Run [`check_depth`] first: the walk recurses along the schema's nesting, and refuses
+/// chains of more than [`MAX_REFERENCE_HOPS`] references.
+///
+/// ```
+/// use agentio_schema::limits::check_expansion;
+/// use serde_json::json;
+///
+/// let small = json!({ "type": "object", "properties": { "a": { "$ref": "#/$defs/n" } }, "$defs": { "n": { "type": "integer" } } });
+/// assert!(check_expansion(&small, 100).is_ok());
+///
+/// // Thirty definitions, each referring to the next twice: 2^30 nodes once expanded.
+/// let mut defs = serde_json::Map::new();
+/// for i in 0..30 {
+///     let next = json!({ "$ref": format!("#/$defs/d{}", i + 1) });
+///     defs.insert(format!("d{i}"), json!({ "anyOf": [next.clone(), next] }));
+/// }
+/// defs.insert("d30".into(), json!({ "type": "string" }));
+/// let bomb = json!({ "$ref": "#/$defs/d0", "$defs": defs });
+/// assert!(serde_json::to_string(&bomb).unwrap().len() < 4_000);
+/// let err = check_expansion(&bomb, 100_000).unwrap_err();
+/// assert_eq!(err.keyword, "expansion");
+/// ```
+pub fn check_expansion(schema: &Value, limit: usize) -> Result<usize, Violation> {
+    let mut walk = Expansion {
+        root: schema,
+        anchors: None,
+        weights: std::collections::HashMap::new(),
+        active: Vec::new(),
+        limit,
+    };
+    walk.weigh(schema, 0).map_err(|message| Violation {
+        pointer: String::new(),
+        keyword: "expansion".into(),
+        message,
+    })
+}
+
+struct Expansion<'a> {
+    root: &'a Value,
+    /// `$anchor` name -> its schema, collected on the first anchor reference.
+    anchors: Option<std::collections::HashMap<&'a str, &'a Value>>,
+    /// The weight of each reference target weighed so far.
+    weights: std::collections::HashMap<&'a str, usize>,
+    /// The references being weighed, innermost last.
+    active: Vec<&'a str>,
+    limit: usize,
+}
+
+impl<'a> Expansion<'a> {
+    fn weigh(&mut self, node: &'a Value, levels: usize) -> Result<usize, String> {
+        if levels > MAX_DEPTH {
+            return Err(format!("the schema nests deeper than {MAX_DEPTH} levels"));
+        }
+        let mut total = 1usize;
+        let children: Box<dyn Iterator<Item = &'a Value>> = match node {
+            Value::Object(map) => {
+                for key in ["$ref", "$dynamicRef"] {
+                    if let Some(Value::String(reference)) = map.get(key) {
+                        total = total.saturating_add(self.reference(reference, levels)?);
+                    }
+                }
+                Box::new(map.values())
+            }
+            Value::Array(items) => Box::new(items.iter()),
+            _ => return Ok(1),
+        };
+        for child in children {
+            total = total.saturating_add(self.weigh(child, levels + 1)?);
+            self.within(total)?;
+        }
+        self.within(total)?;
+        Ok(total)
+    }
+
+    fn within(&self, total: usize) -> Result<(), String> {
+        if total > self.limit {
+            Err(format!(
+                "the schema expands to more than {} nodes once its references are followed",
+                self.limit
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn reference(&mut self, reference: &'a str, levels: usize) -> Result<usize, String> {
+        let Some(fragment) = reference.strip_prefix('#') else {
+            return Ok(1);
+        };
+        if self.active.contains(&fragment) {
+            return Ok(1);
+        }
+        if let Some(&weight) = self.weights.get(fragment) {
+            return Ok(weight);
+        }
+        let target = if fragment.is_empty() || fragment.starts_with('/') {
+            self.root.pointer(fragment)
+        } else {
+            self.anchor(fragment)
+        };
+        let Some(target) = target else {
+            return Ok(1);
+        };
+        if self.active.len() >= MAX_REFERENCE_HOPS {
+            return Err(format!(
+                "the schema chains more than {MAX_REFERENCE_HOPS} references inside one another"
+            ));
+        }
+        self.active.push(fragment);
+        let weight = self.weigh(target, levels + 1);
+        self.active.pop();
+        let weight = weight?;
+        self.weights.insert(fragment, weight);
+        Ok(weight)
+    }
+
+    fn anchor(&mut self, name: &str) -> Option<&'a Value> {
+        let root = self.root;
+        let anchors = self.anchors.get_or_insert_with(|| {
+            let mut anchors = std::collections::HashMap::new();
+            let mut stack = vec![root];
+            while let Some(node) = stack.pop() {
+                match node {
+                    Value::Object(map) => {
+                        if let Some(Value::String(anchor)) = map.get("$anchor") {
+                            anchors.entry(anchor.as_str()).or_insert(node);
+                        }
+                        stack.extend(map.values());
+                    }
+                    Value::Array(items) => stack.extend(items),
+                    _ => {}
+                }
+            }
+            anchors
+        });
+        anchors.get(name).copied()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

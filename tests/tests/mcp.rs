@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentio_core::BoundarySchema;
-use agentio_mcp::{ClientError, McpClient, McpServer};
+use agentio_mcp::{ClientError, ImportOptions, McpClient, McpServer};
 use agentio_tests::mcp_fixture;
 use agentio_tools::{ApprovalDecision, ApprovalRequest, AuditLog, ToolRegistry};
 use futures::StreamExt;
@@ -625,7 +625,12 @@ fn imported_tools_round_trip_under_the_advertised_schemas() {
         let mut registry = ToolRegistry::new()
             .with_audit_sink(audit.clone())
             .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
-        let mut imported = client.import_into(&mut registry, "remote").await.unwrap();
+        // The fixture is ours: trusted, so its read-only tools run without approval.
+        let trusted = ImportOptions::default().trusted();
+        let mut imported = client
+            .import_into_with(&mut registry, "remote", &trusted)
+            .await
+            .unwrap();
         imported.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
         let ids: Vec<&str> = imported.iter().map(|t| t.tool_id.as_str()).collect();
         assert_eq!(

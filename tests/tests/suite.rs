@@ -9,6 +9,7 @@ mod compat;
 mod fuzz;
 mod integration;
 mod mcp;
+mod mcp_hostile;
 mod promptos;
 mod residual;
 mod workflow;

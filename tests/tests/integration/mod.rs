@@ -13,3 +13,4 @@ mod skills;
 mod soundness;
 mod tool_macro;
 mod tools;
+mod trust;
