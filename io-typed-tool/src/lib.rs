@@ -49,6 +49,7 @@
 
 mod action;
 mod call;
+pub mod capabilities;
 pub mod chain;
 mod check;
 mod contract;
@@ -64,6 +65,7 @@ mod typed;
 
 pub use crate::action::Action;
 pub use crate::call::{Cancellation, Progress, ProgressReporter, ProgressSink};
+pub use crate::capabilities::{Capabilities, HttpClient, HttpRequest, HttpResponse, SecretStore};
 pub use crate::check::{ContractProblem, RegistrationError};
 pub use crate::contract::{
     Approval, Backoff, CostClass, DEFAULT_TIMEOUT_MS, DriverConstraints, DriverKind,

@@ -261,6 +261,8 @@ pub struct ToolContext {
     mutates: Arc<[String]>,
     progress: Option<ProgressReporter>,
     cancellation: Option<Cancellation>,
+    /// What the host lends this call, within the contract's `requires`.
+    grant: Option<Arc<crate::capabilities::Grant>>,
 }
 
 impl ToolContext {
@@ -292,6 +294,61 @@ impl ToolContext {
             mutates,
             progress: None,
             cancellation: None,
+            grant: None,
+        }
+    }
+
+    /// The registry's grant for this call (see [`crate::capabilities`]).
+    pub(crate) fn with_grant(mut self, grant: Arc<crate::capabilities::Grant>) -> Self {
+        self.grant = Some(grant);
+        self
+    }
+
+    pub(crate) fn grant(&self) -> Option<&Arc<crate::capabilities::Grant>> {
+        self.grant.as_ref()
+    }
+
+    fn no_grant(&self) -> ToolError {
+        agentio_core::AgentError::new(
+            agentio_core::ErrorCode::Unauthorised,
+            format!(
+                "`{}` may not reach tools, secrets or the network: the host lends this call none (ToolRegistry::with_capabilities)",
+                self.tool_id
+            ),
+        )
+    }
+
+    /// Calls another tool through the host, when the contract's `requires.tools` names it
+    /// (by id, or `id@major`); otherwise `unauthorised`, audited. See [`Capabilities`] for an
+    /// example.
+    ///
+    /// [`Capabilities`]: crate::Capabilities
+    pub async fn call_tool(&self, tool_id: &str, input: Value) -> Result<Value, ToolError> {
+        match &self.grant {
+            Some(grant) => grant.call_tool(self.run_id(), tool_id, input).await,
+            None => Err(self.no_grant()),
+        }
+    }
+
+    /// A secret from the host's store, when the contract's `requires.secrets` names its slug;
+    /// otherwise `unauthorised`, audited.
+    pub fn secret(&self, slug: &str) -> Result<String, ToolError> {
+        match &self.grant {
+            Some(grant) => grant.secret(slug),
+            None => Err(self.no_grant()),
+        }
+    }
+
+    /// Sends `request` through the host's HTTP client, when the contract's `requires.network`
+    /// allows its host (`api.example.com`, `api.example.com:443`, `*.example.com`); otherwise
+    /// `unauthorised`, audited.
+    pub async fn http(
+        &self,
+        request: crate::capabilities::HttpRequest,
+    ) -> Result<crate::capabilities::HttpResponse, ToolError> {
+        match &self.grant {
+            Some(grant) => grant.http(request).await,
+            None => Err(self.no_grant()),
         }
     }
 

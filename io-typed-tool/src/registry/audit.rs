@@ -42,6 +42,9 @@ pub struct AuditRecord {
     pub ts_unix_ms: u64,
     /// For a tool with a file contract: every file staged and synced, with size and SHA-256.
     pub files: Option<FileRunRecord>,
+    /// What the body asked its context for beyond the contract's `requires` (another tool, a
+    /// secret, a host), each refused (at most 64).
+    pub capability_refusals: Vec<String>,
 }
 
 /// Receives audit records.

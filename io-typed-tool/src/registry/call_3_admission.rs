@@ -35,6 +35,7 @@ impl ToolRegistry {
         } = options;
         let tool = self.resolve(tool_id)?;
         let contract = &tool.contract;
+        let audited = audit.is_some();
         if let Some(audit) = audit {
             audit.tool_version = contract.version.clone();
             audit.tool_mutates = contract.mutates.clone();
@@ -81,6 +82,16 @@ impl ToolRegistry {
 
         let mut base = ToolContext::for_call(run_id, Arc::clone(&tool.id), tool.mutates.clone())
             .with_context(context);
+        // A grant when the host lends something, or audits (a refusal is then recorded);
+        // otherwise the context refuses every capability without allocating one.
+        if self.capabilities.is_some() || audited {
+            base = base.with_grant(Arc::new(crate::capabilities::Grant {
+                tool_id: Arc::clone(&tool.id),
+                requires: Arc::new(contract.requires.clone()),
+                lent: self.capabilities.clone().unwrap_or_default(),
+                refusals: std::sync::Mutex::new(Vec::new()),
+            }));
+        }
         if let Some(progress) = progress {
             base = base.with_progress(progress);
         }

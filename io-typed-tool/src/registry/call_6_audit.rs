@@ -48,11 +48,18 @@ impl ToolRegistry {
             error_code: None,
             ts_unix_ms: 0,
             files: None,
+            capability_refusals: Vec::new(),
         };
         let cancellation = options.cancellation.clone();
+        let grant;
         let result = {
             let mut admitted =
                 self.admit(tool_id, input, options, run_id.clone(), Some(&mut audit));
+            grant = admitted
+                .as_ref()
+                .ok()
+                .and_then(|admitted| admitted.run.base.as_ref())
+                .and_then(|base| base.grant().cloned());
             let finish = std::pin::pin!(async {
                 match &mut admitted {
                     Ok(admitted) => self.finish(admitted, Some(&mut audit)).await,
@@ -61,6 +68,11 @@ impl ToolRegistry {
             });
             until_cancelled(finish, cancellation.as_ref(), tool_id).await
         };
+        if let Some(grant) = grant
+            && let Ok(mut refusals) = grant.refusals.lock()
+        {
+            audit.capability_refusals = std::mem::take(&mut *refusals);
+        }
         audit.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         audit.ok = result.is_ok();
         audit.error_code = result.as_ref().err().map(|e| e.code().to_string());

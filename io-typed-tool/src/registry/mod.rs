@@ -144,6 +144,8 @@ pub struct ToolRegistry {
     file_observer: Option<Arc<dyn FileObserver>>,
     /// The AIP-39 actions tools may `implement`, by reference.
     actions: Vec<crate::action::Action>,
+    /// What the host lends tool bodies (`requires.tools`, `secrets`, `network`).
+    capabilities: Option<crate::capabilities::Capabilities>,
 }
 
 impl Default for ToolRegistry {
@@ -185,6 +187,7 @@ impl ToolRegistry {
             workspace: None,
             file_observer: None,
             actions: Vec::new(),
+            capabilities: None,
         }
     }
 
@@ -562,6 +565,42 @@ impl ToolRegistry {
             Ok(value) => agentio_core::ok_envelope(value),
             Err(err) => err.to_envelope(),
         }
+    }
+
+    /// Lends tool bodies other tools, secrets and an HTTP client, each reached through the
+    /// body's [`ToolContext`] and only as far as its contract's `requires` declares (the rules,
+    /// and what they cannot stop, are in [`crate::capabilities`]).
+    ///
+    /// ```
+    /// use agentio_tools::{Capabilities, ToolContext, ToolError, tool, ToolRegistry};
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// struct Slug { slug: String }
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// struct Found { length: usize }
+    ///
+    /// /// Says how long a secret is (a stand-in for using it).
+    /// #[tool(id = "vault.peek", requires(secrets = ["db-password"]))]
+    /// async fn peek(input: Slug, ctx: &ToolContext) -> Result<Found, ToolError> {
+    ///     Ok(Found { length: ctx.secret(&input.slug)?.len() })
+    /// }
+    ///
+    /// let secrets = |slug: &str| (slug != "missing").then(|| format!("secret of {slug}"));
+    /// let mut registry = ToolRegistry::new()
+    ///     .with_capabilities(Capabilities::new().with_secrets(Arc::new(secrets)));
+    /// registry.register(PeekTool).unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let ok = runtime.block_on(registry.call("vault.peek", serde_json::json!({ "slug": "db-password" }))).unwrap();
+    /// assert_eq!(ok["length"], "secret of db-password".len());
+    /// // Another slug than the contract declares: refused.
+    /// let err = runtime.block_on(registry.call("vault.peek", serde_json::json!({ "slug": "api-key" }))).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "unauthorised");
+    /// ```
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: crate::capabilities::Capabilities) -> Self {
+        self.capabilities = Some(capabilities);
+        self
     }
 
     /// Makes an AIP-39 action known by its reference (`storage:commit`), for the tools that

@@ -237,3 +237,162 @@ fn a_tool_implementing_an_action_only_narrows_it() {
     let err = block_on(registry.call("t.heir", json!({}))).unwrap_err();
     assert_eq!(err.code().as_str(), "approval_denied");
 }
+
+/// A tool whose body asks its context for what the input says: `{ "tool": id }`,
+/// `{ "secret": slug }` or `{ "url": url }`.
+struct Asks(ToolContract);
+
+impl ToolPlugin for Asks {
+    fn tool_contract(&self) -> ToolContract {
+        self.0.clone()
+    }
+    fn execute<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            if let Some(id) = input["tool"].as_str() {
+                return ctx.call_tool(id, json!({})).await;
+            }
+            if let Some(slug) = input["secret"].as_str() {
+                return Ok(json!({ "secret": ctx.secret(slug)? }));
+            }
+            let url = input["url"].as_str().unwrap_or_default();
+            let request = agentio_tools::HttpRequest::new("GET", url)
+                .map_err(|reason| AgentError::new(agentio_core::ErrorCode::InputInvalid, reason))?;
+            let response = ctx.http(request).await?;
+            Ok(json!({ "status": response.status }))
+        })
+    }
+}
+
+/// An HTTP client that answers 200 and remembers what it was asked.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<String>>);
+
+impl agentio_tools::HttpClient for Recorder {
+    fn send(
+        &self,
+        request: agentio_tools::HttpRequest,
+    ) -> BoxFuture<'_, Result<agentio_tools::HttpResponse, ToolError>> {
+        self.0.lock().unwrap().push(request.url());
+        Box::pin(async {
+            Ok(agentio_tools::HttpResponse {
+                status: 200,
+                headers: vec![],
+                body: vec![],
+            })
+        })
+    }
+}
+
+fn asking_registry(audit: Arc<AuditLog>, http: Arc<Recorder>) -> ToolRegistry {
+    let mut inner = ToolRegistry::new();
+    inner
+        .register_plugin(Arc::new(Echo(echo("kb.search"))))
+        .unwrap();
+    inner
+        .register_plugin(Arc::new(Echo(echo("kb.delete"))))
+        .unwrap();
+    let secrets = |slug: &str| Some(format!("value of {slug}"));
+    let lent = agentio_tools::Capabilities::new()
+        .with_tools(Arc::new(inner))
+        .with_secrets(Arc::new(secrets))
+        .with_http(http);
+    let mut registry = ToolRegistry::new()
+        .with_audit_sink(audit)
+        .with_capabilities(lent);
+    let mut contract = echo("t.asks");
+    contract.requires.tools = vec!["kb.search".into()];
+    contract.requires.secrets = vec!["db".into()];
+    contract.requires.network = vec!["api.example.com".into(), "*.cdn.example.com:443".into()];
+    registry.register_plugin(Arc::new(Asks(contract))).unwrap();
+    registry
+}
+
+#[test]
+fn a_body_reaches_only_the_tools_its_contract_requires() {
+    let audit = Arc::new(AuditLog::default());
+    let registry = asking_registry(audit.clone(), Arc::default());
+    let out = block_on(registry.call("t.asks", json!({ "tool": "kb.search" }))).unwrap();
+    assert_eq!(out, json!({ "seen": {} }));
+    let err = block_on(registry.call("t.asks", json!({ "tool": "kb.delete" }))).unwrap_err();
+    assert_eq!(err.code().as_str(), "unauthorised");
+    assert!(err.message().contains("`kb.delete`"), "{}", err.message());
+    let records = audit.records();
+    assert!(records[0].capability_refusals.is_empty());
+    assert_eq!(records[1].capability_refusals.len(), 1);
+    assert!(records[1].capability_refusals[0].contains("requires.tools"));
+}
+
+#[test]
+fn a_body_reads_only_the_secrets_its_contract_requires() {
+    let audit = Arc::new(AuditLog::default());
+    let registry = asking_registry(audit.clone(), Arc::default());
+    let out = block_on(registry.call("t.asks", json!({ "secret": "db" }))).unwrap();
+    assert_eq!(out["secret"], "value of db");
+    let err = block_on(registry.call("t.asks", json!({ "secret": "root" }))).unwrap_err();
+    assert_eq!(err.code().as_str(), "unauthorised");
+    assert!(
+        !err.message().contains("value of"),
+        "no secret in the refusal"
+    );
+    assert!(audit.records()[1].capability_refusals[0].contains("requires.secrets"));
+}
+
+#[test]
+fn a_body_reaches_only_the_hosts_its_contract_requires() {
+    let audit = Arc::new(AuditLog::default());
+    let http = Arc::new(Recorder::default());
+    let registry = asking_registry(audit.clone(), http.clone());
+    for allowed in [
+        "https://api.example.com/v1",
+        "http://API.example.com:8080/",
+        "https://img.cdn.example.com/a.png",
+    ] {
+        let out = block_on(registry.call("t.asks", json!({ "url": allowed }))).unwrap();
+        assert_eq!(out["status"], 200, "{allowed}");
+    }
+    for refused in [
+        "https://evil.example/",
+        "https://api.example.com.evil.example/",
+        "http://img.cdn.example.com:80/",
+        "https://cdn.example.com/",
+    ] {
+        let err = block_on(registry.call("t.asks", json!({ "url": refused }))).unwrap_err();
+        assert_eq!(err.code().as_str(), "unauthorised", "{refused}");
+    }
+    // What could be read as another host never gets that far.
+    let err = block_on(registry.call(
+        "t.asks",
+        json!({ "url": "https://api.example.com@evil.example/" }),
+    ))
+    .unwrap_err();
+    assert_eq!(err.code().as_str(), "input_invalid");
+    assert_eq!(
+        *http.0.lock().unwrap(),
+        [
+            "https://api.example.com:443/v1",
+            "http://api.example.com:8080/",
+            "https://img.cdn.example.com:443/a.png"
+        ],
+        "only the allowed requests reached the client"
+    );
+    let refusals: usize = audit
+        .records()
+        .iter()
+        .map(|r| r.capability_refusals.len())
+        .sum();
+    assert_eq!(refusals, 4);
+}
+
+#[test]
+fn a_host_that_lends_nothing_refuses_every_capability() {
+    let mut registry = ToolRegistry::new();
+    let mut contract = echo("t.asks");
+    contract.requires.secrets = vec!["db".into()];
+    registry.register_plugin(Arc::new(Asks(contract))).unwrap();
+    let err = block_on(registry.call("t.asks", json!({ "secret": "db" }))).unwrap_err();
+    assert_eq!(err.code().as_str(), "unauthorised");
+}
