@@ -6,13 +6,23 @@
 //! 1. `schema_valid` (`SCHEMA_VIOLATION`): `submit.json` parses, matches its schema and the
 //!    rules of [`crate::types::submit`], and its `task_id` is the task's.
 //! 2. `scope_valid` (`SCOPE_CONFLICT`): every changed and new file is allowed by the pins
-//!    (forbidden wins), and the files the patch touches are exactly the declared changed and
-//!    new files. (A patch that cannot be read fails `evidence_present`, not this check.)
+//!    (forbidden wins), and the files the patch writes are exactly the declared changed and
+//!    new files, read as `git apply` reads them ([`crate::patch`]: `--- docs/a.md` without
+//!    prefixes writes `a.md`); what it reads (a copy's source) and every symlink's target are
+//!    allowed by the pins too; and `git apply` itself, asked, writes nothing the gateway did
+//!    not judge ([`crate::git`]). (A patch that cannot be read, that `git apply` refuses, or
+//!    that applies to the workspace in neither direction fails `evidence_present`, not this
+//!    check.)
 //! 3. `tests_passed` (`CI_FAILED`): `tests.passed` is true.
 //! 4. `evidence_present` (`EVIDENCE_MISSING` when an artifact does not exist,
 //!    `EVIDENCE_INVALID` otherwise): each artifact is a regular file (or, `evidence_dir`, a
-//!    directory) inside the workspace, and the last line of `selftest.log` is
-//!    `EXIT_CODE=<int>` equal to `exit_code`.
+//!    directory) inside the workspace, the last line of `selftest.log` is `EXIT_CODE=<int>`
+//!    equal to `exit_code`, and `git apply` accepts the patch and applies it to the workspace
+//!    in reverse (the workspace holds the change, as an executor leaves it) or forward (the
+//!    workspace is the base).
+//!
+//! The gateway needs `git` on its `PATH` (any version with `apply --numstat -z`); without it
+//! there is nothing to judge a patch by, and the input is [`Unusable`].
 //!
 //! Then the submission's own status: `NEED_INPUT` fails with `NEEDS_CLARIFICATION`, `FAILED`
 //! with its `reason_code` (or `EXECUTOR_ERROR`), when no check failed first.
@@ -36,7 +46,8 @@ use agentio_core::files::{PathError, Workspace};
 use cap_std::fs::Dir;
 use serde_json::Value;
 
-use crate::patch::touched_files;
+use crate::git::GitRefusal as PatchRefused;
+use crate::patch::effects;
 use crate::scope::{Placement, Scope, normalize_file};
 use crate::types::{
     Checks, Decision, DeployedVerdict, FailCode, Links, Outcome, Reason, Status, Submit, TaskInput,
@@ -354,38 +365,24 @@ pub fn judge(
             Err(err) => failures.push((FailCode::ScopeConflict, err.to_string())),
         }
     }
-    let patch = read_artifact(&files, &submit.artifacts.patch_diff);
-    if let Ok(text) = &patch {
-        let text = String::from_utf8_lossy(text);
-        let mut touched = std::collections::BTreeSet::new();
-        for path in touched_files(&text) {
-            match normalize_file(&path) {
-                Ok(normal) => {
-                    touched.insert(normal);
-                }
-                Err(err) => failures.push((
-                    FailCode::ScopeConflict,
-                    format!("the patch touches a path outside the workspace: {err}"),
-                )),
-            }
-        }
+    let mut patch = read_artifact(&files, &submit.artifacts.patch_diff);
+    if let Ok(bytes) = &patch {
         let all_declared: std::collections::BTreeSet<String> = submit
             .changed_files
             .iter()
             .chain(&submit.new_files)
             .filter_map(|p| normalize_file(p).ok())
             .collect();
-        for path in touched.difference(&all_declared) {
-            failures.push((
-                FailCode::ScopeConflict,
-                format!("the patch touches `{path}`, which the submission does not declare"),
-            ));
-        }
-        for path in all_declared.difference(&touched) {
-            failures.push((
-                FailCode::ScopeConflict,
-                format!("the submission declares `{path}`, which the patch does not touch"),
-            ));
+        match judge_patch(bytes, files.root(), &scope, &all_declared) {
+            Ok((problems, not_applicable)) => {
+                failures.extend(problems);
+                if let Some(why) = not_applicable {
+                    patch = Err((FailCode::EvidenceInvalid, clip(&why)));
+                }
+            }
+            Err(PatchRefused::Unavailable(why)) | Err(PatchRefused::Unreadable(why)) => {
+                return Err(Unusable::Unreadable(why));
+            }
         }
     }
     checks.scope_valid = failures.len() == before;
@@ -456,15 +453,166 @@ pub fn judge(
     ))
 }
 
+/// The scope check of a patch, as `git apply` would apply it (see [`crate::git`]): every path
+/// it writes is declared and every declared path written; every path it reads (a copy's
+/// source) and every symlink's target is allowed by the pins; git writes nothing the gateway
+/// did not read. Also why the patch does not apply to the workspace, if it does not (an
+/// evidence failure, not a scope one). `Err` when git refuses the patch or cannot be asked.
+fn judge_patch(
+    bytes: &[u8],
+    workspace: &Path,
+    scope: &Scope,
+    declared: &std::collections::BTreeSet<String>,
+) -> Result<JudgedPatch, PatchRefused> {
+    let text = String::from_utf8_lossy(bytes);
+    let effects = effects(&text);
+    let mut failures = Vec::new();
+    let conflict = |message: String| (FailCode::ScopeConflict, message);
+    let mut written = std::collections::BTreeSet::new();
+    for path in &effects.written {
+        match normalize_file(path) {
+            Ok(normal) => {
+                written.insert(normal);
+            }
+            Err(err) => failures.push(conflict(format!(
+                "the patch touches a path outside the workspace: {err}"
+            ))),
+        }
+    }
+    for path in written.difference(declared) {
+        failures.push(conflict(format!(
+            "the patch touches `{}`, which the submission does not declare",
+            clip(path)
+        )));
+    }
+    for path in declared.difference(&written) {
+        failures.push(conflict(format!(
+            "the submission declares `{}`, which the patch does not touch",
+            clip(path)
+        )));
+    }
+    // A copy reads its source: the pins say what may be read, too.
+    for path in &effects.read {
+        if let Some(why) = not_allowed(scope, path) {
+            failures.push(conflict(format!("the patch copies from {why}")));
+        }
+    }
+    for link in &effects.symlinks {
+        let Some(target) = &link.target else {
+            failures.push(conflict(format!(
+                "the patch makes `{}` a symlink whose target it does not spell out",
+                clip(&link.path)
+            )));
+            continue;
+        };
+        let resolved = resolve_link(&link.path, target);
+        let why = match resolved {
+            None => Some(format!(
+                "`{}`, which leads outside the workspace",
+                clip(target)
+            )),
+            Some(resolved) => not_allowed(scope, &resolved),
+        };
+        if let Some(why) = why {
+            failures.push(conflict(format!(
+                "the patch makes `{}` a symlink to {why}",
+                clip(&link.path)
+            )));
+        }
+    }
+    let git = match crate::git::view(workspace, bytes) {
+        Ok(git) => git,
+        // git does not read the patch: nothing it would write to compare; the patch is not
+        // evidence of anything.
+        Err(PatchRefused::Unreadable(why)) => {
+            return Ok((failures, Some(format!("`git apply` refuses it: {why}"))));
+        }
+        Err(unavailable) => return Err(unavailable),
+    };
+    for path in &git.written {
+        let judged = normalize_file(path).is_ok_and(|normal| written.contains(&normal));
+        if !judged {
+            failures.push(conflict(format!(
+                "`git apply` would write `{}`, which the gateway reads differently in the patch",
+                clip(path)
+            )));
+        }
+    }
+    for path in &git.symlinks {
+        let judged = effects
+            .symlinks
+            .iter()
+            .any(|link| normalize_file(&link.path).ok() == normalize_file(path).ok());
+        if !judged {
+            failures.push(conflict(format!(
+                "`git apply` would make `{}` a symlink, which the gateway reads differently in the patch",
+                clip(path)
+            )));
+        }
+    }
+    Ok((failures, git.not_applicable))
+}
+
+/// The scope failures of a patch, and why it does not apply, if it does not.
+type JudgedPatch = (Vec<(FailCode, String)>, Option<String>);
+
+/// Where a symlink at `link` pointing to `target` leads, from the workspace root; `None` when
+/// it leads outside (an absolute target, or more `..` than the link has directories above it).
+fn resolve_link(link: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') || target.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for component in target.split('/') {
+        match component {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            name => parts.push(name),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Why the pins do not allow `path`, or `None` when they do.
+fn not_allowed(scope: &Scope, path: &str) -> Option<String> {
+    match scope.place(path) {
+        Ok(Placement::Allowed) => None,
+        Ok(Placement::Forbidden(pin)) => {
+            Some(format!("`{}`, which the pin `{pin}` forbids", clip(path)))
+        }
+        Ok(Placement::Outside) => Some(format!(
+            "`{}`, which is outside `pins.allowed_paths`",
+            clip(path)
+        )),
+        Err(err) => Some(format!("`{}`: {err}", clip(path))),
+    }
+}
+
 fn finish(
     task: &TaskInput,
     status: Option<Status>,
     checks: Checks,
-    failures: Vec<(FailCode, String)>,
-    links: Links,
+    mut failures: Vec<(FailCode, String)>,
+    mut links: Links,
     submitted_at: Option<SystemTime>,
     evaluated_at: SystemTime,
 ) -> Judgement {
+    // Every verdict is bounded, whatever the submission holds: at most MAX_MESSAGES failures
+    // of at most MAX_MESSAGE_BYTES each, then a count of the rest; links of at most a path's
+    // length.
+    bound(&mut failures);
+    for link in [
+        &mut links.submit_json,
+        &mut links.report_md,
+        &mut links.selftest_log,
+        &mut links.patch_diff,
+        &mut links.evidence_dir,
+    ] {
+        agentio_core::limits::clip(link, 4_096);
+    }
     let verdict = Verdict {
         schema_version: VERDICT_SCHEMA_VERSION.to_owned(),
         task_id: task.task_id.clone(),
@@ -490,19 +638,31 @@ fn finish(
 }
 
 /// The most messages a verdict lists; a hostile submission with thousands of bad paths gets a
-/// count of the rest.
+/// count of the rest (one more message, `... and N more`).
 pub const MAX_MESSAGES: usize = 100;
 
-fn messages(failures: &[(FailCode, String)]) -> Vec<String> {
-    let mut listed: Vec<String> = failures
-        .iter()
-        .take(MAX_MESSAGES)
-        .map(|(_, message)| message.clone())
-        .collect();
-    if failures.len() > MAX_MESSAGES {
-        listed.push(format!("... and {} more", failures.len() - MAX_MESSAGES));
+/// The longest message a verdict holds, in bytes; a longer one is cut and ends in `…`.
+pub const MAX_MESSAGE_BYTES: usize = 1_024;
+
+/// At most [`MAX_MESSAGES`] failures of at most [`MAX_MESSAGE_BYTES`] each, then one that
+/// counts the rest.
+fn bound(failures: &mut Vec<(FailCode, String)>) {
+    let total = failures.len();
+    failures.truncate(MAX_MESSAGES);
+    for (_, message) in failures.iter_mut() {
+        agentio_core::limits::clip(message, MAX_MESSAGE_BYTES);
     }
-    listed
+    if total > MAX_MESSAGES {
+        let code = failures[MAX_MESSAGES - 1].0;
+        failures.push((code, format!("... and {} more", total - MAX_MESSAGES)));
+    }
+}
+
+fn messages(failures: &[(FailCode, String)]) -> Vec<String> {
+    failures
+        .iter()
+        .map(|(_, message)| message.clone())
+        .collect()
 }
 
 type Found<T> = Result<T, (FailCode, String)>;
@@ -643,12 +803,22 @@ mod tests {
                 .map(|i| (FailCode::ScopeConflict, format!("m{i}")))
                 .collect()
         };
-        assert_eq!(messages(&failures(MAX_MESSAGES)).len(), MAX_MESSAGES);
-        let over = messages(&failures(MAX_MESSAGES + 1));
+        let bounded = |n: usize| {
+            let mut listed = failures(n);
+            bound(&mut listed);
+            messages(&listed)
+        };
+        assert_eq!(bounded(MAX_MESSAGES).len(), MAX_MESSAGES);
+        let over = bounded(MAX_MESSAGES + 1);
         assert_eq!(over.len(), MAX_MESSAGES + 1);
         assert_eq!(over[MAX_MESSAGES - 1], format!("m{}", MAX_MESSAGES - 1));
         assert_eq!(over[MAX_MESSAGES], "... and 1 more");
-        assert!(messages(&[]).is_empty());
+        assert!(bounded(0).is_empty());
+        // Each message is cut to its bound.
+        let mut long = vec![(FailCode::ScopeConflict, "é".repeat(MAX_MESSAGE_BYTES))];
+        bound(&mut long);
+        assert!(long[0].0 == FailCode::ScopeConflict && long[0].1.len() <= MAX_MESSAGE_BYTES + 3);
+        assert!(long[0].1.ends_with('…'));
     }
 
     #[test]

@@ -60,6 +60,7 @@
 
 pub mod cli;
 pub mod gateway;
+mod git;
 pub mod patch;
 pub mod rules;
 pub mod scope;

@@ -1,10 +1,193 @@
-//! The files a unified diff touches (`git diff` output or plain `diff -u`).
+//! What a unified diff (`git diff` output or plain `diff -u`) does, read the way `git apply`
+//! reads it: which paths it writes, which it reads (a copy's source), and which symlinks it
+//! creates, with their targets.
+//!
+//! Paths follow `git apply`'s default `-p1`: one leading component is stripped from the paths
+//! of a `diff --git` header and of `---`/`+++` lines (whatever it is: `a/`, `b/`, `docs/`),
+//! and a path without a `/` is kept whole; `rename from`/`to` and `copy from`/`to` name paths
+//! from the root and override the header. So `--- docs/a.md` writes `a.md`, as git would.
+//! The gateway checks its reading against `git apply` itself (see [`crate::gateway`]).
 
 use std::collections::BTreeSet;
 
-/// Every path the patch touches, as written (without the `a/` and `b/` prefixes): a modified
-/// file, a created one (`--- /dev/null`), a deleted one (`+++ /dev/null`), both sides of a
-/// rename. A path git quoted (`"a/with space"`) is unquoted.
+/// A symlink the patch creates, or a file it turns into one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symlink {
+    /// Where the link is.
+    pub path: String,
+    /// What it points to, when the patch spells it out (a text hunk); `None` otherwise.
+    pub target: Option<String>,
+}
+
+/// What a patch does (see the module documentation for how paths are read).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PatchEffects {
+    /// Every path the patch creates, modifies, deletes, or renames from or to.
+    pub written: BTreeSet<String>,
+    /// Every path the patch reads without writing it: a copy's source.
+    pub read: BTreeSet<String>,
+    /// Every symlink it creates or makes.
+    pub symlinks: Vec<Symlink>,
+}
+
+/// One file section of the patch, being read.
+#[derive(Default)]
+struct Section {
+    header: Vec<String>,
+    old: Option<String>,
+    new: Option<String>,
+    renamed: Option<(Option<String>, Option<String>)>,
+    copied: Option<(Option<String>, Option<String>)>,
+    symlink: bool,
+    /// The added lines of its hunks (a symlink's target).
+    added: Vec<String>,
+    binary: bool,
+}
+
+impl Section {
+    fn close(self, effects: &mut PatchEffects) {
+        // The header's paths always count: judging more than git writes is safe, less is not.
+        let mut written = self.header;
+        if let Some((from, to)) = self.renamed {
+            written.extend(from);
+            written.extend(to);
+        } else if let Some((from, to)) = self.copied {
+            effects.read.extend(from);
+            written.extend(to);
+        } else if self.old.is_some() || self.new.is_some() {
+            written.extend(self.old.filter(|p| p != "/dev/null"));
+            written.extend(self.new.filter(|p| p != "/dev/null"));
+        }
+        written.sort();
+        written.dedup();
+        if self.symlink {
+            let target = (!self.binary && !self.added.is_empty()).then(|| self.added.join("\n"));
+            for path in &written {
+                effects.symlinks.push(Symlink {
+                    path: path.clone(),
+                    target: target.clone(),
+                });
+            }
+        }
+        effects.written.extend(written);
+    }
+}
+
+/// What `patch` does, read as `git apply` reads it.
+///
+/// ```
+/// let patch = "\
+/// --- docs/a.md
+/// +++ docs/a.md
+/// @@ -1 +1 @@
+/// -old
+/// +new
+/// diff --git a/secret.txt b/docs/copy.txt
+/// similarity index 100%
+/// copy from secret.txt
+/// copy to docs/copy.txt
+/// diff --git a/docs/link b/docs/link
+/// new file mode 120000
+/// --- /dev/null
+/// +++ b/docs/link
+/// @@ -0,0 +1 @@
+/// +../../etc/passwd
+/// \\ No newline at end of file
+/// ";
+/// let effects = agentio_promptos::patch::effects(patch);
+/// // Without prefixes, `git apply` strips `docs/`: the file written is `a.md`.
+/// assert_eq!(effects.written.iter().collect::<Vec<_>>(), ["a.md", "docs/copy.txt", "docs/link"]);
+/// assert_eq!(effects.read.iter().collect::<Vec<_>>(), ["secret.txt"]);
+/// assert_eq!(effects.symlinks[0].target.as_deref(), Some("../../etc/passwd"));
+/// ```
+pub fn effects(patch: &str) -> PatchEffects {
+    let mut effects = PatchEffects::default();
+    let mut section: Option<Section> = None;
+    // Lines inside a hunk are content, whatever they start with: the header says how many
+    // old and new lines follow, and they are counted out.
+    let (mut old, mut new) = (0usize, 0usize);
+    for line in patch.lines() {
+        if old > 0 || new > 0 {
+            match line.as_bytes().first() {
+                Some(b'-') => old = old.saturating_sub(1),
+                Some(b'+') => {
+                    new = new.saturating_sub(1);
+                    if let Some(section) = section.as_mut() {
+                        section.added.push(line[1..].to_owned());
+                    }
+                }
+                Some(b'\\') => {}
+                // A context line (or an empty one, which some tools write for an empty
+                // context line) is in both.
+                _ => {
+                    old = old.saturating_sub(1);
+                    new = new.saturating_sub(1);
+                }
+            }
+            continue;
+        }
+        if let Some(header) = line.strip_prefix("@@ ") {
+            (old, new) = hunk_lines(header);
+            continue;
+        }
+        // A git header starts a section and names both sides even when no `---`/`+++` lines
+        // follow (a binary patch, a mode change, a pure rename).
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            if let Some(done) = section.take() {
+                done.close(&mut effects);
+            }
+            section = Some(Section {
+                header: git_header_paths(rest),
+                ..Section::default()
+            });
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("--- ") {
+            // A `---` line outside a git section starts a plain `diff -u` section.
+            let starts = section
+                .as_ref()
+                .is_none_or(|s| s.old.is_some() || s.new.is_some());
+            if starts {
+                if let Some(done) = section.take() {
+                    done.close(&mut effects);
+                }
+                section = Some(Section::default());
+            }
+            if let Some(section) = section.as_mut() {
+                section.old = Some(strip_component(unquote(strip_timestamp(rest))));
+            }
+            continue;
+        }
+        let Some(current) = section.as_mut() else {
+            continue;
+        };
+        if let Some(rest) = line.strip_prefix("+++ ") {
+            current.new = Some(strip_component(unquote(strip_timestamp(rest))));
+        } else if let Some(rest) = line.strip_prefix("rename from ") {
+            current.renamed.get_or_insert((None, None)).0 = Some(unquote(rest));
+        } else if let Some(rest) = line.strip_prefix("rename to ") {
+            current.renamed.get_or_insert((None, None)).1 = Some(unquote(rest));
+        } else if let Some(rest) = line.strip_prefix("copy from ") {
+            current.copied.get_or_insert((None, None)).0 = Some(unquote(rest));
+        } else if let Some(rest) = line.strip_prefix("copy to ") {
+            current.copied.get_or_insert((None, None)).1 = Some(unquote(rest));
+        } else if let Some(mode) = line
+            .strip_prefix("new file mode ")
+            .or_else(|| line.strip_prefix("new mode "))
+        {
+            current.symlink = mode.trim() == "120000";
+        } else if line.starts_with("GIT binary patch") {
+            current.binary = true;
+        }
+    }
+    if let Some(done) = section.take() {
+        done.close(&mut effects);
+    }
+    effects
+}
+
+/// Every path the patch touches, read as `git apply` reads it ([`effects`]): what it writes
+/// and what it reads.
 ///
 /// ```
 /// let patch = "\
@@ -25,74 +208,26 @@ use std::collections::BTreeSet;
 /// assert_eq!(touched.into_iter().collect::<Vec<_>>(), ["docs/a.md", "docs/new.md"]);
 /// ```
 pub fn touched_files(patch: &str) -> BTreeSet<String> {
-    let mut touched = BTreeSet::new();
-    // Lines inside a hunk are content, whatever they start with: the header says how many
-    // old and new lines follow, and they are counted out.
-    let (mut old, mut new) = (0usize, 0usize);
-    for line in patch.lines() {
-        if old > 0 || new > 0 {
-            match line.as_bytes().first() {
-                Some(b'-') => old = old.saturating_sub(1),
-                Some(b'+') => new = new.saturating_sub(1),
-                Some(b'\\') => {}
-                // A context line (or an empty one, which some tools write for an empty
-                // context line) is in both.
-                _ => {
-                    old = old.saturating_sub(1);
-                    new = new.saturating_sub(1);
-                }
-            }
-            continue;
-        }
-        if let Some(header) = line.strip_prefix("@@ ") {
-            (old, new) = hunk_lines(header);
-            continue;
-        }
-        // A git header names both sides even when no `---`/`+++` lines follow (a binary
-        // patch, a mode change, a pure rename).
-        if let Some(rest) = line.strip_prefix("diff --git ") {
-            for side in git_header_paths(rest) {
-                touched.insert(side);
-            }
-            continue;
-        }
-        for (prefix, strip) in [
-            ("--- ", true),
-            ("+++ ", true),
-            ("rename from ", false),
-            ("rename to ", false),
-            ("copy to ", false),
-        ] {
-            if let Some(rest) = line.strip_prefix(prefix) {
-                let path = unquote(strip_timestamp(rest));
-                if path == "/dev/null" {
-                    continue;
-                }
-                let path = if strip {
-                    path.strip_prefix("a/")
-                        .or_else(|| path.strip_prefix("b/"))
-                        .map(str::to_owned)
-                        .unwrap_or(path)
-                } else {
-                    path
-                };
-                touched.insert(path);
-            }
-        }
+    let effects = effects(patch);
+    effects.written.into_iter().chain(effects.read).collect()
+}
+
+/// `git apply -p1`: the path without its first component; a path with none is kept.
+fn strip_component(path: String) -> String {
+    if path == "/dev/null" {
+        return path;
     }
-    touched
+    match path.split_once('/') {
+        Some((_, rest)) if !rest.is_empty() => rest.to_owned(),
+        _ => path,
+    }
 }
 
 /// The two paths of a `diff --git a/X b/Y` header, without their prefixes. Quoted names are
 /// unquoted; unquoted names with spaces are split where both sides agree (as git does), else at
 /// the first ` b/`.
 fn git_header_paths(rest: &str) -> Vec<String> {
-    let strip = |path: String| -> String {
-        path.strip_prefix("a/")
-            .or_else(|| path.strip_prefix("b/"))
-            .map(str::to_owned)
-            .unwrap_or(path)
-    };
+    let strip = strip_component;
     if rest.starts_with('"') || rest.ends_with('"') {
         // One or both sides quoted: split on the quote boundaries.
         let mut sides = Vec::new();
@@ -105,7 +240,14 @@ fn git_header_paths(rest: &str) -> Vec<String> {
                     end += 1;
                 }
                 let end = (end + 1).min(remaining.len());
-                sides.push(strip(unquote(&remaining[..end])));
+                let side = &remaining[..end];
+                // An unterminated quote is kept verbatim: a name git would never write, so it
+                // matches no pin (and git refuses the patch).
+                if side.len() > 1 && side.ends_with('"') {
+                    sides.push(strip(unquote(side)));
+                } else {
+                    sides.push(side.to_owned());
+                }
                 remaining = remaining[end..].trim_start();
             } else {
                 let end = remaining.find(' ').unwrap_or(remaining.len());
@@ -217,9 +359,10 @@ mod tests {
         let patch = "--- a/x.md\n+++ b/x.md\n@@ -1,2 +1,3 @@\n a\n+--- a/evil.md\n++++ b/evil.md\n-diff --git a/e b/e\n";
         // One old line and... the counts: old 2 (` a`, `-diff`), new 3 (` a`, `+---`, `++++`).
         assert_eq!(touched(patch), ["x.md"]);
-        // `diff -u` names carry a tab and a timestamp.
+        // `diff -u` names carry a tab and a timestamp; without prefixes, `git apply -p1`
+        // strips the first component all the same.
         let plain = "--- docs/a.md\t2026-01-01 00:00:00\n+++ docs/a.md\t2026-01-02 00:00:00\n";
-        assert_eq!(touched(plain), ["docs/a.md"]);
+        assert_eq!(touched(plain), ["a.md"]);
         let deleted = "--- a/gone.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
         assert_eq!(touched(deleted), ["gone.md"]);
     }

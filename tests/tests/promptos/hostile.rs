@@ -69,6 +69,8 @@ fn a_patch_touching_files_it_does_not_declare_is_a_scope_conflict() {
         super::PATCH
     );
     workspace.write("evidence/patch.diff", &sneaky);
+    // The workspace holds the change, so that `git apply` finds the patch applies.
+    workspace.write(".github/workflows/ci.yml", "b\n");
     let judgement = workspace.judge();
     assert_eq!(codes(&judgement), [FailCode::ScopeConflict]);
     assert!(judgement.verdict.messages[0].contains(".github/workflows/ci.yml"));
@@ -97,10 +99,12 @@ fn a_binary_change_to_an_undeclared_file_is_a_scope_conflict() {
     workspace.write(
         "evidence/patch.diff",
         &format!(
-            "{}diff --git a/bin/tool b/bin/tool\nindex 1..2 100755\nGIT binary patch\nliteral 3\nxyz\n\n",
+            "{}diff --git a/bin/tool b/bin/tool\nindex 20b5be91886d0b6f26dc98a225c0dac05fe2c86e..0b41465af69d64d6cc3b8a86f0f78caa70eaf31b 100644\nGIT binary patch\nliteral 4\nLcmb<msH_4215g2M\n\nliteral 3\nKcmYdfNCE%>hycU@\n\n",
             super::PATCH
         ),
     );
+    // A real binary patch (`git diff --binary`), the workspace holding its result.
+    workspace.write("bin/tool", "x\u{0}yz");
     let judgement = workspace.judge();
     assert_eq!(codes(&judgement), [FailCode::ScopeConflict]);
     assert!(judgement.verdict.messages[0].contains("`bin/tool`"));
@@ -218,9 +222,18 @@ fn huge_and_deep_submissions_get_an_answer() {
     // The verdict lists the first messages and counts the rest.
     let messages = &judgement.verdict.messages;
     assert_eq!(messages.len(), agentio_promptos::gateway::MAX_MESSAGES + 1);
-    let rest = judgement.failures.len() - agentio_promptos::gateway::MAX_MESSAGES;
+    let rest: usize = messages
+        .last()
+        .and_then(|m| m.strip_prefix("... and "))
+        .and_then(|m| m.strip_suffix(" more"))
+        .and_then(|n| n.parse().ok())
+        .expect("a count of the rest");
     assert!(rest >= 50_000 - agentio_promptos::gateway::MAX_MESSAGES);
-    assert_eq!(messages.last().unwrap(), &format!("... and {rest} more"));
+    // The judgement the deployed verdict is built from is bounded the same way.
+    assert_eq!(
+        judgement.failures.len(),
+        agentio_promptos::gateway::MAX_MESSAGES + 1
+    );
 }
 
 #[cfg(unix)]
@@ -296,4 +309,184 @@ fn a_hostile_glob_pin_and_a_hostile_path_are_refused_at_once() {
     .to_string();
     assert!(refused.contains("is longer than 1024 bytes"), "{refused}");
     assert!(refused.len() < 2_000);
+}
+
+/// A workspace whose patch is `patch` (its files already written, as an executor leaves them)
+/// and whose submission declares `new_files` as new.
+fn with_patch(patch: &str, new_files: &[&str]) -> Workspace {
+    let mut workspace = Workspace::new();
+    workspace.write("evidence/patch.diff", patch);
+    workspace.submit["changed_files"] = json!([]);
+    workspace.submit["new_files"] = json!(new_files);
+    workspace
+}
+
+fn assert_not_pass(workspace: &Workspace, expected: FailCode, needle: &str) {
+    let judgement = workspace.judge();
+    assert!(!judgement.passed(), "{:?}", judgement.verdict.messages);
+    assert_eq!(
+        judgement.verdict.reason_code,
+        Some(expected),
+        "{:?}",
+        judgement.verdict.messages
+    );
+    assert!(
+        judgement
+            .verdict
+            .messages
+            .iter()
+            .any(|m| m.contains(needle)),
+        "`{needle}` in {:?}",
+        judgement.verdict.messages
+    );
+}
+
+const LINK_OUT: &str = "\
+diff --git a/docs/prompt_os/io/link b/docs/prompt_os/io/link
+new file mode 120000
+--- /dev/null
++++ b/docs/prompt_os/io/link
+@@ -0,0 +1 @@
++../../../../../etc/passwd
+\\ No newline at end of file
+";
+
+#[test]
+fn a_symlink_pointing_outside_the_workspace_or_the_pins_is_a_scope_conflict() {
+    let workspace = with_patch(LINK_OUT, &["docs/prompt_os/io/link"]);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        "../../../../../etc/passwd",
+        workspace.root().join("docs/prompt_os/io/link"),
+    )
+    .unwrap();
+    assert_not_pass(
+        &workspace,
+        FailCode::ScopeConflict,
+        "leads outside the workspace",
+    );
+
+    // Inside the workspace, but outside the pins.
+    let inside = LINK_OUT.replace("../../../../../etc/passwd", "../../../Cargo.toml");
+    let workspace = with_patch(&inside, &["docs/prompt_os/io/link"]);
+    assert_not_pass(
+        &workspace,
+        FailCode::ScopeConflict,
+        "outside `pins.allowed_paths`",
+    );
+
+    // Within the pins: judged like any new file.
+    let fine = LINK_OUT.replace("../../../../../etc/passwd", "schemas.md");
+    let workspace = with_patch(&fine, &["docs/prompt_os/io/link"]);
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(
+            "schemas.md",
+            workspace.root().join("docs/prompt_os/io/link"),
+        )
+        .unwrap();
+        let judgement = workspace.judge();
+        assert!(judgement.passed(), "{:?}", judgement.verdict.messages);
+    }
+}
+
+#[test]
+fn a_copy_from_outside_the_pins_is_a_scope_conflict() {
+    let patch = "\
+diff --git a/secrets/token.txt b/docs/prompt_os/io/copy.md
+similarity index 100%
+copy from secrets/token.txt
+copy to docs/prompt_os/io/copy.md
+";
+    let workspace = with_patch(patch, &["docs/prompt_os/io/copy.md"]);
+    workspace.write("secrets/token.txt", "hunter2\n");
+    workspace.write("docs/prompt_os/io/copy.md", "hunter2\n");
+    assert_not_pass(
+        &workspace,
+        FailCode::ScopeConflict,
+        "copies from `secrets/token.txt`",
+    );
+}
+
+#[test]
+fn a_diff_without_prefixes_is_judged_where_git_apply_writes_it() {
+    // `--- docs/...` without `a/`: `git apply` strips `docs/` and writes `prompt_os/io/x.md`,
+    // outside the pins, whatever the submission declares.
+    let patch = "\
+--- docs/prompt_os/io/x.md
++++ docs/prompt_os/io/x.md
+@@ -1 +1 @@
+-old
++new
+";
+    let mut workspace = with_patch(patch, &[]);
+    workspace.submit["changed_files"] = json!(["docs/prompt_os/io/x.md"]);
+    workspace.write("prompt_os/io/x.md", "new\n");
+    assert_not_pass(&workspace, FailCode::ScopeConflict, "`prompt_os/io/x.md`");
+}
+
+#[test]
+fn a_patch_git_apply_refuses_or_that_does_not_apply_is_never_a_pass() {
+    for (patch, needle) in [
+        ("this is not a patch\n", "refuses it"),
+        (
+            "diff --git a/docs/prompt_os/io/b.bin b/docs/prompt_os/io/b.bin\nnew file mode 100644\nindex 0000000..1111111\nGIT binary patch\nliteral 3\nnot-base85!!\n\n",
+            "refuses it",
+        ),
+        (
+            // Well formed, but the workspace holds neither side of it.
+            "--- a/docs/prompt_os/io/schemas.md\n+++ b/docs/prompt_os/io/schemas.md\n@@ -1 +1 @@\n-something else\n+entirely\n",
+            "neither direction",
+        ),
+    ] {
+        let mut workspace = Workspace::new();
+        workspace.write("evidence/patch.diff", patch);
+        let declared: Vec<&str> = if patch.contains("b.bin") {
+            vec!["docs/prompt_os/io/b.bin"]
+        } else {
+            vec![]
+        };
+        workspace.submit["new_files"] = json!(declared);
+        workspace.submit["changed_files"] = if patch.contains("schemas.md") {
+            json!(["docs/prompt_os/io/schemas.md"])
+        } else {
+            json!([])
+        };
+        let judgement = workspace.judge();
+        assert!(!judgement.passed(), "{patch}");
+        assert!(!judgement.verdict.checks.evidence_present, "{patch}");
+        assert!(
+            judgement
+                .verdict
+                .messages
+                .iter()
+                .any(|m| m.contains(needle)),
+            "`{needle}` in {:?}",
+            judgement.verdict.messages
+        );
+    }
+}
+
+#[test]
+fn a_huge_patch_gets_a_bounded_verdict_with_the_count_of_the_rest() {
+    let mut patch = String::new();
+    for i in 0..20_000 {
+        patch.push_str(&format!(
+            "diff --git a/x/{i}/{long} b/x/{i}/{long}\nnew file mode 100644\n--- /dev/null\n+++ b/x/{i}/{long}\n@@ -0,0 +1 @@\n+a\n",
+            long = "n".repeat(200)
+        ));
+    }
+    let mut workspace = with_patch(&patch, &[]);
+    workspace.submit["tests"]["summary"] = json!("s".repeat(5 << 20));
+    workspace.submit["tests"]["passed"] = json!(false);
+    workspace.submit["needs_input"] = json!(["q".repeat(1 << 20)]);
+    let judgement = workspace.judge();
+    assert!(!judgement.passed());
+    let messages = &judgement.verdict.messages;
+    assert_eq!(messages.len(), 101);
+    assert!(messages[100].starts_with("... and "), "{}", messages[100]);
+    let whole = serde_json::to_string(&judgement.verdict).unwrap();
+    assert!(whole.len() < 256 * 1024, "{}", whole.len());
+    let deployed = serde_json::to_string(&judgement.deployed()).unwrap();
+    assert!(deployed.len() < 256 * 1024, "{}", deployed.len());
 }

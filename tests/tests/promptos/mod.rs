@@ -82,7 +82,10 @@ impl Workspace {
         let root = dir.path();
         for (path, text) in [
             ("docs/prompt_os/io/schemas.md", "# Schemas\nnew\n"),
-            ("docs/prompt_os/io/fail_codes.md", "# Fail codes\n"),
+            (
+                "docs/prompt_os/io/fail_codes.md",
+                "# Fail codes\n--- a/not/a/header (content, inside the hunk)\n",
+            ),
             ("evidence/report.md", "# Report\nAll done.\n"),
             ("evidence/selftest.log", "running...\nok\nEXIT_CODE=0\n"),
             ("evidence/patch.diff", PATCH),
