@@ -57,6 +57,7 @@
 //! # }
 //! ```
 
+pub mod auth;
 mod client;
 mod server;
 

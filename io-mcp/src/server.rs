@@ -8,8 +8,9 @@ use std::task::Poll;
 use std::time::Duration;
 
 use agentio_tools::{
-    Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Cancellation, CostClass,
-    Export, ExportError, Progress, ProgressReporter, ProgressSink, ToolError, ToolRegistry,
+    Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Caller, Cancellation,
+    CostClass, Export, ExportError, Progress, ProgressReporter, ProgressSink, ToolError,
+    ToolRegistry,
 };
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -97,6 +98,10 @@ pub struct McpServer {
     info: Arc<Implementation>,
     instructions: Option<Arc<str>>,
     context: Arc<Value>,
+    /// How HTTP callers authenticate, when they must.
+    auth: Option<Arc<crate::auth::HttpAuth>>,
+    /// Tool id -> the scopes a caller must hold to call it.
+    scopes: Arc<HashMap<String, Vec<String>, foldhash::fast::RandomState>>,
 }
 
 impl McpServer {
@@ -147,7 +152,37 @@ impl McpServer {
             info: Arc::new(Implementation::new("agentio", env!("CARGO_PKG_VERSION"))),
             instructions: None,
             context: Arc::new(Value::Null),
+            auth: None,
+            scopes: Arc::default(),
         })
+    }
+
+    /// Requires every streamable HTTP request to carry a bearer token `auth`'s verifier
+    /// accepts (see [`crate::auth`]): without one, `401` with `WWW-Authenticate`; the OAuth
+    /// Protected Resource Metadata is served at `/.well-known/oauth-protected-resource`; each
+    /// tool's context carries the verified [`Caller`](agentio_tools::Caller). Stdio is not
+    /// affected (its caller is the process that started the server).
+    #[must_use]
+    pub fn with_auth(mut self, auth: crate::auth::HttpAuth) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Requires a caller to hold every one of `scopes` to call `tool_id`: checked before the
+    /// call's approval is asked. A call without a verified caller (stdio, or HTTP without
+    /// [`Self::with_auth`]) holds no scope, so it is refused too. A refusal is the tool error
+    /// `unauthorised`, naming the missing scopes.
+    #[must_use]
+    pub fn require_scopes(
+        mut self,
+        tool_id: &str,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Arc::make_mut(&mut self.scopes).insert(
+            tool_id.to_owned(),
+            scopes.into_iter().map(Into::into).collect(),
+        );
+        self
     }
 
     /// Sets how many tools one `tools/list` page holds (at least 1; the default is
@@ -434,6 +469,32 @@ impl McpServer {
                 None,
             ))));
         };
+        // The caller the HTTP layer verified (none over stdio), and the scopes the tool needs,
+        // checked before anyone is asked to approve the call.
+        let caller = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
+            .cloned();
+        if let Some(needed) = self.scopes.get(target).filter(|needed| !needed.is_empty()) {
+            let missing: Vec<&str> = needed
+                .iter()
+                .filter(|scope| !caller.as_ref().is_some_and(|c| c.has_scope(scope)))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                let err = agentio_core::AgentError::new(
+                    agentio_core::ErrorCode::Unauthorised,
+                    format!(
+                        "insufficient_scope: calling `{target}` needs the scope(s) {}",
+                        missing.join(" ")
+                    ),
+                );
+                let refused =
+                    CallToolResult::error(vec![ContentBlock::text(json_text(&err.to_envelope()))]);
+                return Err(Box::new(Ok(refused.into())));
+            }
+        }
         let input = Value::Object(request.arguments.take().unwrap_or_default());
         let approver: Option<Arc<dyn Approver>> = if *gated {
             match self.approver_for(target, request, &input, context) {
@@ -450,6 +511,7 @@ impl McpServer {
         let mut options = CallOptions::default().with_context((*self.context).clone());
         options.cancellation = cancellation.clone();
         options.approver = approver;
+        options.caller = caller;
         // A forwarder task is started at the body's first report, not before: most calls
         // report nothing, though rmcp's clients send a progress token with every request.
         let progress = context.meta.get_progress_token().map(|token| {
@@ -907,19 +969,36 @@ impl McpServer {
     /// # Ok(()) }
     /// ```
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+        let auth = self.auth.clone();
         let service = self.http_service();
         loop {
             let (stream, _) = listener
                 .accept()
                 .await
                 .map_err(|e| ServeError::new("the HTTP listener failed", e))?;
-            let service = TowerToHyperService::new(service.clone());
-            tokio::spawn(async move {
-                // A connection's own failure (a client hanging up) ends that connection only.
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
+            match &auth {
+                None => {
+                    let service = TowerToHyperService::new(service.clone());
+                    tokio::spawn(async move {
+                        // A connection's own failure (a client hanging up) ends that
+                        // connection only.
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+                Some(auth) => {
+                    let (auth, service) = (Arc::clone(auth), service.clone());
+                    let guarded = hyper::service::service_fn(move |request| {
+                        crate::auth::guard(Arc::clone(&auth), service.clone(), request)
+                    });
+                    tokio::spawn(async move {
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), guarded)
+                            .await;
+                    });
+                }
+            }
         }
     }
 }

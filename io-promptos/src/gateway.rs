@@ -10,7 +10,7 @@
 //!    new files, read as `git apply` reads them ([`crate::patch`]: `--- docs/a.md` without
 //!    prefixes writes `a.md`); what it reads (a copy's source) and every symlink's target are
 //!    allowed by the pins too; and `git apply` itself, asked, writes nothing the gateway did
-//!    not judge ([`crate::git`]). (A patch that cannot be read, that `git apply` refuses, or
+//!    not judge (it is asked for `--numstat`, `--summary` and `--check` only). (A patch that cannot be read, that `git apply` refuses, or
 //!    that applies to the workspace in neither direction fails `evidence_present`, not this
 //!    check.)
 //! 3. `tests_passed` (`CI_FAILED`): `tests.passed` is true.
@@ -453,7 +453,7 @@ pub fn judge(
     ))
 }
 
-/// The scope check of a patch, as `git apply` would apply it (see [`crate::git`]): every path
+/// The scope check of a patch, as `git apply` would apply it (see `crate::git`): every path
 /// it writes is declared and every declared path written; every path it reads (a copy's
 /// source) and every symlink's target is allowed by the pins; git writes nothing the gateway
 /// did not read. Also why the patch does not apply to the workspace, if it does not (an

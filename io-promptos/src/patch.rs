@@ -46,17 +46,25 @@ struct Section {
 
 impl Section {
     fn close(self, effects: &mut PatchEffects) {
-        // The header's paths always count: judging more than git writes is safe, less is not.
-        let mut written = self.header;
-        if let Some((from, to)) = self.renamed {
-            written.extend(from);
-            written.extend(to);
-        } else if let Some((from, to)) = self.copied {
-            effects.read.extend(from);
-            written.extend(to);
-        } else if self.old.is_some() || self.new.is_some() {
-            written.extend(self.old.filter(|p| p != "/dev/null"));
-            written.extend(self.new.filter(|p| p != "/dev/null"));
+        // A complete rename or copy names its paths from the root, and git takes them over
+        // the header's. Anything less complete is judged by every path it names: judging more
+        // than git writes is safe, less is not (and git refuses a half rename anyway).
+        let mut written = Vec::new();
+        match (self.renamed, self.copied) {
+            (Some((Some(from), Some(to))), None) => written.extend([from, to]),
+            (None, Some((Some(from), Some(to)))) => {
+                effects.read.insert(from);
+                written.push(to);
+            }
+            (renamed, copied) => {
+                written.extend(self.header);
+                written.extend(self.old.filter(|p| p != "/dev/null"));
+                written.extend(self.new.filter(|p| p != "/dev/null"));
+                for (from, to) in renamed.into_iter().chain(copied) {
+                    written.extend(from);
+                    written.extend(to);
+                }
+            }
         }
         written.sort();
         written.dedup();

@@ -49,6 +49,7 @@
 
 mod action;
 mod call;
+mod caller;
 pub mod capabilities;
 pub mod chain;
 mod check;
@@ -65,6 +66,7 @@ mod typed;
 
 pub use crate::action::Action;
 pub use crate::call::{Cancellation, Progress, ProgressReporter, ProgressSink};
+pub use crate::caller::Caller;
 pub use crate::capabilities::{Capabilities, HttpClient, HttpRequest, HttpResponse, SecretStore};
 pub use crate::check::{ContractProblem, RegistrationError};
 pub use crate::contract::{

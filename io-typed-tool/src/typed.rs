@@ -263,6 +263,8 @@ pub struct ToolContext {
     cancellation: Option<Cancellation>,
     /// What the host lends this call, within the contract's `requires`.
     grant: Option<Arc<crate::capabilities::Grant>>,
+    /// Who makes the call, when the host knows.
+    caller: Option<Arc<crate::caller::Caller>>,
 }
 
 impl ToolContext {
@@ -295,7 +297,35 @@ impl ToolContext {
             progress: None,
             cancellation: None,
             grant: None,
+            caller: None,
         }
+    }
+
+    /// Sets who makes the call (the registry sets the caller's [`CallOptions::caller`]).
+    ///
+    /// ```
+    /// use agentio_tools::{Caller, ToolContext};
+    /// let ctx = ToolContext::new("r", "t").with_caller(Caller::new("user-42"));
+    /// assert_eq!(ctx.caller().unwrap().subject, "user-42");
+    /// assert!(ToolContext::new("r", "t").caller().is_none());
+    /// ```
+    ///
+    /// [`CallOptions::caller`]: crate::CallOptions::caller
+    #[must_use]
+    pub fn with_caller(mut self, caller: crate::caller::Caller) -> Self {
+        self.caller = Some(Arc::new(caller));
+        self
+    }
+
+    pub(crate) fn with_shared_caller(mut self, caller: Option<Arc<crate::caller::Caller>>) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// Who makes the call, as the host authenticated them; `None` when the host knows no
+    /// caller.
+    pub fn caller(&self) -> Option<&crate::caller::Caller> {
+        self.caller.as_deref()
     }
 
     /// The registry's grant for this call (see [`crate::capabilities`]).

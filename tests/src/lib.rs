@@ -1,3 +1,4 @@
 //! Shared fixtures of the agent-io test suite (the tests themselves are under `tests/`).
 
+pub mod auth_fixture;
 pub mod mcp_fixture;

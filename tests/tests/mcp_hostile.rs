@@ -466,3 +466,175 @@ fn an_unknown_tool_name_is_echoed_escaped_and_bounded() {
         assert!(err.message().contains("\\u{1b}[2J"));
     });
 }
+
+mod auth {
+    use super::*;
+    use agentio_tests::auth_fixture::{self, token};
+    use tokio::io::AsyncReadExt;
+
+    /// One raw HTTP/1.1 request; the status line's code and the whole head and body.
+    async fn raw(addr: std::net::SocketAddr, request: String) -> (u16, String) {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        (text[9..12].parse().unwrap(), text)
+    }
+
+    async fn serve() -> (String, std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+        let mut registry = agentio_tests::mcp_fixture::registry();
+        auth_fixture::add_whoami(&mut registry);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let url = format!("http://{addr}/mcp");
+        let server =
+            auth_fixture::protect(agentio_mcp::McpServer::new(registry).unwrap(), &url).unwrap();
+        let serving = tokio::spawn(async move {
+            let _ = server.serve_http(listener).await;
+        });
+        (url, addr, serving)
+    }
+
+    fn post(addr: std::net::SocketAddr, authorization: Option<&str>) -> String {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+        let authorization =
+            authorization.map_or_else(String::new, |a| format!("Authorization: {a}\r\n"));
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{authorization}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[test]
+    fn a_request_without_a_valid_token_is_401_with_the_resource_metadata() {
+        runtime().block_on(async {
+            let (url, addr, serving) = serve().await;
+            let (status, answer) = raw(addr, post(addr, None)).await;
+            assert_eq!(status, 401, "{answer}");
+            let metadata_url = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
+            assert!(
+                answer.to_ascii_lowercase().contains(&format!(
+                    "www-authenticate: bearer resource_metadata=\"{metadata_url}\""
+                )),
+                "{answer}"
+            );
+            // A signature with one character changed in its middle (the last character of a
+            // base64url signature carries padding bits a decoder may ignore).
+            let genuine = token(&url, 600, "notes:write", "alice");
+            let at = genuine.len() - 20;
+            let swapped = if &genuine[at..=at] == "A" { "B" } else { "A" };
+            let forged = format!("{}{swapped}{}", &genuine[..at], &genuine[at + 1..]);
+            for (bearer, why) in [
+                (
+                    token("http://elsewhere.example/mcp", 600, "", "m"),
+                    "another audience",
+                ),
+                (token(&url, -3600, "", "m"), "expired"),
+                (forged, "signature"),
+                ("not-a-jwt".to_owned(), "not a JWT"),
+            ] {
+                let (status, answer) =
+                    raw(addr, post(addr, Some(&format!("Bearer {bearer}")))).await;
+                assert_eq!(status, 401, "{why}: {answer}");
+                assert!(
+                    answer.contains("error=\"invalid_token\""),
+                    "{why}: {answer}"
+                );
+                assert!(answer.contains(why), "{why}: {answer}");
+            }
+            // A token signed with HMAC over the public key (algorithm confusion): refused.
+            let header = r#"{"alg":"HS256","typ":"JWT","kid":"agentio-test-1"}"#;
+            let confused = format!("{}.e30.c2ln", b64(header));
+            let (status, _) = raw(addr, post(addr, Some(&format!("Bearer {confused}")))).await;
+            assert_eq!(status, 401);
+            // The metadata document (RFC 9728), at both places.
+            for path in [
+                "/.well-known/oauth-protected-resource/mcp",
+                "/.well-known/oauth-protected-resource",
+            ] {
+                let request =
+                    format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+                let (status, answer) = raw(addr, request).await;
+                assert_eq!(status, 200, "{answer}");
+                let body: Value =
+                    serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+                assert_eq!(body["resource"], url);
+                assert_eq!(body["authorization_servers"][0], auth_fixture::ISSUER);
+                assert_eq!(body["bearer_methods_supported"], json!(["header"]));
+            }
+            // A valid token passes, and the Origin check stays on behind it.
+            let valid = format!("Bearer {}", token(&url, 600, "notes:write", "alice"));
+            assert_eq!(raw(addr, post(addr, Some(&valid))).await.0, 200);
+            let foreign = post(addr, Some(&valid)).replace(
+                "Content-Type",
+                "Origin: http://evil.example\r\nContent-Type",
+            );
+            assert_eq!(raw(addr, foreign).await.0, 403);
+            serving.abort();
+        });
+    }
+
+    fn b64(text: &str) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let bytes = text.as_bytes();
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+            for i in 0..=chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_verified_caller_reaches_the_tool_and_scopes_are_checked_before_approval() {
+        runtime().block_on(async {
+            let (url, _, serving) = serve().await;
+            // No token: our own client cannot even connect.
+            assert!(McpClient::connect_http(&url).await.is_err());
+
+            let client =
+                McpClient::connect_http_with_token(&url, &token(&url, 600, "notes:read", "bob"))
+                    .await
+                    .unwrap();
+            let mut registry = ToolRegistry::new()
+                .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+            client.import_into(&mut registry, "r").await.unwrap();
+            let me = registry.call("r.auth.whoami", json!({})).await.unwrap();
+            assert_eq!(me, json!({ "subject": "bob", "scopes": ["notes:read"] }));
+            // `fixture.record` needs `notes:write`: refused before the server asks for approval.
+            let err = registry
+                .call("r.fixture.record", json!({ "text": "x" }))
+                .await
+                .unwrap_err();
+            assert_eq!(err.code().as_str(), "unauthorised", "{}", err.message());
+            assert!(
+                err.message().contains("insufficient_scope"),
+                "{}",
+                err.message()
+            );
+            client.close().await.unwrap();
+
+            // With the scope, the call goes on to approval (which this client cannot give).
+            let writer =
+                McpClient::connect_http_with_token(&url, &token(&url, 600, "notes:write", "alice"))
+                    .await
+                    .unwrap();
+            let mut registry = ToolRegistry::new()
+                .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+            writer.import_into(&mut registry, "r").await.unwrap();
+            let err = registry
+                .call("r.fixture.record", json!({ "text": "x" }))
+                .await
+                .unwrap_err();
+            assert_eq!(err.code().as_str(), "approval_denied", "{}", err.message());
+            writer.close().await.unwrap();
+            serving.abort();
+        });
+    }
+}

@@ -31,6 +31,7 @@ impl ToolRegistry {
             progress,
             cancellation,
             approver,
+            caller,
             ..
         } = options;
         let tool = self.resolve(tool_id)?;
@@ -81,7 +82,8 @@ impl ToolRegistry {
         }
 
         let mut base = ToolContext::for_call(run_id, Arc::clone(&tool.id), tool.mutates.clone())
-            .with_context(context);
+            .with_context(context)
+            .with_shared_caller(caller);
         // A grant when the host lends something, or audits (a refusal is then recorded);
         // otherwise the context refuses every capability without allocating one.
         if self.capabilities.is_some() || audited {

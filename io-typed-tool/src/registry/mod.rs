@@ -568,7 +568,7 @@ impl ToolRegistry {
     }
 
     /// Lends tool bodies other tools, secrets and an HTTP client, each reached through the
-    /// body's [`ToolContext`] and only as far as its contract's `requires` declares (the rules,
+    /// body's [`ToolContext`](crate::ToolContext) and only as far as its contract's `requires` declares (the rules,
     /// and what they cannot stop, are in [`crate::capabilities`]).
     ///
     /// ```

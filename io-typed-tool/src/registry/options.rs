@@ -41,9 +41,25 @@ pub struct CallOptions {
     /// Decides this call's approval instead of the registry's approver (an MCP server asks
     /// the connected client through elicitation, per connection).
     pub approver: Option<Arc<dyn Approver>>,
+    /// Who makes the call, as the host authenticated them (the body reads it from
+    /// [`ToolContext::caller`](crate::ToolContext::caller)).
+    pub caller: Option<Arc<crate::caller::Caller>>,
 }
 
 impl CallOptions {
+    /// Sets who makes the call.
+    ///
+    /// ```
+    /// use agentio_tools::{CallOptions, Caller};
+    /// let options = CallOptions::default().with_caller(Caller::new("user-42"));
+    /// assert_eq!(options.caller.unwrap().subject, "user-42");
+    /// ```
+    #[must_use]
+    pub fn with_caller(mut self, caller: crate::caller::Caller) -> Self {
+        self.caller = Some(Arc::new(caller));
+        self
+    }
+
     /// Sets the run id (the body reads it from [`ToolContext::run_id`](crate::ToolContext::run_id); audit records carry it).
     ///
     /// ```
@@ -167,6 +183,7 @@ impl fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("cancellation", &self.cancellation)
             .field("approver", &self.approver.is_some())
+            .field("caller", &self.caller.as_ref().map(|c| c.subject.as_str()))
             .finish()
     }
 }

@@ -2,6 +2,9 @@
 //!
 //! `mcp-fixture stdio` serves over stdin and stdout; `mcp-fixture http` binds a loopback port
 //! and prints `http://127.0.0.1:PORT/mcp` as its first line, then serves until killed.
+//! `mcp-fixture http-auth` does the same as an OAuth protected resource (tokens verified
+//! against the fixture JWKS, `fixture.record` requiring the scope `notes:write`), and prints a
+//! second line: a JSON object of tokens (`valid`, `wrong_audience`, `expired`, `no_scope`).
 //! With `AGENT_IO_AUDIT_FILE` set, every call's audit record is appended there as a JSON line,
 //! so a client test can see what the server did with a call it answered nothing to.
 
@@ -22,6 +25,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .open(path)?;
         registry = registry.with_audit_sink(Arc::new(JsonLines(Mutex::new(file))));
     }
+    if mode == "http-auth" {
+        agentio_tests::auth_fixture::add_whoami(&mut registry);
+    }
     let server = McpServer::new(registry)?
         .with_server_info("agent-io-fixture", env!("CARGO_PKG_VERSION"))
         .with_page_size(2);
@@ -37,7 +43,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("http://{}/mcp", listener.local_addr()?);
                 server.serve_http(listener).await?;
             }
-            other => return Err(format!("unknown mode `{other}`: use stdio or http").into()),
+            "http-auth" => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                let url = format!("http://{}/mcp", listener.local_addr()?);
+                let server = agentio_tests::auth_fixture::protect(server, &url)?;
+                use agentio_tests::auth_fixture::token;
+                let tokens = serde_json::json!({
+                    "valid": token(&url, 600, "notes:read notes:write", "alice"),
+                    "no_scope": token(&url, 600, "notes:read", "bob"),
+                    "wrong_audience": token("http://elsewhere.example/mcp", 600, "notes:write", "mallory"),
+                    "expired": token(&url, -3600, "notes:write", "alice"),
+                });
+                println!("{url}");
+                println!("{tokens}");
+                server.serve_http(listener).await?;
+            }
+            other => {
+                return Err(format!("unknown mode `{other}`: use stdio, http or http-auth").into());
+            }
         }
         Ok(())
     })

@@ -329,7 +329,7 @@ fn call_options_say_what_they_carry_in_debug_output() {
         .with_cancellation(cancel);
     assert_eq!(
         format!("{options:?}"),
-        "CallOptions { run_id: Some(\"r\"), context: Object {\"tenant\": String(\"acme\")}, progress: true, cancellation: Some(Cancellation { cancelled: true }), approver: false }"
+        "CallOptions { run_id: Some(\"r\"), context: Object {\"tenant\": String(\"acme\")}, progress: true, cancellation: Some(Cancellation { cancelled: true }), approver: false, caller: None }"
     );
 }
 

@@ -1,0 +1,447 @@
+//! Authenticated streamable HTTP: the server as an OAuth 2.0 protected resource, as the MCP
+//! authorization specification describes one.
+//!
+//! - Every request to the MCP endpoint carries `Authorization: Bearer <token>`, verified by a
+//!   host-provided [`BearerVerifier`] ([`JwtVerifier`] is included: JWTs signed by a key of a
+//!   JWKS, audience-bound, on the `jsonwebtoken` crate). A request without a token, or with one
+//!   that does not verify, is answered `401 Unauthorized` with a `WWW-Authenticate: Bearer`
+//!   header naming the resource metadata (and `error="invalid_token"` for a bad token).
+//! - `GET /.well-known/oauth-protected-resource` (and the same followed by the endpoint's path,
+//!   RFC 9728 §3.1) answers the OAuth Protected Resource Metadata document: the resource, its
+//!   authorization servers, the scopes it knows, `bearer_methods_supported: ["header"]`.
+//! - The verified caller (subject, scopes, claims) reaches each tool's context
+//!   ([`agentio_tools::ToolContext::caller`]), and a tool's required scopes
+//!   ([`crate::McpServer::require_scopes`]) are checked before its approval is asked.
+//! - The `Host` and `Origin` checks of [`crate::McpServer::default_http_config`] stay on.
+
+use std::sync::Arc;
+
+use agentio_core::BoxFuture;
+use agentio_tools::Caller;
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Value, json};
+
+/// Why a bearer token was refused: an OAuth error code and a description safe to send back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthError {
+    /// `invalid_token` (RFC 6750 §3.1).
+    pub error: &'static str,
+    /// What was wrong, in words (never the token).
+    pub description: String,
+}
+
+impl AuthError {
+    fn invalid(description: impl Into<String>) -> Self {
+        AuthError {
+            error: "invalid_token",
+            description: description.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for AuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.error, self.description)
+    }
+}
+
+impl std::error::Error for AuthError {}
+
+/// Verifies a bearer token and says who it belongs to.
+pub trait BearerVerifier: Send + Sync {
+    /// The caller `token` authenticates, or why it does not.
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, AuthError>>;
+}
+
+/// Verifies JWTs signed by a key of a JSON Web Key Set, for one audience (the MCP server's
+/// resource identifier) and, optionally, one issuer. Asymmetric algorithms only (RS*, PS*,
+/// ES256, ES384, EdDSA): a symmetric key in a public key set is refused, as is a token whose
+/// `alg` is not its key's. `exp` is required; 30 seconds of clock skew are allowed.
+///
+/// ```
+/// use agentio_mcp::auth::{BearerVerifier, JwtVerifier};
+///
+/// let jwks = r#"{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","alg":"ES256","use":"sig",
+///   "x":"oO_NN_mvuVHPNP_5ZdUG69AMgOz7Qr7bF08qSx583DY","y":"7dGwMxwDf61XcglfHaC2TzFwLeMfnYqaGKnjz7pdbD0"}]}"#;
+/// let verifier = JwtVerifier::from_jwks_json(jwks, "https://mcp.example.com/mcp").unwrap()
+///     .with_issuer("https://auth.example.com");
+/// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// let err = runtime.block_on(verifier.verify("not.a.jwt")).unwrap_err();
+/// assert_eq!(err.error, "invalid_token");
+/// ```
+pub struct JwtVerifier {
+    keys: JwkSet,
+    audience: String,
+    issuer: Option<String>,
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("keys", &self.keys.keys.len())
+            .field("audience", &self.audience)
+            .field("issuer", &self.issuer)
+            .finish()
+    }
+}
+
+impl JwtVerifier {
+    /// A verifier of tokens signed by `keys`, for `audience`.
+    pub fn new(keys: JwkSet, audience: impl Into<String>) -> Self {
+        JwtVerifier {
+            keys,
+            audience: audience.into(),
+            issuer: None,
+        }
+    }
+
+    /// [`Self::new`] from a JWKS document (as an authorization server publishes at its
+    /// `jwks_uri`).
+    pub fn from_jwks_json(jwks: &str, audience: impl Into<String>) -> Result<Self, String> {
+        let keys: JwkSet = serde_json::from_str(jwks).map_err(|e| format!("not a JWK set: {e}"))?;
+        Ok(Self::new(keys, audience))
+    }
+
+    /// Requires the tokens' `iss` to be `issuer`.
+    #[must_use]
+    pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    fn key_for(&self, kid: Option<&str>) -> Result<&Jwk, AuthError> {
+        match kid {
+            Some(kid) => self
+                .keys
+                .find(kid)
+                .ok_or_else(|| AuthError::invalid("the token's key is not in the key set")),
+            None if self.keys.keys.len() == 1 => Ok(&self.keys.keys[0]),
+            None => Err(AuthError::invalid(
+                "the token names no key (`kid`) and the key set has several",
+            )),
+        }
+    }
+
+    fn check(&self, token: &str) -> Result<Caller, AuthError> {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| AuthError::invalid("the token is not a JWT"))?;
+        let jwk = self.key_for(header.kid.as_deref())?;
+        let allowed = allowed_algorithms(jwk);
+        if !allowed.contains(&header.alg) {
+            return Err(AuthError::invalid(
+                "the token's algorithm is not its key's (or the key is not an asymmetric signing key)",
+            ));
+        }
+        let key = DecodingKey::from_jwk(jwk)
+            .map_err(|_| AuthError::invalid("the token's key cannot verify it"))?;
+        let mut validation = Validation::new(header.alg);
+        validation.algorithms = allowed;
+        validation.leeway = 30;
+        validation.set_audience(&[&self.audience]);
+        if let Some(issuer) = &self.issuer {
+            validation.set_issuer(&[issuer]);
+        }
+        let data = jsonwebtoken::decode::<Value>(token, &key, &validation).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind;
+            AuthError::invalid(match e.kind() {
+                ErrorKind::ExpiredSignature => "the token has expired",
+                ErrorKind::InvalidAudience => "the token is for another audience",
+                ErrorKind::InvalidIssuer => "the token is from another issuer",
+                ErrorKind::InvalidSignature => "the token's signature does not verify",
+                ErrorKind::MissingRequiredClaim(_) => "the token lacks a required claim",
+                ErrorKind::ImmatureSignature => "the token is not valid yet",
+                _ => "the token does not verify",
+            })
+        })?;
+        Ok(caller_of(data.claims))
+    }
+}
+
+impl BearerVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, AuthError>> {
+        let checked = self.check(token);
+        Box::pin(async move { checked })
+    }
+}
+
+/// The algorithms a key may verify: its own `alg` when it says, else its family's
+/// asymmetric ones; none for a symmetric key.
+fn allowed_algorithms(jwk: &Jwk) -> Vec<Algorithm> {
+    let family: &[Algorithm] = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => &[
+            Algorithm::RS256,
+            Algorithm::RS384,
+            Algorithm::RS512,
+            Algorithm::PS256,
+            Algorithm::PS384,
+            Algorithm::PS512,
+        ],
+        AlgorithmParameters::EllipticCurve(_) => &[Algorithm::ES256, Algorithm::ES384],
+        AlgorithmParameters::OctetKeyPair(_) => &[Algorithm::EdDSA],
+        _ => &[],
+    };
+    let declared = jwk
+        .common
+        .key_algorithm
+        .and_then(|alg| Algorithm::try_from(alg).ok());
+    match declared {
+        Some(alg) => family.iter().copied().filter(|a| *a == alg).collect(),
+        None => family.to_vec(),
+    }
+}
+
+/// The caller a token's claims describe: `sub`, and the scopes of `scope` (space-separated,
+/// RFC 8693 §4.2) or `scp` (a list).
+fn caller_of(claims: Value) -> Caller {
+    let subject = claims["sub"].as_str().unwrap_or_default().to_owned();
+    let scopes = match (&claims["scope"], &claims["scp"]) {
+        (Value::String(scope), _) => scope.split_whitespace().map(str::to_owned).collect(),
+        (_, Value::Array(list)) => list
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect(),
+        (_, Value::String(scp)) => scp.split_whitespace().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    };
+    Caller {
+        subject,
+        scopes,
+        claims,
+    }
+}
+
+/// How a server authenticates its HTTP callers: the verifier, and what its protected resource
+/// metadata says (RFC 9728).
+///
+/// ```
+/// use agentio_mcp::auth::{HttpAuth, JwtVerifier};
+/// use std::sync::Arc;
+/// # let jwks = r#"{"keys":[]}"#;
+/// let verifier = JwtVerifier::from_jwks_json(jwks, "https://mcp.example.com/mcp").unwrap();
+/// let auth = HttpAuth::new(Arc::new(verifier), "https://mcp.example.com/mcp")
+///     .with_authorization_server("https://auth.example.com")
+///     .with_scopes(["notes:read", "notes:write"]);
+/// assert_eq!(auth.metadata_url(), "https://mcp.example.com/.well-known/oauth-protected-resource/mcp");
+/// assert_eq!(auth.metadata()["authorization_servers"][0], "https://auth.example.com");
+/// ```
+#[derive(Clone)]
+pub struct HttpAuth {
+    pub(crate) verifier: Arc<dyn BearerVerifier>,
+    resource: String,
+    authorization_servers: Vec<String>,
+    scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for HttpAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpAuth")
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpAuth {
+    /// Callers proven by `verifier`, for the server whose canonical URL is `resource` (the
+    /// MCP endpoint, `https://host/mcp`: the audience tokens must be issued for).
+    pub fn new(verifier: Arc<dyn BearerVerifier>, resource: impl Into<String>) -> Self {
+        HttpAuth {
+            verifier,
+            resource: resource.into(),
+            authorization_servers: Vec::new(),
+            scopes: Vec::new(),
+        }
+    }
+
+    /// Adds an authorization server the metadata names (where clients get tokens).
+    #[must_use]
+    pub fn with_authorization_server(mut self, issuer: impl Into<String>) -> Self {
+        self.authorization_servers.push(issuer.into());
+        self
+    }
+
+    /// The scopes the metadata lists as supported.
+    #[must_use]
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The OAuth Protected Resource Metadata document (RFC 9728 §2).
+    pub fn metadata(&self) -> Value {
+        json!({
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "scopes_supported": self.scopes,
+            "bearer_methods_supported": ["header"],
+        })
+    }
+
+    /// Where the metadata is served: `/.well-known/oauth-protected-resource` inserted between
+    /// the resource's host and path (RFC 9728 §3.1).
+    pub fn metadata_url(&self) -> String {
+        let (origin, path) = split_origin(&self.resource);
+        format!("{origin}/.well-known/oauth-protected-resource{path}")
+    }
+
+    /// The `WWW-Authenticate` value of a 401: the metadata's URL, and the error when a token
+    /// was given and refused.
+    pub(crate) fn challenge(&self, error: Option<&AuthError>) -> String {
+        let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
+        if let Some(error) = error {
+            let description: String = error
+                .description
+                .chars()
+                .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
+                .collect();
+            value.push_str(&format!(
+                ", error=\"{}\", error_description=\"{description}\"",
+                error.error
+            ));
+        }
+        value
+    }
+
+    /// Whether `path` asks for the metadata document.
+    pub(crate) fn is_metadata_path(&self, path: &str) -> bool {
+        let (_, resource_path) = split_origin(&self.resource);
+        path == "/.well-known/oauth-protected-resource"
+            || path == format!("/.well-known/oauth-protected-resource{resource_path}")
+    }
+}
+
+/// `https://host:port` and `/path` of a URL (the path empty when there is none).
+fn split_origin(url: &str) -> (&str, &str) {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => url.split_at(after_scheme + i),
+        None => (url, ""),
+    }
+}
+
+type HttpBody = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
+
+fn respond(
+    status: http::StatusCode,
+    body: String,
+    challenge: Option<String>,
+) -> http::Response<HttpBody> {
+    use http_body_util::BodyExt;
+    let mut response = http::Response::builder()
+        .status(status)
+        .header(http::header::CONTENT_TYPE, "application/json");
+    if let Some(challenge) = challenge {
+        response = response.header(http::header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+        .body(
+            http_body_util::Full::new(bytes::Bytes::from(body))
+                .map_err(|never| match never {})
+                .boxed(),
+        )
+        .unwrap_or_else(|_| {
+            http::Response::new(
+                http_body_util::Empty::new()
+                    .map_err(|never| match never {})
+                    .boxed(),
+            )
+        })
+}
+
+/// One HTTP request through the protected resource: the metadata document, or a verified
+/// bearer token (its caller put in the request's extensions) before rmcp's service.
+pub(crate) async fn guard<B>(
+    auth: Arc<HttpAuth>,
+    service: rmcp::transport::StreamableHttpService<
+        crate::McpServer,
+        rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+    >,
+    mut request: http::Request<B>,
+) -> Result<http::Response<HttpBody>, std::convert::Infallible>
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: std::fmt::Display,
+    B::Data: Send + 'static,
+{
+    if request.method() == http::Method::GET && auth.is_metadata_path(request.uri().path()) {
+        return Ok(respond(
+            http::StatusCode::OK,
+            auth.metadata().to_string(),
+            None,
+        ));
+    }
+    let token = request
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| {
+            let (scheme, token) = value.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+        .filter(|token| !token.is_empty())
+        .map(str::to_owned);
+    let unauthorized = |error: Option<&AuthError>| {
+        let body = json!({
+            "error": error.map_or("invalid_request", |e| e.error),
+            "error_description": error.map_or("a bearer token is required", |e| e.description.as_str()),
+        });
+        respond(
+            http::StatusCode::UNAUTHORIZED,
+            body.to_string(),
+            Some(auth.challenge(error)),
+        )
+    };
+    let Some(token) = token else {
+        return Ok(unauthorized(None));
+    };
+    match auth.verifier.verify(&token).await {
+        Ok(caller) => {
+            request.extensions_mut().insert(Arc::new(caller));
+            hyper::service::Service::call(
+                &hyper_util::service::TowerToHyperService::new(service),
+                request,
+            )
+            .await
+        }
+        Err(error) => Ok(unauthorized(Some(&error))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_come_from_scope_or_scp() {
+        let caller = caller_of(json!({ "sub": "u", "scope": "a b" }));
+        assert_eq!(
+            (caller.subject.as_str(), caller.scopes.clone()),
+            ("u", vec!["a".to_owned(), "b".to_owned()])
+        );
+        assert_eq!(caller_of(json!({ "scp": ["x"] })).scopes, ["x"]);
+        assert_eq!(caller_of(json!({ "scp": "x y" })).scopes, ["x", "y"]);
+        assert!(caller_of(json!({})).scopes.is_empty());
+    }
+
+    #[test]
+    fn the_challenge_names_the_metadata_and_the_error_without_quotes() {
+        let auth = HttpAuth::new(
+            Arc::new(JwtVerifier::new(JwkSet { keys: vec![] }, "a")),
+            "http://127.0.0.1:8080/mcp",
+        );
+        assert_eq!(
+            auth.challenge(None),
+            "Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""
+        );
+        let refused = AuthError::invalid("bad \"quote\"\n");
+        assert!(
+            auth.challenge(Some(&refused))
+                .ends_with(", error=\"invalid_token\", error_description=\"bad quote\"")
+        );
+        assert!(auth.is_metadata_path("/.well-known/oauth-protected-resource"));
+        assert!(auth.is_metadata_path("/.well-known/oauth-protected-resource/mcp"));
+        assert!(!auth.is_metadata_path("/mcp"));
+        assert_eq!(split_origin("https://h"), ("https://h", ""));
+    }
+}
