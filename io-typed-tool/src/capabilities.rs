@@ -27,7 +27,9 @@ use agentio_core::{AgentError, BoxFuture, ErrorCode, ToolCall, ToolInvoker};
 use serde_json::Value;
 
 use crate::contract::Requires;
-use crate::typed::ToolError;
+
+/// [`crate::ToolError`], named here without importing the module that imports this one.
+type ToolError = AgentError;
 
 /// The host's secrets, by slug.
 pub trait SecretStore: Send + Sync {
