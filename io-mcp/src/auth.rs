@@ -57,7 +57,8 @@ pub trait BearerVerifier: Send + Sync {
 /// Verifies JWTs signed by a key of a JSON Web Key Set, for one audience (the MCP server's
 /// resource identifier) and, optionally, one issuer. Asymmetric algorithms only (RS*, PS*,
 /// ES256, ES384, EdDSA): a symmetric key in a public key set is refused, as is a token whose
-/// `alg` is not its key's. `exp` is required; 30 seconds of clock skew are allowed.
+/// `alg` is not its key's. `exp` is required and `nbf` checked; 30 seconds of clock skew are
+/// allowed.
 ///
 /// ```
 /// use agentio_mcp::auth::{BearerVerifier, JwtVerifier};
@@ -138,6 +139,7 @@ impl JwtVerifier {
         let mut validation = Validation::new(header.alg);
         validation.algorithms = allowed;
         validation.leeway = 30;
+        validation.validate_nbf = true;
         validation.set_audience(&[&self.audience]);
         if let Some(issuer) = &self.issuer {
             validation.set_issuer(&[issuer]);
@@ -411,6 +413,120 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The test fixture's P-256 key (PKCS#8 DER; it protects nothing), and its public half.
+    const PRIVATE: &[u8] = &[
+        48, 129, 135, 2, 1, 0, 48, 19, 6, 7, 42, 134, 72, 206, 61, 2, 1, 6, 8, 42, 134, 72, 206,
+        61, 3, 1, 7, 4, 109, 48, 107, 2, 1, 1, 4, 32, 214, 244, 76, 82, 212, 23, 239, 97, 156, 98,
+        77, 116, 100, 193, 46, 179, 191, 101, 25, 123, 4, 220, 41, 139, 8, 67, 222, 157, 202, 63,
+        95, 229, 161, 68, 3, 66, 0, 4, 160, 239, 205, 55, 249, 175, 185, 81, 207, 52, 255, 249,
+        101, 213, 6, 235, 208, 12, 128, 236, 251, 66, 190, 219, 23, 79, 42, 75, 30, 124, 220, 54,
+        237, 209, 176, 51, 28, 3, 127, 173, 87, 114, 9, 95, 29, 160, 182, 79, 49, 112, 45, 227, 31,
+        157, 138, 154, 24, 169, 227, 207, 186, 93, 108, 61,
+    ];
+    const X: &str = "oO_NN_mvuVHPNP_5ZdUG69AMgOz7Qr7bF08qSx583DY";
+    const Y: &str = "7dGwMxwDf61XcglfHaC2TzFwLeMfnYqaGKnjz7pdbD0";
+
+    fn jwk(kid: &str) -> Value {
+        json!({ "kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "x": X, "y": Y })
+    }
+
+    fn verifier(keys: Vec<Value>) -> JwtVerifier {
+        JwtVerifier::from_jwks_json(&json!({ "keys": keys }).to_string(), "aud-1")
+            .unwrap()
+            .with_issuer("iss-1")
+    }
+
+    fn sign(kid: Option<&str>, claims: Value) -> String {
+        let mut header = jsonwebtoken::Header::new(Algorithm::ES256);
+        header.kid = kid.map(str::to_owned);
+        let key = jsonwebtoken::EncodingKey::from_ec_der(PRIVATE);
+        jsonwebtoken::encode(&header, &claims, &key).unwrap()
+    }
+
+    fn now() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+    }
+
+    fn claims() -> Value {
+        json!({ "sub": "u", "aud": "aud-1", "iss": "iss-1", "exp": now() + 600, "scope": "a" })
+    }
+
+    fn refusal(verifier: &JwtVerifier, token: &str) -> String {
+        verifier.check(token).unwrap_err().description
+    }
+
+    #[test]
+    fn a_token_is_verified_by_its_key_audience_issuer_and_times() {
+        let one = verifier(vec![jwk("k1")]);
+        assert_eq!(one.check(&sign(Some("k1"), claims())).unwrap().subject, "u");
+        // No `kid`: the only key is the key.
+        assert_eq!(one.check(&sign(None, claims())).unwrap().scopes, ["a"]);
+        assert!(refusal(&one, &sign(Some("k9"), claims())).contains("not in the key set"));
+        let two = verifier(vec![jwk("k1"), jwk("k2")]);
+        assert!(two.check(&sign(Some("k2"), claims())).is_ok());
+        assert!(refusal(&two, &sign(None, claims())).contains("names no key"));
+        let empty = verifier(vec![]);
+        assert!(refusal(&empty, &sign(None, claims())).contains("names no key"));
+
+        let with = |key: &str, value: Value| {
+            let mut claims = claims();
+            claims[key] = value;
+            sign(Some("k1"), claims)
+        };
+        assert!(refusal(&one, &with("iss", json!("iss-2"))).contains("another issuer"));
+        assert!(refusal(&one, &with("aud", json!("aud-2"))).contains("another audience"));
+        assert!(refusal(&one, &with("exp", json!(now() - 3600))).contains("expired"));
+        assert!(refusal(&one, &with("nbf", json!(now() + 3600))).contains("not valid yet"));
+        let mut no_exp = claims();
+        no_exp.as_object_mut().unwrap().remove("exp");
+        assert!(refusal(&one, &sign(Some("k1"), no_exp)).contains("lacks a required claim"));
+    }
+
+    #[test]
+    fn only_a_keys_own_asymmetric_algorithms_verify() {
+        let key = |extra: Value| -> Jwk {
+            let mut jwk = json!({ "kty": "RSA", "n": "sXch", "e": "AQAB" });
+            jwk.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            serde_json::from_value(jwk).unwrap()
+        };
+        let rsa = allowed_algorithms(&key(json!({})));
+        assert_eq!(rsa.len(), 6);
+        assert!(rsa.contains(&Algorithm::RS256) && rsa.contains(&Algorithm::PS512));
+        assert_eq!(
+            allowed_algorithms(&key(json!({ "alg": "RS384" }))),
+            [Algorithm::RS384]
+        );
+        let ec: Jwk = serde_json::from_value(jwk("k")).unwrap();
+        assert_eq!(allowed_algorithms(&ec), [Algorithm::ES256]);
+        let oct: Jwk = serde_json::from_value(json!({ "kty": "oct", "k": "c2VjcmV0" })).unwrap();
+        assert!(allowed_algorithms(&oct).is_empty());
+        let ed: Jwk =
+            serde_json::from_value(json!({ "kty": "OKP", "crv": "Ed25519", "x": X })).unwrap();
+        assert_eq!(allowed_algorithms(&ed), [Algorithm::EdDSA]);
+    }
+
+    #[test]
+    fn errors_and_verifiers_describe_themselves_without_secrets() {
+        let error = AuthError::invalid("the token has expired");
+        assert_eq!(error.to_string(), "invalid_token: the token has expired");
+        let auth = HttpAuth::new(Arc::new(verifier(vec![])), "https://h/mcp")
+            .with_authorization_server("https://a");
+        assert_eq!(
+            format!("{auth:?}"),
+            "HttpAuth { resource: \"https://h/mcp\", authorization_servers: [\"https://a\"], .. }"
+        );
+        let shown = format!("{:?}", verifier(vec![jwk("k1")]));
+        assert_eq!(
+            shown,
+            "JwtVerifier { keys: 1, audience: \"aud-1\", issuer: Some(\"iss-1\") }"
+        );
+    }
 
     #[test]
     fn scopes_come_from_scope_or_scp() {

@@ -745,8 +745,14 @@ fn question(target: &str, registry: &ToolRegistry, input: &Value) -> ApprovalReq
 fn approval_message(request: &ApprovalRequest) -> String {
     let mut arguments = request.input.to_string();
     agentio_core::limits::clip(&mut arguments, 2_000);
+    // AIP-14: an expensive call warns the user before it runs; this question is that warning.
+    let cost = if request.cost_class == CostClass::Expensive {
+        "; expensive"
+    } else {
+        ""
+    };
     format!(
-        "Approve a call to `{}` (approval: {}; risk level {}; modifies: {})? Arguments: {arguments}",
+        "Approve a call to `{}` (approval: {}; risk level {}{cost}; modifies: {})? Arguments: {arguments}",
         request.identity,
         request.approval,
         request.risk_level,
@@ -1240,5 +1246,9 @@ mod tests {
             .to_owned();
         assert_eq!(arguments.len(), 2_000);
         assert!(!arguments.ends_with('…'));
+        // An expensive call says so: the question is the user's warning (AIP-14).
+        assert!(!approval_message(&request).contains("expensive"));
+        request.cost_class = CostClass::Expensive;
+        assert!(approval_message(&request).contains("risk level 2; expensive; modifies"));
     }
 }

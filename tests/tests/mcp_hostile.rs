@@ -563,6 +563,12 @@ mod auth {
                 assert_eq!(body["authorization_servers"][0], auth_fixture::ISSUER);
                 assert_eq!(body["bearer_methods_supported"], json!(["header"]));
             }
+            // Only a GET of a metadata path is the metadata: a GET of the endpoint, or a POST
+            // to the metadata path, still needs a token.
+            let get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n");
+            assert_eq!(raw(addr, get).await.0, 401);
+            let post_metadata = post(addr, None).replace("POST /mcp", "POST /.well-known/oauth-protected-resource");
+            assert_eq!(raw(addr, post_metadata).await.0, 401);
             // A valid token passes, and the Origin check stays on behind it.
             let valid = format!("Bearer {}", token(&url, 600, "notes:write", "alice"));
             assert_eq!(raw(addr, post(addr, Some(&valid))).await.0, 200);
