@@ -2,8 +2,9 @@
 //! authorization specification describes one.
 //!
 //! - Every request to the MCP endpoint carries `Authorization: Bearer <token>`, verified by a
-//!   host-provided [`BearerVerifier`] ([`JwtVerifier`] is included: JWTs signed by a key of a
-//!   JWKS, audience-bound, on the `jsonwebtoken` crate). A request without a token, or with one
+//!   host-provided [`BearerVerifier`] (`JwtVerifier` is included with the `jwt` feature, on by
+//!   default: JWTs signed by a key of a JWKS, audience-bound, on the `jsonwebtoken` crate; any
+//!   `Fn(&str) -> Result<Caller, AuthError>` is a verifier too). A request without a token, or with one
 //!   that does not verify, is answered `401 Unauthorized` with a `WWW-Authenticate: Bearer`
 //!   header naming the resource metadata (and `error="invalid_token"` for a bad token).
 //! - `GET /.well-known/oauth-protected-resource` (and the same followed by the endpoint's path,
@@ -18,7 +19,9 @@ use std::sync::Arc;
 
 use agentio_core::BoxFuture;
 use agentio_tools::Caller;
+#[cfg(feature = "jwt")]
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
+#[cfg(feature = "jwt")]
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Value, json};
 
@@ -32,7 +35,8 @@ pub struct AuthError {
 }
 
 impl AuthError {
-    fn invalid(description: impl Into<String>) -> Self {
+    /// `invalid_token`, with `description`.
+    pub fn invalid(description: impl Into<String>) -> Self {
         AuthError {
             error: "invalid_token",
             description: description.into(),
@@ -54,6 +58,32 @@ pub trait BearerVerifier: Send + Sync {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, AuthError>>;
 }
 
+/// Any `Fn(&str) -> Result<Caller, AuthError>` is a verifier (an introspection call, a table
+/// of service tokens, a test).
+///
+/// ```
+/// use agentio_mcp::auth::{AuthError, BearerVerifier};
+/// use agentio_tools::Caller;
+///
+/// let verifier = |token: &str| match token {
+///     "s3cret" => Ok(Caller::new("service-a").with_scopes(["notes:read"])),
+///     _ => Err(AuthError::invalid("unknown token")),
+/// };
+/// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// assert_eq!(runtime.block_on(verifier.verify("s3cret")).unwrap().subject, "service-a");
+/// assert!(runtime.block_on(verifier.verify("guess")).is_err());
+/// ```
+impl<F> BearerVerifier for F
+where
+    F: Fn(&str) -> Result<Caller, AuthError> + Send + Sync,
+{
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, AuthError>> {
+        let verified = self(token);
+        Box::pin(async move { verified })
+    }
+}
+
+#[cfg(feature = "jwt")]
 /// Verifies JWTs signed by a key of a JSON Web Key Set, for one audience (the MCP server's
 /// resource identifier) and, optionally, one issuer. Asymmetric algorithms only (RS*, PS*,
 /// ES256, ES384, EdDSA): a symmetric key in a public key set is refused, as is a token whose
@@ -77,6 +107,7 @@ pub struct JwtVerifier {
     issuer: Option<String>,
 }
 
+#[cfg(feature = "jwt")]
 impl std::fmt::Debug for JwtVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JwtVerifier")
@@ -87,6 +118,7 @@ impl std::fmt::Debug for JwtVerifier {
     }
 }
 
+#[cfg(feature = "jwt")]
 impl JwtVerifier {
     /// A verifier of tokens signed by `keys`, for `audience`.
     pub fn new(keys: JwkSet, audience: impl Into<String>) -> Self {
@@ -160,6 +192,7 @@ impl JwtVerifier {
     }
 }
 
+#[cfg(feature = "jwt")]
 impl BearerVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, AuthError>> {
         let checked = self.check(token);
@@ -167,6 +200,7 @@ impl BearerVerifier for JwtVerifier {
     }
 }
 
+#[cfg(feature = "jwt")]
 /// The algorithms a key may verify: its own `alg` when it says, else its family's
 /// asymmetric ones; none for a symmetric key.
 fn allowed_algorithms(jwk: &Jwk) -> Vec<Algorithm> {
@@ -193,6 +227,7 @@ fn allowed_algorithms(jwk: &Jwk) -> Vec<Algorithm> {
     }
 }
 
+#[cfg(feature = "jwt")]
 /// The caller a token's claims describe: `sub`, and the scopes of `scope` (space-separated,
 /// RFC 8693 §4.2) or `scp` (a list).
 fn caller_of(claims: Value) -> Caller {
@@ -217,10 +252,11 @@ fn caller_of(claims: Value) -> Caller {
 /// metadata says (RFC 9728).
 ///
 /// ```
-/// use agentio_mcp::auth::{HttpAuth, JwtVerifier};
+/// use agentio_mcp::auth::{AuthError, HttpAuth};
+/// use agentio_tools::Caller;
 /// use std::sync::Arc;
-/// # let jwks = r#"{"keys":[]}"#;
-/// let verifier = JwtVerifier::from_jwks_json(jwks, "https://mcp.example.com/mcp").unwrap();
+///
+/// let verifier = |_: &str| -> Result<Caller, AuthError> { Err(AuthError::invalid("no tokens yet")) };
 /// let auth = HttpAuth::new(Arc::new(verifier), "https://mcp.example.com/mcp")
 ///     .with_authorization_server("https://auth.example.com")
 ///     .with_scopes(["notes:read", "notes:write"]);
@@ -414,6 +450,30 @@ where
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_challenge_names_the_metadata_and_the_error_without_quotes() {
+        let none = |_: &str| -> Result<Caller, AuthError> { Err(AuthError::invalid("x")) };
+        let auth = HttpAuth::new(Arc::new(none), "http://127.0.0.1:8080/mcp");
+        assert_eq!(
+            auth.challenge(None),
+            "Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""
+        );
+        let refused = AuthError::invalid("bad \"quote\"\n");
+        assert!(
+            auth.challenge(Some(&refused))
+                .ends_with(", error=\"invalid_token\", error_description=\"bad quote\"")
+        );
+        assert!(auth.is_metadata_path("/.well-known/oauth-protected-resource"));
+        assert!(auth.is_metadata_path("/.well-known/oauth-protected-resource/mcp"));
+        assert!(!auth.is_metadata_path("/mcp"));
+        assert_eq!(split_origin("https://h"), ("https://h", ""));
+    }
+}
+
+#[cfg(all(test, feature = "jwt"))]
+mod jwt_tests {
+    use super::*;
+
     /// The test fixture's P-256 key (PKCS#8 DER; it protects nothing), and its public half.
     const PRIVATE: &[u8] = &[
         48, 129, 135, 2, 1, 0, 48, 19, 6, 7, 42, 134, 72, 206, 61, 2, 1, 6, 8, 42, 134, 72, 206,
@@ -538,26 +598,5 @@ mod tests {
         assert_eq!(caller_of(json!({ "scp": ["x"] })).scopes, ["x"]);
         assert_eq!(caller_of(json!({ "scp": "x y" })).scopes, ["x", "y"]);
         assert!(caller_of(json!({})).scopes.is_empty());
-    }
-
-    #[test]
-    fn the_challenge_names_the_metadata_and_the_error_without_quotes() {
-        let auth = HttpAuth::new(
-            Arc::new(JwtVerifier::new(JwkSet { keys: vec![] }, "a")),
-            "http://127.0.0.1:8080/mcp",
-        );
-        assert_eq!(
-            auth.challenge(None),
-            "Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""
-        );
-        let refused = AuthError::invalid("bad \"quote\"\n");
-        assert!(
-            auth.challenge(Some(&refused))
-                .ends_with(", error=\"invalid_token\", error_description=\"bad quote\"")
-        );
-        assert!(auth.is_metadata_path("/.well-known/oauth-protected-resource"));
-        assert!(auth.is_metadata_path("/.well-known/oauth-protected-resource/mcp"));
-        assert!(!auth.is_metadata_path("/mcp"));
-        assert_eq!(split_origin("https://h"), ("https://h", ""));
     }
 }

@@ -72,38 +72,3 @@ pub fn protect(
         .with_auth(auth)
         .require_scopes("fixture.record", ["notes:write"]))
 }
-
-/// `auth.whoami`: answers the caller its context carries (`{ "subject", "scopes" }`, or
-/// `{ "subject": null }` without one).
-struct WhoAmI;
-
-impl agentio_tools::ToolPlugin for WhoAmI {
-    fn tool_contract(&self) -> agentio_tools::ToolContract {
-        agentio_tools::ToolContract::new(
-            "auth.whoami",
-            "1.0.0",
-            "Says who is calling.",
-            json!({ "type": "object" }),
-            json!({ "type": "object" }),
-        )
-    }
-
-    fn execute<'a>(
-        &'a self,
-        _input: serde_json::Value,
-        ctx: &'a agentio_tools::ToolContext,
-    ) -> agentio_core::BoxFuture<'a, Result<serde_json::Value, agentio_tools::ToolError>> {
-        let answer = match ctx.caller() {
-            Some(caller) => json!({ "subject": caller.subject, "scopes": caller.scopes }),
-            None => json!({ "subject": null }),
-        };
-        Box::pin(async move { Ok(answer) })
-    }
-}
-
-/// Registers `auth.whoami` in `registry`.
-pub fn add_whoami(registry: &mut agentio_tools::ToolRegistry) {
-    registry
-        .register_plugin(std::sync::Arc::new(WhoAmI))
-        .expect("auth.whoami registers");
-}

@@ -1,4 +1,5 @@
 //! Shared fixtures of the agent-io test suite (the tests themselves are under `tests/`).
 
+#[cfg(feature = "jwt")]
 pub mod auth_fixture;
 pub mod mcp_fixture;

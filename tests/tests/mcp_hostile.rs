@@ -469,7 +469,8 @@ fn an_unknown_tool_name_is_echoed_escaped_and_bounded() {
 
 mod auth {
     use super::*;
-    use agentio_tests::auth_fixture::{self, token};
+    use agentio_mcp::auth::{AuthError, BearerVerifier, HttpAuth};
+    use agentio_tools::Caller;
     use tokio::io::AsyncReadExt;
 
     /// One raw HTTP/1.1 request; the status line's code and the whole head and body.
@@ -482,14 +483,32 @@ mod auth {
         (text[9..12].parse().unwrap(), text)
     }
 
-    async fn serve() -> (String, std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    /// Two service tokens: `alice-token` (notes:read notes:write) and `bob-token` (notes:read).
+    fn tokens(token: &str) -> Result<Caller, AuthError> {
+        match token {
+            "alice-token" => Ok(Caller::new("alice").with_scopes(["notes:read", "notes:write"])),
+            "bob-token" => Ok(Caller::new("bob").with_scopes(["notes:read"])),
+            _ => Err(AuthError::invalid("unknown token")),
+        }
+    }
+
+    /// The fixture registry and `auth.whoami`, served on a loopback port behind `verifier`,
+    /// `fixture.record` requiring `notes:write`.
+    async fn serve(
+        verifier: impl FnOnce(&str) -> Arc<dyn BearerVerifier>,
+    ) -> (String, std::net::SocketAddr, tokio::task::JoinHandle<()>) {
         let mut registry = agentio_tests::mcp_fixture::registry();
-        auth_fixture::add_whoami(&mut registry);
+        agentio_tests::mcp_fixture::add_whoami(&mut registry);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let url = format!("http://{addr}/mcp");
-        let server =
-            auth_fixture::protect(agentio_mcp::McpServer::new(registry).unwrap(), &url).unwrap();
+        let auth = HttpAuth::new(verifier(&url), url.clone())
+            .with_authorization_server("https://auth.agentio.test")
+            .with_scopes(["notes:read", "notes:write"]);
+        let server = agentio_mcp::McpServer::new(registry)
+            .unwrap()
+            .with_auth(auth)
+            .require_scopes("fixture.record", ["notes:write"]);
         let serving = tokio::spawn(async move {
             let _ = server.serve_http(listener).await;
         });
@@ -509,16 +528,124 @@ mod auth {
     #[test]
     fn a_request_without_a_valid_token_is_401_with_the_resource_metadata() {
         runtime().block_on(async {
-            let (url, addr, serving) = serve().await;
+            let (url, addr, serving) = serve(|_| Arc::new(tokens)).await;
             let (status, answer) = raw(addr, post(addr, None)).await;
             assert_eq!(status, 401, "{answer}");
             let metadata_url = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
             assert!(
-                answer.to_ascii_lowercase().contains(&format!(
-                    "www-authenticate: bearer resource_metadata=\"{metadata_url}\""
-                )),
+                answer.to_ascii_lowercase().contains(&format!("www-authenticate: bearer resource_metadata=\"{metadata_url}\"")),
                 "{answer}"
             );
+            assert!(!answer.contains("error=\"invalid_token\""), "no token is no error");
+            for bearer in ["Bearer guess", "Bearer ", "Basic YWxpY2U6eA==", "alice-token"] {
+                let (status, answer) = raw(addr, post(addr, Some(bearer))).await;
+                assert_eq!(status, 401, "{bearer}: {answer}");
+            }
+            let (_, answer) = raw(addr, post(addr, Some("Bearer guess"))).await;
+            assert!(answer.contains("error=\"invalid_token\", error_description=\"unknown token\""), "{answer}");
+            // The metadata document (RFC 9728), at both places.
+            for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
+                let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+                let (status, answer) = raw(addr, request).await;
+                assert_eq!(status, 200, "{answer}");
+                let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+                assert_eq!(body["resource"], url);
+                assert_eq!(body["authorization_servers"][0], "https://auth.agentio.test");
+                assert_eq!(body["scopes_supported"], json!(["notes:read", "notes:write"]));
+                assert_eq!(body["bearer_methods_supported"], json!(["header"]));
+            }
+            // Only a GET of a metadata path is the metadata: a GET of the endpoint, or a POST
+            // to the metadata path, still needs a token.
+            let get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n");
+            assert_eq!(raw(addr, get).await.0, 401);
+            let post_metadata = post(addr, None).replace("POST /mcp", "POST /.well-known/oauth-protected-resource");
+            assert_eq!(raw(addr, post_metadata).await.0, 401);
+            // A valid token passes (the scheme's case does not matter), and the Origin check
+            // stays on behind it.
+            assert_eq!(raw(addr, post(addr, Some("Bearer alice-token"))).await.0, 200);
+            assert_eq!(raw(addr, post(addr, Some("bearer alice-token"))).await.0, 200);
+            let foreign = post(addr, Some("Bearer alice-token")).replace("Content-Type", "Origin: http://evil.example\r\nContent-Type");
+            assert_eq!(raw(addr, foreign).await.0, 403);
+            serving.abort();
+        });
+    }
+
+    #[test]
+    fn the_verified_caller_reaches_the_tool_and_scopes_are_checked_before_approval() {
+        runtime().block_on(async {
+            let (url, _, serving) = serve(|_| Arc::new(tokens)).await;
+            // No token: our own client cannot even connect.
+            assert!(McpClient::connect_http(&url).await.is_err());
+
+            let client = McpClient::connect_http_with_token(&url, "bob-token")
+                .await
+                .unwrap();
+            let mut registry = ToolRegistry::new()
+                .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+            client.import_into(&mut registry, "r").await.unwrap();
+            let me = registry.call("r.auth.whoami", json!({})).await.unwrap();
+            assert_eq!(me, json!({ "subject": "bob", "scopes": ["notes:read"] }));
+            // `fixture.record` needs `notes:write`: refused before the server asks for approval.
+            let err = registry
+                .call("r.fixture.record", json!({ "text": "x" }))
+                .await
+                .unwrap_err();
+            assert_eq!(err.code().as_str(), "unauthorised", "{}", err.message());
+            assert!(
+                err.message().contains("insufficient_scope"),
+                "{}",
+                err.message()
+            );
+            client.close().await.unwrap();
+
+            // With the scope, the call goes on to approval (which this client cannot give).
+            let writer = McpClient::connect_http_with_token(&url, "alice-token")
+                .await
+                .unwrap();
+            let mut registry = ToolRegistry::new()
+                .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
+            writer.import_into(&mut registry, "r").await.unwrap();
+            let err = registry
+                .call("r.fixture.record", json!({ "text": "x" }))
+                .await
+                .unwrap_err();
+            assert_eq!(err.code().as_str(), "approval_denied", "{}", err.message());
+            writer.close().await.unwrap();
+            serving.abort();
+        });
+    }
+
+    #[cfg(feature = "jwt")]
+    fn b64(text: &str) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let bytes = text.as_bytes();
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+            for i in 0..=chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+
+    /// JWTs from the fixture's key: `cargo test -p agentio-tests --features jwt` (`.ci/run`).
+    #[cfg(feature = "jwt")]
+    #[test]
+    fn a_jwt_for_another_audience_expired_forged_or_of_another_algorithm_is_401() {
+        use agentio_tests::auth_fixture::{self, token};
+        runtime().block_on(async {
+            let (url, addr, serving) = serve(|url| {
+                let verifier =
+                    agentio_mcp::auth::JwtVerifier::from_jwks_json(&auth_fixture::jwks(), url)
+                        .unwrap()
+                        .with_issuer(auth_fixture::ISSUER);
+                Arc::new(verifier)
+            })
+            .await;
             // A signature with one character changed in its middle (the last character of a
             // base64url signature carries padding bits a decoder may ignore).
             let genuine = token(&url, 600, "notes:write", "alice");
@@ -548,98 +675,13 @@ mod auth {
             let confused = format!("{}.e30.c2ln", b64(header));
             let (status, _) = raw(addr, post(addr, Some(&format!("Bearer {confused}")))).await;
             assert_eq!(status, 401);
-            // The metadata document (RFC 9728), at both places.
-            for path in [
-                "/.well-known/oauth-protected-resource/mcp",
-                "/.well-known/oauth-protected-resource",
-            ] {
-                let request =
-                    format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-                let (status, answer) = raw(addr, request).await;
-                assert_eq!(status, 200, "{answer}");
-                let body: Value =
-                    serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
-                assert_eq!(body["resource"], url);
-                assert_eq!(body["authorization_servers"][0], auth_fixture::ISSUER);
-                assert_eq!(body["bearer_methods_supported"], json!(["header"]));
-            }
-            // Only a GET of a metadata path is the metadata: a GET of the endpoint, or a POST
-            // to the metadata path, still needs a token.
-            let get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n");
-            assert_eq!(raw(addr, get).await.0, 401);
-            let post_metadata = post(addr, None).replace("POST /mcp", "POST /.well-known/oauth-protected-resource");
-            assert_eq!(raw(addr, post_metadata).await.0, 401);
-            // A valid token passes, and the Origin check stays on behind it.
-            let valid = format!("Bearer {}", token(&url, 600, "notes:write", "alice"));
+            let valid = format!("Bearer {genuine}");
             assert_eq!(raw(addr, post(addr, Some(&valid))).await.0, 200);
-            let foreign = post(addr, Some(&valid)).replace(
-                "Content-Type",
-                "Origin: http://evil.example\r\nContent-Type",
-            );
-            assert_eq!(raw(addr, foreign).await.0, 403);
-            serving.abort();
-        });
-    }
-
-    fn b64(text: &str) -> String {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        let bytes = text.as_bytes();
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let n = chunk
-                .iter()
-                .enumerate()
-                .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-            for i in 0..=chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn the_verified_caller_reaches_the_tool_and_scopes_are_checked_before_approval() {
-        runtime().block_on(async {
-            let (url, _, serving) = serve().await;
-            // No token: our own client cannot even connect.
-            assert!(McpClient::connect_http(&url).await.is_err());
-
-            let client =
-                McpClient::connect_http_with_token(&url, &token(&url, 600, "notes:read", "bob"))
-                    .await
-                    .unwrap();
-            let mut registry = ToolRegistry::new()
-                .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
-            client.import_into(&mut registry, "r").await.unwrap();
-            let me = registry.call("r.auth.whoami", json!({})).await.unwrap();
-            assert_eq!(me, json!({ "subject": "bob", "scopes": ["notes:read"] }));
-            // `fixture.record` needs `notes:write`: refused before the server asks for approval.
-            let err = registry
-                .call("r.fixture.record", json!({ "text": "x" }))
+            let client = McpClient::connect_http_with_token(&url, &genuine)
                 .await
-                .unwrap_err();
-            assert_eq!(err.code().as_str(), "unauthorised", "{}", err.message());
-            assert!(
-                err.message().contains("insufficient_scope"),
-                "{}",
-                err.message()
-            );
+                .unwrap();
+            assert!(!client.list_tools().await.unwrap().is_empty());
             client.close().await.unwrap();
-
-            // With the scope, the call goes on to approval (which this client cannot give).
-            let writer =
-                McpClient::connect_http_with_token(&url, &token(&url, 600, "notes:write", "alice"))
-                    .await
-                    .unwrap();
-            let mut registry = ToolRegistry::new()
-                .with_approver(Arc::new(|_: &ApprovalRequest| ApprovalDecision::Approve));
-            writer.import_into(&mut registry, "r").await.unwrap();
-            let err = registry
-                .call("r.fixture.record", json!({ "text": "x" }))
-                .await
-                .unwrap_err();
-            assert_eq!(err.code().as_str(), "approval_denied", "{}", err.message());
-            writer.close().await.unwrap();
             serving.abort();
         });
     }

@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         registry = registry.with_audit_sink(Arc::new(JsonLines(Mutex::new(file))));
     }
     if mode == "http-auth" {
-        agentio_tests::auth_fixture::add_whoami(&mut registry);
+        agentio_tests::mcp_fixture::add_whoami(&mut registry);
     }
     let server = McpServer::new(registry)?
         .with_server_info("agent-io-fixture", env!("CARGO_PKG_VERSION"))
@@ -43,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("http://{}/mcp", listener.local_addr()?);
                 server.serve_http(listener).await?;
             }
+            #[cfg(feature = "jwt")]
             "http-auth" => {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
                 let url = format!("http://{}/mcp", listener.local_addr()?);
@@ -59,7 +60,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 server.serve_http(listener).await?;
             }
             other => {
-                return Err(format!("unknown mode `{other}`: use stdio, http or http-auth").into());
+                return Err(format!(
+                    "unknown mode `{other}`: use stdio, http or (built with `--features jwt`) http-auth"
+                )
+                .into());
             }
         }
         Ok(())
