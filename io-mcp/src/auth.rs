@@ -2,8 +2,8 @@
 //! authorization specification describes one.
 //!
 //! - Every request to the MCP endpoint carries `Authorization: Bearer <token>`, verified by a
-//!   host-provided [`BearerVerifier`] (`JwtVerifier` is included with the `jwt` feature, on by
-//!   default: JWTs signed by a key of a JWKS, audience-bound, on the `jsonwebtoken` crate; any
+//!   host-provided [`BearerVerifier`] (`JwtVerifier` is included with the `jwt` feature: JWTs
+//!   signed by a key of a JWKS, audience-bound, on the `jsonwebtoken` crate; any
 //!   `Fn(&str) -> Result<Caller, AuthError>` is a verifier too). A request without a token, or with one
 //!   that does not verify, is answered `401 Unauthorized` with a `WWW-Authenticate: Bearer`
 //!   header naming the resource metadata (and `error="invalid_token"` for a bad token).
