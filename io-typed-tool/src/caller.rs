@@ -49,3 +49,18 @@ impl Caller {
         self.scopes.iter().any(|granted| granted == scope)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_caller_holds_exactly_its_scopes() {
+        let caller = Caller::new("u").with_scopes(["a", "b"]);
+        assert_eq!((caller.subject.as_str(), caller.scopes.len()), ("u", 2));
+        assert!(caller.has_scope("a") && caller.has_scope("b"));
+        assert!(!caller.has_scope("c") && !caller.has_scope(""));
+        assert!(!Caller::new("u").has_scope("a"));
+        assert_eq!(Caller::new("u").claims, Value::Null);
+    }
+}

@@ -360,6 +360,64 @@ pub(crate) fn host_allowed(entry: &str, host: &str, port: u16) -> bool {
 mod tests {
     use super::*;
 
+    /// Answers every call with the id it was called by.
+    struct Named;
+
+    impl ToolInvoker for Named {
+        fn invoke(&self, call: ToolCall) -> BoxFuture<'_, Result<Value, AgentError>> {
+            Box::pin(async move { Ok(Value::String(call.tool_id)) })
+        }
+        fn tool_ids(&self) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    fn grant(tools: &[&str]) -> Grant {
+        Grant {
+            tool_id: Arc::from("t.caller"),
+            requires: Arc::new(Requires {
+                tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+                ..Requires::default()
+            }),
+            lent: Capabilities::new().with_tools(Arc::new(Named)),
+            refusals: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn call(grant: &Grant, id: &str) -> Result<Value, ToolError> {
+        pollster::block_on(grant.call_tool("r1", id, Value::Null))
+    }
+
+    #[test]
+    fn a_tool_is_declared_by_its_id_or_its_exact_identity() {
+        // A bare entry allows any major of the tool; an `id@major` entry that major only.
+        let bare = grant(&["kb.search"]);
+        assert_eq!(call(&bare, "kb.search").unwrap(), "kb.search");
+        assert_eq!(call(&bare, "kb.search@2").unwrap(), "kb.search@2");
+        let exact = grant(&["kb.search@1"]);
+        assert_eq!(call(&exact, "kb.search@1").unwrap(), "kb.search@1");
+        assert!(call(&exact, "kb.search@2").is_err());
+        assert!(call(&exact, "kb.search").is_err());
+        assert!(call(&bare, "kb.searchx").is_err());
+    }
+
+    #[test]
+    fn refusals_are_kept_up_to_64_and_shown_without_the_lent_capabilities() {
+        let grant = grant(&[]);
+        for i in 0..70 {
+            assert!(call(&grant, &format!("t{i}")).is_err());
+        }
+        assert_eq!(grant.refusals.lock().unwrap().len(), 64);
+        let shown = format!("{grant:?}");
+        assert!(shown.starts_with("Grant { requires: Requires {"), "{shown}");
+        assert!(shown.ends_with(".. }"), "{shown}");
+        let lent = format!("{:?}", Capabilities::new().with_tools(Arc::new(Named)));
+        assert_eq!(
+            lent,
+            "Capabilities { tools: true, secrets: false, http: false }"
+        );
+    }
+
     #[test]
     fn network_entries_match_host_port_and_subdomains_exactly() {
         assert!(host_allowed("api.example.com", "api.example.com", 443));
