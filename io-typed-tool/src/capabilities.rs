@@ -434,6 +434,8 @@ mod tests {
         assert!(host_allowed("*.example.com", "a.b.example.com", 443));
         assert!(!host_allowed("*.example.com", "example.com", 443));
         assert!(!host_allowed("*.example.com", "evilexample.com", 443));
+        // A bare leading dot is no subdomain.
+        assert!(!host_allowed("*.example.com", ".example.com", 443));
         assert!(host_allowed("[::1]:8080", "[::1]", 8080));
         assert!(!host_allowed("[::1]:8080", "[::1]", 8081));
     }

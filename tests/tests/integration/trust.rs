@@ -210,6 +210,19 @@ fn a_tool_implementing_an_action_only_narrows_it() {
     commit.risk_level = 2;
     registry.register_action(commit);
 
+    // Registering an action again replaces it, and leaves the others.
+    let mut other = Action::new("storage:read");
+    other.risk_level = 1;
+    registry.register_action(other.clone());
+    let mut stricter = Action::new("storage:commit");
+    stricter.mutates = vec!["workspace:/data".into()];
+    stricter.risk_level = 3;
+    registry.register_action(stricter);
+    let mut reader = echo("t.reader");
+    reader.implements = Some(json!("storage:read"));
+    registry.register_plugin(Arc::new(Echo(reader))).unwrap();
+    assert_eq!(registry.contract("t.reader").unwrap().risk_level, 1);
+
     // Unknown action: refused, named.
     let mut orphan = echo("t.orphan");
     orphan.implements = Some(json!("storage:delete"));
@@ -232,7 +245,7 @@ fn a_tool_implementing_an_action_only_narrows_it() {
     registry.register_plugin(Arc::new(Echo(heir))).unwrap();
     let registered = registry.contract("t.heir").unwrap();
     assert_eq!(registered.mutates, vec!["workspace:/data".to_owned()]);
-    assert_eq!(registered.risk_level, 2);
+    assert_eq!(registered.risk_level, 3, "the action registered last");
     assert!(registered.needs_approval());
     let err = block_on(registry.call("t.heir", json!({}))).unwrap_err();
     assert_eq!(err.code().as_str(), "approval_denied");
