@@ -409,3 +409,37 @@ fn a_host_that_lends_nothing_refuses_every_capability() {
     let err = block_on(registry.call("t.asks", json!({ "secret": "db" }))).unwrap_err();
     assert_eq!(err.code().as_str(), "unauthorised");
 }
+
+#[test]
+fn capabilities_reach_a_body_with_or_without_an_audit_and_refusals_are_audited_either_way() {
+    // Lent, not audited: the body reads its declared secret.
+    let secrets = |slug: &str| Some(format!("value of {slug}"));
+    let mut lent = ToolRegistry::new()
+        .with_capabilities(agentio_tools::Capabilities::new().with_secrets(Arc::new(secrets)));
+    let mut contract = echo("t.asks");
+    contract.requires.secrets = vec!["db".into()];
+    lent.register_plugin(Arc::new(Asks(contract.clone())))
+        .unwrap();
+    let out = block_on(lent.call("t.asks", json!({ "secret": "db" }))).unwrap();
+    assert_eq!(out["secret"], "value of db");
+
+    // Audited, nothing lent: refused, and the audit says what was asked for.
+    let audit = Arc::new(AuditLog::default());
+    let mut audited = ToolRegistry::new().with_audit_sink(audit.clone());
+    audited.register_plugin(Arc::new(Asks(contract))).unwrap();
+    let err = block_on(audited.call("t.asks", json!({ "secret": "root" }))).unwrap_err();
+    assert_eq!(err.code().as_str(), "unauthorised");
+    assert_eq!(audit.records()[0].capability_refusals.len(), 1);
+}
+
+#[test]
+fn the_callers_identity_reaches_the_body() {
+    let mut registry = ToolRegistry::new();
+    agentio_tests::mcp_fixture::add_whoami(&mut registry);
+    let options = agentio_tools::CallOptions::default()
+        .with_caller(agentio_tools::Caller::new("carol").with_scopes(["x"]));
+    let me = block_on(registry.call_with("auth.whoami", json!({}), options)).unwrap();
+    assert_eq!(me, json!({ "subject": "carol", "scopes": ["x"] }));
+    let nobody = block_on(registry.call("auth.whoami", json!({}))).unwrap();
+    assert_eq!(nobody, json!({ "subject": null }));
+}
