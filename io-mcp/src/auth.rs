@@ -387,10 +387,10 @@ fn respond(
         })
 }
 
-/// One HTTP request through the protected resource: the metadata document, or a verified
-/// bearer token (its caller put in the request's extensions) before rmcp's service.
+/// One HTTP request to rmcp's service; through the protected resource when there is one: the
+/// metadata document, or a verified bearer token (its caller put in the request's extensions).
 pub(crate) async fn guard<B>(
-    auth: Arc<HttpAuth>,
+    auth: Option<Arc<HttpAuth>>,
     service: rmcp::transport::StreamableHttpService<
         crate::McpServer,
         rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
@@ -402,6 +402,15 @@ where
     B::Error: std::fmt::Display,
     B::Data: Send + 'static,
 {
+    let forward = |request| {
+        hyper::service::Service::call(
+            &hyper_util::service::TowerToHyperService::new(service),
+            request,
+        )
+    };
+    let Some(auth) = auth else {
+        return forward(request).await;
+    };
     if request.method() == http::Method::GET && auth.is_metadata_path(request.uri().path()) {
         return Ok(respond(
             http::StatusCode::OK,
@@ -436,11 +445,7 @@ where
     match auth.verifier.verify(&token).await {
         Ok(caller) => {
             request.extensions_mut().insert(Arc::new(caller));
-            hyper::service::Service::call(
-                &hyper_util::service::TowerToHyperService::new(service),
-                request,
-            )
-            .await
+            forward(request).await
         }
         Err(error) => Ok(unauthorized(Some(&error))),
     }

@@ -13,7 +13,6 @@ use agentio_tools::{
     ToolRegistry,
 };
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
@@ -443,9 +442,7 @@ impl McpServer {
                     answer.structured_content = Some(value);
                     answer
                 }
-                Err(err) => {
-                    CallToolResult::error(vec![ContentBlock::text(json_text(&err.to_envelope()))])
-                }
+                Err(err) => error_result(&err),
             }
             .into())
         }
@@ -490,9 +487,7 @@ impl McpServer {
                         missing.join(" ")
                     ),
                 );
-                let refused =
-                    CallToolResult::error(vec![ContentBlock::text(json_text(&err.to_envelope()))]);
-                return Err(Box::new(Ok(refused.into())));
+                return Err(Box::new(Ok(error_result(&err).into())));
             }
         }
         let input = Value::Object(request.arguments.take().unwrap_or_default());
@@ -540,6 +535,11 @@ struct Started<'a> {
     call: std::pin::Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>,
     cancellation: Option<Cancellation>,
     progress: Option<Arc<ProgressState>>,
+}
+
+/// A failed call as MCP says it: an `isError` result carrying the AIP-14 envelope as text.
+fn error_result(err: &agentio_core::AgentError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(json_text(&err.to_envelope()))])
 }
 
 /// The JSON text of a value. (Serializing a `Value` cannot fail: its keys are strings.)
@@ -982,29 +982,16 @@ impl McpServer {
                 .accept()
                 .await
                 .map_err(|e| ServeError::new("the HTTP listener failed", e))?;
-            match &auth {
-                None => {
-                    let service = TowerToHyperService::new(service.clone());
-                    tokio::spawn(async move {
-                        // A connection's own failure (a client hanging up) ends that
-                        // connection only.
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
-                Some(auth) => {
-                    let (auth, service) = (Arc::clone(auth), service.clone());
-                    let guarded = hyper::service::service_fn(move |request| {
-                        crate::auth::guard(Arc::clone(&auth), service.clone(), request)
-                    });
-                    tokio::spawn(async move {
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), guarded)
-                            .await;
-                    });
-                }
-            }
+            let (auth, service) = (auth.clone(), service.clone());
+            let guarded = hyper::service::service_fn(move |request| {
+                crate::auth::guard(auth.clone(), service.clone(), request)
+            });
+            tokio::spawn(async move {
+                // A connection's own failure (a client hanging up) ends that connection only.
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), guarded)
+                    .await;
+            });
         }
     }
 }
