@@ -19,6 +19,7 @@ pub mod bounds;
 mod codec;
 pub mod compat;
 mod error;
+mod formats;
 pub mod limits;
 pub mod pointer;
 pub mod profiles;

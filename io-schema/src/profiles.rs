@@ -34,6 +34,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::formats;
 use crate::pointer::push_token;
 use crate::report::left_out;
 
@@ -135,14 +136,32 @@ pub fn apply_reporting(
                 })?
         }
         Profile::Anthropic | Profile::Mcp => {
-            let schema = canonical(schema);
-            object_root(&schema)?;
-            schema
+            object_root(schema)?;
+            let keep = |format: &str| formats::STANDARD.contains(&format);
+            canonical(&formats::drop_formats(
+                schema,
+                &keep,
+                &mut String::new(),
+                0,
+                MAX_SCHEMA_DEPTH,
+                &mut |at, format| left_out(&mut relaxed, at, "format", format),
+            ))
         }
         Profile::Inlined => inline(schema)?,
         Profile::Gemini => {
             let inlined = inline(schema)?;
             object_root(&inlined)?;
+            // Gemini takes any `format` (most do nothing), so only schemars' Rust number
+            // formats go, their range kept.
+            let keep = |format: &str| !RUST_FORMATS.contains(&format);
+            let inlined = formats::drop_formats(
+                &inlined,
+                &keep,
+                &mut String::new(),
+                0,
+                MAX_SCHEMA_DEPTH,
+                &mut |at, format| left_out(&mut relaxed, at, "format", format),
+            );
             let mut refusals = Vec::new();
             let mut out = gemini(&inlined, &mut String::new(), 0, &mut refusals, &mut relaxed);
             if let Some(object) = out.as_object_mut() {
@@ -537,7 +556,6 @@ fn gemini(
             }
             ("items", Value::Bool(false)) => None,
             ("items", schema) => Some(gemini(schema, at, depth + 1, refusals, relaxed)),
-            ("format", Value::String(format)) if RUST_FORMATS.contains(&format.as_str()) => None,
             (_, value) => Some(value.clone()),
         };
         at.truncate(mark);
@@ -757,7 +775,8 @@ mod tests {
                     "kind": { "type": "STRING", "enum": ["circle"] },
                     "tags": { "type": "ARRAY", "items": { "type": "STRING" } },
                     "size": { "type": "STRING", "enum": ["s", "m"], "nullable": true },
-                    "n": { "type": "INTEGER" },
+                    // `int32`'s range, less the `exclusiveMinimum` Gemini cannot read.
+                    "n": { "type": "INTEGER", "maximum": 2147483647 },
                     "either": { "type": "OBJECT", "anyOf": [{ "type": "OBJECT", "properties": { "a": { "type": "STRING" } } }, { "type": "OBJECT" }] },
                     "map": { "type": "OBJECT" }
                 },
@@ -945,6 +964,55 @@ mod tests {
     }
 
     #[test]
+    fn mcp_and_anthropic_show_only_json_schema_formats() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "count": { "type": "integer", "format": "uint32", "minimum": 0 },
+                "when": { "type": "string", "format": "date-time" },
+                "ratio": { "type": ["number", "null"], "format": "double" }
+            },
+            "$defs": { "Id": { "type": "integer", "format": "int64" } }
+        });
+        for profile in [Profile::Anthropic, Profile::Mcp] {
+            let (shown, relaxed) = apply_reporting(profile, &schema).unwrap();
+            assert_eq!(
+                shown,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "count": { "type": "integer", "minimum": 0, "maximum": 4294967295u32 },
+                        "when": { "type": "string", "format": "date-time" },
+                        "ratio": { "type": ["number", "null"] }
+                    },
+                    "$defs": { "Id": { "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX } }
+                }),
+                "{profile:?}"
+            );
+            // The boundary never checked a Rust format, so dropping one relaxes nothing.
+            assert!(relaxed.is_empty(), "{relaxed:?}");
+        }
+        // A checked format a client is not shown is reported.
+        let (_, relaxed) = apply_reporting(
+            Profile::OpenAiStrict,
+            &json!({
+                "type": "object",
+                "properties": { "site": { "type": "string", "format": "uri" } },
+                "required": ["site"],
+                "additionalProperties": false
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            relaxed,
+            vec![Relaxation {
+                pointer: "/properties/site".into(),
+                keyword: "format".into()
+            }]
+        );
+    }
+
+    #[test]
     fn an_object_root_is_one_type_object() {
         for root in [json!("object"), json!(["object"])] {
             let schema = json!({ "type": root, "title": "T" });
@@ -1101,12 +1169,22 @@ mod tests {
                 "items": { "type": "STRING", "format": "date-time", "pattern": "^2", "minLength": 1, "maxLength": 30 }
             })
         );
-        for format in RUST_FORMATS {
+        for format in ["float", "double", "int128"] {
             assert_eq!(
                 gemini_property(json!({ "type": "number", "format": format })).unwrap(),
                 json!({ "type": "NUMBER" }),
                 "{format}"
             );
+        }
+        // ... keeping the range an integer format implied.
+        assert_eq!(
+            gemini_property(json!({ "type": "integer", "format": "uint16", "minimum": 0 }))
+                .unwrap(),
+            json!({ "type": "INTEGER", "minimum": 0, "maximum": 65535 })
+        );
+        for format in RUST_FORMATS {
+            let shown = gemini_property(json!({ "type": "integer", "format": format })).unwrap();
+            assert!(shown.get("format").is_none(), "{format}");
         }
         assert_eq!(
             gemini_property(json!({ "type": "array", "items": false })).unwrap(),

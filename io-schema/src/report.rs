@@ -88,30 +88,6 @@ const ANNOTATIONS: &[&str] = &[
     "contentSchema",
 ];
 
-/// The formats the boundary's validator checks (Draft 2020-12's own); any other `format` (the
-/// `uint8` or `double` schemars writes) is an annotation to it.
-const CHECKED_FORMATS: &[&str] = &[
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
 /// Records that `keyword` (with `value`) was left out of the schema at `pointer`, when that
 /// narrows what is valid.
 pub(crate) fn left_out(
@@ -123,7 +99,11 @@ pub(crate) fn left_out(
     if ANNOTATIONS.contains(&keyword) {
         return;
     }
-    if keyword == "format" && !value.as_str().is_some_and(|f| CHECKED_FORMATS.contains(&f)) {
+    if keyword == "format"
+        && !value
+            .as_str()
+            .is_some_and(|f| crate::formats::STANDARD.contains(&f))
+    {
         return;
     }
     relaxed.push(Relaxation {

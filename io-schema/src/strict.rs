@@ -294,12 +294,7 @@ fn rewrite(
             left_out(relaxed, at, keyword, &value);
         }
     }
-    if node
-        .get("format")
-        .and_then(Value::as_str)
-        .is_some_and(|f| !SUPPORTED_FORMATS.contains(&f))
-        && let Some(format) = node.remove("format")
-    {
+    if let Some(format) = crate::formats::drop_format(node, |f| SUPPORTED_FORMATS.contains(&f)) {
         left_out(relaxed, at, "format", &format);
     }
     if node.contains_key("$ref") && node.len() > 1 {
@@ -802,7 +797,8 @@ mod tests {
         assert_eq!(out["additionalProperties"], json!(false));
         assert_eq!(
             out["properties"]["b"],
-            json!({ "type": ["integer", "null"], "minimum": 0 })
+            // `uint8` is not a format strict mode reads: its range stays, as `maximum`.
+            json!({ "type": ["integer", "null"], "minimum": 0, "maximum": 255 })
         );
     }
 
