@@ -59,7 +59,8 @@ pub enum Export {
     /// MCP `tools/list` entries: `{name, title, description, inputSchema, outputSchema,
     /// annotations}`, with hints derived from the contract. Every tool has an `outputSchema`,
     /// whatever its output's type (protocol 2026-07-28 allows any; for an older peer, a server
-    /// leaves out one whose root is not an object, as [rmcp] does).
+    /// leaves out one whose root is not an object, as [rmcp] does), except a tool whose output
+    /// is [`Contents`](crate::content::Contents): it answers in content blocks.
     ///
     /// [rmcp]: https://docs.rs/rmcp
     Mcp,
@@ -249,14 +250,17 @@ impl ToolRegistry {
                     tool.insert("title".into(), json!(contract.name));
                     tool.insert("description".into(), json!(description));
                     tool.insert("inputSchema".into(), parameters);
-                    // Every output has a schema: from protocol 2026-07-28, `structuredContent`
-                    // may be any JSON value. A server answering an older peer drops a schema
-                    // whose root is not `"type": "object"` (rmcp does), as that peer expects.
-                    let output = outputs
-                        .profile(Profile::Mcp)
-                        .or_else(|_| outputs.profile(Profile::Canonical))
-                        .unwrap_or(outputs.schema());
-                    tool.insert("outputSchema".into(), output.clone());
+                    // Every structured output has a schema: from protocol 2026-07-28,
+                    // `structuredContent` may be any JSON value. A server answering an older
+                    // peer drops a schema whose root is not `"type": "object"` (rmcp does), as
+                    // that peer expects. A tool answering in content blocks has none.
+                    if !self.returns_content_only(identity) {
+                        let output = outputs
+                            .profile(Profile::Mcp)
+                            .or_else(|_| outputs.profile(Profile::Canonical))
+                            .unwrap_or(outputs.schema());
+                        tool.insert("outputSchema".into(), output.clone());
+                    }
                     tool.insert("annotations".into(), annotations(contract));
                     Value::Object(tool)
                 }

@@ -53,6 +53,7 @@ mod caller;
 pub mod capabilities;
 pub mod chain;
 mod check;
+pub mod content;
 mod contract;
 mod core_tool;
 mod drift;
@@ -63,6 +64,7 @@ mod manifest;
 pub mod manifest_limits;
 mod registry;
 mod typed;
+pub mod voice;
 
 pub use crate::action::Action;
 pub use crate::call::{Cancellation, Progress, ProgressReporter, ProgressSink};

@@ -265,6 +265,23 @@ pub struct ToolContext {
     grant: Option<Arc<crate::capabilities::Grant>>,
     /// Who makes the call, when the host knows.
     caller: Option<Arc<crate::caller::Caller>>,
+    /// Where attached content goes and the client to speak to, when the host gives them.
+    voice: Option<Arc<Voice>>,
+}
+
+/// A call's content collector and client, behind one pointer: most calls have neither.
+struct Voice {
+    content: Option<crate::content::ContentCollector>,
+    client: Option<Arc<dyn crate::voice::ClientPeer>>,
+}
+
+impl std::fmt::Debug for Voice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Voice")
+            .field("content", &self.content)
+            .field("client", &self.client.is_some())
+            .finish()
+    }
 }
 
 impl ToolContext {
@@ -298,6 +315,149 @@ impl ToolContext {
             cancellation: None,
             grant: None,
             caller: None,
+            voice: None,
+        }
+    }
+
+    pub(crate) fn with_voice(
+        mut self,
+        content: Option<crate::content::ContentCollector>,
+        client: Option<Arc<dyn crate::voice::ClientPeer>>,
+    ) -> Self {
+        self.voice = Some(Arc::new(Voice { content, client }));
+        self
+    }
+
+    /// Collects the body's [`Self::attach`]ed content into `collector` (the registry sets the
+    /// caller's [`CallOptions::content`](crate::CallOptions::content)).
+    #[must_use]
+    pub fn with_content(self, collector: crate::content::ContentCollector) -> Self {
+        let client = self.client().cloned();
+        self.with_voice(Some(collector), client)
+    }
+
+    /// Speaks to `client` (the registry sets the caller's
+    /// [`CallOptions::client`](crate::CallOptions::client)).
+    #[must_use]
+    pub fn with_client(self, client: Arc<dyn crate::voice::ClientPeer>) -> Self {
+        let content = self.voice.as_ref().and_then(|v| v.content.clone());
+        self.with_voice(content, Some(client))
+    }
+
+    fn client(&self) -> Option<&Arc<dyn crate::voice::ClientPeer>> {
+        self.voice.as_ref().and_then(|v| v.client.as_ref())
+    }
+
+    /// Adds a content block to the call's result, beside its output (see
+    /// [`crate::content`]). Returns whether the host collects content; when it does not, the
+    /// block is dropped.
+    ///
+    /// ```
+    /// use agentio_tools::ToolContext;
+    /// use agentio_tools::content::{Content, ContentCollector};
+    ///
+    /// let collector = ContentCollector::new();
+    /// let ctx = ToolContext::new("run-1", "chart.draw").with_content(collector.clone());
+    /// assert!(ctx.attach(Content::image(b"png", "image/png")));
+    /// assert_eq!(collector.take()[0].kind(), "image");
+    /// assert!(!ToolContext::new("run-1", "chart.draw").attach(Content::text("lost")));
+    /// ```
+    pub fn attach(&self, content: crate::content::Content) -> bool {
+        match self.voice.as_ref().and_then(|v| v.content.as_ref()) {
+            Some(collector) => {
+                collector.push(content);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Logs `data` (any JSON: a string, an object) to the client at `level`, under the tool's
+    /// id as the logger (MCP `notifications/message`). Returns whether the client hears it:
+    /// not when there is no client, or it asked for a higher level (`logging/setLevel`).
+    pub fn log(&self, level: crate::voice::LogLevel, data: impl serde::Serialize) -> bool {
+        match self.client() {
+            Some(client) => {
+                let data = serde_json::to_value(data).unwrap_or_else(|err| {
+                    Value::String(format!("(the log data did not serialize: {err})"))
+                });
+                client.log(level, Some(&self.tool_id), data)
+            }
+            None => false,
+        }
+    }
+
+    /// Asks the client's user `message`, with a form for a `T`: `T`'s schema is the requested
+    /// schema (MCP elicitation takes a flat object of strings, numbers, booleans and enums),
+    /// and an accepted answer is validated against it and decoded, or refused as
+    /// `input_invalid` with each violation's pointer. Fails with `no_route` at once when no
+    /// client can answer (none, or one without the elicitation capability).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agentio_core::BoxFuture;
+    /// use agentio_tools::voice::{ClientPeer, ElicitAnswer, Elicited, LogLevel, SamplingRequest, SamplingResponse};
+    /// use agentio_tools::{ToolContext, ToolError};
+    /// use serde_json::{Value, json};
+    ///
+    /// /// A client whose user always answers `{"sure": true}`.
+    /// struct Yes;
+    /// impl ClientPeer for Yes {
+    ///     fn log(&self, _: LogLevel, _: Option<&str>, _: Value) -> bool { true }
+    ///     fn elicit<'a>(&'a self, _: &'a str, schema: &'a Value) -> BoxFuture<'a, Result<ElicitAnswer, ToolError>> {
+    ///         assert_eq!(schema["properties"]["sure"]["type"], "boolean");
+    ///         Box::pin(async { Ok(ElicitAnswer::Accept(json!({ "sure": true }))) })
+    ///     }
+    ///     fn sample<'a>(&'a self, _: &'a SamplingRequest) -> BoxFuture<'a, Result<SamplingResponse, ToolError>> {
+    ///         unimplemented!()
+    ///     }
+    /// }
+    ///
+    /// #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
+    /// struct Confirm { sure: bool }
+    ///
+    /// let ctx = ToolContext::new("run-1", "files.purge").with_client(Arc::new(Yes));
+    /// let answer = pollster::block_on(ctx.elicit::<Confirm>("Purge everything?")).unwrap();
+    /// assert_eq!(answer, Elicited::Accepted(Confirm { sure: true }));
+    /// ```
+    pub async fn elicit<T: agentio_core::AgentInput>(
+        &self,
+        message: &str,
+    ) -> Result<crate::voice::Elicited<T>, ToolError> {
+        use crate::voice::{ElicitAnswer, Elicited};
+        let Some(client) = self.client() else {
+            return Err(crate::voice::no_client(
+                &self.tool_id,
+                "its user a question",
+            ));
+        };
+        match client.elicit(message, T::input_schema()).await? {
+            ElicitAnswer::Accept(answer) => T::from_input_value(&answer)
+                .map(Elicited::Accepted)
+                .map_err(|err| {
+                    AgentError::input_invalid(
+                        format!(
+                            "the client's answer to `{}`'s question does not match what it asked for: {}",
+                            self.tool_id,
+                            err.message()
+                        ),
+                        err.violations().to_vec(),
+                    )
+                }),
+            ElicitAnswer::Decline => Ok(Elicited::Declined),
+            ElicitAnswer::Cancel => Ok(Elicited::Cancelled),
+        }
+    }
+
+    /// Asks the client's model to complete `request`. Fails with `no_route` at once when no
+    /// client can answer (none, or one without the sampling capability).
+    pub async fn sample(
+        &self,
+        request: crate::voice::SamplingRequest,
+    ) -> Result<crate::voice::SamplingResponse, ToolError> {
+        match self.client() {
+            Some(client) => client.sample(&request).await,
+            None => Err(crate::voice::no_client(&self.tool_id, "the client's model")),
         }
     }
 

@@ -32,6 +32,8 @@ impl ToolRegistry {
             cancellation,
             approver,
             caller,
+            content,
+            client,
             ..
         } = options;
         let tool = self.resolve(tool_id)?;
@@ -99,6 +101,9 @@ impl ToolRegistry {
         }
         if let Some(cancellation) = cancellation {
             base = base.with_cancellation(cancellation);
+        }
+        if content.is_some() || client.is_some() {
+            base = base.with_voice(content, client);
         }
         Ok(Admitted {
             run: Attempts {

@@ -445,6 +445,18 @@ impl ToolRegistry {
         self.resolve(tool_id).ok().map(|t| t.outputs.get())
     }
 
+    /// Whether a tool's output is [`Contents`](crate::content::Contents): content blocks, not
+    /// a structured value (an MCP server then sends them as the result's `content`, with no
+    /// `structuredContent` or `outputSchema`). An example is on
+    /// [`Contents`](crate::content::Contents).
+    pub fn returns_content_only(&self, tool_id: &str) -> bool {
+        use agentio_core::AgentOutput;
+        // Typed tools share their type's compiled schema: the same one is the same type.
+        self.output_boundary(tool_id).is_some_and(|outputs| {
+            std::ptr::eq(outputs, crate::content::Contents::output_boundary())
+        })
+    }
+
     /// A tool's input JSON Schema, by id or `id@major` (io-traits.md's `tool_input_schema`).
     ///
     /// ```

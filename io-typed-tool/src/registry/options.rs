@@ -44,6 +44,12 @@ pub struct CallOptions {
     /// Who makes the call, as the host authenticated them (the body reads it from
     /// [`ToolContext::caller`](crate::ToolContext::caller)).
     pub caller: Option<Arc<crate::caller::Caller>>,
+    /// Where the body's [`ToolContext::attach`](crate::ToolContext::attach)ed content goes;
+    /// dropped when `None` (see [`crate::content`]).
+    pub content: Option<crate::content::ContentCollector>,
+    /// The client the caller speaks through, for the body's log lines and questions
+    /// ([`crate::voice`]); without one they go nowhere and are refused.
+    pub client: Option<Arc<dyn crate::voice::ClientPeer>>,
 }
 
 impl CallOptions {
@@ -184,6 +190,8 @@ impl fmt::Debug for CallOptions {
             .field("cancellation", &self.cancellation)
             .field("approver", &self.approver.is_some())
             .field("caller", &self.caller.as_ref().map(|c| c.subject.as_str()))
+            .field("content", &self.content)
+            .field("client", &self.client.is_some())
             .finish()
     }
 }
