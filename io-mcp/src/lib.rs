@@ -59,7 +59,9 @@
 
 pub mod auth;
 mod client;
+mod compose;
 mod server;
+mod voice;
 
 pub use crate::client::{
     ClientError, DEFAULT_REQUEST_TIMEOUT, ImportOptions, ImportedTool, McpClient, RefusedTool,

@@ -3,14 +3,12 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
 
 use agentio_tools::{
     Approval, ApprovalDecision, ApprovalRequest, Approver, CallOptions, Caller, Cancellation,
-    CostClass, Export, ExportError, Progress, ProgressReporter, ProgressSink, ToolError,
-    ToolRegistry,
+    CostClass, Export, ExportError, ProgressReporter, ToolError, ToolRegistry,
 };
 use hyper_util::rt::TokioIo;
 use rmcp::ServiceExt;
@@ -18,8 +16,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
     Implementation, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, Request,
-    ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProtocolVersion, Request, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -101,6 +98,10 @@ pub struct McpServer {
     auth: Option<Arc<crate::auth::HttpAuth>>,
     /// Tool id -> the scopes a caller must hold to call it.
     scopes: Arc<HashMap<String, Vec<String>, foldhash::fast::RandomState>>,
+    /// The level this session's client set with `logging/setLevel`.
+    log_threshold: crate::voice::LogThreshold,
+    /// The rmcp handler serving everything but tools (resources, prompts, completions).
+    handler: Option<Arc<dyn crate::compose::DynHandler>>,
 }
 
 impl McpServer {
@@ -139,7 +140,15 @@ impl McpServer {
                 .expect("an MCP export deserializes into rmcp's Tool");
             if let Some(id) = registry.tool_for_provider_name(&tool.name) {
                 let gated = registry.contract(&id).is_some_and(|c| c.needs_approval());
-                names.insert(tool.name.to_string(), Target { id, gated });
+                let content_only = registry.returns_content_only(&id);
+                names.insert(
+                    tool.name.to_string(),
+                    Target {
+                        id,
+                        gated,
+                        content_only,
+                    },
+                );
             }
             tools.push(tool);
         }
@@ -153,6 +162,8 @@ impl McpServer {
             context: Arc::new(Value::Null),
             auth: None,
             scopes: Arc::default(),
+            log_threshold: crate::voice::LogThreshold::default(),
+            handler: None,
         })
     }
 
@@ -355,6 +366,19 @@ impl McpServer {
         Ok(result)
     }
 
+    /// What the client declared it can do, and whether it speaks 2026-07-28 or later (no
+    /// server-to-client requests).
+    fn abilities(&self, context: &RequestContext<RoleServer>) -> crate::voice::ClientAbilities {
+        let caps = context.client_capabilities();
+        crate::voice::ClientAbilities {
+            elicitation: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
+            sampling: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
+            inline: context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str()),
+        }
+    }
+
     /// Who decides a gated call: the client's user, through elicitation; or, when the user
     /// must first be asked on the inline protocol, the question to answer (`Err`).
     fn approver_for(
@@ -411,37 +435,19 @@ impl McpServer {
             let Started {
                 call,
                 cancellation,
-                progress,
+                peer,
+                content,
+                content_only,
             } = match started {
                 Ok(started) => started,
                 Err(early) => return *early,
             };
             let result = until_done_or_cancelled(call, ct.cancelled(), cancellation.as_ref()).await;
-            let forwarder = progress.and_then(|state| {
-                state
-                    .forwarder
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-            });
-            if let Some(Forwarder { sender, task }) = forwarder {
-                // Every report the body made is sent before the result; a body still running
-                // on a blocked thread (past its timeout) cannot hold the answer back for long.
-                // Boxed: a call that reported nothing does not carry the timer.
-                drop(sender);
-                let _ = Box::pin(tokio::time::timeout(Duration::from_secs(1), task)).await;
-            }
+            // Every report and log line the body made is sent before the result; a body still
+            // running on a blocked thread (past its timeout) cannot hold the answer back long.
+            peer.flush().await;
             Ok(match result {
-                Ok(value) => {
-                    // `CallToolResult::structured`, with the text written by serde's own
-                    // writer: `Value`'s `Display` goes through `fmt` and costs three times as
-                    // much. Any value: rmcp drops a non-object one for a peer before
-                    // 2026-07-28, which then reads the text block.
-                    let mut answer =
-                        CallToolResult::success(vec![ContentBlock::text(json_text(&value))]);
-                    answer.structured_content = Some(value);
-                    answer
-                }
+                Ok(value) => success(value, content.take(), content_only),
                 Err(err) => error_result(&err),
             }
             .into())
@@ -456,7 +462,12 @@ impl McpServer {
         request: &mut CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<Started<'_>, Box<Result<CallToolResponse, McpError>>> {
-        let Some(Target { id: target, gated }) = self.names.get(request.name.as_ref()) else {
+        let Some(Target {
+            id: target,
+            gated,
+            content_only,
+        }) = self.names.get(request.name.as_ref())
+        else {
             return Err(Box::new(Err(McpError::invalid_params(
                 // The name is the caller's: escaped and bounded before it is echoed.
                 format!(
@@ -507,25 +518,30 @@ impl McpServer {
         options.cancellation = cancellation.clone();
         options.approver = approver;
         options.caller = caller;
-        // A forwarder task is started at the body's first report, not before: most calls
-        // report nothing, though rmcp's clients send a progress token with every request.
-        let progress = context.meta.get_progress_token().map(|token| {
-            let state = Arc::new(ProgressState {
-                peer: context.peer.clone(),
-                token,
-                forwarder: Mutex::new(None),
-            });
-            // The state is the sink: one allocation for both.
-            options.progress = Some(ProgressReporter::from_sink(state.clone()));
-            state
-        });
+        // The call's line to the client: progress (when the client sent a token), log lines
+        // and questions. Its forwarder task is started at the first report or line, not
+        // before: most calls send neither.
+        let peer = Arc::new(crate::voice::CallPeer::new(
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+            self.log_threshold.clone(),
+            self.abilities(context),
+        ));
+        if peer.has_progress_token() {
+            options.progress = Some(ProgressReporter::from_sink(peer.clone()));
+        }
+        options.client = Some(peer.clone());
+        let content = agentio_tools::content::ContentCollector::new();
+        options.content = Some(content.clone());
         // Boxed: the registry call's state is kilobytes, and rmcp copies each request's task
         // whole when it spawns it.
         let call = Box::pin(self.registry.call_with(target, input, options));
         Ok(Started {
             call,
             cancellation,
-            progress,
+            peer,
+            content,
+            content_only: *content_only,
         })
     }
 }
@@ -534,7 +550,9 @@ impl McpServer {
 struct Started<'a> {
     call: std::pin::Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>,
     cancellation: Option<Cancellation>,
-    progress: Option<Arc<ProgressState>>,
+    peer: Arc<crate::voice::CallPeer>,
+    content: agentio_tools::content::ContentCollector,
+    content_only: bool,
 }
 
 /// A failed call as MCP says it: an `isError` result carrying the AIP-14 envelope as text.
@@ -547,43 +565,45 @@ fn json_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// One call's progress: where reports go, and the forwarder once the body has reported.
-struct ProgressState {
-    peer: Peer<RoleServer>,
-    token: ProgressToken,
-    forwarder: Mutex<Option<Forwarder>>,
-}
-
-impl ProgressSink for ProgressState {
-    fn send(&self, report: Progress) {
-        let mut slot = self.forwarder.lock().unwrap_or_else(|e| e.into_inner());
-        let forwarder =
-            slot.get_or_insert_with(|| Forwarder::start(self.peer.clone(), self.token.clone()));
-        let _ = forwarder.sender.send(report);
+/// A successful call as MCP says it. A structured output is `structuredContent` plus the
+/// same JSON as the first text block (written by serde's own writer: `Value`'s `Display` goes
+/// through `fmt` and costs three times as much), then the blocks the body attached. Any value:
+/// rmcp drops a non-object one for a peer before 2026-07-28, which then reads the text block.
+/// A content-only tool's output is its blocks.
+fn success(
+    value: Value,
+    attached: Vec<agentio_tools::content::Content>,
+    content_only: bool,
+) -> CallToolResult {
+    // A `Contents` output was checked against the blocks' schema and an attached block is a
+    // `Content`: both are content blocks as rmcp reads them. Should rmcp ever read one
+    // differently, the call fails, naming it, rather than losing the block.
+    let mut content = Vec::with_capacity(1 + attached.len());
+    let structured = if content_only {
+        match serde_json::from_value::<Vec<ContentBlock>>(value) {
+            Ok(blocks) => content = blocks,
+            Err(err) => return unreadable_content(&err),
+        }
+        None
+    } else {
+        content.push(ContentBlock::text(json_text(&value)));
+        Some(value)
+    };
+    for block in &attached {
+        match serde_json::from_value::<ContentBlock>(block.to_value()) {
+            Ok(block) => content.push(block),
+            Err(err) => return unreadable_content(&err),
+        }
     }
+    let mut answer = CallToolResult::success(content);
+    answer.structured_content = structured;
+    answer
 }
 
-/// Sends one call's progress reports to the client, in order.
-struct Forwarder {
-    sender: tokio::sync::mpsc::UnboundedSender<Progress>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Forwarder {
-    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
-        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-        let task = tokio::spawn(async move {
-            while let Some(report) = receiver.recv().await {
-                let mut param = ProgressNotificationParam::new(token.clone(), report.progress);
-                param.total = report.total;
-                param.message = report.message;
-                if peer.notify_progress(param).await.is_err() {
-                    break;
-                }
-            }
-        });
-        Forwarder { sender, task }
-    }
+fn unreadable_content(err: &serde_json::Error) -> CallToolResult {
+    error_result(&agentio_core::AgentError::internal(format!(
+        "a content block of the tool's result is not one rmcp reads: {err}"
+    )))
 }
 
 /// What an MCP tool name stands for in the registry.
@@ -592,6 +612,8 @@ struct Target {
     id: String,
     /// Whether the contract requires approval for every call.
     gated: bool,
+    /// Whether the tool answers in content blocks ([`agentio_tools::content::Contents`]).
+    content_only: bool,
 }
 
 const NO_ELICITATION: &str = "the tool needs approval, and the MCP client does not support elicitation, so no one could be asked";
@@ -764,14 +786,179 @@ fn approval_message(request: &ApprovalRequest) -> String {
     )
 }
 
+impl McpServer {
+    pub(crate) fn set_handler(&mut self, handler: Arc<dyn crate::compose::DynHandler>) {
+        self.handler = Some(handler);
+    }
+
+    /// A copy of the server for one more session: the same registry and handler, its own
+    /// logging level.
+    fn for_session(&self) -> Self {
+        let mut session = self.clone();
+        session.log_threshold = crate::voice::LogThreshold::default();
+        session
+    }
+}
+
+/// `method not found`, naming the method.
+fn not_served(method: &str) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("this server does not serve `{method}`"),
+        None,
+    )
+}
+
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients before 2026-07-28 use it
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info((*self.info).clone());
-        if let Some(instructions) = &self.instructions {
-            config = config.with_instructions(instructions.to_string());
+        let theirs = self.handler.as_ref().map(|h| h.info());
+        let mut capabilities = theirs
+            .as_ref()
+            .map(|info| info.capabilities.clone())
+            .unwrap_or_default();
+        let ours = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        capabilities.tools = ours.tools;
+        capabilities.logging = ours.logging;
+        let mut config = ServerConfig::new(capabilities).with_server_info((*self.info).clone());
+        let instructions = self
+            .instructions
+            .as_deref()
+            .map(str::to_owned)
+            .or_else(|| theirs.and_then(|info| info.instructions));
+        if let Some(instructions) = instructions {
+            config = config.with_instructions(instructions);
         }
         config
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log_threshold.set(request.level);
+        if let Some(handler) = &self.handler {
+            // The handler may log too; its own answer does not change ours.
+            let _ = handler.set_level(request, context).await;
+        }
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        match &self.handler {
+            Some(handler) => handler.complete(request, context).await,
+            None => Err(not_served("completion/complete")),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        match &self.handler {
+            Some(handler) => handler.get_prompt(request, context).await,
+            None => Err(not_served("prompts/get")),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        match &self.handler {
+            Some(handler) => handler.list_prompts(request, context).await,
+            None => Err(not_served("prompts/list")),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        match &self.handler {
+            Some(handler) => handler.list_resources(request, context).await,
+            None => Err(not_served("resources/list")),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        match &self.handler {
+            Some(handler) => handler.list_resource_templates(request, context).await,
+            None => Err(not_served("resources/templates/list")),
+        }
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        match &self.handler {
+            Some(handler) => handler.read_resource(request, context).await,
+            None => Err(not_served("resources/read")),
+        }
+    }
+
+    #[allow(deprecated)] // legacy-only in rmcp; clients before 2026-07-28 subscribe this way
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        match &self.handler {
+            Some(handler) => handler.subscribe(request, context).await,
+            None => Err(not_served("resources/subscribe")),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        match &self.handler {
+            Some(handler) => handler.unsubscribe(request, context).await,
+            None => Err(not_served("resources/unsubscribe")),
+        }
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        if let Some(handler) = &self.handler {
+            handler.initialized(context).await;
+        }
+    }
+
+    async fn on_roots_list_changed(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        if let Some(handler) = &self.handler {
+            handler.roots_list_changed(context).await;
+        }
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        if let Some(handler) = &self.handler {
+            handler.custom_notification(notification, context).await;
+        }
     }
 
     async fn list_tools(
@@ -803,12 +990,15 @@ impl ServerHandler for McpServer {
     fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CustomResult, McpError>> + Send + '_ {
-        std::future::ready(Err(unread_request(
-            &request.method,
-            request.params.as_ref(),
-        )))
+        let ours = request.method.starts_with("tools/");
+        async move {
+            match &self.handler {
+                Some(handler) if !ours => handler.custom_request(request, context).await,
+                _ => Err(unread_request(&request.method, request.params.as_ref())),
+            }
+        }
     }
 }
 
@@ -947,7 +1137,7 @@ impl McpServer {
         config: StreamableHttpServerConfig,
     ) -> StreamableHttpService<McpServer, LocalSessionManager> {
         StreamableHttpService::new(
-            move || Ok(self.clone()),
+            move || Ok(self.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         )

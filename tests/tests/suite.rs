@@ -10,6 +10,7 @@ mod fuzz;
 mod integration;
 mod mcp;
 mod mcp_hostile;
+mod mcp_voice;
 mod promptos;
 mod residual;
 mod workflow;

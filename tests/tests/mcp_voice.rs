@@ -1,0 +1,502 @@
+//! What a tool says beyond its output, through rmcp's own client: content blocks (instead of
+//! a structured output, or beside one), log lines under `logging/setLevel`, questions to the
+//! client's user and model; an rmcp handler's resources beside our tools; and schemas without
+//! formats JSON Schema does not define.
+
+#![allow(deprecated)] // rmcp marks logging and sampling deprecated (SEP-2577); MCP still has them.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentio_core::{AgentInput, AgentOutput};
+use agentio_mcp::McpServer;
+use agentio_tools::content::{Content, Contents};
+use agentio_tools::voice::{Elicited, LogLevel, SamplingRequest};
+use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, Implementation, ListResourcesResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceContents, SamplingCapability, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+struct Empty {}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Said {
+    said: String,
+}
+
+/// A bounded count, to see its schema.
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+struct Counted {
+    /// How many.
+    n: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+struct Confirm {
+    sure: bool,
+}
+
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+/// Draws a chart: content only.
+#[tool(id = "voice.chart")]
+async fn chart(_: Empty) -> Result<Contents, ToolError> {
+    Ok(Contents::from(vec![
+        Content::text("the chart:"),
+        Content::image(PNG, "image/png"),
+        Content::embedded_text("chart://data", "text/csv", "x,y\n1,2"),
+    ]))
+}
+
+/// Reports, with the chart attached.
+#[tool(id = "voice.report")]
+async fn report(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    ctx.attach(Content::image(PNG, "image/png"));
+    Ok(Said {
+        said: "see the chart".into(),
+    })
+}
+
+/// Logs three lines.
+#[tool(id = "voice.chatty")]
+async fn chatty(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let heard = [
+        ctx.log(LogLevel::Debug, "starting"),
+        ctx.log(LogLevel::Info, json!({ "step": 1 })),
+        ctx.log(LogLevel::Warning, "almost out of room"),
+    ];
+    Ok(Said {
+        said: format!("{heard:?}"),
+    })
+}
+
+/// Asks its user whether they are sure.
+#[tool(id = "voice.ask")]
+async fn ask(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let said = match ctx.elicit::<Confirm>("Are you sure?").await? {
+        Elicited::Accepted(Confirm { sure }) => format!("sure: {sure}"),
+        Elicited::Declined => "declined".into(),
+        Elicited::Cancelled => "cancelled".into(),
+    };
+    Ok(Said { said })
+}
+
+/// Asks the client's model.
+#[tool(id = "voice.muse")]
+async fn muse(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let answer = ctx.sample(SamplingRequest::prompt("Say hi", 16)).await?;
+    Ok(Said {
+        said: format!("{} said {}", answer.model, answer.text().unwrap_or("?")),
+    })
+}
+
+/// Counts.
+#[tool(id = "voice.count")]
+async fn count(input: Counted) -> Result<Said, ToolError> {
+    Ok(Said {
+        said: input.n.to_string(),
+    })
+}
+
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(ChartTool).unwrap();
+    registry.register(ReportTool).unwrap();
+    registry.register(ChattyTool).unwrap();
+    registry.register(AskTool).unwrap();
+    registry.register(MuseTool).unwrap();
+    registry.register(CountTool).unwrap();
+    registry
+}
+
+/// A client that answers elicitations with `answer` (no capability when `None`), samples when
+/// `samples`, and keeps the log lines it hears.
+#[derive(Clone, Default)]
+struct Client {
+    answer: Option<Value>,
+    samples: bool,
+    logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
+    asked: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.answer.is_some() {
+            capabilities.elicitation = Some(ElicitationCapability::default());
+        }
+        if self.samples {
+            capabilities.sampling = Some(SamplingCapability::default());
+        }
+        ClientConfig::new(capabilities, Implementation::new("voice-test", "0.0.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = &request
+        {
+            self.asked.lock().unwrap().push((
+                message.clone(),
+                serde_json::to_value(requested_schema).unwrap(),
+            ));
+        }
+        let mut result = ElicitResult::new(ElicitationAction::Accept);
+        result.content = self.answer.clone();
+        Ok(result)
+    }
+
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let asked = serde_json::to_value(&request.messages).unwrap();
+        assert_eq!(asked[0]["content"]["text"], "Say hi");
+        Ok(serde_json::from_value(json!({
+            "model": "test-model",
+            "role": "assistant",
+            "content": { "type": "text", "text": "hi" }
+        }))
+        .unwrap())
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logs.lock().unwrap().push(params);
+    }
+}
+
+/// An rmcp handler of one's own, with one resource.
+struct Docs;
+
+impl ServerHandler for Docs {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
+            .with_instructions("Docs live at docs://.")
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![Resource::new(
+            "docs://readme",
+            "readme",
+        )]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        if request.uri != "docs://readme" {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::text("Read me.", "docs://readme")])
+                .into(),
+        )
+    }
+}
+
+/// The log lines heard so far, once at least `count` have arrived (rmcp hands each
+/// notification to the client's handler on a task of its own, so the last may land just after
+/// the result it preceded on the wire).
+async fn heard(
+    logs: &Mutex<Vec<LoggingMessageNotificationParam>>,
+    count: usize,
+) -> Vec<LoggingMessageNotificationParam> {
+    for _ in 0..500 {
+        if logs.lock().unwrap().len() >= count {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    std::mem::take(&mut *logs.lock().unwrap())
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn connect(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client.serve(client_side).await.unwrap()
+}
+
+fn call(name: &str) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_owned()).with_arguments(serde_json::Map::new())
+}
+
+fn said(result: &CallToolResult) -> String {
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    result.structured_content.as_ref().unwrap()["said"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn error_of(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let text = result.content[0].as_text().unwrap().text.clone();
+    serde_json::from_str::<Value>(&text).unwrap()["error"].clone()
+}
+
+#[test]
+fn content_comes_instead_of_a_structured_output_or_beside_one() {
+    runtime().block_on(async {
+        let client = connect(Client::default(), McpServer::new(registry()).unwrap()).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let chart = tools.iter().find(|t| t.name == "voice.chart").unwrap();
+        assert!(chart.output_schema.is_none(), "{chart:?}");
+        let report_tool = tools.iter().find(|t| t.name == "voice.report").unwrap();
+        assert!(report_tool.output_schema.is_some());
+
+        let result = client.call_tool(call("voice.chart")).await.unwrap();
+        assert_eq!(result.is_error, Some(false));
+        assert!(result.structured_content.is_none());
+        let blocks = serde_json::to_value(&result.content).unwrap();
+        assert_eq!(
+            blocks,
+            json!([
+                { "type": "text", "text": "the chart:" },
+                { "type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png" },
+                { "type": "resource", "resource": { "uri": "chart://data", "mimeType": "text/csv", "text": "x,y\n1,2" } }
+            ])
+        );
+
+        let result = client.call_tool(call("voice.report")).await.unwrap();
+        assert_eq!(said(&result), "see the chart");
+        let blocks = serde_json::to_value(&result.content).unwrap();
+        assert_eq!(blocks[0], json!({ "type": "text", "text": "{\"said\":\"see the chart\"}" }));
+        assert_eq!(blocks[1]["type"], "image");
+        assert_eq!(blocks.as_array().unwrap().len(), 2);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn log_lines_reach_the_client_before_the_result_at_or_above_its_level() {
+    runtime().block_on(async {
+        let client = Client::default();
+        let logs = client.logs.clone();
+        let client = connect(client, McpServer::new(registry()).unwrap()).await;
+        let caps = client.peer_info().unwrap().capabilities.clone();
+        assert!(caps.logging.is_some(), "the server declares logging");
+
+        // No level set: every line.
+        let result = client.call_tool(call("voice.chatty")).await.unwrap();
+        assert_eq!(said(&result), "[true, true, true]");
+        let lines: Vec<(LoggingLevel, Value, Option<String>)> = heard(&logs, 3)
+            .await
+            .into_iter()
+            .map(|l| (l.level, l.data, l.logger))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (
+                    LoggingLevel::Debug,
+                    json!("starting"),
+                    Some("voice.chatty".into())
+                ),
+                (
+                    LoggingLevel::Info,
+                    json!({ "step": 1 }),
+                    Some("voice.chatty".into())
+                ),
+                (
+                    LoggingLevel::Warning,
+                    json!("almost out of room"),
+                    Some("voice.chatty".into())
+                ),
+            ]
+        );
+
+        // `logging/setLevel` to warning: the body learns the other lines go unheard.
+        client
+            .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
+            .await
+            .unwrap();
+        let result = client.call_tool(call("voice.chatty")).await.unwrap();
+        assert_eq!(said(&result), "[false, false, true]");
+        // Wait for more than will come: a line below the level must not arrive late either.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let levels: Vec<LoggingLevel> = heard(&logs, 1).await.iter().map(|l| l.level).collect();
+        assert_eq!(levels, vec![LoggingLevel::Warning]);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_tool_asks_the_user_for_a_typed_answer_and_gets_it_validated() {
+    runtime().block_on(async {
+        let client = Client {
+            answer: Some(json!({ "sure": true })),
+            ..Client::default()
+        };
+        let asked = client.asked.clone();
+        let client = connect(client, McpServer::new(registry()).unwrap()).await;
+        let result = client.call_tool(call("voice.ask")).await.unwrap();
+        assert_eq!(said(&result), "sure: true");
+        let (message, schema) = asked.lock().unwrap()[0].clone();
+        assert_eq!(message, "Are you sure?");
+        assert_eq!(schema["properties"]["sure"]["type"], "boolean");
+        assert_eq!(schema["required"], json!(["sure"]));
+        client.cancel().await.unwrap();
+
+        // An answer that is not a `Confirm` is refused, naming where.
+        let client = Client {
+            answer: Some(json!({ "sure": "very" })),
+            ..Client::default()
+        };
+        let client = connect(client, McpServer::new(registry()).unwrap()).await;
+        let error = error_of(&client.call_tool(call("voice.ask")).await.unwrap());
+        assert_eq!(error["code"], "input_invalid");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("the client's answer to `voice.ask`'s question"),
+            "{error}"
+        );
+        assert_eq!(
+            error["cause"]["violations"][0]["pointer"], "/sure",
+            "{error}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_client_without_the_capability_gets_a_tool_error_at_once_not_a_hang() {
+    runtime().block_on(async {
+        let client = connect(Client::default(), McpServer::new(registry()).unwrap()).await;
+        for (tool, capability) in [("voice.ask", "elicitation"), ("voice.muse", "sampling")] {
+            let result =
+                tokio::time::timeout(Duration::from_secs(10), client.call_tool(call(tool)))
+                    .await
+                    .expect("answered at once")
+                    .unwrap();
+            let error = error_of(&result);
+            assert_eq!(error["code"], "no_route", "{tool}");
+            assert!(
+                error["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("`{capability}` capability")),
+                "{error}"
+            );
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_tool_asks_the_client_model() {
+    runtime().block_on(async {
+        let client = Client {
+            samples: true,
+            ..Client::default()
+        };
+        let client = connect(client, McpServer::new(registry()).unwrap()).await;
+        let result = client.call_tool(call("voice.muse")).await.unwrap();
+        assert_eq!(said(&result), "test-model said hi");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn an_rmcp_handler_serves_resources_beside_our_tools() {
+    runtime().block_on(async {
+        let server = McpServer::new(registry()).unwrap().with_handler(Docs);
+        let client = connect(Client::default(), server).await;
+        let info = client.peer_info().unwrap().clone();
+        assert!(info.capabilities.resources.is_some());
+        assert!(info.capabilities.tools.is_some());
+        assert_eq!(info.instructions.as_deref(), Some("Docs live at docs://."));
+        let resources = client.list_all_resources().await.unwrap();
+        assert_eq!(resources[0].uri, "docs://readme");
+        let read = client
+            .read_resource(ReadResourceRequestParams::new("docs://readme"))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&read).unwrap()["contents"][0]["text"],
+            "Read me."
+        );
+        let missing = client
+            .read_resource(ReadResourceRequestParams::new("docs://nothing"))
+            .await
+            .unwrap_err();
+        assert!(
+            missing.to_string().contains("no resource docs://nothing"),
+            "{missing}"
+        );
+        // The tools are still ours.
+        let result = client.call_tool(call("voice.report")).await.unwrap();
+        assert_eq!(said(&result), "see the chart");
+        client.cancel().await.unwrap();
+
+        // Without a handler, resources are not served, and the answer says which method.
+        let client = connect(Client::default(), McpServer::new(registry()).unwrap()).await;
+        assert!(client.peer_info().unwrap().capabilities.resources.is_none());
+        let refused = client.list_resources(None).await.unwrap_err();
+        assert!(refused.to_string().contains("resources/list"), "{refused}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn tools_list_shows_no_format_json_schema_does_not_define() {
+    let server = McpServer::new(registry()).unwrap();
+    let count = server
+        .tools()
+        .iter()
+        .find(|t| t.name == "voice.count")
+        .unwrap();
+    let n = &count.input_schema["properties"]["n"];
+    assert!(n.get("format").is_none(), "{n}");
+    assert_eq!(n["minimum"], 0);
+    assert_eq!(n["maximum"], u32::MAX);
+    // The boundary still holds the range.
+    let refused = runtime()
+        .block_on(registry().call("voice.count", json!({ "n": 4_294_967_296u64 })))
+        .unwrap_err();
+    assert_eq!(refused.code().as_str(), "input_invalid", "{refused:?}");
+}
