@@ -212,6 +212,31 @@ fn endless_and_repeating_lists_end_at_their_bounds() {
             .count();
         assert_eq!(asked, 2);
 
+        // A cursor is at most 1 KiB: one of 1,024 bytes is followed, one of 1,025 is not.
+        for (length, followed) in [(1024, true), (1025, false)] {
+            let (client, _) = liar(1 << 20, move |_, params, _| {
+                Answer::Result(if params.get("cursor").is_some() {
+                    json!({ "tools": [tool("last", false)] })
+                } else {
+                    json!({ "tools": [tool("first", false)], "nextCursor": "c".repeat(length) })
+                })
+            })
+            .await;
+            let mut registry = ToolRegistry::new();
+            let imported = client.import_into(&mut registry, "liar").await;
+            match imported {
+                Ok(tools) => {
+                    assert!(followed, "a {length}-byte cursor was followed");
+                    assert_eq!(tools.len(), 2);
+                }
+                Err(err) => {
+                    assert!(!followed, "a {length}-byte cursor was refused: {err}");
+                    assert!(err.to_string().contains("is not a cursor"), "{err}");
+                    assert_eq!(registry.contracts().count(), 0);
+                }
+            }
+        }
+
         // More tools than an import takes.
         let (client, _) = liar(1 << 20, |_, _, _| {
             list_of((0..40).map(|i| tool(&format!("t{i}"), false)).collect())
