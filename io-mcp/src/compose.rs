@@ -86,7 +86,7 @@ pub(crate) trait DynHandler: Send + Sync + 'static {
     ) -> BoxFuture<'_, ()>;
 }
 
-impl<H: ServerHandler + Send + Sync + 'static> DynHandler for H {
+impl<H: ServerHandler + 'static> DynHandler for H {
     fn info(&self) -> ServerConfig {
         self.get_info()
     }
@@ -182,12 +182,16 @@ impl<H: ServerHandler + Send + Sync + 'static> DynHandler for H {
 }
 
 impl McpServer {
-    /// Serves `handler`'s resources, prompts and completions beside the registry's tools (see
-    /// the [module](self) documentation): everything that is not `tools/*` or
-    /// `logging/setLevel` goes to `handler`, which also hears `logging/setLevel`. The server's
-    /// capabilities are the handler's plus tools and logging; its name, version and
-    /// instructions are this server's ([`Self::with_server_info`], [`Self::with_instructions`]),
-    /// the handler's instructions when this server has none.
+    /// Serves `handler`'s resources, prompts and completions beside the registry's tools:
+    /// `tools/*` and `logging/setLevel` are the registry's, everything else (resources, their
+    /// templates and subscriptions, prompts, completions, other requests and notifications)
+    /// goes to `handler`, which also hears `logging/setLevel`. The server's capabilities are
+    /// the handler's plus tools and logging; its name, version and instructions are this
+    /// server's ([`Self::with_server_info`], [`Self::with_instructions`]), the handler's
+    /// instructions when this server has none. The other direction needs nothing new: an rmcp
+    /// handler of your own can hold an `McpServer` and forward `list_tools` and `call_tool` to
+    /// it, since it is a `ServerHandler` too. The handler implements the `ServerHandler` of
+    /// [`rmcp`](crate::rmcp), the version this crate is built on.
     ///
     /// One handler serves every session (HTTP clones the server per session, and the clones
     /// share it): keep per-session state in the request context, not in the handler.
@@ -224,7 +228,7 @@ impl McpServer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn with_handler(mut self, handler: impl ServerHandler + Send + Sync + 'static) -> Self {
+    pub fn with_handler(mut self, handler: impl ServerHandler + 'static) -> Self {
         self.set_handler(Arc::new(handler));
         self
     }

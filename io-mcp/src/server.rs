@@ -242,6 +242,81 @@ impl McpServer {
         self
     }
 
+    /// Lists and calls the tool `tool_id` (an id, or `id@major`) as `name` over MCP: for a
+    /// client that expects a name a contract id cannot have (`search_docs`: ids are lowercase
+    /// letters, digits, `-` and `.`). MCP names are 1 to 128 of `A-Z a-z 0-9 _ - .`; a name
+    /// another tool has, or an id that names no tool, is refused, naming the tool.
+    ///
+    /// ```
+    /// use agentio_mcp::McpServer;
+    /// use agentio_tools::{ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// struct Query { q: String }
+    /// /// Searches the docs.
+    /// #[tool(id = "docs.search")]
+    /// async fn search(query: Query) -> Result<Query, ToolError> { Ok(query) }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(SearchTool)?;
+    /// let server = McpServer::new(registry)?.with_tool_name("docs.search", "search_docs")?;
+    /// assert_eq!(server.tools()[0].name, "search_docs");
+    /// let refused = McpServer::new(server.registry().clone())?.with_tool_name("docs.search", "no spaces").unwrap_err();
+    /// assert!(refused.to_string().contains("no spaces"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_tool_name(
+        mut self,
+        tool_id: &str,
+        name: impl Into<String>,
+    ) -> Result<Self, ExportError> {
+        let name = name.into();
+        let refuse = |reason: String| ExportError {
+            problems: vec![(
+                tool_id.to_owned(),
+                agentio_core::profiles::Refusal {
+                    pointer: "/name".into(),
+                    reason,
+                },
+            )],
+        };
+        let identity = self.registry.contract(tool_id).map(|c| c.identity());
+        let current = self
+            .names
+            .iter()
+            .find(|(_, target)| {
+                identity.is_some()
+                    && self.registry.contract(&target.id).map(|c| c.identity()) == identity
+            })
+            .map(|(current, _)| current.clone())
+            .ok_or_else(|| refuse(format!("no tool `{tool_id}` to rename")))?;
+        let valid = (1..=128).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if !valid {
+            return Err(refuse(format!(
+                "`{}` is not an MCP tool name (1 to 128 of A-Z a-z 0-9 _ - .)",
+                agentio_core::limits::bounded_display(&name.escape_debug(), 128)
+            )));
+        }
+        if name != current && self.names.contains_key(&name) {
+            return Err(refuse(format!("another tool is named `{name}`")));
+        }
+        let mut names = (*self.names).clone();
+        let target = names.remove(&current).expect("the name was found above");
+        names.insert(name.clone(), target);
+        let mut tools = self.tools.to_vec();
+        for tool in &mut tools {
+            if tool.name == current {
+                tool.name = name.clone().into();
+            }
+        }
+        self.names = Arc::new(names);
+        self.tools = tools.into();
+        Ok(self)
+    }
+
     /// Sets the name and version the server gives clients at initialization.
     ///
     /// ```
@@ -607,6 +682,7 @@ fn unreadable_content(err: &serde_json::Error) -> CallToolResult {
 }
 
 /// What an MCP tool name stands for in the registry.
+#[derive(Clone)]
 struct Target {
     /// `id`, or `id@major` when several majors are registered.
     id: String,

@@ -274,17 +274,82 @@ impl ClientPeer for CallPeer {
 /// A Rust type's schema as MCP's elicitation `requestedSchema`: a flat object of primitive
 /// properties. Anything else is the tool author's mistake, named.
 fn elicitation_schema(schema: &Value) -> Result<ElicitationSchema, ToolError> {
-    let mut schema = schema.clone();
+    use agentio_core::profiles::{Profile, apply};
+    // A form has no `$ref`s (schemars puts an enum's variants in `$defs`) and no formats
+    // JSON Schema does not define (an `i64`'s `int64`).
+    let shown = apply(Profile::Inlined, schema).and_then(|inlined| apply(Profile::Mcp, &inlined));
+    let mut schema = shown.map_err(|refusals| {
+        AgentError::internal(format!(
+            "the type the tool asked for has a schema MCP elicitation cannot ask for: {}",
+            refusals
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))
+    })?;
     if let Some(object) = schema.as_object_mut() {
         // The dialect and the Rust type's name mean nothing to a form.
         object.remove("$schema");
         object.remove("title");
+        if let Some(Value::Object(properties)) = object.get_mut("properties") {
+            for property in properties.values_mut() {
+                titled_choices(property);
+            }
+        }
     }
     serde_json::from_value(schema).map_err(|err| {
         AgentError::internal(format!(
             "the type the tool asked for has a schema MCP elicitation cannot ask for (a flat object of strings, numbers, booleans and enums): {err}"
         ))
     })
+}
+
+/// An enum whose variants carry titles or doc comments is, to schemars, a `oneOf` of
+/// `{const, title | description}`; to an MCP form it is a titled single-select
+/// (`{type: "string", oneOf: [{const, title}]}`), or in a list a titled multi-select
+/// (`items: {anyOf: [{const, title}]}`). A variant's doc comment is its title when it has none.
+fn titled_choices(property: &mut Value) {
+    fn retitle(branches: &mut [Value]) -> bool {
+        let choices = branches
+            .iter()
+            .all(|b| b.get("const").is_some_and(Value::is_string));
+        if choices {
+            for branch in branches.iter_mut() {
+                let Some(object) = branch.as_object_mut() else {
+                    continue;
+                };
+                let title = object
+                    .remove("title")
+                    .or_else(|| object.remove("description"))
+                    .unwrap_or_else(|| object["const"].clone());
+                let value = object.remove("const").unwrap_or_default();
+                object.clear();
+                object.insert("const".into(), value);
+                object.insert("title".into(), title);
+            }
+        }
+        choices
+    }
+    let Some(object) = property.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Array(branches)) = object.get_mut("oneOf")
+        && retitle(branches)
+    {
+        object.insert("type".into(), Value::String("string".into()));
+        object.remove("enum");
+    }
+    if let Some(Value::Object(items)) = object.get_mut("items")
+        && let Some(Value::Array(mut branches)) = items.remove("oneOf")
+    {
+        if retitle(&mut branches) {
+            items.remove("type");
+            items.insert("anyOf".into(), Value::Array(branches));
+        } else {
+            items.insert("oneOf".into(), Value::Array(branches));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -338,6 +403,31 @@ mod tests {
             "type": "object",
             "properties": { "inner": { "type": "object", "properties": {} } }
         });
+        let titled = json!({
+            "type": "object",
+            "properties": {
+                "one": { "oneOf": [
+                    { "const": "a", "description": "The first." },
+                    { "type": "string", "const": "b", "title": "Bee", "description": "ignored" }
+                ] },
+                "many": { "type": "array", "items": { "oneOf": [
+                    { "const": "x", "title": "Ex" }, { "const": "y" }
+                ] } },
+                "plain": { "type": "string", "enum": ["p", "q"] }
+            }
+        });
+        let schema = serde_json::to_value(elicitation_schema(&titled).unwrap()).unwrap();
+        assert_eq!(
+            schema["properties"]["one"],
+            json!({ "type": "string", "oneOf": [
+                { "const": "a", "title": "The first." }, { "const": "b", "title": "Bee" }
+            ] })
+        );
+        assert_eq!(
+            schema["properties"]["many"]["items"],
+            json!({ "anyOf": [{ "const": "x", "title": "Ex" }, { "const": "y", "title": "y" }] })
+        );
+        assert_eq!(schema["properties"]["plain"]["enum"], json!(["p", "q"]));
         let err = elicitation_schema(&nested).unwrap_err();
         assert_eq!(*err.code(), ErrorCode::Internal);
         assert!(err.message().contains("flat object"), "{}", err.message());

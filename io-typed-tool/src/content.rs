@@ -753,7 +753,8 @@ mod tests {
         assert_eq!(chat.pointer, "/1");
         assert!(chat.reason.contains("Responses API"), "{chat}");
         let tiff = Content::image(b"i", "image/tiff");
-        let anthropic = tool_result(Export::Anthropic, None, &[tiff.clone()]).unwrap_err();
+        let anthropic =
+            tool_result(Export::Anthropic, None, std::slice::from_ref(&tiff)).unwrap_err();
         assert_eq!(
             anthropic.to_string(),
             "content /0: Anthropic's image blocks take image/jpeg, image/png, image/gif, image/webp, not `image/tiff`"
@@ -762,7 +763,7 @@ mod tests {
         assert!(gemini.reason.contains("not `image/tiff`"), "{gemini}");
         let zip = Content::embedded_blob("file:///a.zip", "application/zip", b"PK");
         for target in [Export::OpenAiResponses { strict: false }, Export::Anthropic] {
-            let refusal = tool_result(target, None, &[zip.clone()]).unwrap_err();
+            let refusal = tool_result(target, None, std::slice::from_ref(&zip)).unwrap_err();
             assert!(
                 refusal
                     .reason
