@@ -389,6 +389,33 @@ fn hostile_names_and_schemas_are_refused_one_by_one_and_the_rest_imported() {
 }
 
 #[test]
+fn a_page_with_a_malformed_entry_still_leads_to_the_next_page() {
+    runtime().block_on(async {
+        // One malformed entry makes rmcp hand the page over raw; its cursor is still followed
+        // (a cursor that is not a string ends the list).
+        let (client, _) = liar(1 << 20, |_, params, _| match params.get("cursor") {
+            None => Answer::Result(json!({
+                "tools": [tool("first", false), { "name": 7, "inputSchema": { "type": "object" } }],
+                "nextCursor": "p2",
+            })),
+            Some(_) => Answer::Result(json!({
+                "tools": [tool("second", false), { "name": 8 }],
+                "nextCursor": 3,
+            })),
+        })
+        .await;
+        let mut registry = ToolRegistry::new();
+        let err = client.import_into(&mut registry, "liar").await.unwrap_err();
+        let ClientError::Refused(refused) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(refused.len(), 2, "{err}");
+        let ids: Vec<&str> = registry.contracts().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["liar.first", "liar.second"]);
+    });
+}
+
+#[test]
 fn remote_errors_are_clipped_before_they_become_ours() {
     runtime().block_on(async {
         let (client, _) = liar(4 << 20, |method, _, _| match method {
