@@ -785,6 +785,18 @@ mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
+    fn a_link_resolves_inside_the_workspace_or_not_at_all() {
+        assert_eq!(resolve_link("a/b/link", "c").as_deref(), Some("a/b/c"));
+        assert_eq!(resolve_link("a/b/link", "../c").as_deref(), Some("a/c"));
+        assert_eq!(resolve_link("a/link", "./c/./d").as_deref(), Some("a/c/d"));
+        // Absolute, empty, or climbing out: nowhere in the workspace.
+        assert_eq!(resolve_link("a/link", "/etc/passwd"), None);
+        assert_eq!(resolve_link("a/link", ""), None);
+        assert_eq!(resolve_link("a/link", "../../x"), None);
+        assert_eq!(resolve_link("link", "../x"), None);
+    }
+
+    #[test]
     fn reads_are_bounded_exactly_at_the_limit() {
         assert_eq!(read_limited(&b"0123456789"[..], 10).unwrap().len(), 10);
         assert_eq!(

@@ -389,6 +389,40 @@ fn hostile_names_and_schemas_are_refused_one_by_one_and_the_rest_imported() {
 }
 
 #[test]
+fn name_and_schema_limits_hold_exactly_at_their_bounds() {
+    runtime().block_on(async {
+        let schema = json!({ "type": "object", "description": "d".repeat(100) });
+        let bytes = serde_json::to_vec(&schema).unwrap().len();
+        let tools = vec![
+            tool(&"a".repeat(10), false),
+            tool(&"b".repeat(11), false),
+            json!({ "name": "at-limit", "inputSchema": schema }),
+        ];
+        for (limit, schema_taken) in [(bytes, true), (bytes - 1, false)] {
+            let listed = tools.clone();
+            let (client, _) = liar(1 << 20, move |_, _, _| list_of(listed.clone())).await;
+            let mut options = quick();
+            options.max_schema_bytes = limit;
+            options.max_name_bytes = 10;
+            let mut registry = ToolRegistry::new();
+            let err = client
+                .import_into_with(&mut registry, "liar", &options)
+                .await
+                .unwrap_err();
+            let ClientError::Refused(refused) = &err else {
+                panic!("{err}")
+            };
+            // A name of exactly the limit is taken, one byte over is not.
+            assert!(registry.contract(&format!("liar.{}", "a".repeat(10))).is_some(), "{err}");
+            let long = refused.iter().find(|r| r.remote_name.starts_with("bbb"));
+            assert!(long.is_some_and(|r| r.reason.contains("1 to 10 bytes")), "{err}");
+            // A schema of exactly the limit is taken, one byte over is not.
+            assert_eq!(registry.contract("liar.at-limit").is_some(), schema_taken, "{err}");
+        }
+    });
+}
+
+#[test]
 fn a_page_with_a_malformed_entry_still_leads_to_the_next_page() {
     runtime().block_on(async {
         // One malformed entry makes rmcp hand the page over raw; its cursor is still followed
