@@ -14,14 +14,16 @@ use std::time::Duration;
 use agentio::io;
 use agentio::serde_json::{Value, json};
 use agentio::tools::content::{Content, Contents};
-use agentio::tools::voice::{Elicited, LogLevel, SamplingRequest};
+use agentio::tools::voice::{Answers, Elicited, LogLevel, Questions, SamplingRequest};
 use agentio::tools::{Progress, ToolContext, ToolError, ToolRegistry, tool};
 use agentio_mcp::McpServer;
+use agentio_mcp::rmcp::model::SubscriptionFilter;
 use agentio_mcp::rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptResult, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use agentio_mcp::rmcp::service::RequestContext;
 use agentio_mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -310,6 +312,228 @@ async fn elicitation_enums(_: NoArguments, ctx: &ToolContext) -> Result<Contents
     )))
 }
 
+/// A name.
+#[io(input)]
+pub struct Named {
+    /// The name.
+    pub name: String,
+}
+
+/// A confirmation.
+#[io(input)]
+pub struct Confirmed {
+    /// Yes or no.
+    pub ok: bool,
+}
+
+/// A colour.
+#[io(input)]
+pub struct Coloured {
+    /// The colour.
+    pub color: String,
+}
+
+fn name_of(answers: &Answers, key: &str) -> Result<String, ToolError> {
+    Ok(match answers.elicited::<Named>(key)? {
+        Elicited::Accepted(Named { name }) => name,
+        _ => "stranger".into(),
+    })
+}
+
+/// Asks the user's name (2026-07-28: an `input_required` round trip).
+#[tool(id = "test.input-required-elicitation")]
+async fn input_required_elicitation(
+    _: NoArguments,
+    ctx: &ToolContext,
+) -> Result<Contents, ToolError> {
+    let answers = ctx
+        .ask(&Questions::new().elicit::<Named>("user_name", "What is your name?"))
+        .await?;
+    Ok(text(format!("Hello, {}!", name_of(&answers, "user_name")?)))
+}
+
+/// Asks the client's model.
+#[tool(id = "test.input-required-sampling")]
+async fn input_required_sampling(_: NoArguments, ctx: &ToolContext) -> Result<Contents, ToolError> {
+    let question = SamplingRequest::prompt("What is the capital of France?", 100);
+    let answers = ctx
+        .ask(&Questions::new().sample("capital_question", question))
+        .await?;
+    let answer = answers.sampled("capital_question")?;
+    Ok(text(format!(
+        "Sampling response: {}",
+        answer.text().unwrap_or_default()
+    )))
+}
+
+/// Asks for the client's roots.
+#[tool(id = "test.input-required-list-roots")]
+async fn input_required_list_roots(
+    _: NoArguments,
+    ctx: &ToolContext,
+) -> Result<Contents, ToolError> {
+    let answers = ctx
+        .ask(&Questions::new().list_roots("client_roots"))
+        .await?;
+    let roots: Vec<String> = answers
+        .roots("client_roots")?
+        .into_iter()
+        .map(|root| root.uri)
+        .collect();
+    Ok(text(format!("Client roots: {}", roots.join(", "))))
+}
+
+/// Asks for a confirmation, keeping state between the rounds.
+#[tool(id = "test.input-required-request-state")]
+async fn input_required_request_state(
+    _: NoArguments,
+    ctx: &ToolContext,
+) -> Result<Contents, ToolError> {
+    let carried = ctx.state::<Value>();
+    ctx.keep_state(json!({ "asked": "confirm" }));
+    let answers = ctx
+        .ask(&Questions::new().elicit::<Confirmed>("confirm", "Please confirm"))
+        .await?;
+    let ok = matches!(
+        answers.elicited::<Confirmed>("confirm")?,
+        Elicited::Accepted(Confirmed { ok: true })
+    );
+    let state = if carried == Some(json!({ "asked": "confirm" })) {
+        "state-ok"
+    } else {
+        "state-missing"
+    };
+    Ok(text(format!("Confirmed: {ok} ({state})")))
+}
+
+/// Asks three things at once: the user, the model and the roots.
+#[tool(id = "test.input-required-multiple-inputs")]
+async fn input_required_multiple_inputs(
+    _: NoArguments,
+    ctx: &ToolContext,
+) -> Result<Contents, ToolError> {
+    ctx.keep_state(json!({ "round": 1 }));
+    let answers = ctx
+        .ask(
+            &Questions::new()
+                .elicit::<Named>("user_name", "What is your name?")
+                .sample(
+                    "greeting",
+                    SamplingRequest::prompt("Generate a greeting", 50),
+                )
+                .list_roots("client_roots"),
+        )
+        .await?;
+    let name = name_of(&answers, "user_name")?;
+    let greeting = answers.sampled("greeting")?;
+    let roots = answers.roots("client_roots")?;
+    Ok(text(format!(
+        "{} {name}! ({} roots)",
+        greeting.text().unwrap_or("Hello"),
+        roots.len()
+    )))
+}
+
+/// Asks in two rounds, its state evolving.
+#[tool(id = "test.input-required-multi-round")]
+async fn input_required_multi_round(
+    _: NoArguments,
+    ctx: &ToolContext,
+) -> Result<Contents, ToolError> {
+    ctx.keep_state(json!({ "round": 1 }));
+    let first = ctx
+        .ask(&Questions::new().elicit::<Named>("step1", "Step 1: What is your name?"))
+        .await?;
+    let name = name_of(&first, "step1")?;
+    ctx.keep_state(json!({ "round": 2, "name": name }));
+    let second = ctx
+        .ask(&Questions::new().elicit::<Coloured>("step2", "Step 2: What is your favorite color?"))
+        .await?;
+    let color = match second.elicited::<Coloured>("step2")? {
+        Elicited::Accepted(Coloured { color }) => color,
+        _ => "none".into(),
+    };
+    Ok(text(format!("{name} likes {color}")))
+}
+
+/// Asks with integrity-protected state (a tampered one is refused by the server).
+#[tool(id = "test.input-required-tampered-state")]
+async fn input_required_tampered_state(
+    _: NoArguments,
+    ctx: &ToolContext,
+) -> Result<Contents, ToolError> {
+    ctx.keep_state(json!({ "step": 1 }));
+    let answers = ctx
+        .ask(&Questions::new().elicit::<Confirmed>("confirm", "Please confirm"))
+        .await?;
+    let ok = matches!(
+        answers.elicited::<Confirmed>("confirm")?,
+        Elicited::Accepted(Confirmed { ok: true })
+    );
+    Ok(text(format!("Confirmed: {ok}")))
+}
+
+/// Asks only what the client declared it can answer.
+#[tool(id = "test.input-required-capabilities")]
+async fn input_required_capabilities(
+    _: NoArguments,
+    ctx: &ToolContext,
+) -> Result<Contents, ToolError> {
+    let mut questions = Questions::new();
+    if ctx.client_can("elicitation") {
+        questions = questions.elicit::<Named>("user_name", "What is your name?");
+    }
+    if ctx.client_can("sampling") {
+        questions = questions.sample(
+            "greeting",
+            SamplingRequest::prompt("Generate a greeting", 50),
+        );
+    }
+    if ctx.client_can("roots") {
+        questions = questions.list_roots("client_roots");
+    }
+    if questions.is_empty() {
+        return Ok(text("The client can answer nothing."));
+    }
+    let answers = ctx.ask(&questions).await?;
+    Ok(text(format!(
+        "Answered: {}",
+        questions
+            .keys()
+            .filter(|k| answers.has(k))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// Needs the client's model: a client that did not declare sampling gets MCP's
+/// missing-capability error (2026-07-28).
+#[tool(id = "test.missing-capability")]
+async fn missing_capability(_: NoArguments, ctx: &ToolContext) -> Result<Contents, ToolError> {
+    let answer = ctx
+        .sample(SamplingRequest::prompt("Say something", 10))
+        .await?;
+    Ok(text(answer.text().unwrap_or_default().to_owned()))
+}
+
+/// Asks the user while the call streams (2026-07-28: an input_required result, never a
+/// request of the server's own on the stream).
+#[tool(id = "test.streaming-elicitation")]
+async fn streaming_elicitation(_: NoArguments, ctx: &ToolContext) -> Result<Contents, ToolError> {
+    let name = match ctx.elicit::<Named>("What is your name?").await? {
+        Elicited::Accepted(Named { name }) => name,
+        _ => "stranger".into(),
+    };
+    Ok(text(format!("Hello, {name}!")))
+}
+
+/// Logs a line (sent only when the request asked for a log level, on 2026-07-28).
+#[tool(id = "test.logging-tool")]
+async fn logging_tool(_: NoArguments, ctx: &ToolContext) -> Result<Contents, ToolError> {
+    let heard = ctx.log(LogLevel::Info, "a line for whoever asked");
+    Ok(text(format!("logged: {heard}")))
+}
+
 /// An address (in `$defs` as `address`, the name the suite looks for).
 #[io(input)]
 #[schemars(rename = "address")]
@@ -364,6 +588,41 @@ const NAMES: &[(&str, &str)] = &[
         "test.elicitation-sep1330-enums",
         "test_elicitation_sep1330_enums",
     ),
+    (
+        "test.input-required-elicitation",
+        "test_input_required_result_elicitation",
+    ),
+    (
+        "test.input-required-sampling",
+        "test_input_required_result_sampling",
+    ),
+    (
+        "test.input-required-list-roots",
+        "test_input_required_result_list_roots",
+    ),
+    (
+        "test.input-required-request-state",
+        "test_input_required_result_request_state",
+    ),
+    (
+        "test.input-required-multiple-inputs",
+        "test_input_required_result_multiple_inputs",
+    ),
+    (
+        "test.input-required-multi-round",
+        "test_input_required_result_multi_round",
+    ),
+    (
+        "test.input-required-tampered-state",
+        "test_input_required_result_tampered_state",
+    ),
+    (
+        "test.input-required-capabilities",
+        "test_input_required_result_capabilities",
+    ),
+    ("test.missing-capability", "test_missing_capability"),
+    ("test.streaming-elicitation", "test_streaming_elicitation"),
+    ("test.logging-tool", "test_logging_tool"),
     ("test.json-schema-2020-12", "json_schema_2020_12_tool"),
 ];
 
@@ -450,6 +709,13 @@ impl ServerHandler for Fixtures {
         from_json::<ReadResourceResult>(json!({ "contents": [contents] })).map(Into::into)
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
     async fn subscribe(
         &self,
         _: SubscribeRequestParams,
@@ -480,7 +746,8 @@ impl ServerHandler for Fixtures {
             { "name": "test_prompt_with_embedded_resource", "description": "A prompt embedding a resource", "arguments": [
                 { "name": "resourceUri", "description": "URI of the resource to embed", "required": true }
             ] },
-            { "name": "test_prompt_with_image", "description": "A prompt with an image" }
+            { "name": "test_prompt_with_image", "description": "A prompt with an image" },
+            { "name": "test_input_required_result_prompt", "description": "A prompt that asks the user first" }
         ] }))
     }
 
@@ -522,6 +789,36 @@ impl ServerHandler for Fixtures {
                     ),
                 ]
             }
+            "test_input_required_result_prompt" => {
+                // A prompt that asks first (2026-07-28): rmcp's input_required, by hand.
+                let context = request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|r| r.get("user_context"))
+                    .and_then(|answer| answer.pointer("/content/context"))
+                    .and_then(Value::as_str);
+                let Some(context) = context else {
+                    return from_json::<InputRequiredResult>(json!({
+                        "resultType": "input_required",
+                        "inputRequests": { "user_context": {
+                            "method": "elicitation/create",
+                            "params": {
+                                "mode": "form",
+                                "message": "What context should the prompt use?",
+                                "requestedSchema": {
+                                    "type": "object",
+                                    "properties": { "context": { "type": "string" } },
+                                    "required": ["context"]
+                                }
+                            }
+                        } }
+                    }))
+                    .map(Into::into);
+                };
+                vec![user(
+                    json!({ "type": "text", "text": format!("Prompt with context: {context}") }),
+                )]
+            }
             "test_prompt_with_image" => vec![
                 user(json!({ "type": "image", "data": PNG, "mimeType": "image/png" })),
                 user(json!({ "type": "text", "text": "Please analyze the image above." })),
@@ -559,6 +856,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.register(ElicitationTool)?;
     registry.register(ElicitationDefaultsTool)?;
     registry.register(ElicitationEnumsTool)?;
+    registry.register(InputRequiredElicitationTool)?;
+    registry.register(InputRequiredSamplingTool)?;
+    registry.register(InputRequiredListRootsTool)?;
+    registry.register(InputRequiredRequestStateTool)?;
+    registry.register(InputRequiredMultipleInputsTool)?;
+    registry.register(InputRequiredMultiRoundTool)?;
+    registry.register(InputRequiredTamperedStateTool)?;
+    registry.register(InputRequiredCapabilitiesTool)?;
+    registry.register(MissingCapabilityTool)?;
+    registry.register(StreamingElicitationTool)?;
+    registry.register(LoggingToolTool)?;
     registry.register(JsonSchema202012Tool)?;
     let mut server = McpServer::new(registry)?
         .with_server_info("agentio-conformance", env!("CARGO_PKG_VERSION"))

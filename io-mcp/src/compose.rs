@@ -16,9 +16,10 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, CustomNotification, CustomRequest, CustomResult,
     GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::McpServer;
@@ -77,6 +78,8 @@ pub(crate) trait DynHandler: Send + Sync + 'static {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> BoxFuture<'_, Result<CustomResult, McpError>>;
+    fn accepted_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
+    fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), McpError>>;
     fn initialized(&self, context: NotificationContext<RoleServer>) -> BoxFuture<'_, ()>;
     fn roots_list_changed(&self, context: NotificationContext<RoleServer>) -> BoxFuture<'_, ()>;
     fn custom_notification(
@@ -161,6 +164,12 @@ impl<H: ServerHandler + 'static> DynHandler for H {
         context: RequestContext<RoleServer>,
     ) -> BoxFuture<'_, Result<CustomResult, McpError>> {
         Box::pin(ServerHandler::on_custom_request(self, request, context))
+    }
+    fn accepted_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        ServerHandler::accepted_subscription_filter(self, requested)
+    }
+    fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), McpError>> {
+        Box::pin(ServerHandler::listen(self, context))
     }
     fn initialized(&self, context: NotificationContext<RoleServer>) -> BoxFuture<'_, ()> {
         Box::pin(ServerHandler::on_initialized(self, context))

@@ -102,6 +102,8 @@ pub struct McpServer {
     log_threshold: crate::voice::LogThreshold,
     /// The rmcp handler serving everything but tools (resources, prompts, completions).
     handler: Option<Arc<dyn crate::compose::DynHandler>>,
+    /// Seals a call's state between rounds (MCP 2026-07-28 `requestState`).
+    state_codec: Arc<rmcp::model::RequestStateCodec>,
 }
 
 impl McpServer {
@@ -164,6 +166,7 @@ impl McpServer {
             scopes: Arc::default(),
             log_threshold: crate::voice::LogThreshold::default(),
             handler: None,
+            state_codec: Arc::new(random_state_codec()),
         })
     }
 
@@ -441,6 +444,38 @@ impl McpServer {
         Ok(result)
     }
 
+    /// The `input_required` result that ends a round whose body asked the client `questions`
+    /// (their wire JSON by key), with the body's state sealed for the next round.
+    fn input_required(
+        &self,
+        target: String,
+        questions: std::collections::BTreeMap<String, Value>,
+        round: Round,
+    ) -> Result<CallToolResponse, McpError> {
+        let requests: InputRequests = serde_json::from_value(Value::Object(
+            questions.into_iter().collect(),
+        ))
+        .map_err(|err| {
+            McpError::internal_error(
+                format!("a question is not an MCP input request: {err}"),
+                None,
+            )
+        })?;
+        let sealed = self
+            .state_codec
+            .seal_json_with(
+                &round,
+                &rmcp::model::SealOptions::new().associated_data(target.as_bytes()),
+            )
+            .map_err(|err| {
+                McpError::internal_error(
+                    format!("the call's state could not be sealed: {err}"),
+                    None,
+                )
+            })?;
+        Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
+    }
+
     /// What the client declared it can do, and whether it speaks 2026-07-28 or later (no
     /// server-to-client requests).
     fn abilities(&self, context: &RequestContext<RoleServer>) -> crate::voice::ClientAbilities {
@@ -448,6 +483,7 @@ impl McpServer {
         crate::voice::ClientAbilities {
             elicitation: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
             sampling: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
+            roots: caps.as_ref().is_some_and(|c| c.roots.is_some()),
             inline: context
                 .protocol_version()
                 .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str()),
@@ -513,6 +549,8 @@ impl McpServer {
                 peer,
                 content,
                 content_only,
+                inline,
+                target: target_name,
             } = match started {
                 Ok(started) => started,
                 Err(early) => return *early,
@@ -521,6 +559,25 @@ impl McpServer {
             // Every report and log line the body made is sent before the result; a body still
             // running on a blocked thread (past its timeout) cannot hold the answer back long.
             peer.flush().await;
+            if let Some(capability) = peer.missing_capability()
+                && inline
+            {
+                // 2026-07-28: a request that needs a capability the client did not declare.
+                return Err(McpError::new(
+                    rmcp::model::ErrorCode(-32021),
+                    format!(
+                        "the tool needs the client's `{capability}` capability, which it did not declare"
+                    ),
+                    Some(serde_json::json!({ "requiredCapabilities": { capability: {} } })),
+                ));
+            }
+            if let Some(questions) = peer.take_pending() {
+                let round = Round {
+                    state: peer.take_state(),
+                    answers: peer.answers_so_far(),
+                };
+                return self.input_required(target_name, questions, round);
+            }
             Ok(match result {
                 Ok(value) => success(value, content.take(), content_only),
                 Err(err) => error_result(&err),
@@ -596,12 +653,50 @@ impl McpServer {
         // The call's line to the client: progress (when the client sent a token), log lines
         // and questions. Its forwarder task is started at the first report or line, not
         // before: most calls send neither.
-        let peer = Arc::new(crate::voice::CallPeer::new(
-            context.peer.clone(),
-            context.meta.get_progress_token(),
-            self.log_threshold.clone(),
-            self.abilities(context),
-        ));
+        let abilities = self.abilities(context);
+        // On 2026-07-28 a call comes in rounds: the answers to the body's questions, and its
+        // state, sealed by this server in the previous round. A state that does not open was
+        // not ours, or was changed: the call is refused.
+        let round = match (&request.request_state, abilities.inline) {
+            (Some(sealed), true) => match self
+                .state_codec
+                .open_json_with::<Round>(sealed, target.as_bytes())
+            {
+                Ok(round) => Some(round),
+                Err(err) => {
+                    return Err(Box::new(Err(McpError::invalid_params(
+                        format!(
+                            "the requestState is not one this server gave out for `{target}`: {err}"
+                        ),
+                        None,
+                    ))));
+                }
+            },
+            _ => None,
+        };
+        // The answers of earlier rounds (sealed), then this round's.
+        let (state, mut responses) = match round {
+            Some(Round { state, answers }) => (state, answers),
+            None => (None, std::collections::BTreeMap::new()),
+        };
+        responses.extend(request.input_responses.clone().unwrap_or_default());
+        let threshold = if abilities.inline {
+            // 2026-07-28: each request says its level, or gets no log lines.
+            #[allow(deprecated)]
+            let level = context.meta.log_level();
+            crate::voice::LogThreshold::for_request(level)
+        } else {
+            self.log_threshold.clone()
+        };
+        let peer = Arc::new(
+            crate::voice::CallPeer::new(
+                context.peer.clone(),
+                context.meta.get_progress_token(),
+                threshold,
+                abilities,
+            )
+            .with_round(responses, state),
+        );
         if peer.has_progress_token() {
             options.progress = Some(ProgressReporter::from_sink(peer.clone()));
         }
@@ -617,6 +712,8 @@ impl McpServer {
             peer,
             content,
             content_only: *content_only,
+            inline: abilities.inline,
+            target: target.clone(),
         })
     }
 }
@@ -628,6 +725,10 @@ struct Started<'a> {
     peer: Arc<crate::voice::CallPeer>,
     content: agentio_tools::content::ContentCollector,
     content_only: bool,
+    /// Protocol 2026-07-28 or later.
+    inline: bool,
+    /// The registry's name for the tool.
+    target: String,
 }
 
 /// A failed call as MCP says it: an `isError` result carrying the AIP-14 envelope as text.
@@ -863,6 +964,17 @@ fn approval_message(request: &ApprovalRequest) -> String {
 }
 
 impl McpServer {
+    /// Seals calls' state between rounds (MCP 2026-07-28 `requestState`) with `key` (at
+    /// least 32 bytes) instead of a random key of this process: for servers that share
+    /// clients (behind a load balancer, across restarts). Refuses a shorter key.
+    pub fn with_request_state_key(
+        mut self,
+        key: impl Into<Vec<u8>>,
+    ) -> Result<Self, rmcp::model::RequestStateError> {
+        self.state_codec = Arc::new(rmcp::model::RequestStateCodec::try_new(key)?);
+        Ok(self)
+    }
+
     pub(crate) fn set_handler(&mut self, handler: Arc<dyn crate::compose::DynHandler>) {
         self.handler = Some(handler);
     }
@@ -874,6 +986,25 @@ impl McpServer {
         session.log_threshold = crate::voice::LogThreshold::default();
         session
     }
+}
+
+/// What a call carries from one round to the next (MCP 2026-07-28 `requestState`, sealed):
+/// the body's state, and every answer so far, since a client sends each round's only once.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Round {
+    #[serde(default)]
+    state: Option<Value>,
+    #[serde(default)]
+    answers: std::collections::BTreeMap<String, Value>,
+}
+
+/// A codec with a key of 32 random bytes: a call's state opens only in the process that sealed
+/// it (servers behind a load balancer share one with [`McpServer::with_request_state_key`]).
+fn random_state_codec() -> rmcp::model::RequestStateCodec {
+    let mut key = [0u8; 32];
+    // Without the OS's randomness there is no secret key: fail loudly, at construction.
+    getrandom::fill(&mut key).expect("the operating system's random number generator");
+    rmcp::model::RequestStateCodec::new_unchecked(key.to_vec())
 }
 
 /// `method not found`, naming the method.
@@ -1012,6 +1143,23 @@ impl ServerHandler for McpServer {
         match &self.handler {
             Some(handler) => handler.unsubscribe(request, context).await,
             None => Err(not_served("resources/unsubscribe")),
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.handler.as_ref()?.accepted_filter(requested)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        match &self.handler {
+            Some(handler) => handler.listen(context).await,
+            None => {
+                context.cancelled().await;
+                Ok(())
+            }
         }
     }
 

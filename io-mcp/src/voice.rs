@@ -3,16 +3,17 @@
 
 #![allow(deprecated)] // rmcp marks logging and sampling deprecated (SEP-2577); MCP still has them.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentio_core::{AgentError, BoxFuture, ErrorCode};
-use agentio_tools::voice::{ClientPeer, ElicitAnswer, LogLevel, SamplingRequest, SamplingResponse};
+use agentio_tools::voice::{Answers, ClientPeer, LogLevel, Question, Questions};
 use agentio_tools::{Progress, ProgressSink, ToolError};
 use rmcp::model::{
-    ElicitRequestParams, ElicitationAction, ElicitationSchema, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ElicitRequestParams, ElicitationSchema, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken,
 };
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
@@ -22,14 +23,24 @@ use serde_json::Value;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LogThreshold(Arc<AtomicU8>);
 
+/// No line is sent (a 2026-07-28 request that asked for none).
+const SILENT: u8 = u8::MAX;
+
 impl LogThreshold {
     pub(crate) fn set(&self, level: LoggingLevel) {
         self.0.store(rank(level) + 1, Ordering::Relaxed);
     }
 
+    /// One request's level (protocol 2026-07-28, `_meta`'s `logLevel`): none asked, none sent.
+    pub(crate) fn for_request(level: Option<LoggingLevel>) -> Self {
+        LogThreshold(Arc::new(AtomicU8::new(
+            level.map_or(SILENT, |l| rank(l) + 1),
+        )))
+    }
+
     fn admits(&self, level: LogLevel) -> bool {
         let set = self.0.load(Ordering::Relaxed);
-        set == 0 || rank_of(level) + 1 >= set
+        set == 0 || (set != SILENT && rank_of(level) + 1 >= set)
     }
 }
 
@@ -68,6 +79,7 @@ fn wire_level(level: LogLevel) -> LoggingLevel {
 pub(crate) struct ClientAbilities {
     pub(crate) elicitation: bool,
     pub(crate) sampling: bool,
+    pub(crate) roots: bool,
     /// Protocol 2026-07-28 or later: no server-to-client requests.
     pub(crate) inline: bool,
 }
@@ -80,7 +92,19 @@ pub(crate) struct CallPeer {
     abilities: ClientAbilities,
     /// Started at the first report or log line: most calls send neither.
     forwarder: Mutex<Option<Forwarder>>,
+    /// On 2026-07-28: the answers the client sent with this round, by key.
+    responses: BTreeMap<String, Value>,
+    /// On 2026-07-28: the body's state from the previous round, and for the next.
+    state: Mutex<Option<Value>>,
+    /// On 2026-07-28: the questions the body asked that this round has no answer to, as MCP
+    /// input requests by key; the call then ends asking them.
+    pending: Mutex<BTreeMap<String, Value>>,
+    /// A question needed a capability the client did not declare (its name).
+    missing: Mutex<Option<&'static str>>,
 }
+
+/// The marker error a body's question ends a round with, on 2026-07-28.
+pub(crate) const INPUT_REQUIRED: &str = "input_required";
 
 enum Note {
     Progress(Progress),
@@ -106,7 +130,44 @@ impl CallPeer {
             threshold,
             abilities,
             forwarder: Mutex::new(None),
+            responses: BTreeMap::new(),
+            state: Mutex::new(None),
+            pending: Mutex::new(BTreeMap::new()),
+            missing: Mutex::new(None),
         }
+    }
+
+    /// This round's answers and the body's state from the previous round (2026-07-28).
+    pub(crate) fn with_round(
+        mut self,
+        responses: BTreeMap<String, Value>,
+        state: Option<Value>,
+    ) -> Self {
+        self.responses = responses;
+        self.state = Mutex::new(state);
+        self
+    }
+
+    /// The answers the body has had so far, this round's and earlier rounds': they travel in
+    /// the sealed state, since a client sends each round's answers only once.
+    pub(crate) fn answers_so_far(&self) -> BTreeMap<String, Value> {
+        self.responses.clone()
+    }
+
+    /// The questions this round could not answer, when the body asked any.
+    pub(crate) fn take_pending(&self) -> Option<BTreeMap<String, Value>> {
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        (!pending.is_empty()).then_some(pending)
+    }
+
+    /// The body's state for the next round.
+    pub(crate) fn take_state(&self) -> Option<Value> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// The capability a question needed and the client did not declare.
+    pub(crate) fn missing_capability(&self) -> Option<&'static str> {
+        *self.missing.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn has_progress_token(&self) -> bool {
@@ -155,29 +216,92 @@ impl CallPeer {
         }
     }
 
-    fn cannot(&self, what: &str, capability: &str) -> Option<ToolError> {
-        let declared = match capability {
+    fn declared(&self, capability: &str) -> bool {
+        match capability {
             "elicitation" => self.abilities.elicitation,
-            _ => self.abilities.sampling,
-        };
-        if !declared {
-            return Some(AgentError::new(
-                ErrorCode::NoRoute,
-                format!(
-                    "the tool asked {what}, but the MCP client did not declare the `{capability}` capability"
-                ),
-            ));
+            "sampling" => self.abilities.sampling,
+            _ => self.abilities.roots,
         }
-        if self.abilities.inline {
-            return Some(AgentError::new(
-                ErrorCode::NoRoute,
-                format!(
-                    "the tool asked {what}, but on MCP 2026-07-28 a server may not send requests to the client, and agent-io does not yet turn a tool body's questions into an `input_required` round trip"
-                ),
-            ));
-        }
-        None
     }
+
+    /// Asks one question over a server-to-client request (protocols before 2026-07-28) and
+    /// returns the client's result as JSON.
+    async fn request(&self, key: &str, question: &Question) -> Result<Value, ToolError> {
+        let failed = |err: rmcp::service::ServiceError| {
+            AgentError::new(
+                ErrorCode::UpstreamError,
+                format!("the MCP client did not answer `{key}`: {err}"),
+            )
+        };
+        let result = match question {
+            Question::Elicit { message, schema } => {
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: message.clone(),
+                    requested_schema: elicitation_schema(schema)?,
+                };
+                serde_json::to_value(self.peer.create_elicitation(params).await.map_err(failed)?)
+            }
+            Question::Sample(request) => {
+                let params = serde_json::to_value(request)
+                    .and_then(serde_json::from_value)
+                    .map_err(|err| {
+                        AgentError::internal(format!(
+                            "the sampling request is not one MCP can carry: {err}"
+                        ))
+                    })?;
+                serde_json::to_value(self.peer.create_message(params).await.map_err(failed)?)
+            }
+            Question::ListRoots => {
+                serde_json::to_value(self.peer.list_roots().await.map_err(failed)?)
+            }
+            _ => {
+                return Err(AgentError::new(
+                    ErrorCode::NoRoute,
+                    format!("`{key}` is a question agent-io cannot put over MCP"),
+                ));
+            }
+        };
+        result.map_err(|err| AgentError::internal(format!("the client's answer to `{key}`: {err}")))
+    }
+}
+
+/// Whether `answer` has the shape of an answer to `question` (an `ElicitResult` with its
+/// action, a `CreateMessageResult` with content, a `ListRootsResult` with roots).
+fn well_formed(question: &Question, answer: &Value) -> bool {
+    match question {
+        Question::Elicit { .. } => answer.get("action").is_some_and(Value::is_string),
+        Question::Sample(_) => answer
+            .get("content")
+            .is_some_and(|c| c.is_object() || c.is_array()),
+        Question::ListRoots => answer.get("roots").is_some_and(Value::is_array),
+        _ => false,
+    }
+}
+
+/// A question as an MCP input request (2026-07-28), by its wire JSON.
+fn input_request(question: &Question) -> Result<Value, ToolError> {
+    Ok(match question {
+        Question::Elicit { message, schema } => serde_json::json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": message,
+                "requestedSchema": serde_json::to_value(elicitation_schema(schema)?).unwrap_or_default(),
+            },
+        }),
+        Question::Sample(request) => serde_json::json!({
+            "method": "sampling/createMessage",
+            "params": serde_json::to_value(request).unwrap_or_default(),
+        }),
+        Question::ListRoots => serde_json::json!({ "method": "roots/list", "params": {} }),
+        _ => {
+            return Err(AgentError::new(
+                ErrorCode::NoRoute,
+                "a question agent-io cannot put over MCP",
+            ));
+        }
+    })
 }
 
 impl ProgressSink for CallPeer {
@@ -199,75 +323,66 @@ impl ClientPeer for CallPeer {
         true
     }
 
-    fn elicit<'a>(
-        &'a self,
-        message: &'a str,
-        schema: &'a Value,
-    ) -> BoxFuture<'a, Result<ElicitAnswer, ToolError>> {
+    fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
         Box::pin(async move {
-            if let Some(err) = self.cannot("its user a question", "elicitation") {
-                return Err(err);
-            }
-            let requested = elicitation_schema(schema)?;
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: message.to_owned(),
-                requested_schema: requested,
-            };
-            let result = self.peer.create_elicitation(params).await.map_err(|err| {
-                AgentError::new(
-                    ErrorCode::UpstreamError,
-                    format!("the MCP client did not answer the question: {err}"),
-                )
-            })?;
-            Ok(match result.action {
-                ElicitationAction::Accept => {
-                    ElicitAnswer::Accept(result.content.unwrap_or(Value::Null))
+            for (key, question) in questions.iter() {
+                let capability = question.capability();
+                if !self.declared(capability) {
+                    *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(capability);
+                    return Err(AgentError::new(
+                        ErrorCode::NoRoute,
+                        format!(
+                            "the tool asked `{key}`, but the MCP client did not declare the `{capability}` capability"
+                        ),
+                    ));
                 }
-                ElicitationAction::Decline => ElicitAnswer::Decline,
-                _ => ElicitAnswer::Cancel,
-            })
+            }
+            let mut answers = BTreeMap::new();
+            if !self.abilities.inline {
+                for (key, question) in questions.iter() {
+                    answers.insert(key.to_owned(), self.request(key, question).await?);
+                }
+                return Ok(Answers::new(answers));
+            }
+            // 2026-07-28: the answers came with this round, or the call ends asking.
+            let mut pending = BTreeMap::new();
+            for (key, question) in questions.iter() {
+                // An answer of the wrong shape is no answer: the question is asked again.
+                match self.responses.get(key).filter(|a| well_formed(question, a)) {
+                    Some(answer) => {
+                        answers.insert(key.to_owned(), answer.clone());
+                    }
+                    None => {
+                        pending.insert(key.to_owned(), input_request(question)?);
+                    }
+                }
+            }
+            if pending.is_empty() {
+                return Ok(Answers::new(answers));
+            }
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(pending);
+            Err(AgentError::new(
+                ErrorCode::Other(INPUT_REQUIRED.into()),
+                "the call asks the client first (input_required)",
+            )
+            .with_retryable(false))
         })
     }
 
-    fn sample<'a>(
-        &'a self,
-        request: &'a SamplingRequest,
-    ) -> BoxFuture<'a, Result<SamplingResponse, ToolError>> {
-        Box::pin(async move {
-            if let Some(err) = self.cannot("the client's model", "sampling") {
-                return Err(err);
-            }
-            let params = serde_json::to_value(request)
-                .and_then(serde_json::from_value)
-                .map_err(|err| {
-                    AgentError::internal(format!(
-                        "the sampling request is not one MCP can carry: {err}"
-                    ))
-                })?;
-            let result = self.peer.create_message(params).await.map_err(|err| {
-                AgentError::new(
-                    ErrorCode::UpstreamError,
-                    format!("the MCP client's model did not answer: {err}"),
-                )
-            })?;
-            let mut answer = serde_json::to_value(&result).unwrap_or_default();
-            // The answer's content may be one block or a list of them; a tool reads one.
-            if let Some(Value::Array(blocks)) = answer.get_mut("content")
-                && blocks.len() == 1
-            {
-                let block = blocks.remove(0);
-                answer["content"] = block;
-            }
-            serde_json::from_value(answer).map_err(|err| {
-                AgentError::new(
-                    ErrorCode::UpstreamError,
-                    format!(
-                        "the MCP client's sampling answer has no content agent-io reads: {err}"
-                    ),
-                )
-            })
-        })
+    fn can(&self, capability: &str) -> bool {
+        matches!(capability, "elicitation" | "sampling" | "roots") && self.declared(capability)
+    }
+
+    fn state(&self) -> Option<Value> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn keep_state(&self, state: Value) -> bool {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+        self.abilities.inline
     }
 }
 

@@ -273,6 +273,8 @@ pub struct ToolContext {
 struct Voice {
     content: Option<crate::content::ContentCollector>,
     client: Option<Arc<dyn crate::voice::ClientPeer>>,
+    /// How many one-off questions the body has asked.
+    asked: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for Voice {
@@ -324,7 +326,11 @@ impl ToolContext {
         content: Option<crate::content::ContentCollector>,
         client: Option<Arc<dyn crate::voice::ClientPeer>>,
     ) -> Self {
-        self.voice = Some(Arc::new(Voice { content, client }));
+        self.voice = Some(Arc::new(Voice {
+            content,
+            client,
+            asked: std::sync::atomic::AtomicU32::new(0),
+        }));
         self
     }
 
@@ -387,16 +393,19 @@ impl ToolContext {
         }
     }
 
-    /// Asks the client's user `message`, with a form for a `T`: `T`'s schema is the requested
-    /// schema (MCP elicitation takes a flat object of strings, numbers, booleans and enums),
-    /// and an accepted answer is validated against it and decoded, or refused as
-    /// `input_invalid` with each violation's pointer. Fails with `no_route` at once when no
-    /// client can answer (none, or one without the elicitation capability).
+    /// Puts `questions` to the client at once and returns its answers by key (see
+    /// [`crate::voice::Questions`]). On MCP before 2026-07-28 the server asks the client
+    /// there and then; on 2026-07-28 the call ends asking them (`input_required`) and the body
+    /// runs again, from the start, with the answers: so ask before doing anything that must
+    /// not happen twice, and keep what an earlier round learned with [`Self::keep_state`].
+    /// Fails with `no_route` at once when no client can answer (none, or one without the
+    /// capability a question needs).
     ///
     /// ```
+    /// use std::collections::BTreeMap;
     /// use std::sync::Arc;
     /// use agentio_core::BoxFuture;
-    /// use agentio_tools::voice::{ClientPeer, ElicitAnswer, Elicited, LogLevel, SamplingRequest, SamplingResponse};
+    /// use agentio_tools::voice::{Answers, ClientPeer, Elicited, LogLevel, Questions};
     /// use agentio_tools::{ToolContext, ToolError};
     /// use serde_json::{Value, json};
     ///
@@ -404,12 +413,12 @@ impl ToolContext {
     /// struct Yes;
     /// impl ClientPeer for Yes {
     ///     fn log(&self, _: LogLevel, _: Option<&str>, _: Value) -> bool { true }
-    ///     fn elicit<'a>(&'a self, _: &'a str, schema: &'a Value) -> BoxFuture<'a, Result<ElicitAnswer, ToolError>> {
-    ///         assert_eq!(schema["properties"]["sure"]["type"], "boolean");
-    ///         Box::pin(async { Ok(ElicitAnswer::Accept(json!({ "sure": true }))) })
-    ///     }
-    ///     fn sample<'a>(&'a self, _: &'a SamplingRequest) -> BoxFuture<'a, Result<SamplingResponse, ToolError>> {
-    ///         unimplemented!()
+    ///     fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
+    ///         let answers = questions
+    ///             .keys()
+    ///             .map(|key| (key.to_owned(), json!({ "action": "accept", "content": { "sure": true } })))
+    ///             .collect::<BTreeMap<_, _>>();
+    ///         Box::pin(async move { Ok(Answers::new(answers)) })
     ///     }
     /// }
     ///
@@ -420,44 +429,69 @@ impl ToolContext {
     /// let answer = pollster::block_on(ctx.elicit::<Confirm>("Purge everything?")).unwrap();
     /// assert_eq!(answer, Elicited::Accepted(Confirm { sure: true }));
     /// ```
+    pub async fn ask(
+        &self,
+        questions: &crate::voice::Questions,
+    ) -> Result<crate::voice::Answers, ToolError> {
+        match self.client() {
+            Some(client) => client.ask(questions).await,
+            None => Err(crate::voice::no_client(&self.tool_id, "the client")),
+        }
+    }
+
+    /// Whether the caller's client declared `capability` (`elicitation`, `sampling`,
+    /// `roots`); `false` without a client.
+    pub fn client_can(&self, capability: &str) -> bool {
+        self.client().is_some_and(|c| c.can(capability))
+    }
+
+    /// The key of the body's next one-off question: the same in every round of a call, as
+    /// long as the body asks in the same order.
+    fn next_question_key(&self) -> String {
+        let n = self.voice.as_ref().map_or(0, |v| {
+            v.asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        });
+        format!("question-{}", n + 1)
+    }
+
+    /// Asks the client's user `message`, with a form for a `T` ([`Self::ask`] with one
+    /// question): `T`'s schema is the requested schema (MCP elicitation takes a flat object
+    /// of strings, numbers, booleans and enums; a variant's doc comment or `title` becomes its
+    /// title in the form), and an accepted answer is validated against it and decoded, or
+    /// refused as `input_invalid` with each violation's pointer.
     pub async fn elicit<T: agentio_core::AgentInput>(
         &self,
         message: &str,
     ) -> Result<crate::voice::Elicited<T>, ToolError> {
-        use crate::voice::{ElicitAnswer, Elicited};
-        let Some(client) = self.client() else {
-            return Err(crate::voice::no_client(
-                &self.tool_id,
-                "its user a question",
-            ));
-        };
-        match client.elicit(message, T::input_schema()).await? {
-            ElicitAnswer::Accept(answer) => T::from_input_value(&answer)
-                .map(Elicited::Accepted)
-                .map_err(|err| {
-                    AgentError::input_invalid(
-                        format!(
-                            "the client's answer to `{}`'s question does not match what it asked for: {}",
-                            self.tool_id,
-                            err.message()
-                        ),
-                        err.violations().to_vec(),
-                    )
-                }),
-            ElicitAnswer::Decline => Ok(Elicited::Declined),
-            ElicitAnswer::Cancel => Ok(Elicited::Cancelled),
-        }
+        let key = self.next_question_key();
+        let questions = crate::voice::Questions::new().elicit::<T>(key.clone(), message);
+        self.ask(&questions).await?.elicited(&key)
     }
 
-    /// Asks the client's model to complete `request`. Fails with `no_route` at once when no
-    /// client can answer (none, or one without the sampling capability).
+    /// Asks the client's model to complete `request` ([`Self::ask`] with one question).
     pub async fn sample(
         &self,
         request: crate::voice::SamplingRequest,
     ) -> Result<crate::voice::SamplingResponse, ToolError> {
-        match self.client() {
-            Some(client) => client.sample(&request).await,
-            None => Err(crate::voice::no_client(&self.tool_id, "the client's model")),
+        let key = self.next_question_key();
+        let questions = crate::voice::Questions::new().sample(key.clone(), request);
+        self.ask(&questions).await?.sampled(&key)
+    }
+
+    /// What the body kept with [`Self::keep_state`] in the previous round of this call, when
+    /// the host runs calls in rounds (MCP 2026-07-28), decoded as a `T`.
+    pub fn state<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        self.client()
+            .and_then(|c| c.state())
+            .and_then(|state| serde_json::from_value(state).ok())
+    }
+
+    /// Keeps `state` for the body's next round of this call (MCP `requestState`, sealed by
+    /// the server so that the client cannot change it). Returns whether the host keeps it.
+    pub fn keep_state(&self, state: impl serde::Serialize) -> bool {
+        match (self.client(), serde_json::to_value(state)) {
+            (Some(client), Ok(state)) => client.keep_state(state),
+            _ => false,
         }
     }
 

@@ -413,11 +413,23 @@ fn name_and_schema_limits_hold_exactly_at_their_bounds() {
                 panic!("{err}")
             };
             // A name of exactly the limit is taken, one byte over is not.
-            assert!(registry.contract(&format!("liar.{}", "a".repeat(10))).is_some(), "{err}");
+            assert!(
+                registry
+                    .contract(&format!("liar.{}", "a".repeat(10)))
+                    .is_some(),
+                "{err}"
+            );
             let long = refused.iter().find(|r| r.remote_name.starts_with("bbb"));
-            assert!(long.is_some_and(|r| r.reason.contains("1 to 10 bytes")), "{err}");
+            assert!(
+                long.is_some_and(|r| r.reason.contains("1 to 10 bytes")),
+                "{err}"
+            );
             // A schema of exactly the limit is taken, one byte over is not.
-            assert_eq!(registry.contract("liar.at-limit").is_some(), schema_taken, "{err}");
+            assert_eq!(
+                registry.contract("liar.at-limit").is_some(),
+                schema_taken,
+                "{err}"
+            );
         }
     });
 }

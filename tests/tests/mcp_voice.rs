@@ -92,6 +92,18 @@ async fn ask(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
     Ok(Said { said })
 }
 
+/// Asks twice: on 2026-07-28, two rounds, the first answer carried in the sealed state.
+#[tool(id = "voice.twice")]
+async fn twice(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let rounds = ctx.state::<u32>().unwrap_or(0);
+    ctx.keep_state(rounds + 1);
+    let first = ctx.elicit::<Confirm>("First?").await?;
+    let second = ctx.elicit::<Confirm>("Second?").await?;
+    Ok(Said {
+        said: format!("{first:?} {second:?} after {rounds} earlier rounds"),
+    })
+}
+
 /// Asks the client's model.
 #[tool(id = "voice.muse")]
 async fn muse(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
@@ -116,6 +128,7 @@ fn registry() -> ToolRegistry {
     registry.register(ChattyTool).unwrap();
     registry.register(AskTool).unwrap();
     registry.register(MuseTool).unwrap();
+    registry.register(TwiceTool).unwrap();
     registry.register(CountTool).unwrap();
     registry
 }
@@ -246,6 +259,23 @@ fn runtime() -> tokio::runtime::Runtime {
         .worker_threads(2)
         .enable_all()
         .build()
+        .unwrap()
+}
+
+/// `server` to a client on protocol 2026-07-28 (no `initialize`; questions come back as
+/// `input_required` results, which rmcp's client answers through its handler and retries).
+async fn connect_2026(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    rmcp::ClientServiceExt::serve_with_lifecycle(client, client_side, lifecycle)
+        .await
         .unwrap()
 }
 
@@ -392,12 +422,75 @@ fn a_tool_asks_the_user_for_a_typed_answer_and_gets_it_validated() {
             error["message"]
                 .as_str()
                 .unwrap()
-                .contains("the client's answer to `voice.ask`'s question"),
+                .contains("the client's answer to `question-1` does not match"),
             "{error}"
         );
         assert_eq!(
             error["cause"]["violations"][0]["pointer"], "/sure",
             "{error}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn on_2026_07_28_a_question_is_an_input_required_round_trip_with_sealed_state() {
+    runtime().block_on(async {
+        let client = Client {
+            answer: Some(json!({ "sure": true })),
+            samples: true,
+            ..Client::default()
+        };
+        let asked = client.asked.clone();
+        let client = connect_2026(client, McpServer::new(registry()).unwrap()).await;
+        // rmcp's client answers the input_required result through its handler and retries.
+        let result = client.call_tool(call("voice.ask")).await.unwrap();
+        assert_eq!(said(&result), "sure: true");
+        assert_eq!(asked.lock().unwrap()[0].0, "Are you sure?");
+        let result = client.call_tool(call("voice.muse")).await.unwrap();
+        assert_eq!(said(&result), "test-model said hi");
+        // Two questions, two rounds: the client answers each once, and the first answer
+        // comes back to the body in the third run through the sealed state.
+        let result = client.call_tool(call("voice.twice")).await.unwrap();
+        assert_eq!(
+            said(&result),
+            "Accepted(Confirm { sure: true }) Accepted(Confirm { sure: true }) after 2 earlier rounds"
+        );
+        let asked: Vec<String> = asked.lock().unwrap().iter().map(|(m, _)| m.clone()).collect();
+        assert_eq!(asked, ["Are you sure?", "First?", "Second?"]);
+
+        // The first round, by hand: the question and a sealed state.
+        let first = client
+            .peer()
+            .send_request(rmcp::model::ClientRequest::CallToolRequest(
+                rmcp::model::Request::new(call("voice.ask")),
+            ))
+            .await
+            .unwrap();
+        let first = serde_json::to_value(&first).unwrap();
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        assert_eq!(
+            first["inputRequests"]["question-1"]["method"],
+            "elicitation/create"
+        );
+        assert!(first["requestState"].is_string(), "{first}");
+
+        // A state this server did not seal is refused.
+        let forged = call("voice.ask").with_request_state("rs1.forged.state");
+        let refused = client.call_tool(forged).await.unwrap_err();
+        assert!(refused.to_string().contains("requestState"), "{refused}");
+        client.cancel().await.unwrap();
+
+        // A client without the capability: MCP's missing-capability error, naming it.
+        let client = connect_2026(Client::default(), McpServer::new(registry()).unwrap()).await;
+        let refused = client.call_tool(call("voice.ask")).await.unwrap_err();
+        let rmcp::ServiceError::McpError(error) = &refused else {
+            panic!("{refused}")
+        };
+        assert_eq!(error.code.0, -32021, "{error:?}");
+        assert_eq!(
+            error.data,
+            Some(json!({ "requiredCapabilities": { "elicitation": {} } }))
         );
         client.cancel().await.unwrap();
     });
