@@ -3,3 +3,4 @@
 #[cfg(feature = "jwt")]
 pub mod auth_fixture;
 pub mod mcp_fixture;
+pub mod voice_fixture;

@@ -8,11 +8,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentio_core::{AgentInput, AgentOutput};
 use agentio_mcp::McpServer;
-use agentio_tools::content::{Content, Contents};
-use agentio_tools::voice::{Elicited, LogLevel, SamplingRequest};
-use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
+use agentio_tests::voice_fixture::registry;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -23,115 +20,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
-struct Empty {}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
-struct Said {
-    said: String,
-}
-
-/// A bounded count, to see its schema.
-#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
-struct Counted {
-    /// How many.
-    n: u32,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
-struct Confirm {
-    sure: bool,
-}
-
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
-
-/// Draws a chart: content only.
-#[tool(id = "voice.chart")]
-async fn chart(_: Empty) -> Result<Contents, ToolError> {
-    Ok(Contents::from(vec![
-        Content::text("the chart:"),
-        Content::image(PNG, "image/png"),
-        Content::embedded_text("chart://data", "text/csv", "x,y\n1,2"),
-    ]))
-}
-
-/// Reports, with the chart attached.
-#[tool(id = "voice.report")]
-async fn report(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
-    ctx.attach(Content::image(PNG, "image/png"));
-    Ok(Said {
-        said: "see the chart".into(),
-    })
-}
-
-/// Logs three lines.
-#[tool(id = "voice.chatty")]
-async fn chatty(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
-    let heard = [
-        ctx.log(LogLevel::Debug, "starting"),
-        ctx.log(LogLevel::Info, json!({ "step": 1 })),
-        ctx.log(LogLevel::Warning, "almost out of room"),
-    ];
-    Ok(Said {
-        said: format!("{heard:?}"),
-    })
-}
-
-/// Asks its user whether they are sure.
-#[tool(id = "voice.ask")]
-async fn ask(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
-    let said = match ctx.elicit::<Confirm>("Are you sure?").await? {
-        Elicited::Accepted(Confirm { sure }) => format!("sure: {sure}"),
-        Elicited::Declined => "declined".into(),
-        Elicited::Cancelled => "cancelled".into(),
-    };
-    Ok(Said { said })
-}
-
-/// Asks twice: on 2026-07-28, two rounds, the first answer carried in the sealed state.
-#[tool(id = "voice.twice")]
-async fn twice(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
-    let rounds = ctx.state::<u32>().unwrap_or(0);
-    ctx.keep_state(rounds + 1);
-    let first = ctx.elicit::<Confirm>("First?").await?;
-    let second = ctx.elicit::<Confirm>("Second?").await?;
-    Ok(Said {
-        said: format!("{first:?} {second:?} after {rounds} earlier rounds"),
-    })
-}
-
-/// Asks the client's model.
-#[tool(id = "voice.muse")]
-async fn muse(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
-    let answer = ctx.sample(SamplingRequest::prompt("Say hi", 16)).await?;
-    Ok(Said {
-        said: format!("{} said {}", answer.model, answer.text().unwrap_or("?")),
-    })
-}
-
-/// Counts.
-#[tool(id = "voice.count")]
-async fn count(input: Counted) -> Result<Said, ToolError> {
-    Ok(Said {
-        said: input.n.to_string(),
-    })
-}
-
-fn registry() -> ToolRegistry {
-    let mut registry = ToolRegistry::new();
-    registry.register(ChartTool).unwrap();
-    registry.register(ReportTool).unwrap();
-    registry.register(ChattyTool).unwrap();
-    registry.register(AskTool).unwrap();
-    registry.register(MuseTool).unwrap();
-    registry.register(TwiceTool).unwrap();
-    registry.register(CountTool).unwrap();
-    registry
-}
 
 /// A client that answers elicitations with `answer` (no capability when `None`), samples when
 /// `samples`, and keeps the log lines it hears.

@@ -5,6 +5,8 @@
 //! `mcp-fixture http-auth` does the same as an OAuth protected resource (tokens verified
 //! against the fixture JWKS, `fixture.record` requiring the scope `notes:write`), and prints a
 //! second line: a JSON object of tokens (`valid`, `wrong_audience`, `expired`, `no_scope`).
+//! With `AGENT_IO_FIXTURE_VOICE` set, it also serves the voice tools (`voice.chart`,
+//! `voice.chatty`, `voice.ask`, `voice.muse`, ...: content, log lines, questions).
 //! With `AGENT_IO_AUDIT_FILE` set, every call's audit record is appended there as a JSON line,
 //! so a client test can see what the server did with a call it answered nothing to.
 
@@ -27,6 +29,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if mode == "http-auth" {
         agentio_tests::mcp_fixture::add_whoami(&mut registry);
+    }
+    // The tools that speak beyond their output (content, log lines, questions), for the
+    // clients that check those.
+    if std::env::var_os("AGENT_IO_FIXTURE_VOICE").is_some() {
+        agentio_tests::voice_fixture::add_to(&mut registry);
     }
     let server = McpServer::new(registry)?
         .with_server_info("agent-io-fixture", env!("CARGO_PKG_VERSION"))

@@ -329,8 +329,12 @@ fn call_options_say_what_they_carry_in_debug_output() {
         .with_cancellation(cancel);
     assert_eq!(
         format!("{options:?}"),
-        "CallOptions { run_id: Some(\"r\"), context: Object {\"tenant\": String(\"acme\")}, progress: true, cancellation: Some(Cancellation { cancelled: true }), approver: false, caller: None }"
+        "CallOptions { run_id: Some(\"r\"), context: Object {\"tenant\": String(\"acme\")}, progress: true, cancellation: Some(Cancellation { cancelled: true }), approver: false, caller: None, content: None, client: false }"
     );
+    let mut options = options;
+    let collector = agentio_tools::content::ContentCollector::new();
+    options.content = Some(collector);
+    assert!(format!("{options:?}").contains("content: Some(ContentCollector { blocks: 0 })"));
 }
 
 /// Says which run it is in and what context it was given.

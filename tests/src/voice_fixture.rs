@@ -1,0 +1,138 @@
+//! Tools that speak beyond their output: content blocks, log lines, questions to the client's
+//! user and model (Rust's rmcp client and Python's `mcp` SDK drive them).
+
+use agentio_core::{AgentInput, AgentOutput};
+use agentio_tools::content::{Content, Contents};
+use agentio_tools::voice::{Elicited, LogLevel, SamplingRequest};
+use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// No arguments.
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+pub struct Empty {}
+
+/// What a tool says.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct Said {
+    /// What the tool says.
+    pub said: String,
+}
+
+/// A bounded count, to see its schema.
+#[derive(Serialize, Deserialize, JsonSchema, AgentInput)]
+pub struct Counted {
+    /// How many.
+    pub n: u32,
+}
+
+/// A confirmation.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+pub struct Confirm {
+    /// Yes or no.
+    pub sure: bool,
+}
+
+/// The first bytes of a PNG.
+pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+/// Draws a chart: content only.
+#[tool(id = "voice.chart")]
+pub async fn chart(_: Empty) -> Result<Contents, ToolError> {
+    Ok(Contents::from(vec![
+        Content::text("the chart:"),
+        Content::image(PNG, "image/png"),
+        Content::embedded_text("chart://data", "text/csv", "x,y\n1,2"),
+    ]))
+}
+
+/// Reports, with the chart attached.
+#[tool(id = "voice.report")]
+pub async fn report(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    ctx.attach(Content::image(PNG, "image/png"));
+    Ok(Said {
+        said: "see the chart".into(),
+    })
+}
+
+/// Logs three lines.
+#[tool(id = "voice.chatty")]
+pub async fn chatty(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let heard = [
+        ctx.log(LogLevel::Debug, "starting"),
+        ctx.log(LogLevel::Info, json!({ "step": 1 })),
+        ctx.log(LogLevel::Warning, "almost out of room"),
+    ];
+    Ok(Said {
+        said: format!("{heard:?}"),
+    })
+}
+
+/// Asks its user whether they are sure.
+#[tool(id = "voice.ask")]
+pub async fn ask(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let said = match ctx.elicit::<Confirm>("Are you sure?").await? {
+        Elicited::Accepted(Confirm { sure }) => format!("sure: {sure}"),
+        Elicited::Declined => "declined".into(),
+        Elicited::Cancelled => "cancelled".into(),
+    };
+    Ok(Said { said })
+}
+
+/// Asks twice: on 2026-07-28, two rounds, the first answer carried in the sealed state.
+#[tool(id = "voice.twice")]
+pub async fn twice(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let rounds = ctx.state::<u32>().unwrap_or(0);
+    ctx.keep_state(rounds + 1);
+    let first = ctx.elicit::<Confirm>("First?").await?;
+    let second = ctx.elicit::<Confirm>("Second?").await?;
+    Ok(Said {
+        said: format!("{first:?} {second:?} after {rounds} earlier rounds"),
+    })
+}
+
+/// Asks the client's model.
+#[tool(id = "voice.muse")]
+pub async fn muse(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let answer = ctx.sample(SamplingRequest::prompt("Say hi", 16)).await?;
+    Ok(Said {
+        said: format!("{} said {}", answer.model, answer.text().unwrap_or("?")),
+    })
+}
+
+/// Counts.
+#[tool(id = "voice.count")]
+pub async fn count(input: Counted) -> Result<Said, ToolError> {
+    Ok(Said {
+        said: input.n.to_string(),
+    })
+}
+
+/// Every voice tool in one registry.
+pub fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    add_to(&mut registry);
+    registry
+}
+
+/// Registers every voice tool in `registry`.
+pub fn add_to(registry: &mut ToolRegistry) {
+    registry
+        .register(ChartTool)
+        .expect("a voice tool registers");
+    registry
+        .register(ReportTool)
+        .expect("a voice tool registers");
+    registry
+        .register(ChattyTool)
+        .expect("a voice tool registers");
+    registry.register(AskTool).expect("a voice tool registers");
+    registry.register(MuseTool).expect("a voice tool registers");
+    registry
+        .register(TwiceTool)
+        .expect("a voice tool registers");
+    registry
+        .register(CountTool)
+        .expect("a voice tool registers");
+}
