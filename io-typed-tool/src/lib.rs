@@ -63,6 +63,7 @@ mod frontmatter;
 mod manifest;
 pub mod manifest_limits;
 mod registry;
+mod tool_result;
 mod typed;
 pub mod voice;
 
@@ -87,6 +88,7 @@ pub use crate::registry::{
     ApprovalDecision, ApprovalOutcome, ApprovalRequest, Approver, AuditLog, AuditRecord, AuditSink,
     CallOptions, ToolRegistry,
 };
+pub use crate::tool_result::{ContentRefusal, tool_result};
 #[doc(hidden)]
 pub use crate::typed::DecodedInput;
 pub use crate::typed::{ToolContext, ToolError, ToolPlugin, TypedTool};

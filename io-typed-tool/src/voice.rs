@@ -50,7 +50,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::content::Content;
-use crate::typed::ToolError;
+
+/// The error of a tool (the boundary error of agentio-core).
+type ToolError = AgentError;
 
 /// A log message's severity: RFC 5424's levels, as MCP names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
