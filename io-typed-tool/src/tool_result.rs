@@ -37,7 +37,7 @@ const GEMINI_INLINE: &[&str] = &[
 ];
 
 /// A tool's answer as `target`'s tool result takes it: the output (when there is one: `None`
-/// for a [`Contents`] tool) and its content blocks.
+/// for a [`Contents`](crate::content::Contents) tool) and its content blocks.
 ///
 /// - [`Export::Mcp`]: a `CallToolResult` (`content`, with the output's JSON text first, and
 ///   `structuredContent`).
