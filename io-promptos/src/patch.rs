@@ -336,7 +336,26 @@ fn unquote(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::touched_files;
+    use super::{Symlink, effects, touched_files};
+
+    #[test]
+    fn a_symlink_s_target_is_known_only_from_a_text_hunk() {
+        // A mode change to a symlink with no hunk, and a binary one: the target is unknown.
+        let mode_only = "diff --git a/docs/link b/docs/link\nold mode 100644\nnew mode 120000\n";
+        let binary = "diff --git a/docs/link b/docs/link\nnew file mode 120000\nGIT binary patch\nliteral 5\nabc\n\n";
+        for patch in [mode_only, binary] {
+            assert_eq!(
+                effects(patch).symlinks,
+                [Symlink { path: "docs/link".into(), target: None }],
+                "{patch}"
+            );
+        }
+        let text = "diff --git a/docs/link b/docs/link\nnew file mode 120000\n--- /dev/null\n+++ b/docs/link\n@@ -0,0 +1 @@\n+../secret\n";
+        assert_eq!(
+            effects(text).symlinks,
+            [Symlink { path: "docs/link".into(), target: Some("../secret".into()) }]
+        );
+    }
 
     fn touched(patch: &str) -> Vec<String> {
         touched_files(patch).into_iter().collect()
