@@ -339,6 +339,15 @@ mod tests {
     use super::{Symlink, effects, touched_files};
 
     #[test]
+    fn a_new_file_header_after_a_half_named_section_starts_a_section_of_its_own() {
+        // A section that named only its new side: the next `---` starts another section, so
+        // both sections' paths are judged (none is lost to an overwrite).
+        let patch = "diff --git a/g b/g\n+++ b/g2\n--- a/other\n+++ b/other\n";
+        let written: Vec<String> = effects(patch).written.into_iter().collect();
+        assert_eq!(written, ["g", "g2", "other"]);
+    }
+
+    #[test]
     fn a_symlink_s_target_is_known_only_from_a_text_hunk() {
         // A mode change to a symlink with no hunk, and a binary one: the target is unknown.
         let mode_only = "diff --git a/docs/link b/docs/link\nold mode 100644\nnew mode 120000\n";
@@ -346,14 +355,20 @@ mod tests {
         for patch in [mode_only, binary] {
             assert_eq!(
                 effects(patch).symlinks,
-                [Symlink { path: "docs/link".into(), target: None }],
+                [Symlink {
+                    path: "docs/link".into(),
+                    target: None
+                }],
                 "{patch}"
             );
         }
         let text = "diff --git a/docs/link b/docs/link\nnew file mode 120000\n--- /dev/null\n+++ b/docs/link\n@@ -0,0 +1 @@\n+../secret\n";
         assert_eq!(
             effects(text).symlinks,
-            [Symlink { path: "docs/link".into(), target: Some("../secret".into()) }]
+            [Symlink {
+                path: "docs/link".into(),
+                target: Some("../secret".into())
+            }]
         );
     }
 
