@@ -16,7 +16,7 @@ use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 
 /// Why a connection or an import failed.
@@ -213,14 +213,21 @@ pub struct McpClient {
     service: RunningService<RoleClient, ()>,
 }
 
-/// The handshake, bounded by the default request timeout: a server that never answers
-/// `initialize` is a timeout, not a hang.
+/// The handshake, bounded by the default request timeout: a server that never answers is a
+/// timeout, not a hang. The client speaks MCP 2026-07-28 (`server/discover`, then each request
+/// carrying its own `_meta`) with a server that does, and the `initialize` handshake with an
+/// older one (rmcp's `Auto` lifecycle: a legacy answer, or none within 10 s, falls back).
 async fn handshake<T, E, A>(transport: T) -> Result<McpClient, ClientError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    match tokio::time::timeout(DEFAULT_REQUEST_TIMEOUT, ().serve(transport)).await {
+    let lifecycle = rmcp::ClientLifecycleMode::Auto {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    let connected = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle);
+    match tokio::time::timeout(DEFAULT_REQUEST_TIMEOUT, connected).await {
         Ok(Ok(service)) => Ok(McpClient { service }),
         Ok(Err(e)) => Err(ClientError::Connect(clipped(e.to_string()))),
         Err(_) => Err(ClientError::Timeout {

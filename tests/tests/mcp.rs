@@ -689,12 +689,20 @@ fn imported_tools_round_trip_under_the_advertised_schemas() {
             .unwrap_err();
         assert_eq!(err.code().as_str(), "approval_denied");
 
-        // A tool without an outputSchema answers its content blocks.
+        // The client speaks 2026-07-28 with this server, where a bare number is a structured
+        // output with its schema: it comes back as the number.
+        assert_eq!(
+            client
+                .peer()
+                .peer_info()
+                .map(|info| info.protocol_version.to_string()),
+            Some("2026-07-28".to_owned())
+        );
         let counted = registry
             .call("remote.fixture.count", json!({ "text": "a b" }))
             .await
             .unwrap();
-        assert_eq!(counted["content"][0]["text"], "2");
+        assert_eq!(counted, json!(2));
         client.close().await.unwrap();
     });
 }

@@ -58,7 +58,13 @@ async fn liar(
                 log.push(method.clone());
                 log.iter().filter(|m| **m == method).count() - 1
             };
-            let answer = if method == "initialize" {
+            let answer = if method == "server/discover" {
+                // A server of the handshake era: the client falls back to `initialize`.
+                Answer::Raw(
+                    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": "Method not found" } })
+                        .to_string(),
+                )
+            } else if method == "initialize" {
                 Answer::Result(json!({
                     "protocolVersion": message["params"]["protocolVersion"],
                     "capabilities": { "tools": {} },
