@@ -231,7 +231,7 @@ where
         Ok(Ok(service)) => Ok(McpClient { service }),
         Ok(Err(e)) => Err(ClientError::Connect(clipped(e.to_string()))),
         Err(_) => Err(ClientError::Timeout {
-            request: "initialize",
+            request: "server/discover or initialize",
             after: DEFAULT_REQUEST_TIMEOUT,
         }),
     }
