@@ -339,6 +339,14 @@ mod tests {
     use super::{Symlink, effects, touched_files};
 
     #[test]
+    fn a_path_with_nothing_after_its_first_component_is_kept_whole() {
+        let written: Vec<String> = effects("--- docs/\n+++ b/\n").written.into_iter().collect();
+        assert_eq!(written, ["b/", "docs/"]);
+        let written: Vec<String> = effects("--- a/x/y\n+++ b/x/y\n").written.into_iter().collect();
+        assert_eq!(written, ["x/y"]);
+    }
+
+    #[test]
     fn a_new_file_header_after_a_half_named_section_starts_a_section_of_its_own() {
         // A section that named only its new side: the next `---` starts another section, so
         // both sections' paths are judged (none is lost to an overwrite).
