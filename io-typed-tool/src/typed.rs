@@ -381,6 +381,35 @@ impl ToolContext {
     /// Logs `data` (any JSON: a string, an object) to the client at `level`, under the tool's
     /// id as the logger (MCP `notifications/message`). Returns whether the client hears it:
     /// not when there is no client, or it asked for a higher level (`logging/setLevel`).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use agentio_core::BoxFuture;
+    /// use agentio_tools::voice::{Answers, ClientPeer, LogLevel, Questions};
+    /// use agentio_tools::{ToolContext, ToolError};
+    /// use serde_json::{Value, json};
+    ///
+    /// /// A client that hears warnings and above.
+    /// #[derive(Default)]
+    /// struct Warnings(Mutex<Vec<(LogLevel, Option<String>, Value)>>);
+    /// impl ClientPeer for Warnings {
+    ///     fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
+    ///         let heard = level >= LogLevel::Warning;
+    ///         if heard { self.0.lock().unwrap().push((level, logger.map(str::to_owned), data)); }
+    ///         heard
+    ///     }
+    ///     fn ask<'a>(&'a self, _: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
+    ///         unimplemented!()
+    ///     }
+    /// }
+    ///
+    /// let client = Arc::new(Warnings::default());
+    /// let ctx = ToolContext::new("run-1", "disk.clean").with_client(client.clone());
+    /// assert!(!ctx.log(LogLevel::Info, "starting"));
+    /// assert!(ctx.log(LogLevel::Warning, json!({ "free_bytes": 1024 })));
+    /// let heard = client.0.lock().unwrap();
+    /// assert_eq!(heard[0], (LogLevel::Warning, Some("disk.clean".into()), json!({ "free_bytes": 1024 })));
+    /// ```
     pub fn log(&self, level: crate::voice::LogLevel, data: impl serde::Serialize) -> bool {
         match self.client() {
             Some(client) => {
@@ -469,6 +498,30 @@ impl ToolContext {
     }
 
     /// Asks the client's model to complete `request` ([`Self::ask`] with one question).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agentio_core::BoxFuture;
+    /// use agentio_tools::voice::{Answers, ClientPeer, LogLevel, Questions, SamplingRequest};
+    /// use agentio_tools::{ToolContext, ToolError};
+    /// use serde_json::{Value, json};
+    ///
+    /// /// A client whose model always says "hi".
+    /// struct Model;
+    /// impl ClientPeer for Model {
+    ///     fn log(&self, _: LogLevel, _: Option<&str>, _: Value) -> bool { false }
+    ///     fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
+    ///         let answers = questions.keys().map(|key| (key.to_owned(), json!({
+    ///             "role": "assistant", "model": "m-1", "content": { "type": "text", "text": "hi" }
+    ///         }))).collect();
+    ///         Box::pin(async move { Ok(Answers::new(answers)) })
+    ///     }
+    /// }
+    ///
+    /// let ctx = ToolContext::new("run-1", "chat.greet").with_client(Arc::new(Model));
+    /// let answer = pollster::block_on(ctx.sample(SamplingRequest::prompt("Say hi", 16))).unwrap();
+    /// assert_eq!((answer.model.as_str(), answer.text()), ("m-1", Some("hi")));
+    /// ```
     pub async fn sample(
         &self,
         request: crate::voice::SamplingRequest,

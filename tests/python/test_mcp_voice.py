@@ -8,7 +8,8 @@ on the 2026-07-28 protocol (questions as `input_required` round trips, log lines
 request's `logLevel`) and on the legacy initialize handshake (questions as requests from the
 server, log lines by `logging/setLevel`), it checks: content blocks instead of, and beside, a
 structured output; log lines; a typed question to the user, its answer validated; a question to
-the client's model; and a tool error, at once, for a client without the capability.
+the client's model; a tool error, at once, for a client without the capability; and an rmcp
+handler's resource served beside the tools.
 Exits non-zero on the first failure, naming it.
 """
 
@@ -136,8 +137,26 @@ async def check_no_capability(connect, mode):
             assert f"`{capability}` capability" in error["message"], error
 
 
+async def check_resources(connect, mode):
+    """An rmcp handler's resources, served beside the tools by the same server."""
+    async with connect() as client:
+        listed = await client.list_resources()
+        assert [str(r.uri) for r in listed.resources] == ["docs://readme"], listed
+        read = await client.read_resource("docs://readme")
+        assert read.contents[0].text == "Read me.", read
+        tools = await list_all(client)
+        assert "voice.chart" in tools, tools
+
+
 async def run_suite(transport, mode, connect):
-    for check in (check_content, check_logging, check_elicitation, check_sampling, check_no_capability):
+    for check in (
+        check_content,
+        check_logging,
+        check_elicitation,
+        check_sampling,
+        check_no_capability,
+        check_resources,
+    ):
         await check(connect, mode)
         print(f"ok  {transport:5} {mode:6} {check.__name__}")
 

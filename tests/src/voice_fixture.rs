@@ -2,6 +2,12 @@
 //! user and model (Rust's rmcp client and Python's `mcp` SDK drive them).
 
 use agentio_core::{AgentInput, AgentOutput};
+use agentio_mcp::rmcp::model::{
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use agentio_mcp::rmcp::service::RequestContext;
+use agentio_mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
 use agentio_tools::content::{Content, Contents};
 use agentio_tools::voice::{Elicited, LogLevel, SamplingRequest};
 use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
@@ -135,4 +141,42 @@ pub fn add_to(registry: &mut ToolRegistry) {
     registry
         .register(CountTool)
         .expect("a voice tool registers");
+}
+
+/// An rmcp handler of one's own, with one resource.
+pub struct Docs;
+
+impl ServerHandler for Docs {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
+            .with_instructions("Docs live at docs://.")
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![Resource::new(
+            "docs://readme",
+            "readme",
+        )]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<agentio_mcp::rmcp::model::ReadResourceResponse, ErrorData> {
+        if request.uri != "docs://readme" {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::text("Read me.", "docs://readme")])
+                .into(),
+        )
+    }
 }

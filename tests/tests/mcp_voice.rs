@@ -9,17 +9,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentio_mcp::McpServer;
-use agentio_tests::voice_fixture::registry;
+use agentio_tests::voice_fixture::{Docs, registry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, Implementation, ListResourcesResult, LoggingLevel,
-    LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceContents, SamplingCapability, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams,
+    ElicitationAction, ElicitationCapability, Implementation, LoggingLevel,
+    LoggingMessageNotificationParam, ReadResourceRequestParams, SamplingCapability,
+    SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 /// A client that answers elicitations with `answer` (no capability when `None`), samples when
@@ -86,44 +85,6 @@ impl ClientHandler for Client {
         _context: NotificationContext<RoleClient>,
     ) {
         self.logs.lock().unwrap().push(params);
-    }
-}
-
-/// An rmcp handler of one's own, with one resource.
-struct Docs;
-
-impl ServerHandler for Docs {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
-            .with_instructions("Docs live at docs://.")
-    }
-
-    async fn list_resources(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![Resource::new(
-            "docs://readme",
-            "readme",
-        )]))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
-        if request.uri != "docs://readme" {
-            return Err(ErrorData::resource_not_found(
-                format!("no resource {}", request.uri),
-                None,
-            ));
-        }
-        Ok(
-            ReadResourceResult::new(vec![ResourceContents::text("Read me.", "docs://readme")])
-                .into(),
-        )
     }
 }
 

@@ -6,7 +6,8 @@
 //! against the fixture JWKS, `fixture.record` requiring the scope `notes:write`), and prints a
 //! second line: a JSON object of tokens (`valid`, `wrong_audience`, `expired`, `no_scope`).
 //! With `AGENT_IO_FIXTURE_VOICE` set, it also serves the voice tools (`voice.chart`,
-//! `voice.chatty`, `voice.ask`, `voice.muse`, ...: content, log lines, questions).
+//! `voice.chatty`, `voice.ask`, `voice.muse`, ...: content, log lines, questions) and an rmcp
+//! handler's resource (`docs://readme`) beside them.
 //! With `AGENT_IO_AUDIT_FILE` set, every call's audit record is appended there as a JSON line,
 //! so a client test can see what the server did with a call it answered nothing to.
 
@@ -35,9 +36,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("AGENT_IO_FIXTURE_VOICE").is_some() {
         agentio_tests::voice_fixture::add_to(&mut registry);
     }
-    let server = McpServer::new(registry)?
+    let mut server = McpServer::new(registry)?
         .with_server_info("agent-io-fixture", env!("CARGO_PKG_VERSION"))
         .with_page_size(2);
+    // ... with an rmcp handler's resource beside them.
+    if std::env::var_os("AGENT_IO_FIXTURE_VOICE").is_some() {
+        server = server.with_handler(agentio_tests::voice_fixture::Docs);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
