@@ -339,10 +339,22 @@ mod tests {
     use super::{Symlink, effects, touched_files};
 
     #[test]
+    fn a_lone_quote_in_a_git_header_is_kept_verbatim() {
+        assert_eq!(touched("diff --git \"a/x.md\" \"\n"), ["\"", "x.md"]);
+        assert_eq!(
+            touched("diff --git \"a/x.md\" \"b/unterminated\n"),
+            ["\"b/unterminated", "x.md"]
+        );
+    }
+
+    #[test]
     fn a_path_with_nothing_after_its_first_component_is_kept_whole() {
         let written: Vec<String> = effects("--- docs/\n+++ b/\n").written.into_iter().collect();
         assert_eq!(written, ["b/", "docs/"]);
-        let written: Vec<String> = effects("--- a/x/y\n+++ b/x/y\n").written.into_iter().collect();
+        let written: Vec<String> = effects("--- a/x/y\n+++ b/x/y\n")
+            .written
+            .into_iter()
+            .collect();
         assert_eq!(written, ["x/y"]);
     }
 
