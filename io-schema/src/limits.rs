@@ -357,6 +357,39 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn expansion_counts_nodes_exactly_and_holds_its_limit_exactly() {
+        // The object, and its one value.
+        assert_eq!(check_expansion(&json!({ "type": "string" }), 10), Ok(2));
+        // The object, the array, its two items.
+        let listed = json!({ "enum": [1, 2] });
+        assert_eq!(check_expansion(&listed, 4), Ok(4));
+        assert_eq!(
+            check_expansion(&listed, 3).unwrap_err().keyword,
+            "expansion"
+        );
+        // A reference counts its target's weight beside itself: the root (1), `$ref`'s string
+        // (1), the target `{"type": "string"}` (2) through the reference, and `$defs` with
+        // its entry (1 + 2).
+        let referring = json!({ "$ref": "#/$defs/s", "$defs": { "s": { "type": "string" } } });
+        assert_eq!(check_expansion(&referring, 100), Ok(7));
+        assert!(check_expansion(&referring, 6).is_err());
+    }
+
+    #[test]
+    fn expansion_refuses_nesting_past_the_depth_limit_exactly() {
+        let nested = |levels: usize| {
+            let mut value = json!(1);
+            for _ in 0..levels {
+                value = json!([value]);
+            }
+            value
+        };
+        assert!(check_expansion(&nested(MAX_DEPTH), usize::MAX).is_ok());
+        let err = check_expansion(&nested(MAX_DEPTH + 1), usize::MAX).unwrap_err();
+        assert!(err.message.contains("nests deeper"), "{}", err.message);
+    }
+
     /// Above 256 levels the check does not recurse (a host may allow deep values): a value
     /// nested 100,000 deep under a limit of a million is walked without recursion, on a
     /// thread whose stack a recursive walk of it would overflow.
