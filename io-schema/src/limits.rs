@@ -377,6 +377,63 @@ mod tests {
     }
 
     #[test]
+    fn an_anchor_anywhere_is_followed_by_its_weight() {
+        // The anchored schema sits in an array (`anyOf`); the reference is elsewhere.
+        let anchored = json!({
+            "anyOf": [{ "$anchor": "name", "type": "string" }],
+            "x": { "$ref": "#name" }
+        });
+        // Root 1; `anyOf` 1 + its object 3; `x` 1 + `$ref`'s string 1 + the anchored 3.
+        assert_eq!(check_expansion(&anchored, 100), Ok(10));
+        let nested_in_object = json!({
+            "properties": { "a": { "$anchor": "name", "type": "string" } },
+            "x": { "$ref": "#name" }
+        });
+        assert_eq!(check_expansion(&nested_in_object, 100), Ok(10));
+        // An anchor nobody defines weighs 1, as the reference alone: root 1, `x` 1 + 1 + 1.
+        let dangling = json!({ "x": { "$ref": "#nobody" } });
+        assert_eq!(check_expansion(&dangling, 100), Ok(4));
+    }
+
+    #[test]
+    fn a_reference_counts_one_level_of_nesting() {
+        // `d` nests 100 levels; the reference to it sits k arrays deep: 102 + k levels in all.
+        let schema = |k: usize| {
+            let mut deep = json!(1);
+            for _ in 0..100 {
+                deep = json!([deep]);
+            }
+            let mut reference = json!({ "$ref": "#/$defs/d" });
+            for _ in 0..k {
+                reference = json!([reference]);
+            }
+            json!({ "$defs": { "d": deep }, "x": reference })
+        };
+        assert!(check_expansion(&schema(MAX_DEPTH - 102), usize::MAX).is_ok());
+        let err = check_expansion(&schema(MAX_DEPTH - 101), usize::MAX).unwrap_err();
+        assert!(err.message.contains("nests deeper"), "{}", err.message);
+    }
+
+    #[test]
+    fn references_inside_references_are_bounded() {
+        // A chain of distinct references, each target referring to the next.
+        let chain = |hops: usize| {
+            let mut defs = serde_json::Map::new();
+            for i in 0..hops {
+                defs.insert(
+                    format!("d{i}"),
+                    json!({ "$ref": format!("#/$defs/d{}", i + 1) }),
+                );
+            }
+            defs.insert(format!("d{hops}"), json!({ "type": "string" }));
+            json!({ "$ref": "#/$defs/d0", "$defs": defs })
+        };
+        assert!(check_expansion(&chain(MAX_REFERENCE_HOPS - 1), usize::MAX).is_ok());
+        let err = check_expansion(&chain(MAX_REFERENCE_HOPS + 1), usize::MAX).unwrap_err();
+        assert!(err.message.contains("chains more than"), "{}", err.message);
+    }
+
+    #[test]
     fn expansion_refuses_nesting_past_the_depth_limit_exactly() {
         let nested = |levels: usize| {
             let mut value = json!(1);
