@@ -250,8 +250,9 @@ fn git_header_paths(rest: &str) -> Vec<String> {
                 let end = (end + 1).min(remaining.len());
                 let side = &remaining[..end];
                 // An unterminated quote is kept verbatim: a name git would never write, so it
-                // matches no pin (and git refuses the patch).
-                if side.len() > 1 && side.ends_with('"') {
+                // matches no pin (and git refuses the patch). (A lone `"` ends with a quote too;
+                // `unquote` keeps it as it is.)
+                if side.ends_with('"') {
                     sides.push(strip(unquote(side)));
                 } else {
                     sides.push(side.to_owned());
