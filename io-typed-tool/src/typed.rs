@@ -398,8 +398,9 @@ impl ToolContext {
     ///         if heard { self.0.lock().unwrap().push((level, logger.map(str::to_owned), data)); }
     ///         heard
     ///     }
+    ///     // This client answers no question.
     ///     fn ask<'a>(&'a self, _: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
-    ///         unimplemented!()
+    ///         Box::pin(async { Err(ToolError::new(agentio_tools::ErrorCode::NoRoute, "no questions here")) })
     ///     }
     /// }
     ///
