@@ -679,7 +679,8 @@ impl McpServer {
             Some(Round { state, answers }) => (state, answers),
             None => (None, std::collections::BTreeMap::new()),
         };
-        responses.extend(request.input_responses.clone().unwrap_or_default());
+        // (The approval question, asked above, has read its answer: the rest can be taken.)
+        responses.extend(request.input_responses.take().unwrap_or_default());
         let threshold = if abilities.inline {
             // 2026-07-28: each request says its level, or gets no log lines.
             #[allow(deprecated)]
