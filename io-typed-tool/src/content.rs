@@ -323,11 +323,12 @@ impl fmt::Debug for ContentCollector {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn all() -> Vec<Content> {
+    /// One block of each kind, for this module's tests and `tool_result`'s.
+    pub(crate) fn all() -> Vec<Content> {
         vec![
             Content::text("hello"),
             Content::image(b"img", "image/png"),

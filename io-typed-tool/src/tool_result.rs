@@ -301,16 +301,7 @@ fn file_name(uri: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn all() -> Vec<Content> {
-        vec![
-            Content::text("hello"),
-            Content::image(b"img", "image/png"),
-            Content::embedded_text("file:///a.txt", "text/plain", "body"),
-            Content::embedded_blob("file:///r/report.pdf", "application/pdf", b"%PDF"),
-            Content::link("https://example.com/x", "x"),
-        ]
-    }
+    use crate::content::tests::all;
 
     #[test]
     fn each_provider_gets_its_own_form() {
