@@ -333,6 +333,17 @@ pub struct Coloured {
     pub color: String,
 }
 
+/// Asks the user to confirm (under the key `confirm`): whether they said yes.
+async fn confirmed(ctx: &ToolContext) -> Result<bool, ToolError> {
+    let answers = ctx
+        .ask(&Questions::new().elicit::<Confirmed>("confirm", "Please confirm"))
+        .await?;
+    Ok(matches!(
+        answers.elicited::<Confirmed>("confirm")?,
+        Elicited::Accepted(Confirmed { ok: true })
+    ))
+}
+
 fn name_of(answers: &Answers, key: &str) -> Result<String, ToolError> {
     Ok(match answers.elicited::<Named>(key)? {
         Elicited::Accepted(Named { name }) => name,
@@ -391,13 +402,7 @@ async fn input_required_request_state(
 ) -> Result<Contents, ToolError> {
     let carried = ctx.state::<Value>();
     ctx.keep_state(json!({ "asked": "confirm" }));
-    let answers = ctx
-        .ask(&Questions::new().elicit::<Confirmed>("confirm", "Please confirm"))
-        .await?;
-    let ok = matches!(
-        answers.elicited::<Confirmed>("confirm")?,
-        Elicited::Accepted(Confirmed { ok: true })
-    );
+    let ok = confirmed(ctx).await?;
     let state = if carried == Some(json!({ "asked": "confirm" })) {
         "state-ok"
     } else {
@@ -463,13 +468,7 @@ async fn input_required_tampered_state(
     ctx: &ToolContext,
 ) -> Result<Contents, ToolError> {
     ctx.keep_state(json!({ "step": 1 }));
-    let answers = ctx
-        .ask(&Questions::new().elicit::<Confirmed>("confirm", "Please confirm"))
-        .await?;
-    let ok = matches!(
-        answers.elicited::<Confirmed>("confirm")?,
-        Elicited::Accepted(Confirmed { ok: true })
-    );
+    let ok = confirmed(ctx).await?;
     Ok(text(format!("Confirmed: {ok}")))
 }
 
