@@ -2,59 +2,359 @@
 //! on agent-io's [`McpClient`].
 //!
 //! The suite starts a scenario's server, runs `cargo run --example mcp_conformance_client --
-//! URL` and names the scenario in `MCP_CONFORMANCE_SCENARIO`. The client connects, lists the
-//! tools (every page), and calls what the scenario asks for. Scenarios it does not know are
-//! answered with the listing alone.
+//! URL`, names the scenario in `MCP_CONFORMANCE_SCENARIO`, the protocol revision in
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and passes what the scenario needs (the tool calls to
+//! make, pre-registered OAuth credentials) as JSON in `MCP_CONFORMANCE_CONTEXT`.
+//!
+//! What a host would write, each piece through the library:
+//! - the answers to the server's questions come from an rmcp `ClientHandler` given to
+//!   [`McpClient::builder`]: [`Answers`] accepts an elicitation with the defaults the requested
+//!   schema suggests, and answers sampling with a canned message (a real host asks its user and
+//!   its model);
+//! - `auth/*` scenarios authorize through rmcp's OAuth client (`OAuthState`: discovery,
+//!   registration or a client-ID metadata document, PKCE, the issuer check) and connect with
+//!   [`Connect::http_authorized`](agentio_mcp::Connect::http_authorized). The one thing a host
+//!   does differently is the browser: here the authorization URL is fetched headlessly and the
+//!   code read from its redirect;
+//! - every other scenario lists the tools (every page) and calls what the context names, or
+//!   each listed tool with arguments made from its input schema.
+
+#![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); both scored revisions have it.
+
+use std::time::Duration;
 
 use agentio::serde_json::{Map, Value, json};
-use agentio_mcp::McpClient;
-use agentio_mcp::rmcp::model::CallToolRequestParams;
+use agentio_mcp::rmcp::model::{
+    CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
+    FormElicitationCapability, ProtocolVersion, Role, SamplingCapability, SamplingMessage,
+    SamplingMessageContentBlock, Tool,
+};
+use agentio_mcp::rmcp::service::RequestContext;
+use agentio_mcp::rmcp::transport::AuthorizationManager;
+use agentio_mcp::rmcp::transport::auth::{AuthorizationCallback, AuthorizationRequest, OAuthState};
+use agentio_mcp::rmcp::{ClientHandler, ClientLifecycleMode, RoleClient};
+use agentio_mcp::{ClientError, Connect, McpClient};
 
-fn arguments(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
+type Failure = Box<dyn std::error::Error + Send + Sync>;
+
+/// Where the (headless) browser is sent back to.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The client ID metadata document (SEP-991) an authorization server that supports them uses.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// How many times the client authorizes (a first time, then for each scope a call is refused
+/// for) before it gives up.
+const MAX_AUTHORIZATIONS: usize = 3;
+
+/// The client's answers to a server's questions.
+struct Answers;
+
+impl ClientHandler for Answers {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.capabilities.elicitation = Some(
+            ElicitationCapability::new()
+                .with_form(FormElicitationCapability::new().with_schema_validation(true)),
+        );
+        info.capabilities.sampling = Some(SamplingCapability::default());
+        info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let schema = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => agentio::serde_json::to_value(requested_schema).unwrap_or(Value::Null),
+            _ => Value::Null,
+        };
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(suggested(&schema)))
+    }
+
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let asked = request
+            .messages
+            .first()
+            .and_then(|m| m.content.first())
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        let reply = SamplingMessage::new(
+            Role::Assistant,
+            SamplingMessageContentBlock::text(format!("This is a mock LLM response to: {asked}")),
+        );
+        Ok(CreateMessageResult::new(reply, "mock-model".into()).with_stop_reason("endTurn"))
     }
 }
 
-async fn run(url: &str, scenario: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let client = McpClient::connect_http(url).await?;
-    let tools = client.list_tools().await?;
-    match scenario {
-        "tools_call" => {
-            let call = CallToolRequestParams::new("add_numbers")
-                .with_arguments(arguments(json!({ "a": 5, "b": 3 })));
-            let answer = client.peer().call_tool(call).await?;
-            eprintln!("add_numbers: {answer:?}");
+/// The answer a user who accepts what the form suggests gives: each property's default, and
+/// for a required property with none, a value of its type.
+fn suggested(schema: &Value) -> Value {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut answer = Map::new();
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        if let Some(default) = property.get("default") {
+            answer.insert(name.clone(), default.clone());
+        } else if required.contains(&name.as_str()) {
+            answer.insert(name.clone(), example_of(property));
         }
-        "json-schema-2020-12-preservation" => {
-            // Send the focal tool's inputSchema back, as received, to the echo tool.
-            let focal = tools
-                .iter()
-                .find(|t| t.name != "echo_schema" && t.name.contains("schema"));
-            let echo = tools
-                .iter()
-                .find(|t| t.name != focal.map_or("", |f| &f.name));
-            if let (Some(focal), Some(echo)) = (focal, echo) {
-                let schema = Value::Object((*focal.input_schema).clone());
-                let call = CallToolRequestParams::new(echo.name.to_string())
-                    .with_arguments(arguments(json!({ "schema": schema })));
-                client.peer().call_tool(call).await?;
+    }
+    Value::Object(answer)
+}
+
+/// A value of the type `schema` describes (the first of an enumeration).
+fn example_of(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|values| values.first()) {
+        return first.clone();
+    }
+    if let Some(first) = schema["oneOf"].as_array().and_then(|values| values.first()) {
+        return first["const"].clone();
+    }
+    match schema["type"].as_str() {
+        Some("number") => json!(1.0),
+        Some("integer") => json!(1),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("object") => json!({}),
+        Some("string") if schema["format"] == "email" => json!("user@example.com"),
+        _ => json!("test"),
+    }
+}
+
+/// The arguments a call of `tool` is made with: its required properties, each an example.
+fn arguments_for(tool: &Tool) -> Map<String, Value> {
+    let schema = Value::Object((*tool.input_schema).clone());
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut arguments = Map::new();
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        if required.contains(&name.as_str()) {
+            arguments.insert(name.clone(), example_of(property));
+        }
+    }
+    arguments
+}
+
+/// What the suite passes in `MCP_CONFORMANCE_CONTEXT`.
+struct Context {
+    tool_calls: Vec<(String, Map<String, Value>)>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+}
+
+impl Context {
+    fn from_env() -> Self {
+        let raw = std::env::var("MCP_CONFORMANCE_CONTEXT").unwrap_or_default();
+        let context: Value = agentio::serde_json::from_str(&raw).unwrap_or(Value::Null);
+        let calls = context
+            .get("toolCalls")
+            .or_else(|| context.get("tool_calls"))
+            .and_then(Value::as_array);
+        let tool_calls = calls
+            .into_iter()
+            .flatten()
+            .filter_map(|call| {
+                let name = call["name"].as_str()?.to_owned();
+                let arguments = call["arguments"].as_object().cloned().unwrap_or_default();
+                Some((name, arguments))
+            })
+            .collect();
+        let text = |key: &str| context[key].as_str().map(str::to_owned);
+        Context {
+            tool_calls,
+            client_id: text("client_id"),
+            client_secret: text("client_secret"),
+        }
+    }
+}
+
+/// The revision the scenario speaks: a 2025-11-25 client says `initialize`, a 2026-07-28 one
+/// the library's default (`server/discover`, falling back to `initialize`).
+fn connect(revision: &str) -> Connect {
+    let builder = McpClient::builder().handler(Answers);
+    if revision == "2026-07-28" {
+        builder
+    } else {
+        builder.lifecycle(ClientLifecycleMode::Initialize)
+    }
+}
+
+/// Calls what the context names, or else each listed tool; a failed call is reported, and the
+/// first failure returned once every call was made (a refused authorization at once: nothing
+/// after it would be authorized either).
+async fn call_tools(client: &McpClient, context: &Context) -> Result<(), ClientError> {
+    let listed = client.list_tools().await?;
+    let calls = if context.tool_calls.is_empty() {
+        let each = listed.iter();
+        each.map(|tool| (tool.name.to_string(), arguments_for(tool)))
+            .collect()
+    } else {
+        context.tool_calls.clone()
+    };
+    let mut first_failure = None;
+    for (name, arguments) in calls {
+        let call = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
+        match client.call_tool(call).await {
+            Ok(result) => eprintln!("{name}: answered (error: {:?})", result.is_error),
+            Err(error @ ClientError::Unauthorized { .. }) => return Err(error),
+            Err(error) => {
+                eprintln!("{name}: {error}");
+                first_failure.get_or_insert(error);
             }
         }
-        _ => {}
     }
-    client.close().await?;
-    Ok(())
+    first_failure.map_or(Ok(()), Err)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Authorizes through rmcp's OAuth client, from the server's challenge (where to authorize and
+/// for what scope), headlessly: the authorization URL is fetched and the code read from the
+/// redirect it answers with.
+async fn authorize(
+    url: &str,
+    challenge: &str,
+    scopes: &[String],
+    context: &Context,
+) -> Result<AuthorizationManager, Failure> {
+    let mut oauth = OAuthState::new(url, None).await?;
+    let mut request = AuthorizationRequest::new(REDIRECT_URI)
+        .with_client_name("agent-io conformance client")
+        .with_client_metadata_url(CLIENT_METADATA_URL)
+        .with_challenge(challenge);
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes.iter().cloned());
+    }
+    if let Some(client_id) = &context.client_id {
+        request = request.with_preregistered_client(client_id.clone());
+        if let Some(secret) = &context.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
+    }
+    oauth.start_authorization(request).await?;
+    let authorization_url = oauth.get_authorization_url().await?;
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let answer = browser.get(&authorization_url).send().await?;
+    let location = answer
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .ok_or("the authorization endpoint did not redirect back")?;
+    let callback = AuthorizationCallback::from_redirect_url(location)?;
+    oauth
+        .handle_callback_with_issuer(
+            &callback.code,
+            &callback.csrf_token,
+            callback.issuer.as_deref(),
+        )
+        .await?;
+    Ok(oauth
+        .into_authorization_manager()
+        .ok_or("the OAuth flow ended unauthorized")?)
+}
+
+/// The scopes a challenge asks for (its `scope="a b"`).
+fn challenged_scopes(challenge: &str) -> Vec<String> {
+    let Some(start) = challenge.find("scope=\"").map(|i| i + "scope=\"".len()) else {
+        return Vec::new();
+    };
+    let end = challenge[start..]
+        .find('"')
+        .map_or(challenge.len(), |i| start + i);
+    challenge[start..end]
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A protected server, as MCP's authorization spec has a client meet one: connect; when the
+/// server refuses (401, or 403 for a scope the token lacks), authorize from its challenge and
+/// go again — at most [`MAX_AUTHORIZATIONS`] times, so a server that never accepts ends. A
+/// step-up asks for the scopes granted before and the ones challenged (SEP-2350), so the new
+/// token still does what the old one did.
+async fn run_authorized(url: &str, revision: &str, context: &Context) -> Result<(), Failure> {
+    let mut manager: Option<AuthorizationManager> = None;
+    let mut granted: Vec<String> = Vec::new();
+    let mut authorizations = 0;
+    loop {
+        let connected = match manager.take() {
+            None => connect(revision).http(url).await,
+            Some(manager) => {
+                granted = manager.get_current_scopes().await;
+                connect(revision).http_authorized(url, manager).await
+            }
+        };
+        let outcome = match connected {
+            Ok(client) => {
+                let outcome = call_tools(&client, context).await;
+                client.close().await.ok();
+                outcome
+            }
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(()) => return Ok(()),
+            Err(ClientError::Unauthorized { challenge }) => {
+                if authorizations == MAX_AUTHORIZATIONS {
+                    return Err(format!(
+                        "the server still refused after {MAX_AUTHORIZATIONS} authorizations: {challenge}"
+                    )
+                    .into());
+                }
+                authorizations += 1;
+                eprintln!("refused, authorizing: {challenge}");
+                let mut scopes = granted.clone();
+                for scope in challenged_scopes(&challenge) {
+                    if !scopes.contains(&scope) {
+                        scopes.push(scope);
+                    }
+                }
+                manager = Some(authorize(url, &challenge, &scopes, context).await?);
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+}
+
+async fn run(url: &str, scenario: &str, revision: &str) -> Result<(), Failure> {
+    let context = Context::from_env();
+    if scenario.starts_with("auth/") {
+        return run_authorized(url, revision, &context).await;
+    }
+    let client = connect(revision).http(url).await?;
+    let outcome = call_tools(&client, &context).await;
+    client.close().await?;
+    Ok(outcome?)
+}
+
+fn main() -> Result<(), Failure> {
     let url = std::env::args()
         .nth(1)
         .ok_or("usage: mcp_conformance_client URL (the suite names the scenario in MCP_CONFORMANCE_SCENARIO)")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let revision = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .unwrap_or_else(|_| ProtocolVersion::V_2025_11_25.to_string());
     let runtime = agentio::tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run(&url, &scenario))
+    // Within the suite's 30 s: a scenario whose server never answers ends here, named.
+    runtime.block_on(async {
+        let bounded =
+            agentio::tokio::time::timeout(Duration::from_secs(25), run(&url, &scenario, &revision));
+        bounded.await.map_err(|_| -> Failure {
+            format!("scenario `{scenario}` did not finish within 25 s").into()
+        })?
+    })
 }

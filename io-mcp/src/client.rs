@@ -13,10 +13,9 @@ use rmcp::model::{
     ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{Peer, RoleClient};
+
+use crate::answer::{Answerer, CallFailure, Connect};
 use serde_json::{Value, json};
 
 /// Why a connection or an import failed.
@@ -40,6 +39,31 @@ pub enum ClientError {
     /// Tools the server lists that could not be registered, each with why. The tools that
     /// could be registered were.
     Refused(Vec<RefusedTool>),
+    /// The server refused the request's authorization: HTTP 401 (no token, or one it does not
+    /// accept) or 403 (a scope the token lacks). `challenge` is its `WWW-Authenticate` header
+    /// (at most 4 KiB), which names where to authorize and for what scope: give it to rmcp's
+    /// OAuth client (`AuthorizationRequest::with_challenge`), then connect again with
+    /// [`Connect::http_authorized`].
+    Unauthorized {
+        /// The server's `WWW-Authenticate` header.
+        challenge: String,
+    },
+}
+
+impl ClientError {
+    /// A failed request as the error it is: [`ClientError::Unauthorized`] when the server
+    /// refused its authorization, `other` (given the failure's text) otherwise.
+    pub(crate) fn of_service(
+        error: &ServiceError,
+        other: impl FnOnce(String) -> ClientError,
+    ) -> ClientError {
+        match error.auth_challenge() {
+            Some(challenge) => ClientError::Unauthorized {
+                challenge: clipped(challenge.to_owned()),
+            },
+            None => other(clipped(error.to_string())),
+        }
+    }
 }
 
 /// A remote tool that could not be imported.
@@ -74,6 +98,10 @@ impl fmt::Display for ClientError {
                 }
                 Ok(())
             }
+            ClientError::Unauthorized { challenge } => write!(
+                f,
+                "the MCP server refused the request's authorization (WWW-Authenticate: {challenge})"
+            ),
         }
     }
 }
@@ -210,34 +238,22 @@ impl ImportOptions {
 /// # Ok(()) }
 /// ```
 pub struct McpClient {
-    service: RunningService<RoleClient, ()>,
-}
-
-/// The handshake, bounded by the default request timeout: a server that never answers is a
-/// timeout, not a hang. The client speaks MCP 2026-07-28 (`server/discover`, then each request
-/// carrying its own `_meta`) with a server that does, and the `initialize` handshake with an
-/// older one (rmcp's `Auto` lifecycle: a legacy answer, or none within 10 s, falls back).
-async fn handshake<T, E, A>(transport: T) -> Result<McpClient, ClientError>
-where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let lifecycle = rmcp::ClientLifecycleMode::Auto {
-        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-        legacy_version: None,
-    };
-    let connected = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle);
-    match tokio::time::timeout(DEFAULT_REQUEST_TIMEOUT, connected).await {
-        Ok(Ok(service)) => Ok(McpClient { service }),
-        Ok(Err(e)) => Err(ClientError::Connect(clipped(e.to_string()))),
-        Err(_) => Err(ClientError::Timeout {
-            request: "server/discover or initialize",
-            after: DEFAULT_REQUEST_TIMEOUT,
-        }),
-    }
+    service: RunningService<RoleClient, Answerer>,
+    answerer: Answerer,
 }
 
 impl McpClient {
+    pub(crate) fn of(service: RunningService<RoleClient, Answerer>, answerer: Answerer) -> Self {
+        McpClient { service, answerer }
+    }
+
+    /// How to connect, when the defaults of [`Self::connect_http`] and its siblings are not
+    /// what the host wants: a handler that answers the server's questions (sampling,
+    /// elicitation, roots), another lifecycle, OAuth. See [`Connect`].
+    pub fn builder() -> Connect {
+        Connect::default()
+    }
+
     /// Starts `command` as a child process and speaks MCP over its stdin and stdout.
     ///
     /// ```no_run
@@ -255,9 +271,7 @@ impl McpClient {
     /// # Ok(()) }
     /// ```
     pub async fn spawn(command: tokio::process::Command) -> Result<Self, ClientError> {
-        let transport =
-            TokioChildProcess::new(command).map_err(|e| ClientError::Connect(e.to_string()))?;
-        handshake(transport).await
+        Self::builder().spawn(command).await
     }
 
     /// Speaks MCP over a byte stream pair (a socket, a pipe, an in-memory duplex), one JSON
@@ -285,9 +299,7 @@ impl McpClient {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let transport: AsyncRwTransport<RoleClient, R, W> =
-            AsyncRwTransport::new(read, write).with_max_line_length(max_message_bytes);
-        handshake(transport).await
+        Self::builder().io(read, write, max_message_bytes).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://host:port/mcp`).
@@ -343,24 +355,41 @@ impl McpClient {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
-        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-        handshake(transport).await
+        Self::builder().http(url).await
     }
 
     /// [`Self::connect_http`], sending `token` as `Authorization: Bearer <token>` on every
     /// request, for a server that is an OAuth protected resource (the MCP authorization
     /// spec). rmcp's transport bounds each reply (16 MiB of JSON, 16 MiB per SSE event).
     pub async fn connect_http_with_token(url: &str, token: &str) -> Result<Self, ClientError> {
-        let config =
-            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
-        let transport = StreamableHttpClientTransport::from_config(config);
-        handshake(transport).await
+        Self::builder().http_with_token(url, token).await
     }
 
     /// The connection, for requests this type does not wrap (an example is on
     /// [`Self::connect_http`]).
     pub fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// Calls the server's tool `params.name` as it is (no local validation: that is what
+    /// [`Self::import_into`]'s tools add), following a 2026-07-28 server's `input_required`
+    /// answers through the [handler](Connect::handler): its questions answered, the call sent
+    /// again with the answers and the server's request state, at most
+    /// [`MAX_INPUT_ROUNDS`](crate::MAX_INPUT_ROUNDS) rounds. A 2025-11-25 server's questions
+    /// arrive as requests of its own and reach the same handler.
+    ///
+    /// A question the handler does not answer (no handler, or a capability it lacks) fails the
+    /// call with [`ClientError::Request`] naming what was asked.
+    pub async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResult, ClientError> {
+        crate::answer::call_tool(self.service.peer(), &self.answerer, params)
+            .await
+            .map_err(|e| match e {
+                CallFailure::Service(e) => ClientError::of_service(&e, ClientError::Request),
+                other => ClientError::Request(clipped(other.to_string())),
+            })
     }
 
     /// Every tool the server lists (all pages, within the default [`ImportOptions`] bounds;
@@ -409,7 +438,7 @@ impl McpClient {
                         after: options.request_timeout,
                     });
                 }
-                Ok(Err(e)) => return Err(ClientError::Request(clipped(e.to_string()))),
+                Ok(Err(e)) => return Err(ClientError::of_service(&e, ClientError::Request)),
             };
             let (entries, next) = page_of(answer)?;
             if tools.len() + entries.len() > options.max_tools {
@@ -500,6 +529,7 @@ impl McpClient {
         let tool_id = contract.id.clone();
         let plugin = RemoteTool {
             peer: self.service.peer().clone(),
+            answerer: self.answerer.clone(),
             remote_name: tool.name.to_string(),
             has_output_schema: tool.output_schema.is_some(),
             contract,
@@ -563,7 +593,7 @@ pub(crate) fn tool_id_for(namespace: &str, name: &str) -> Result<String, String>
 const MAX_REMOTE_TEXT: usize = 4_096;
 
 /// `text` clipped to [`MAX_REMOTE_TEXT`] bytes.
-fn clipped(mut text: String) -> String {
+pub(crate) fn clipped(mut text: String) -> String {
     agentio_core::limits::clip(&mut text, MAX_REMOTE_TEXT);
     text
 }
@@ -721,6 +751,7 @@ fn contract_of(
 /// A tool on an MCP server, called through the connection.
 struct RemoteTool {
     peer: Peer<RoleClient>,
+    answerer: Answerer,
     remote_name: String,
     has_output_schema: bool,
     contract: ToolContract,
@@ -743,9 +774,7 @@ impl ToolPlugin for RemoteTool {
             };
             let params =
                 CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-            let result = self
-                .peer
-                .call_tool(params)
+            let result = crate::answer::call_tool(&self.peer, &self.answerer, params)
                 .await
                 .map_err(|e| remote_failure(&e))?;
             output_of(result, self.has_output_schema)
@@ -753,7 +782,7 @@ impl ToolPlugin for RemoteTool {
     }
 }
 
-fn remote_failure(error: &ServiceError) -> ToolError {
+fn remote_failure(error: &CallFailure) -> ToolError {
     AgentError::new(
         ErrorCode::UpstreamError,
         "the MCP server could not complete the call",

@@ -13,7 +13,11 @@
 //!   whose tools [`McpClient::import_into`] registers as contract-enforced tools: untrusted
 //!   by default (every imported tool needs approval, whatever its annotations claim) and
 //!   bounded ([`ImportOptions`]: request timeouts, pages, tools, schema size, nesting and
-//!   reference expansion).
+//!   reference expansion). [`McpClient::builder`] ([`Connect`]) gives it an rmcp
+//!   `ClientHandler` that answers the server's questions (sampling, elicitation, roots) under
+//!   either protocol revision, another lifecycle, or an OAuth authorization (feature `oauth`,
+//!   on rmcp's OAuth client; a refused one is [`ClientError::Unauthorized`] with the server's
+//!   challenge).
 //!
 //! The crate is separate from `agentio-tools` because it needs rmcp, Tokio's networking and
 //! hyper; a registry that never speaks MCP does not build them.
@@ -57,12 +61,14 @@
 //! # }
 //! ```
 
+mod answer;
 pub mod auth;
 mod client;
 mod compose;
 mod server;
 mod voice;
 
+pub use crate::answer::{Connect, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
 pub use crate::client::{
     ClientError, DEFAULT_REQUEST_TIMEOUT, ImportOptions, ImportedTool, McpClient, RefusedTool,
 };

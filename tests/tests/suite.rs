@@ -9,6 +9,7 @@ mod compat;
 mod fuzz;
 mod integration;
 mod mcp;
+mod mcp_client_answers;
 mod mcp_hostile;
 mod mcp_voice;
 mod promptos;

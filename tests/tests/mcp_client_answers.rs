@@ -1,0 +1,326 @@
+//! Our client answering a server's questions (`McpClient::builder().handler(..)`): the host's
+//! rmcp `ClientHandler` answers an agent-io server's elicitation and sampling under 2025-11-25
+//! (requests from the server) and 2026-07-28 (`input_required` rounds, the request state echoed),
+//! through `McpClient::call_tool` and through an imported tool; a client without the capability
+//! is refused at once; a server that lies about its rounds is bounded; and a refused
+//! authorization is a named error carrying the server's challenge.
+
+#![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); both revisions have it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agentio_mcp::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, ErrorData, Implementation, InputRequest,
+    InputRequests, InputRequiredResult, ProtocolVersion, Request, SamplingCapability,
+    ServerCapabilities, ServerInfo,
+};
+use agentio_mcp::rmcp::service::RequestContext;
+use agentio_mcp::rmcp::{
+    ClientHandler, ClientLifecycleMode, RoleClient, RoleServer, ServerHandler, ServiceExt,
+};
+use agentio_mcp::{
+    ClientError, Connect, ImportOptions, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS, McpClient, McpServer,
+};
+use agentio_tests::voice_fixture::registry;
+use agentio_tools::ToolRegistry;
+use serde_json::json;
+
+/// A host that confirms every question and answers its model's prompts, counting both.
+#[derive(Clone, Default)]
+struct Host {
+    asked: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Host {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::default());
+        capabilities.sampling = Some(SamplingCapability::default());
+        ClientConfig::new(capabilities, Implementation::new("answers-test", "0.0.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "sure": true })))
+    }
+
+    async fn create_message(
+        &self,
+        _request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(serde_json::from_value(json!({
+            "model": "host-model",
+            "role": "assistant",
+            "content": { "type": "text", "text": "hi" }
+        }))
+        .unwrap())
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The two ways a client meets a server: `initialize` (2025-11-25: questions are requests from
+/// the server) and `server/discover` (2026-07-28: questions are `input_required` results).
+fn revisions() -> [(&'static str, ClientLifecycleMode); 2] {
+    [
+        ("2025-11-25", ClientLifecycleMode::Initialize),
+        (
+            "2026-07-28",
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        ),
+    ]
+}
+
+/// `server`, served over an in-memory pipe to the client `connect` makes.
+async fn serve<S: ServerHandler>(server: S, connect: Connect) -> McpClient {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (read, write) = tokio::io::split(client_side);
+    connect.io(read, write, 1 << 20).await.unwrap()
+}
+
+fn call(name: &str) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_owned()).with_arguments(serde_json::Map::new())
+}
+
+fn said(result: &CallToolResult) -> String {
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    result.structured_content.as_ref().unwrap()["said"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn the_host_handler_answers_an_agentio_server_under_both_revisions() {
+    runtime().block_on(async {
+        for (revision, lifecycle) in revisions() {
+            let host = Host::default();
+            let asked = host.asked.clone();
+            let connect = McpClient::builder().handler(host).lifecycle(lifecycle);
+            let client = serve(McpServer::new(registry()).unwrap(), connect).await;
+
+            let answered = client.call_tool(call("voice.ask")).await.unwrap();
+            assert_eq!(said(&answered), "sure: true", "{revision}");
+            let answered = client.call_tool(call("voice.muse")).await.unwrap();
+            assert_eq!(said(&answered), "host-model said hi", "{revision}");
+            assert_eq!(asked.load(Ordering::SeqCst), 2, "{revision}");
+
+            // Through an imported tool too, validated on this side: two questions, each put
+            // to the host once (2026-07-28: three calls, the state carrying the first answer).
+            let mut local = ToolRegistry::new();
+            let trusted = ImportOptions::default().trusted();
+            client
+                .import_into_with(&mut local, "remote", &trusted)
+                .await
+                .unwrap();
+            let out = local.call("remote.voice.twice", json!({})).await.unwrap();
+            let expected = if revision == "2026-07-28" {
+                "Accepted(Confirm { sure: true }) Accepted(Confirm { sure: true }) after 2 earlier rounds"
+            } else {
+                "Accepted(Confirm { sure: true }) Accepted(Confirm { sure: true }) after 0 earlier rounds"
+            };
+            assert_eq!(out["said"], expected, "{revision}");
+            assert_eq!(asked.load(Ordering::SeqCst), 4, "{revision}");
+            client.close().await.unwrap();
+        }
+    });
+}
+
+#[test]
+fn without_a_handler_a_question_is_refused_at_once_naming_it() {
+    runtime().block_on(async {
+        for (revision, lifecycle) in revisions() {
+            let connect = McpClient::builder().lifecycle(lifecycle);
+            let client = serve(McpServer::new(registry()).unwrap(), connect).await;
+            let answer =
+                tokio::time::timeout(Duration::from_secs(10), client.call_tool(call("voice.ask")))
+                    .await
+                    .expect("refused at once, not a hang");
+            // The server knows the client declared no elicitation: under 2025-11-25 its tool
+            // fails (`no_route`), under 2026-07-28 the call is MCP's missing-capability error.
+            let text = match answer {
+                Ok(result) => {
+                    assert_eq!(result.is_error, Some(true), "{revision}: {result:?}");
+                    result.content[0].as_text().unwrap().text.clone()
+                }
+                Err(ClientError::Request(reason)) => reason,
+                Err(other) => panic!("{revision}: {other}"),
+            };
+            assert!(text.contains("elicitation"), "{revision}: {text}");
+            client.close().await.unwrap();
+        }
+    });
+}
+
+/// A server that answers every call with `input_required`, as its tool's name says:
+/// `too-many` asks one question more than a client answers, `empty` asks an empty set of
+/// questions and keeps no state, `waiting` keeps only a state forever, `again` asks the same question forever.
+#[derive(Clone, Default)]
+struct Lying {
+    calls: Arc<AtomicUsize>,
+}
+
+fn questions(count: usize) -> InputRequests {
+    let mut requests = InputRequests::new();
+    for n in 0..count {
+        let form = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!("Question {n}?"),
+            requested_schema: serde_json::from_value(json!({
+                "type": "object",
+                "properties": { "sure": { "type": "boolean" } }
+            }))
+            .unwrap(),
+        };
+        requests.insert(
+            format!("q{n}"),
+            InputRequest::Elicitation(Request::new(form)),
+        );
+    }
+    requests
+}
+
+impl ServerHandler for Lying {
+    fn get_info(&self) -> ServerInfo {
+        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let required = match request.name.as_ref() {
+            "too-many" => InputRequiredResult::new(Some(questions(MAX_INPUT_REQUESTS + 1)), None),
+            "empty" => InputRequiredResult::new(Some(questions(0)), None),
+            "waiting" => InputRequiredResult::new(None, Some("still working".into())),
+            _ => InputRequiredResult::new(Some(questions(1)), Some("again".into())),
+        };
+        Ok(CallToolResponse::InputRequired(required))
+    }
+}
+
+#[test]
+fn a_server_that_lies_about_its_rounds_is_bounded_and_named() {
+    runtime().block_on(async {
+        let lying = Lying::default();
+        let calls = lying.calls.clone();
+        let host = Host::default();
+        let asked = host.asked.clone();
+        let (_, discover) = revisions().into_iter().nth(1).unwrap();
+        let connect = McpClient::builder().handler(host).lifecycle(discover);
+        let client = serve(lying, connect).await;
+
+        let refused = |tool: &'static str| {
+            let client = &client;
+            async move {
+                match client.call_tool(call(tool)).await {
+                    Err(ClientError::Request(reason)) => reason,
+                    other => panic!("{tool}: {other:?}"),
+                }
+            }
+        };
+        // One question over the bound: refused before the host hears any of them.
+        let reason = refused("too-many").await;
+        assert!(
+            reason.contains(&format!("asked {} questions", MAX_INPUT_REQUESTS + 1)),
+            "{reason}"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 0);
+        assert_eq!(calls.swap(0, Ordering::SeqCst), 1);
+
+        // An empty set of questions and no state (rmcp's decoding already refuses a result
+        // with neither field at all).
+        let reason = refused("empty").await;
+        assert!(
+            reason.contains("without a question or a request state"),
+            "{reason}"
+        );
+        assert_eq!(calls.swap(0, Ordering::SeqCst), 1);
+
+        // Forever is MAX_INPUT_ROUNDS calls, then a refusal naming the rounds.
+        for tool in ["waiting", "again"] {
+            let reason = refused(tool).await;
+            assert!(
+                reason.contains(&format!("after {MAX_INPUT_ROUNDS} rounds")),
+                "{tool}: {reason}"
+            );
+            assert_eq!(calls.swap(0, Ordering::SeqCst), MAX_INPUT_ROUNDS, "{tool}");
+        }
+        // `again` asked one question a round, and each was answered.
+        assert_eq!(asked.load(Ordering::SeqCst), MAX_INPUT_ROUNDS);
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn a_refused_authorization_is_named_with_the_servers_challenge() {
+    runtime().block_on(async {
+        // A protected resource that refuses every request, as an OAuth-protected MCP server
+        // does a client without a token.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let challenge = r#"Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="files:read""#;
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                tokio::spawn(async move {
+                    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                    let mut request = vec![0; 64 * 1024];
+                    let _ = socket.read(&mut request).await;
+                    let answer = format!(
+                        "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: {challenge}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    );
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        for (revision, lifecycle) in revisions() {
+            let refused = McpClient::builder()
+                .lifecycle(lifecycle)
+                .http(&url)
+                .await
+                .unwrap_err();
+            let ClientError::Unauthorized { challenge: heard } = &refused else {
+                panic!("{revision}: {refused}");
+            };
+            assert_eq!(heard, challenge, "{revision}");
+            assert!(refused.to_string().contains("refused the request's authorization"));
+        }
+    });
+}
+
+#[test]
+fn a_connect_shows_what_the_client_will_announce() {
+    let shown = format!("{:?}", McpClient::builder().handler(Host::default()));
+    assert!(shown.contains("elicitation: Some"), "{shown}");
+    assert!(shown.contains("Auto"), "{shown}");
+    let plain = format!("{:?}", Connect::default());
+    assert!(plain.contains("elicitation: None"), "{plain}");
+}
