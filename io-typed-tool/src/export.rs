@@ -367,7 +367,7 @@ impl ToolRegistry {
         }
     }
 
-    fn provider_name_of(&self, identity: &str) -> String {
+    pub(crate) fn provider_name_of(&self, identity: &str) -> String {
         self.mcp_name(identity).replace('.', "_")
     }
 }

@@ -56,6 +56,7 @@ mod check;
 pub mod content;
 mod contract;
 mod core_tool;
+pub mod dispatch;
 mod drift;
 mod examples;
 mod export;

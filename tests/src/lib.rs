@@ -3,4 +3,5 @@
 #[cfg(feature = "jwt")]
 pub mod auth_fixture;
 pub mod mcp_fixture;
+pub mod provider_fixture;
 pub mod voice_fixture;

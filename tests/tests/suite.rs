@@ -6,6 +6,7 @@
 //! `mcp::`, `fuzz::`, `compat::`, `residual::`, `promptos::`).
 
 mod compat;
+mod dispatch;
 mod fuzz;
 mod integration;
 mod mcp;

@@ -1,0 +1,201 @@
+//! The model round trip's cost: one tool call dispatched from a provider's response
+//! (`ToolRegistry::dispatch`: the response read, the tool found by its provider name, the call
+//! run through the registry, the answer written in the provider's shape) against the registry
+//! call alone (`ToolRegistry::call` with the arguments already a `Value`).
+//!
+//! The tool is the registry bench's search (`SearchArgs {query, limit 1..=100, filters,
+//! cursor}` in, ten hits out), validated both ways in every row. Rows, per provider: the
+//! response a model sends for that one call (OpenAI Chat and Responses carry the arguments as a
+//! JSON string, which dispatch parses; Anthropic and Gemini as an object).
+//!
+//! The figure the done-when asks for is the paired one printed last: each provider's dispatch
+//! and the registry call measured in alternating bursts (about 20 ms each, 61 rounds, which one
+//! goes first alternating), the ratio the median of the per-round ratios; criterion's rows run
+//! seconds apart.
+//!
+//! Run with `cargo bench -p agentio-benches --bench dispatch`.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use agentio_core::{AgentInput, AgentOutput};
+use agentio_tools::dispatch::{DispatchOptions, Provider};
+use agentio_tools::{ToolError, ToolRegistry, tool};
+use criterion::Criterion;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    #[schemars(length(min = 1, max = 200))]
+    pub query: String,
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: u32,
+    #[serde(default)]
+    pub filters: Vec<String>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct Hit {
+    pub id: String,
+    pub title: String,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub score: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+pub struct SearchResult {
+    pub hits: Vec<Hit>,
+    pub next_cursor: Option<String>,
+}
+
+/// Searches.
+#[tool(id = "kb.search", idempotent)]
+async fn search(args: SearchArgs) -> Result<SearchResult, ToolError> {
+    Ok(SearchResult {
+        hits: (0..args.limit.min(10))
+            .map(|i| Hit {
+                id: format!("doc-{i}"),
+                title: format!("{} result {i}", args.query),
+                score: 1.0 / f64::from(i + 1),
+            })
+            .collect(),
+        next_cursor: Some("page-2".into()),
+    })
+}
+
+/// The response each provider sends for one call of `kb_search` with `arguments`.
+fn responses(arguments: &Value) -> Vec<(&'static str, Provider, Value)> {
+    let text = arguments.to_string();
+    vec![
+        (
+            "openai_chat",
+            Provider::OpenAiChat,
+            json!({ "id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [{
+                "index": 0, "finish_reason": "tool_calls",
+                "message": { "role": "assistant", "content": null, "tool_calls": [
+                    { "id": "call_1", "type": "function", "function": { "name": "kb_search", "arguments": text } }
+                ] } }] }),
+        ),
+        (
+            "openai_responses",
+            Provider::OpenAiResponses,
+            json!({ "id": "r", "object": "response", "output": [
+                { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "kb_search", "arguments": text, "status": "completed" }
+            ] }),
+        ),
+        (
+            "anthropic",
+            Provider::Anthropic,
+            json!({ "id": "m", "type": "message", "role": "assistant", "content": [
+                { "type": "tool_use", "id": "toolu_1", "name": "kb_search", "input": arguments }
+            ] }),
+        ),
+        (
+            "gemini",
+            Provider::Gemini,
+            json!({ "candidates": [{ "content": { "role": "model", "parts": [
+                { "functionCall": { "id": "fc_1", "name": "kb_search", "args": arguments } }
+            ] }, "finishReason": "STOP" }] }),
+        ),
+    ]
+}
+
+fn main() {
+    let arguments = json!({ "query": "invoices", "limit": 10, "filters": ["billing"] });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let mut registry = ToolRegistry::new();
+    registry.register(SearchTool).expect("a valid tool");
+    let options = DispatchOptions::default();
+    let responses = responses(&arguments);
+    // Each response dispatches to a successful call.
+    for (name, provider, response) in &responses {
+        let done = runtime
+            .block_on(registry.dispatch(*provider, response, &options))
+            .expect("a response");
+        assert!(
+            done.results[0].outcome.is_ok(),
+            "{name}: {:?}",
+            done.results[0].outcome
+        );
+    }
+
+    let mut criterion = Criterion::default().configure_from_args();
+    let mut group = criterion.benchmark_group("dispatch");
+    group.bench_function("registry_call", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(registry.call("kb.search", black_box(arguments.clone())))
+                .expect("ok")
+        })
+    });
+    for (name, provider, response) in &responses {
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                runtime
+                    .block_on(registry.dispatch(*provider, black_box(response), &options))
+                    .expect("ok")
+            })
+        });
+    }
+    group.finish();
+    criterion.final_summary();
+
+    for (name, provider, response) in &responses {
+        let dispatch = |calls: u32| {
+            let started = Instant::now();
+            for _ in 0..calls {
+                black_box(
+                    runtime
+                        .block_on(registry.dispatch(*provider, response, &options))
+                        .expect("ok"),
+                );
+            }
+            started.elapsed().as_secs_f64() / f64::from(calls)
+        };
+        let call = |calls: u32| {
+            let started = Instant::now();
+            for _ in 0..calls {
+                black_box(
+                    runtime
+                        .block_on(registry.call("kb.search", arguments.clone()))
+                        .expect("ok"),
+                );
+            }
+            started.elapsed().as_secs_f64() / f64::from(calls)
+        };
+        paired(name, dispatch, call);
+    }
+}
+
+/// `ours` and `theirs` in alternating bursts of about 20 ms, 61 rounds; prints the median of
+/// the per-round ratios and its quartiles.
+fn paired(name: &str, ours: impl Fn(u32) -> f64, theirs: impl Fn(u32) -> f64) {
+    let per_call = theirs(200);
+    let calls = ((0.02 / per_call) as u32).clamp(50, 20_000);
+    let mut ratios = Vec::new();
+    for round in 0..61 {
+        let (a, b) = if round % 2 == 0 {
+            let a = ours(calls);
+            (a, theirs(calls))
+        } else {
+            let b = theirs(calls);
+            (ours(calls), b)
+        };
+        ratios.push(a / b);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    let (q1, q3) = (ratios[ratios.len() / 4], ratios[3 * ratios.len() / 4]);
+    println!(
+        "paired, interleaved bursts of {calls} calls, 61 rounds: dispatch {name} / registry_call median {median:.3} (quartiles {q1:.3}–{q3:.3})"
+    );
+}

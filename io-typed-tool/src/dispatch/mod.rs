@@ -1,0 +1,272 @@
+//! The model round trip: a provider's tool calls in, validated results out, in the shape that
+//! provider wants next turn.
+//!
+//! [`ToolRegistry::dispatch`] takes a model's response as its provider returned it (or the
+//! assistant message, output items or content parts inside it), finds the tool calls, runs
+//! each through the registry (its contract whole: validation both ways, approval, timeouts,
+//! retries, audit) and answers every call in that provider's next-turn shape:
+//!
+//! | [`Provider`] | calls read from | each answer |
+//! |---|---|---|
+//! | `OpenAiChat` | `choices[0].message.tool_calls` | a `{"role": "tool", "tool_call_id", "content"}` message |
+//! | `OpenAiResponses` | `output[]` items of type `function_call` | a `{"type": "function_call_output", "call_id", "output"}` item |
+//! | `Anthropic` | `content[]` blocks of type `tool_use` | a `{"type": "tool_result", "tool_use_id", "content", "is_error"}` block |
+//! | `Gemini` | `candidates[0].content.parts[]` with a `functionCall` | a `{"functionResponse": {"id", "name", "response", "parts"}}` part |
+//!
+//! [`Dispatched::next_turn`] wraps the answers as the messages to send (one user message of
+//! `tool_result` blocks for Anthropic, one `user` content of parts for Gemini, the messages or
+//! items themselves for OpenAI), and [`ModelTurn::assistant`] is the model's own turn to send
+//! back before them, as the provider requires: Gemini's `thoughtSignature`s and Anthropic's
+//! thinking blocks are kept verbatim (only null fields are dropped).
+//!
+//! Decisions, where the providers leave room:
+//! - **A call the model got wrong is answered, never a failed turn.** Arguments that are not a
+//!   JSON object, an unknown tool name, a refused input, a denied approval, a timeout: each is
+//!   that call's answer, marked as an error where the provider has a mark (Anthropic's
+//!   `is_error`; Gemini's `response.error`), its text the AIP-14 error as JSON
+//!   (`{"error": {"code", "message", "retryable", "violations"}}`), so the model sees the
+//!   pointer and can correct itself. Only a response that is not the provider's shape (no
+//!   `choices`, a call without an id) is an error of the turn: a [`ResponseError`] naming where.
+//! - **Every call is answered, in the order the model made them**, each paired by its id.
+//!   Calls run concurrently, at most [`DispatchOptions::max_concurrency`] at once; beyond
+//!   [`DispatchOptions::max_calls`] a call is answered as `rate_limited` (retryable) without
+//!   running, so a response of a thousand calls is bounded and still fully answered.
+//! - **Content goes where the provider takes it** ([`tool_result`](crate::tool_result)):
+//!   images in OpenAI Responses, Anthropic and Gemini results; a block a provider does not take
+//!   (an image in an OpenAI Chat tool message) makes that call's answer an `output_invalid`
+//!   error naming the block, said to have run (the model must not assume it failed).
+//! - The first choice (`choices[0]`, `candidates[0]`) is the one answered; a host asking for
+//!   several picks one and dispatches that.
+//!
+//! ```
+//! use agentio_tools::dispatch::{DispatchOptions, Provider};
+//! use agentio_tools::{ToolError, ToolRegistry, tool};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+//! struct City { city: String }
+//! #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+//! struct Forecast { summary: String }
+//!
+//! /// Tomorrow's weather in a city.
+//! #[tool(id = "weather.forecast")]
+//! async fn forecast(city: City) -> Result<Forecast, ToolError> {
+//!     Ok(Forecast { summary: format!("sunny in {}", city.city) })
+//! }
+//!
+//! let mut registry = ToolRegistry::new();
+//! registry.register(ForecastTool).unwrap();
+//! // A Messages API response: the model asked for two calls, the second one wrong.
+//! let response = json!({
+//!     "role": "assistant",
+//!     "content": [
+//!         { "type": "tool_use", "id": "toolu_1", "name": "weather_forecast", "input": { "city": "Oslo" } },
+//!         { "type": "tool_use", "id": "toolu_2", "name": "weather_forecast", "input": { "town": "Bergen" } }
+//!     ]
+//! });
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+//! let done = runtime
+//!     .block_on(registry.dispatch(Provider::Anthropic, &response, &DispatchOptions::default()))
+//!     .unwrap();
+//! let next = done.next_turn();
+//! assert_eq!(next[0]["role"], "user");
+//! let results = &next[0]["content"];
+//! assert_eq!(results[0]["tool_use_id"], "toolu_1");
+//! assert_eq!(results[0]["is_error"], false);
+//! assert_eq!(results[0]["content"][0]["text"], r#"{"summary":"sunny in Oslo"}"#);
+//! // The wrong call is answered as an error the model can act on, not a failed turn.
+//! assert_eq!(results[1]["is_error"], true);
+//! assert!(results[1]["content"].as_str().unwrap().contains("input_invalid"));
+//! ```
+
+mod read;
+mod run;
+mod stream;
+mod write;
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::export::Export;
+use crate::registry::CallOptions;
+use crate::typed::ToolError;
+
+pub use crate::dispatch::stream::{MAX_STREAM_BYTES, MAX_STREAM_ENTRIES, StreamedTurn};
+
+/// A model provider whose responses [`ToolRegistry::dispatch`](crate::ToolRegistry::dispatch)
+/// reads and whose next turn it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI Chat Completions: `tool_calls` in, `role: "tool"` messages out.
+    OpenAiChat,
+    /// OpenAI Responses: `function_call` items in, `function_call_output` items out.
+    OpenAiResponses,
+    /// Anthropic Messages: `tool_use` blocks in, `tool_result` blocks out.
+    Anthropic,
+    /// Google Gemini (`generateContent`): `functionCall` parts in, `functionResponse` parts out.
+    Gemini,
+}
+
+impl Provider {
+    /// The export whose tool names and tool-result shapes this provider takes.
+    pub(crate) fn export(self) -> Export {
+        match self {
+            Provider::OpenAiChat => Export::OpenAiChat { strict: false },
+            Provider::OpenAiResponses => Export::OpenAiResponses { strict: false },
+            Provider::Anthropic => Export::Anthropic,
+            Provider::Gemini => Export::Gemini,
+        }
+    }
+
+    /// The provider's name, as errors show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat => "OpenAI Chat Completions",
+            Provider::OpenAiResponses => "OpenAI Responses",
+            Provider::Anthropic => "Anthropic Messages",
+            Provider::Gemini => "Gemini",
+        }
+    }
+}
+
+/// One tool call a model made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The id that pairs the call with its answer (`tool_call_id`, `call_id`, `tool_use_id`,
+    /// Gemini's `functionCall.id`; empty when Gemini sent none).
+    pub id: String,
+    /// The name the model called: a provider-safe tool name
+    /// ([`ToolRegistry::provider_name`](crate::ToolRegistry::provider_name)).
+    pub name: String,
+    /// The arguments, or why they cannot be used (not JSON, not an object, over a bound, never
+    /// completed in a stream). A call whose arguments cannot be used is answered as
+    /// `input_invalid` without running.
+    pub arguments: Result<Value, String>,
+}
+
+/// A model's turn as read from its provider's response: its calls, and the turn itself as it
+/// must be sent back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelTurn {
+    /// Whose response it is.
+    pub provider: Provider,
+    /// The model's turn as the next request must carry it, before the answers: the assistant
+    /// message (OpenAI Chat, Anthropic), the output items (OpenAI Responses) or the model
+    /// content (Gemini), verbatim but for null fields: Gemini's `thoughtSignature`s and
+    /// Anthropic's signed thinking blocks must go back as they came.
+    pub assistant: Vec<Value>,
+    /// The calls, in the order the model made them.
+    pub calls: Vec<ToolCall>,
+}
+
+impl ModelTurn {
+    /// Reads `response`: the provider's whole response, or the part of it that holds the calls
+    /// (the assistant message, the output items, the content blocks, the model content).
+    ///
+    /// # Errors
+    ///
+    /// A [`ResponseError`] naming where `response` is not the provider's shape. A call whose
+    /// arguments are wrong is not an error here: it is answered (see [`ToolCall::arguments`]).
+    pub fn read(
+        provider: Provider,
+        response: &Value,
+        options: &DispatchOptions,
+    ) -> Result<ModelTurn, ResponseError> {
+        read::turn(provider, response, options)
+    }
+}
+
+/// How a turn's calls are run.
+#[derive(Clone, Debug)]
+pub struct DispatchOptions {
+    /// How many calls run at once (at least 1; 8 by default).
+    pub max_concurrency: usize,
+    /// How many calls of one turn run (128 by default); the rest are answered `rate_limited`
+    /// without running.
+    pub max_calls: usize,
+    /// The longest arguments text read (OpenAI sends arguments as a JSON string; 1 MiB by
+    /// default). Longer arguments are answered `input_invalid`.
+    pub max_argument_bytes: usize,
+    /// The deepest arguments read (64 levels by default), whatever the provider.
+    pub max_argument_depth: usize,
+    /// The options of every call (a run id, context, an approver, cancellation, the caller);
+    /// each call gets its own content collector.
+    pub call: CallOptions,
+}
+
+impl Default for DispatchOptions {
+    fn default() -> Self {
+        DispatchOptions {
+            max_concurrency: 8,
+            max_calls: 128,
+            max_argument_bytes: 1 << 20,
+            max_argument_depth: 64,
+            call: CallOptions::default(),
+        }
+    }
+}
+
+/// A turn's calls, answered.
+#[derive(Debug)]
+pub struct Dispatched {
+    /// Whose turn it was.
+    pub provider: Provider,
+    /// Each call and its answer, in the order the model made them.
+    pub results: Vec<CallResult>,
+}
+
+/// One call and its answer.
+#[derive(Debug)]
+pub struct CallResult {
+    /// The call as the model made it.
+    pub call: ToolCall,
+    /// The registry's tool it named (`None` when it names none).
+    pub tool_id: Option<String>,
+    /// The tool's output, or why the call failed (or was not run).
+    pub outcome: Result<Value, ToolError>,
+    /// The answer in the provider's shape: a `tool` message, a `function_call_output` item, a
+    /// `tool_result` block or a `functionResponse` part.
+    pub answer: Value,
+}
+
+impl Dispatched {
+    /// The answers, one per call, in order.
+    pub fn answers(&self) -> Vec<Value> {
+        self.results.iter().map(|r| r.answer.clone()).collect()
+    }
+
+    /// What to send after the model's turn ([`ModelTurn::assistant`]): the `tool` messages
+    /// (OpenAI Chat), the `function_call_output` items (OpenAI Responses), one user message of
+    /// `tool_result` blocks (Anthropic), one `user` content of `functionResponse` parts
+    /// (Gemini). Empty when the model made no call.
+    pub fn next_turn(&self) -> Vec<Value> {
+        write::next_turn(self.provider, self.answers())
+    }
+}
+
+/// Where a provider response is not that provider's shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseError {
+    /// Whose response was read.
+    pub provider: Provider,
+    /// A JSON pointer to the place (`/choices/0/message/tool_calls/2/id`).
+    pub pointer: String,
+    /// What is wrong there.
+    pub reason: String,
+}
+
+impl fmt::Display for ResponseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "not a {} response: at `{}`, {}",
+            self.provider.name(),
+            self.pointer,
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for ResponseError {}

@@ -1,0 +1,698 @@
+//! The model round trip (`agentio_tools::dispatch`): a provider's tool calls in, validated
+//! results out, for OpenAI Chat and Responses, Anthropic and Gemini; streamed calls; hostile
+//! responses. (The providers' own SDKs judge the same shapes in `.ci/run`:
+//! `tests/python/test_provider_round_trip.py`.)
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agentio_core::{AgentInput, AgentOutput};
+use agentio_tests::provider_fixture::registry;
+use agentio_tools::dispatch::{
+    DispatchOptions, Dispatched, MAX_STREAM_BYTES, ModelTurn, Provider, StreamedTurn,
+};
+use agentio_tools::{ToolError, ToolRegistry, tool};
+use serde_json::{Value, json};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn dispatch(provider: Provider, response: &Value) -> Dispatched {
+    runtime()
+        .block_on(registry().dispatch(provider, response, &DispatchOptions::default()))
+        .unwrap()
+}
+
+fn codes(done: &Dispatched) -> Vec<Option<String>> {
+    done.results
+        .iter()
+        .map(|r| {
+            r.outcome
+                .as_ref()
+                .err()
+                .map(|e| e.code().as_str().to_owned())
+        })
+        .collect()
+}
+
+fn error_in(text: &Value) -> Value {
+    serde_json::from_str::<Value>(text.as_str().unwrap()).unwrap()["error"].clone()
+}
+
+fn chat_call(id: &str, name: &str, arguments: &str) -> Value {
+    json!({ "id": id, "type": "function", "function": { "name": name, "arguments": arguments } })
+}
+
+fn chat_completion(calls: Vec<Value>) -> Value {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{ "index": 0, "finish_reason": "tool_calls",
+                      "message": { "role": "assistant", "content": null, "tool_calls": calls } }]
+    })
+}
+
+#[test]
+fn openai_chat_calls_are_answered_in_order_each_paired_by_its_id() {
+    let response = chat_completion(vec![
+        chat_call("call_a", "weather_forecast", r#"{"city":"Oslo"}"#),
+        chat_call("call_b", "math_add", r#"{"a":2,"b":"three"}"#),
+        chat_call("call_c", "math_lookup", "{}"),
+        chat_call("call_d", "notes_delete", r#"{"id":"n1"}"#),
+        chat_call("call_e", "slow_wait", ""),
+        chat_call("call_f", "math_add", r#"{"a":2"#),
+        chat_call("call_g", "math_add", "[1,2]"),
+    ]);
+    let done = dispatch(Provider::OpenAiChat, &response);
+    let ids: Vec<&str> = done.results.iter().map(|r| r.call.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "call_a", "call_b", "call_c", "call_d", "call_e", "call_f", "call_g"
+        ]
+    );
+    assert_eq!(
+        codes(&done),
+        [
+            None,
+            Some("input_invalid".into()),
+            Some("not_found".into()),
+            Some("approval_denied".into()),
+            Some("timeout".into()),
+            Some("input_invalid".into()),
+            Some("input_invalid".into()),
+        ]
+    );
+    let answers = done.answers();
+    assert_eq!(
+        answers[0],
+        json!({ "role": "tool", "tool_call_id": "call_a", "content": r#"{"summary":"sunny in Oslo"}"# })
+    );
+    // The model reads where it went wrong.
+    let invalid = error_in(&answers[1]["content"]);
+    assert_eq!(invalid["cause"]["violations"][0]["pointer"], "/b");
+    let unknown = error_in(&answers[2]["content"]);
+    assert!(
+        unknown["message"]
+            .as_str()
+            .unwrap()
+            .contains("no tool named `math_lookup`; the tools (OpenAI Chat Completions) are:"),
+        "{unknown}"
+    );
+    assert!(unknown["message"].as_str().unwrap().contains("math_add"));
+    assert!(
+        error_in(&answers[5]["content"])["message"]
+            .as_str()
+            .unwrap()
+            .contains("not JSON")
+    );
+    assert!(
+        error_in(&answers[6]["content"])["message"]
+            .as_str()
+            .unwrap()
+            .contains("must be a JSON object, not an array")
+    );
+    assert_eq!(error_in(&answers[4]["content"])["code"], "timeout");
+    // The tool ids found, and none for the unknown name.
+    assert_eq!(done.results[0].tool_id.as_deref(), Some("weather.forecast"));
+    assert_eq!(done.results[2].tool_id, None);
+    // OpenAI's next turn is the tool messages themselves.
+    assert_eq!(done.next_turn(), answers);
+}
+
+#[test]
+fn the_model_turn_goes_back_as_it_came_but_for_nulls() {
+    let options = DispatchOptions::default();
+    let response = chat_completion(vec![chat_call("call_a", "math_add", r#"{"a":1,"b":2}"#)]);
+    let turn = ModelTurn::read(Provider::OpenAiChat, &response, &options).unwrap();
+    assert_eq!(
+        turn.assistant,
+        [
+            json!({ "role": "assistant", "tool_calls": [chat_call("call_a", "math_add", r#"{"a":1,"b":2}"#)] })
+        ]
+    );
+    // The message alone reads the same.
+    let message = response["choices"][0]["message"].clone();
+    assert_eq!(
+        ModelTurn::read(Provider::OpenAiChat, &message, &options).unwrap(),
+        turn
+    );
+
+    // Gemini: the thought signatures stay on their parts, in snake_case or camelCase.
+    let response = json!({ "candidates": [{ "content": { "role": "model", "parts": [
+        { "text": "hmm", "thought": true, "thoughtSignature": "dA==" },
+        { "functionCall": { "id": "fc_1", "name": "math_add", "args": { "a": 1, "b": 2 } }, "thought_signature": "cw==" },
+        { "function_call": { "name": "weather_forecast", "args": { "city": "Oslo" } } }
+    ] }, "finishReason": "STOP" }] });
+    let turn = ModelTurn::read(Provider::Gemini, &response, &options).unwrap();
+    assert_eq!(turn.assistant[0], response["candidates"][0]["content"]);
+    assert_eq!(turn.calls[0].id, "fc_1");
+    assert_eq!(turn.calls[1].id, "");
+    assert_eq!(turn.calls[1].arguments, Ok(json!({ "city": "Oslo" })));
+}
+
+#[test]
+fn responses_anthropic_and_gemini_answers_take_each_providers_shape() {
+    let responses = json!({ "output": [
+        { "type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e" },
+        { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "math_add", "arguments": "{\"a\":1,\"b\":2}", "status": "completed" },
+        { "type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "chart_draw", "arguments": "{}" }
+    ] });
+    let done = dispatch(Provider::OpenAiResponses, &responses);
+    let answers = done.answers();
+    assert_eq!(
+        answers[0],
+        json!({ "type": "function_call_output", "call_id": "call_1", "output": r#"{"sum":3}"# })
+    );
+    assert_eq!(
+        answers[1]["output"],
+        json!([
+            { "type": "input_text", "text": "the chart:" },
+            { "type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=" }
+        ])
+    );
+
+    let anthropic = json!({ "role": "assistant", "content": [
+        { "type": "tool_use", "id": "toolu_1", "name": "chart_report", "input": {} },
+        { "type": "tool_use", "id": "toolu_2", "name": "math_add", "input": { "a": "x", "b": 1 } }
+    ] });
+    let done = dispatch(Provider::Anthropic, &anthropic);
+    let next = done.next_turn();
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0]["role"], "user");
+    let blocks = &next[0]["content"];
+    assert_eq!(blocks[0]["is_error"], false);
+    assert_eq!(
+        blocks[0]["content"][0],
+        json!({ "type": "text", "text": r#"{"summary":"see the chart"}"# })
+    );
+    assert_eq!(blocks[0]["content"][1]["type"], "image");
+    assert_eq!(blocks[1]["is_error"], true);
+    assert_eq!(blocks[1]["tool_use_id"], "toolu_2");
+
+    let gemini = json!({ "candidates": [{ "content": { "role": "model", "parts": [
+        { "functionCall": { "id": "fc_1", "name": "math_add", "args": { "a": 1, "b": 2 } } },
+        { "functionCall": { "name": "notes_delete", "args": { "id": "n" } } }
+    ] } }] });
+    let done = dispatch(Provider::Gemini, &gemini);
+    let next = done.next_turn();
+    assert_eq!(
+        next,
+        [json!({ "role": "user", "parts": [
+            { "functionResponse": { "id": "fc_1", "name": "math_add", "response": { "output": { "sum": 3 } } } },
+            { "functionResponse": { "name": "notes_delete", "response": { "error": {
+                "code": "approval_denied",
+                "message": done.results[1].outcome.as_ref().unwrap_err().message(),
+                "retryable": false
+            } } } }
+        ] })]
+    );
+
+    // OpenAI Chat takes no image in a tool message: the call ran, its answer says so.
+    let done = dispatch(
+        Provider::OpenAiChat,
+        &chat_completion(vec![chat_call("call_c", "chart_draw", "{}")]),
+    );
+    let error = error_in(&done.answers()[0]["content"]);
+    assert_eq!(error["code"], "output_invalid");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with("`chart_draw` ran, but its result cannot be given to OpenAI Chat Completions: content /1"), "{message}");
+}
+
+#[test]
+fn a_turn_without_calls_has_no_next_turn() {
+    let done = dispatch(
+        Provider::Anthropic,
+        &json!({ "content": [{ "type": "text", "text": "Done." }] }),
+    );
+    assert!(done.results.is_empty());
+    assert!(done.next_turn().is_empty());
+}
+
+#[test]
+fn a_response_that_is_not_the_providers_shape_is_an_error_naming_where() {
+    let options = DispatchOptions::default();
+    let cases = [
+        (
+            Provider::OpenAiChat,
+            json!({ "choices": [] }),
+            "/",
+            "`choices` is empty",
+        ),
+        (
+            Provider::OpenAiChat,
+            json!({ "choices": [{}] }),
+            "/choices/0",
+            "`message` is missing",
+        ),
+        (
+            Provider::OpenAiChat,
+            json!({ "tool_calls": [{ "id": 7, "function": { "name": "x" } }] }),
+            "/tool_calls/0/id",
+            "expected a string",
+        ),
+        (
+            Provider::OpenAiChat,
+            json!({ "tool_calls": [{ "id": "a", "type": "weird" }] }),
+            "/tool_calls/0",
+            "type `weird`",
+        ),
+        (
+            Provider::OpenAiChat,
+            json!("text"),
+            "/",
+            "expected a chat completion",
+        ),
+        (
+            Provider::OpenAiResponses,
+            json!({ "output": [{ "type": "function_call", "name": "x" }] }),
+            "/output/0",
+            "`call_id` is missing",
+        ),
+        (
+            Provider::OpenAiResponses,
+            json!({ "id": "r" }),
+            "/",
+            "expected a response",
+        ),
+        (
+            Provider::Anthropic,
+            json!({ "content": [{ "type": "tool_use", "id": "t", "name": 3 }] }),
+            "/content/0/name",
+            "expected a string",
+        ),
+        (
+            Provider::Anthropic,
+            json!({ "content": {} }),
+            "/content",
+            "expected an array",
+        ),
+        (
+            Provider::Gemini,
+            json!({ "candidates": [] }),
+            "/",
+            "`candidates` is empty",
+        ),
+        (
+            Provider::Gemini,
+            json!({ "parts": [{ "functionCall": { "args": {} } }] }),
+            "/parts/0/functionCall",
+            "`name` is missing",
+        ),
+        (
+            Provider::Gemini,
+            json!({ "candidates": [{ "content": { "parts": "x" } }] }),
+            "/candidates/0/content/parts",
+            "expected an array",
+        ),
+    ];
+    for (provider, response, pointer, reason) in cases {
+        let error = ModelTurn::read(provider, &response, &options).unwrap_err();
+        assert_eq!(error.pointer, pointer, "{response}: {error}");
+        assert!(error.reason.contains(reason), "{response}: {error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("not a {} response", provider.name()))
+        );
+    }
+}
+
+/// A tool that counts how many of its calls run at once.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+static MOST: AtomicUsize = AtomicUsize::new(0);
+
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput)]
+struct Tick {
+    n: u32,
+}
+
+/// Takes a little while.
+#[tool(id = "test.tick")]
+async fn tick(t: Tick) -> Result<Tick, ToolError> {
+    let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+    MOST.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    RUNNING.fetch_sub(1, Ordering::SeqCst);
+    Ok(t)
+}
+
+#[test]
+fn calls_run_concurrently_within_the_bound_and_past_max_calls_are_answered_unrun() {
+    let mut registry = ToolRegistry::new();
+    registry.register(TickTool).unwrap();
+    let calls: Vec<Value> = (0..10)
+        .map(|n| json!({ "type": "tool_use", "id": format!("t{n}"), "name": "test_tick", "input": { "n": n } }))
+        .collect();
+    let options = DispatchOptions {
+        max_concurrency: 3,
+        max_calls: 8,
+        ..DispatchOptions::default()
+    };
+    let done = runtime()
+        .block_on(registry.dispatch(Provider::Anthropic, &json!({ "content": calls }), &options))
+        .unwrap();
+    assert_eq!(MOST.load(Ordering::SeqCst), 3, "three at once, never more");
+    let outputs: Vec<Value> = done
+        .results
+        .iter()
+        .take(8)
+        .map(|r| r.outcome.as_ref().unwrap()["n"].clone())
+        .collect();
+    assert_eq!(outputs, (0..8).map(|n| json!(n)).collect::<Vec<_>>());
+    for (n, result) in done.results.iter().enumerate().skip(8) {
+        let error = result.outcome.as_ref().unwrap_err();
+        assert_eq!(error.code().as_str(), "rate_limited");
+        assert!(error.is_retryable());
+        assert!(
+            error
+                .message()
+                .contains(&format!("at most 8 tool calls; this one (call {})", n + 1)),
+            "{error}"
+        );
+        assert_eq!(result.answer["tool_use_id"], format!("t{n}"));
+    }
+}
+
+#[test]
+fn arguments_over_the_bounds_are_answered_not_run() {
+    let options = DispatchOptions {
+        max_argument_bytes: 64,
+        max_argument_depth: 4,
+        ..DispatchOptions::default()
+    };
+    let at_limit = format!(r#"{{"city":"{}"}}"#, "x".repeat(64 - 11));
+    assert_eq!(at_limit.len(), 64);
+    let over = format!(r#"{{"city":"{}"}}"#, "x".repeat(64 - 10));
+    // Four levels of objects are taken, five refused.
+    let deep = json!({ "city": { "a": { "b": { "c": { "d": 1 } } } } }).to_string();
+    let deep_enough = json!({ "city": { "a": { "b": { "c": 1 } } } }).to_string();
+    let response = chat_completion(vec![
+        chat_call("ok", "weather_forecast", &at_limit),
+        chat_call("long", "weather_forecast", &over),
+        chat_call("deep", "weather_forecast", &deep),
+        chat_call("deep-enough", "weather_forecast", &deep_enough),
+    ]);
+    let turn = ModelTurn::read(Provider::OpenAiChat, &response, &options).unwrap();
+    assert!(turn.calls[0].arguments.is_ok());
+    assert_eq!(
+        turn.calls[1].arguments,
+        Err("the arguments are 65 bytes, over the limit of 64".into())
+    );
+    assert!(
+        turn.calls[2]
+            .arguments
+            .as_ref()
+            .unwrap_err()
+            .contains("nest deeper than 4 levels"),
+        "{:?}",
+        turn.calls[2].arguments
+    );
+    assert!(
+        turn.calls[3].arguments.is_ok(),
+        "{:?}",
+        turn.calls[3].arguments
+    );
+    let done = runtime().block_on(registry().answer(turn, &options));
+    assert_eq!(
+        codes(&done)[1..3],
+        [Some("input_invalid".into()), Some("input_invalid".into())]
+    );
+}
+
+#[test]
+fn a_streamed_openai_call_split_into_one_character_deltas_is_whole() {
+    let arguments = r#"{"city": "Bergen"}"#;
+    let mut stream = StreamedTurn::new(Provider::OpenAiChat);
+    let chunk = |delta: Value, finish: Value| json!({ "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] });
+    stream
+        .push(&chunk(
+            json!({ "role": "assistant", "content": "On " }),
+            Value::Null,
+        ))
+        .unwrap();
+    stream
+        .push(&chunk(json!({ "content": "it." }), Value::Null))
+        .unwrap();
+    stream
+        .push(&chunk(
+            json!({ "tool_calls": [{ "index": 0, "id": "call_1", "type": "function", "function": { "name": "weather_", "arguments": "" } }] }),
+            Value::Null,
+        ))
+        .unwrap();
+    stream
+        .push(&chunk(
+            json!({ "tool_calls": [{ "index": 0, "function": { "name": "forecast" } }] }),
+            Value::Null,
+        ))
+        .unwrap();
+    for c in arguments.chars() {
+        let piece =
+            json!({ "tool_calls": [{ "index": 0, "function": { "arguments": c.to_string() } }] });
+        stream.push(&chunk(piece, Value::Null)).unwrap();
+    }
+    // Another choice's deltas are not this turn's.
+    stream
+        .push(&json!({ "choices": [{ "index": 1, "delta": { "tool_calls": [{ "index": 0, "id": "other" }] } }] }))
+        .unwrap();
+    stream.push(&chunk(json!({}), json!("tool_calls"))).unwrap();
+    // A usage chunk at the end has no choices.
+    stream.push(&json!({ "choices": [], "usage": {} })).unwrap();
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert_eq!(turn.calls.len(), 1);
+    assert_eq!(turn.calls[0].id, "call_1");
+    assert_eq!(turn.calls[0].name, "weather_forecast");
+    assert_eq!(turn.calls[0].arguments, Ok(json!({ "city": "Bergen" })));
+    assert_eq!(
+        turn.assistant[0],
+        json!({ "role": "assistant", "content": "On it.", "tool_calls": [chat_call("call_1", "weather_forecast", arguments)] })
+    );
+    let done = runtime().block_on(registry().answer(turn, &DispatchOptions::default()));
+    assert_eq!(
+        done.answers()[0]["content"],
+        r#"{"summary":"sunny in Bergen"}"#
+    );
+}
+
+#[test]
+fn a_stream_cut_short_refuses_its_calls_instead_of_running_half_of_them() {
+    // OpenAI: complete-looking arguments, but the model never finished.
+    let mut stream = StreamedTurn::new(Provider::OpenAiChat);
+    stream
+        .push(&json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [{ "index": 0, "id": "c", "function": { "name": "notes_delete", "arguments": "{\"id\":\"n1\"}" } }] } }] }))
+        .unwrap();
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    let refused = turn.calls[0].arguments.as_ref().unwrap_err();
+    assert!(
+        refused.contains("the stream ended before the model finished its turn"),
+        "{refused}"
+    );
+
+    // Anthropic: a block that never stopped, and one whose JSON never closed.
+    let mut stream = StreamedTurn::new(Provider::Anthropic);
+    for event in [
+        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "tool_use", "id": "a", "name": "math_add", "input": {} } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": "{\"a\": 1, \"b\": 2}" } }),
+        json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "tool_use", "id": "b", "name": "math_add", "input": {} } }),
+        json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": "{\"a\": 1, " } }),
+        json!({ "type": "content_block_stop", "index": 1 }),
+        json!({ "type": "message_stop" }),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert!(
+        turn.calls[0]
+            .arguments
+            .as_ref()
+            .unwrap_err()
+            .contains("the block never stopped")
+    );
+    assert!(
+        turn.calls[1]
+            .arguments
+            .as_ref()
+            .unwrap_err()
+            .contains("not complete JSON")
+    );
+    // Echoed with an empty input (its tool_result must still pair with it).
+    assert_eq!(turn.assistant[0]["content"][1]["input"], json!({}));
+    let done = runtime().block_on(registry().answer(turn, &DispatchOptions::default()));
+    assert_eq!(
+        codes(&done),
+        [Some("input_invalid".into()), Some("input_invalid".into())]
+    );
+
+    // Responses: an item whose arguments streamed but never finished.
+    let mut stream = StreamedTurn::new(Provider::OpenAiResponses);
+    for event in [
+        json!({ "type": "response.output_item.added", "output_index": 0, "item": { "type": "function_call", "id": "fc", "call_id": "c", "name": "math_add", "arguments": "" } }),
+        json!({ "type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{\"a\":1,\"b\":2}" }),
+        json!({ "type": "response.completed", "response": {} }),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert!(
+        turn.calls[0]
+            .arguments
+            .as_ref()
+            .unwrap_err()
+            .contains("never completed")
+    );
+
+    // Gemini: no finish reason.
+    let mut stream = StreamedTurn::new(Provider::Gemini);
+    stream
+        .push(&json!({ "candidates": [{ "content": { "role": "model", "parts": [{ "functionCall": { "name": "math_add", "args": { "a": 1, "b": 2 } } }] } }] }))
+        .unwrap();
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert!(turn.calls[0].arguments.is_err());
+}
+
+#[test]
+fn streamed_anthropic_and_gemini_turns_keep_text_thinking_and_signatures() {
+    let mut stream = StreamedTurn::new(Provider::Anthropic);
+    for event in [
+        json!({ "type": "message_start", "message": { "role": "assistant", "content": [] } }),
+        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "thinking", "thinking": "", "signature": "" } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "thinking_delta", "thinking": "Add " } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "thinking_delta", "thinking": "them." } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "signature_delta", "signature": "c2ln" } }),
+        json!({ "type": "content_block_stop", "index": 0 }),
+        json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "tool_use", "id": "t", "name": "math_add", "input": {} } }),
+        json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": "{\"a\": 40," } }),
+        json!({ "type": "content_block_delta", "index": 1, "delta": { "type": "input_json_delta", "partial_json": " \"b\": 2}" } }),
+        json!({ "type": "content_block_stop", "index": 1 }),
+        json!({ "type": "ping" }),
+        json!({ "type": "message_stop" }),
+    ] {
+        stream.push(&event).unwrap();
+    }
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert_eq!(
+        turn.assistant[0]["content"],
+        json!([
+            { "type": "thinking", "thinking": "Add them.", "signature": "c2ln" },
+            { "type": "tool_use", "id": "t", "name": "math_add", "input": { "a": 40, "b": 2 } }
+        ])
+    );
+
+    let mut stream = StreamedTurn::new(Provider::Gemini);
+    for chunk in [
+        json!({ "candidates": [{ "content": { "role": "model", "parts": [{ "text": "Adding" }] } }] }),
+        json!({ "usageMetadata": { "totalTokenCount": 3 } }),
+        json!({ "candidates": [{ "content": { "role": "model", "parts": [
+            { "functionCall": { "id": "f", "name": "math_add", "args": { "a": 1, "b": 2 } }, "thoughtSignature": "cw==" }
+        ] }, "finishReason": "STOP" }] }),
+    ] {
+        stream.push(&chunk).unwrap();
+    }
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert_eq!(turn.assistant[0]["parts"][1]["thoughtSignature"], "cw==");
+    assert_eq!(turn.calls[0].arguments, Ok(json!({ "a": 1, "b": 2 })));
+}
+
+#[test]
+fn a_hostile_stream_is_refused_naming_the_event() {
+    // An error event.
+    let mut stream = StreamedTurn::new(Provider::Anthropic);
+    let error = stream
+        .push(&json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } }))
+        .unwrap_err();
+    assert_eq!(
+        error.reason,
+        "event 1: the stream reported an error: Overloaded"
+    );
+    // A delta for a block that never started, and an index that is not one.
+    let mut stream = StreamedTurn::new(Provider::Anthropic);
+    let error = stream
+        .push(&json!({ "type": "content_block_delta", "index": 5, "delta": { "type": "text_delta", "text": "x" } }))
+        .unwrap_err();
+    assert!(
+        error
+            .reason
+            .contains("a delta for a block that never started"),
+        "{error}"
+    );
+    let mut stream = StreamedTurn::new(Provider::OpenAiChat);
+    let error = stream
+        .push(&json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [{ "index": -1, "id": "x" }] } }] }))
+        .unwrap_err();
+    assert_eq!(error.pointer, "/choices/0/delta/tool_calls/0/index");
+    // More text than the bound.
+    let mut stream = StreamedTurn::new(Provider::OpenAiChat);
+    let piece = "x".repeat(1 << 20);
+    let mut refused = None;
+    for n in 0..20 {
+        let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": piece } }] });
+        if let Err(error) = stream.push(&chunk) {
+            refused = Some((n, error));
+            break;
+        }
+    }
+    let (n, error) = refused.expect("refused past the bound");
+    assert_eq!(
+        n,
+        MAX_STREAM_BYTES >> 20,
+        "refused at the first chunk past 16 MiB"
+    );
+    assert!(error.reason.contains("passes 16777216 bytes"), "{error}");
+    // A call that never got an id cannot be answered: the turn is refused.
+    let mut stream = StreamedTurn::new(Provider::OpenAiChat);
+    stream
+        .push(&json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [{ "index": 0, "function": { "name": "math_add" } }] }, "finish_reason": "tool_calls" }] }))
+        .unwrap();
+    let error = stream.finish(&DispatchOptions::default()).unwrap_err();
+    assert_eq!(error.pointer, "/tool_calls/0");
+    assert!(error.reason.contains("never got an id"));
+}
+
+#[test]
+fn a_thousand_calls_are_bounded_answered_and_none_is_lost() {
+    let content: Vec<Value> = (0..1000)
+        .map(|n| json!({ "type": "tool_use", "id": format!("toolu_{n}"), "name": "math_add", "input": { "a": n, "b": 1 } }))
+        .collect();
+    let done = dispatch(Provider::Anthropic, &json!({ "content": content }));
+    assert_eq!(done.results.len(), 1000);
+    let next = done.next_turn();
+    let answers = next[0]["content"].as_array().unwrap();
+    assert_eq!(answers.len(), 1000);
+    for (n, answer) in answers.iter().enumerate() {
+        assert_eq!(answer["tool_use_id"], format!("toolu_{n}"));
+        if n < 128 {
+            assert_eq!(
+                answer["content"][0]["text"],
+                format!(r#"{{"sum":{}}}"#, n + 1)
+            );
+        } else {
+            assert_eq!(answer["is_error"], true);
+            assert_eq!(error_in(&answer["content"])["code"], "rate_limited");
+        }
+    }
+    // A call's arguments nested past serde_json's own limit are not JSON to it: answered.
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let done = dispatch(
+        Provider::OpenAiChat,
+        &chat_completion(vec![chat_call("d", "math_add", &deep)]),
+    );
+    assert_eq!(codes(&done), [Some("input_invalid".into())]);
+    // Huge argument text is refused before it is parsed.
+    let huge = format!(r#"{{"a":1,"b":1,"pad":"{}"}}"#, "x".repeat(2 << 20));
+    let done = dispatch(
+        Provider::OpenAiChat,
+        &chat_completion(vec![chat_call("h", "math_add", &huge)]),
+    );
+    let error = error_in(&done.answers()[0]["content"]);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the limit of 1048576"),
+        "{error}"
+    );
+}
