@@ -1,12 +1,12 @@
-//! The client's side of a server's questions: [`Connect`] (how an [`McpClient`] connects and who
-//! answers for it) and the input-required rounds of a `tools/call`.
+//! The client's side of a server's questions: the host's handler as the client's service, and
+//! the input-required rounds of a `tools/call`.
 //!
 //! A server may ask its client things in the middle of a call: to sample the client's model
 //! (`sampling/createMessage`), to ask the user (`elicitation/create`), to list its roots. Under
 //! MCP 2025-11-25 it sends those as requests of its own; under 2026-07-28 it answers the call with
 //! an `input_required` result carrying the questions and an opaque request state, and the client
 //! calls again with the answers and the state (SEP-2322). Either way the answers come from one
-//! place: an rmcp [`ClientHandler`] the host gives [`Connect::handler`] — the same trait an rmcp
+//! place: an rmcp [`ClientHandler`] the host gives [`Connect::handler`](crate::Connect::handler) — the same trait an rmcp
 //! client implements, composed rather than rewritten. Its [`ClientHandler::get_info`] declares
 //! the capabilities the client announces; without a handler the client declares none and
 //! answers every question with rmcp's "method not found", so a server that asks anyway gets a
@@ -24,12 +24,7 @@ use rmcp::model::{
 use rmcp::service::{
     DynService, NotificationContext, RequestContext, Service, ServiceError, ServiceExt,
 };
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ClientLifecycleMode, Peer, RoleClient};
-
-use crate::client::{ClientError, DEFAULT_REQUEST_TIMEOUT, McpClient, clipped};
+use rmcp::{ClientHandler, Peer, RoleClient};
 
 /// How many `input_required` answers one call follows before it is refused (rmcp's own cap).
 pub const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
@@ -45,7 +40,7 @@ pub const MAX_INPUT_REQUESTS: usize = 32;
 pub(crate) struct Answerer(Arc<dyn DynService<RoleClient>>);
 
 impl Answerer {
-    fn of<H: ClientHandler>(handler: H) -> Self {
+    pub(crate) fn of<H: ClientHandler>(handler: H) -> Self {
         Answerer(Arc::from(handler.into_dyn()))
     }
 }
@@ -73,202 +68,6 @@ impl Service<RoleClient> for Answerer {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         self.0.supported_protocol_versions()
-    }
-}
-
-/// How an [`McpClient`] connects: who answers the server's questions ([`Self::handler`]), which
-/// lifecycle it speaks ([`Self::lifecycle`]), then the transport ([`Self::http`],
-/// [`Self::http_with_token`], [`Self::http_authorized`] with the `oauth` feature,
-/// [`Self::spawn`], [`Self::io`]). [`McpClient::connect_http`] and its siblings are this with
-/// the defaults: no handler, rmcp's `Auto` lifecycle preferring 2026-07-28.
-///
-/// Here a client whose user accepts every question with the answer the server suggested:
-///
-/// ```
-/// use agentio_mcp::McpClient;
-/// use agentio_mcp::rmcp::model::{
-///     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-///     ElicitationCapability, ErrorData,
-/// };
-/// use agentio_mcp::rmcp::service::RequestContext;
-/// use agentio_mcp::rmcp::{ClientHandler, RoleClient};
-///
-/// struct AcceptAll;
-///
-/// impl ClientHandler for AcceptAll {
-///     fn get_info(&self) -> ClientConfig {
-///         let mut info = ClientConfig::default();
-///         info.capabilities.elicitation = Some(ElicitationCapability::default());
-///         info
-///     }
-///
-///     async fn create_elicitation(
-///         &self,
-///         _request: ElicitRequestParams,
-///         _context: RequestContext<RoleClient>,
-///     ) -> Result<ElicitResult, ErrorData> {
-///         Ok(ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::json!({})))
-///     }
-/// }
-///
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let client = McpClient::builder().handler(AcceptAll).http("http://127.0.0.1:8080/mcp").await?;
-/// # Ok(()) }
-/// ```
-///
-/// (A served example, with a tool asking and the handler answering under both protocol
-/// revisions, is `tests/tests/mcp_client_answers.rs`.)
-#[must_use = "a Connect does nothing until one of its transports is chosen"]
-pub struct Connect {
-    answerer: Answerer,
-    lifecycle: ClientLifecycleMode,
-}
-
-impl Default for Connect {
-    fn default() -> Self {
-        Connect {
-            answerer: Answerer::of(()),
-            lifecycle: ClientLifecycleMode::Auto {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                legacy_version: None,
-            },
-        }
-    }
-}
-
-impl std::fmt::Debug for Connect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connect")
-            .field(
-                "capabilities",
-                &Service::get_info(&self.answerer).capabilities,
-            )
-            .field("lifecycle", &self.lifecycle)
-            .finish()
-    }
-}
-
-impl Connect {
-    /// The rmcp [`ClientHandler`] that answers the server: its `get_info` is what the client
-    /// announces (capabilities, client info), its `create_message`, `create_elicitation` and
-    /// `list_roots` answer the server's questions under either protocol revision, and its
-    /// notification methods receive the server's logs and progress.
-    pub fn handler<H: ClientHandler>(mut self, handler: H) -> Self {
-        self.answerer = Answerer::of(handler);
-        self
-    }
-
-    /// The lifecycle: rmcp's `Auto` preferring 2026-07-28 by default (`server/discover`, falling
-    /// back to `initialize` with an older server), `Initialize` to speak only the handshake of
-    /// 2025-11-25 and earlier, `Discover` to require 2026-07-28.
-    pub fn lifecycle(mut self, lifecycle: ClientLifecycleMode) -> Self {
-        self.lifecycle = lifecycle;
-        self
-    }
-
-    /// Connects to a streamable HTTP endpoint (see [`McpClient::connect_http`]).
-    pub async fn http(self, url: &str) -> Result<McpClient, ClientError> {
-        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-        self.handshake(transport).await
-    }
-
-    /// Connects to a streamable HTTP endpoint, sending `token` as `Authorization: Bearer
-    /// <token>` on every request (see [`McpClient::connect_http_with_token`]).
-    pub async fn http_with_token(self, url: &str, token: &str) -> Result<McpClient, ClientError> {
-        let config =
-            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
-        self.handshake(StreamableHttpClientTransport::from_config(config))
-            .await
-    }
-
-    /// Connects to a streamable HTTP endpoint that is an OAuth protected resource, with the
-    /// tokens of rmcp's [`AuthorizationManager`](rmcp::transport::AuthorizationManager): the
-    /// manager an [`OAuthState`](rmcp::transport::auth::OAuthState) flow ends with (protected
-    /// resource and authorization server metadata discovered, the client registered or
-    /// pre-registered, the code exchanged with PKCE). Each request carries the manager's
-    /// current access token, refreshed when it expires.
-    ///
-    /// ```no_run
-    /// use agentio_mcp::McpClient;
-    /// use agentio_mcp::rmcp::transport::auth::{
-    ///     AuthorizationCallback, AuthorizationRequest, OAuthState,
-    /// };
-    ///
-    /// # async fn run(redirect_from_browser: String) -> Result<(), Box<dyn std::error::Error>> {
-    /// let url = "https://mcp.example.com/mcp";
-    /// let mut oauth = OAuthState::new(url, None).await?;
-    /// let request = AuthorizationRequest::new("http://localhost:3000/callback")
-    ///     .with_client_name("my-agent");
-    /// oauth.start_authorization(request).await?;
-    /// println!("open {}", oauth.get_authorization_url().await?);
-    /// // ... the user signs in; the browser lands on the redirect URI ...
-    /// let callback = AuthorizationCallback::from_redirect_url(&redirect_from_browser)?;
-    /// oauth
-    ///     .handle_callback_with_issuer(&callback.code, &callback.csrf_token, callback.issuer.as_deref())
-    ///     .await?;
-    /// let manager = oauth.into_authorization_manager().ok_or("not authorized")?;
-    /// let client = McpClient::builder().http_authorized(url, manager).await?;
-    /// # Ok(()) }
-    /// ```
-    #[cfg(feature = "oauth")]
-    pub async fn http_authorized(
-        self,
-        url: &str,
-        manager: rmcp::transport::AuthorizationManager,
-    ) -> Result<McpClient, ClientError> {
-        let client = rmcp::transport::AuthClient::new(reqwest::Client::default(), manager);
-        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        self.handshake(StreamableHttpClientTransport::with_client(client, config))
-            .await
-    }
-
-    /// Starts `command` as a child process and speaks MCP over its stdin and stdout (see
-    /// [`McpClient::spawn`]).
-    pub async fn spawn(self, command: tokio::process::Command) -> Result<McpClient, ClientError> {
-        let transport =
-            TokioChildProcess::new(command).map_err(|e| ClientError::Connect(e.to_string()))?;
-        self.handshake(transport).await
-    }
-
-    /// Speaks MCP over a byte stream pair (see [`McpClient::connect_io`]).
-    pub async fn io<R, W>(
-        self,
-        read: R,
-        write: W,
-        max_message_bytes: usize,
-    ) -> Result<McpClient, ClientError>
-    where
-        R: tokio::io::AsyncRead + Send + Unpin + 'static,
-        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
-    {
-        let transport: AsyncRwTransport<RoleClient, R, W> =
-            AsyncRwTransport::new(read, write).with_max_line_length(max_message_bytes);
-        self.handshake(transport).await
-    }
-
-    /// The handshake, bounded by the default request timeout: a server that never answers is a
-    /// timeout, not a hang.
-    async fn handshake<T, E, A>(self, transport: T) -> Result<McpClient, ClientError>
-    where
-        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        let answerer = self.answerer.clone();
-        let connected =
-            rmcp::ClientServiceExt::serve_with_lifecycle(self.answerer, transport, self.lifecycle);
-        match tokio::time::timeout(DEFAULT_REQUEST_TIMEOUT, connected).await {
-            Ok(Ok(service)) => Ok(McpClient::of(service, answerer)),
-            Ok(Err(e)) => Err(match e.auth_challenge() {
-                Some(challenge) => ClientError::Unauthorized {
-                    challenge: clipped(challenge.to_owned()),
-                },
-                None => ClientError::Connect(clipped(e.to_string())),
-            }),
-            Err(_) => Err(ClientError::Timeout {
-                request: "server/discover or initialize",
-                after: DEFAULT_REQUEST_TIMEOUT,
-            }),
-        }
     }
 }
 
@@ -400,4 +199,13 @@ impl std::fmt::Display for CallFailure {
             ),
         }
     }
+}
+
+/// The longest remote text (a message, a reason, an operator detail) kept whole.
+const MAX_REMOTE_TEXT: usize = 4_096;
+
+/// `text` clipped to [`MAX_REMOTE_TEXT`] bytes.
+pub(crate) fn clipped(mut text: String) -> String {
+    agentio_core::limits::clip(&mut text, MAX_REMOTE_TEXT);
+    text
 }

@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
 
-use crate::answer::{Answerer, CallFailure, Connect};
+use crate::answer::{Answerer, CallFailure, clipped};
 use serde_json::{Value, json};
 
 /// Why a connection or an import failed.
@@ -43,7 +43,7 @@ pub enum ClientError {
     /// accept) or 403 (a scope the token lacks). `challenge` is its `WWW-Authenticate` header
     /// (at most 4 KiB), which names where to authorize and for what scope: give it to rmcp's
     /// OAuth client (`AuthorizationRequest::with_challenge`), then connect again with
-    /// [`Connect::http_authorized`].
+    /// `Connect::http_authorized` (feature `oauth`).
     Unauthorized {
         /// The server's `WWW-Authenticate` header.
         challenge: String,
@@ -247,124 +247,6 @@ impl McpClient {
         McpClient { service, answerer }
     }
 
-    /// How to connect, when the defaults of [`Self::connect_http`] and its siblings are not
-    /// what the host wants: a handler that answers the server's questions (sampling,
-    /// elicitation, roots), another lifecycle, OAuth. See [`Connect`].
-    pub fn builder() -> Connect {
-        Connect::default()
-    }
-
-    /// Starts `command` as a child process and speaks MCP over its stdin and stdout.
-    ///
-    /// ```no_run
-    /// use agentio_mcp::McpClient;
-    /// use agentio_tools::ToolRegistry;
-    ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let mut command = tokio::process::Command::new("weather-mcp-server");
-    /// command.arg("--stdio");
-    /// let client = McpClient::spawn(command).await?;
-    /// let mut registry = ToolRegistry::new();
-    /// client.import_into(&mut registry, "weather").await?;
-    /// // ... calls through the registry ...
-    /// client.close().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn spawn(command: tokio::process::Command) -> Result<Self, ClientError> {
-        Self::builder().spawn(command).await
-    }
-
-    /// Speaks MCP over a byte stream pair (a socket, a pipe, an in-memory duplex), one JSON
-    /// message per line; a line longer than `max_message_bytes` is dropped unread (so a reply
-    /// that large never arrives, and its request times out).
-    ///
-    /// ```
-    /// use agentio_mcp::{ClientError, McpClient};
-    ///
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// // A "server" that closes at once: the handshake fails, named, instead of hanging.
-    /// let (ours, theirs) = tokio::io::duplex(1024);
-    /// drop(theirs);
-    /// let (read, write) = tokio::io::split(ours);
-    /// let err = McpClient::connect_io(read, write, 1 << 20).await.unwrap_err();
-    /// assert!(matches!(err, ClientError::Connect(_)), "{err}");
-    /// # });
-    /// ```
-    pub async fn connect_io<R, W>(
-        read: R,
-        write: W,
-        max_message_bytes: usize,
-    ) -> Result<Self, ClientError>
-    where
-        R: tokio::io::AsyncRead + Send + Unpin + 'static,
-        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
-    {
-        Self::builder().io(read, write, max_message_bytes).await
-    }
-
-    /// Connects to a streamable HTTP endpoint (`http://host:port/mcp`).
-    ///
-    /// Here against an agent-io server on a local port: its tool is imported, called through
-    /// the local registry (validated both ways on this side too), and the connection closed.
-    ///
-    /// ```
-    /// use agentio_mcp::{ImportOptions, McpClient, McpServer};
-    /// use agentio_tools::{ToolError, ToolRegistry, tool};
-    /// use serde_json::json;
-    ///
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
-    /// struct City { name: String }
-    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
-    /// struct Greeting { text: String }
-    ///
-    /// /// Greets a city.
-    /// #[tool(id = "greet")]
-    /// async fn greet(city: City) -> Result<Greeting, ToolError> {
-    ///     Ok(Greeting { text: format!("Hello, {}!", city.name) })
-    /// }
-    ///
-    /// tokio::runtime::Runtime::new()?.block_on(async {
-    ///     let mut served = ToolRegistry::new();
-    ///     served.register(GreetTool)?;
-    ///     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    ///     let url = format!("http://{}/mcp", listener.local_addr()?);
-    ///     tokio::spawn(McpServer::new(served)?.serve_http(listener));
-    ///
-    ///     let client = McpClient::connect_http(&url).await?;
-    ///     assert!(client.peer().peer_info().is_some(), "the server introduced itself");
-    ///     assert_eq!(client.list_tools().await?[0].name, "greet");
-    ///
-    ///     let mut registry = ToolRegistry::new();
-    ///     // Untrusted (the default): the server's own "read-only" claim lowers nothing.
-    ///     let mut untrusted = ToolRegistry::new();
-    ///     client.import_into(&mut untrusted, "remote").await?;
-    ///     let gated = untrusted.call("remote.greet", json!({ "name": "Oslo" })).await.unwrap_err();
-    ///     assert_eq!(gated.code().as_str(), "approval_denied");
-    ///     // Our own server, so the host trusts it, explicitly.
-    ///     let trusted = ImportOptions::default().trusted();
-    ///     let imported = client.import_into_with(&mut registry, "remote", &trusted).await?;
-    ///     assert_eq!(imported[0].tool_id, "remote.greet");
-    ///     let out = registry.call("remote.greet", json!({ "name": "Oslo" })).await?;
-    ///     assert_eq!(out, json!({ "text": "Hello, Oslo!" }));
-    ///     // The advertised input schema is enforced here, before anything is sent.
-    ///     let refused = registry.call("remote.greet", json!({ "name": 7 })).await.unwrap_err();
-    ///     assert_eq!(refused.code().as_str(), "input_invalid");
-    ///     client.close().await?;
-    ///     Ok::<(), Box<dyn std::error::Error>>(())
-    /// })?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
-        Self::builder().http(url).await
-    }
-
-    /// [`Self::connect_http`], sending `token` as `Authorization: Bearer <token>` on every
-    /// request, for a server that is an OAuth protected resource (the MCP authorization
-    /// spec). rmcp's transport bounds each reply (16 MiB of JSON, 16 MiB per SSE event).
-    pub async fn connect_http_with_token(url: &str, token: &str) -> Result<Self, ClientError> {
-        Self::builder().http_with_token(url, token).await
-    }
-
     /// The connection, for requests this type does not wrap (an example is on
     /// [`Self::connect_http`]).
     pub fn peer(&self) -> &Peer<RoleClient> {
@@ -373,7 +255,7 @@ impl McpClient {
 
     /// Calls the server's tool `params.name` as it is (no local validation: that is what
     /// [`Self::import_into`]'s tools add), following a 2026-07-28 server's `input_required`
-    /// answers through the [handler](Connect::handler): its questions answered, the call sent
+    /// answers through the [handler](crate::Connect::handler): its questions answered, the call sent
     /// again with the answers and the server's request state, at most
     /// [`MAX_INPUT_ROUNDS`](crate::MAX_INPUT_ROUNDS) rounds. A 2025-11-25 server's questions
     /// arrive as requests of its own and reach the same handler.
@@ -587,15 +469,6 @@ pub(crate) fn tool_id_for(namespace: &str, name: &str) -> Result<String, String>
             "the name maps to `{id}`, which is not a valid tool id (2 to 80 of a-z, 0-9, `.`, `-`, starting and ending with a letter or digit)"
         ))
     }
-}
-
-/// The longest remote text (a message, a reason, an operator detail) kept whole.
-const MAX_REMOTE_TEXT: usize = 4_096;
-
-/// `text` clipped to [`MAX_REMOTE_TEXT`] bytes.
-pub(crate) fn clipped(mut text: String) -> String {
-    agentio_core::limits::clip(&mut text, MAX_REMOTE_TEXT);
-    text
 }
 
 /// A remote name as we show it: control characters escaped, at most 128 bytes.

@@ -65,13 +65,15 @@ mod answer;
 pub mod auth;
 mod client;
 mod compose;
+mod connect;
 mod server;
 mod voice;
 
-pub use crate::answer::{Connect, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
+pub use crate::answer::{MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
 pub use crate::client::{
     ClientError, DEFAULT_REQUEST_TIMEOUT, ImportOptions, ImportedTool, McpClient, RefusedTool,
 };
+pub use crate::connect::Connect;
 pub use crate::server::{APPROVAL_INPUT_KEY, DEFAULT_PAGE_SIZE, McpServer, ServeError};
 /// The MCP SDK this crate is built on, for what it does not wrap.
 pub use rmcp;

@@ -7,6 +7,9 @@
 //! - [`ToolRegistry`]: calls tools by id and enforces their contracts at the boundary.
 //! - [`Export`]: the registry's tools as OpenAI, Anthropic, Gemini and MCP definitions, each
 //!   schema in its client's profile, with provider-safe names that map back.
+//! - [`dispatch`]: the model round trip: a provider's response in ([`dispatch::ModelTurn`],
+//!   or a stream through [`dispatch::StreamedTurn`]), every call run by
+//!   [`ToolRegistry::dispatch`], each answered in the provider's next-turn shape.
 //! - [`ToolManifest`]: TOOL.md files, rendered and parsed; [`check_manifest`] ties a Rust tool
 //!   to its checked-in TOOL.md; [`assert_examples`] runs a contract's examples.
 //!

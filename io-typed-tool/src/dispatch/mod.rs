@@ -1,7 +1,7 @@
 //! The model round trip: a provider's tool calls in, validated results out, in the shape that
 //! provider wants next turn.
 //!
-//! [`ToolRegistry::dispatch`] takes a model's response as its provider returned it (or the
+//! [`ToolRegistry::dispatch`](crate::ToolRegistry::dispatch) takes a model's response as its provider returned it (or the
 //! assistant message, output items or content parts inside it), finds the tool calls, runs
 //! each through the registry (its contract whole: validation both ways, approval, timeouts,
 //! retries, audit) and answers every call in that provider's next-turn shape:
