@@ -12,7 +12,6 @@
 //! answers every question with rmcp's "method not found", so a server that asks anyway gets a
 //! refusal at once, never a hang.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -64,10 +63,6 @@ impl Service<RoleClient> for Answerer {
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
         self.0.get_info()
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        self.0.supported_protocol_versions()
     }
 }
 

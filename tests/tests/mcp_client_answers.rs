@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use agentio_mcp::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, ErrorData, Implementation, InputRequest,
-    InputRequests, InputRequiredResult, ProtocolVersion, Request, SamplingCapability,
-    ServerCapabilities, ServerInfo,
+    ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, Implementation,
+    InputRequest, InputRequests, InputRequiredResult, ListRootsResult, ProtocolVersion, Request,
+    Root, SamplingCapability, ServerCapabilities, ServerInfo,
 };
 use agentio_mcp::rmcp::service::RequestContext;
 use agentio_mcp::rmcp::{
@@ -64,6 +64,14 @@ impl ClientHandler for Host {
             "content": { "type": "text", "text": "hi" }
         }))
         .unwrap())
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(ListRootsResult::new(vec![Root::new("file:///work")]))
     }
 }
 
@@ -175,9 +183,11 @@ fn without_a_handler_a_question_is_refused_at_once_naming_it() {
     });
 }
 
-/// A server that answers every call with `input_required`, as its tool's name says:
-/// `too-many` asks one question more than a client answers, `empty` asks an empty set of
-/// questions and keeps no state, `waiting` keeps only a state forever, `again` asks the same question forever.
+/// A server that answers calls with `input_required`, as its tool's name says: `too-many` asks
+/// one question more than a client answers, `most` as many as it answers (then completes with
+/// how many answers came back), `roots` asks for the client's roots (then completes with the
+/// answer), `empty` asks an empty set of questions and keeps no state, `waiting` keeps only a
+/// state forever, `again` asks the same question forever.
 #[derive(Clone, Default)]
 struct Lying {
     calls: Arc<AtomicUsize>,
@@ -214,7 +224,22 @@ impl ServerHandler for Lying {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(answers) = &request.input_responses {
+            let text = serde_json::to_string(answers).unwrap();
+            if matches!(request.name.as_ref(), "most" | "roots") {
+                let done = CallToolResult::success(vec![ContentBlock::text(text)]);
+                return Ok(CallToolResponse::Complete(done));
+            }
+        }
         let required = match request.name.as_ref() {
+            "most" => InputRequiredResult::new(Some(questions(MAX_INPUT_REQUESTS)), None),
+            "roots" => {
+                let mut asked = InputRequests::new();
+                let roots: InputRequest =
+                    serde_json::from_value(json!({ "method": "roots/list" })).unwrap();
+                asked.insert("roots".into(), roots);
+                InputRequiredResult::new(Some(asked), None)
+            }
             "too-many" => InputRequiredResult::new(Some(questions(MAX_INPUT_REQUESTS + 1)), None),
             "empty" => InputRequiredResult::new(Some(questions(0)), None),
             "waiting" => InputRequiredResult::new(None, Some("still working".into())),
@@ -253,6 +278,26 @@ fn a_server_that_lies_about_its_rounds_is_bounded_and_named() {
         assert_eq!(asked.load(Ordering::SeqCst), 0);
         assert_eq!(calls.swap(0, Ordering::SeqCst), 1);
 
+        // As many as it answers: each is put to the host, and every answer goes back.
+        let answered = client.call_tool(call("most")).await.unwrap();
+        let answers: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&answered.content[0].as_text().unwrap().text).unwrap();
+        assert_eq!(answers.len(), MAX_INPUT_REQUESTS);
+        assert_eq!(
+            answers["q0"],
+            json!({ "action": "accept", "content": { "sure": true } })
+        );
+        assert_eq!(asked.swap(0, Ordering::SeqCst), MAX_INPUT_REQUESTS);
+        assert_eq!(calls.swap(0, Ordering::SeqCst), 2);
+
+        // The client's roots, asked in a round.
+        let answered = client.call_tool(call("roots")).await.unwrap();
+        let answers: serde_json::Value =
+            serde_json::from_str(&answered.content[0].as_text().unwrap().text).unwrap();
+        assert_eq!(answers["roots"]["roots"][0]["uri"], "file:///work");
+        assert_eq!(asked.swap(0, Ordering::SeqCst), 1);
+        assert_eq!(calls.swap(0, Ordering::SeqCst), 2);
+
         // An empty set of questions and no state (rmcp's decoding already refuses a result
         // with neither field at all).
         let reason = refused("empty").await;
@@ -262,9 +307,18 @@ fn a_server_that_lies_about_its_rounds_is_bounded_and_named() {
         );
         assert_eq!(calls.swap(0, Ordering::SeqCst), 1);
 
-        // Forever is MAX_INPUT_ROUNDS calls, then a refusal naming the rounds.
+        // Forever is MAX_INPUT_ROUNDS calls, then a refusal naming the rounds. A round with
+        // state alone waits longer each time (50, 100, 200, then 250 ms): 2.1 s over ten.
         for tool in ["waiting", "again"] {
+            let started = std::time::Instant::now();
             let reason = refused(tool).await;
+            if tool == "waiting" {
+                assert!(
+                    started.elapsed() >= Duration::from_millis(2_100),
+                    "{:?}",
+                    started.elapsed()
+                );
+            }
             assert!(
                 reason.contains(&format!("after {MAX_INPUT_ROUNDS} rounds")),
                 "{tool}: {reason}"
