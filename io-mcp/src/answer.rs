@@ -17,8 +17,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, ErrorData, InputRequest,
-    InputRequiredResult, InputResponses, NumberOrString, ProtocolVersion, ServerNotification,
-    ServerRequest,
+    InputRequiredResult, InputResponses, NumberOrString, ServerNotification, ServerRequest,
 };
 use rmcp::service::{
     DynService, NotificationContext, RequestContext, Service, ServiceError, ServiceExt,
