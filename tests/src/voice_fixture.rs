@@ -4,12 +4,12 @@
 use agentio_core::{AgentInput, AgentOutput};
 use agentio_mcp::rmcp::model::{
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
-    Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use agentio_mcp::rmcp::service::RequestContext;
 use agentio_mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
 use agentio_tools::content::{Content, Contents};
-use agentio_tools::voice::{Elicited, LogLevel, SamplingRequest};
+use agentio_tools::voice::{Elicited, LogLevel, Questions, SamplingRequest};
 use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -107,6 +107,16 @@ pub async fn muse(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
     })
 }
 
+/// Asks for the client's roots.
+#[tool(id = "voice.roots")]
+pub async fn roots(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let answers = ctx.ask(&Questions::new().list_roots("roots")).await?;
+    let uris: Vec<String> = answers.roots("roots")?.into_iter().map(|r| r.uri).collect();
+    Ok(Said {
+        said: uris.join(" "),
+    })
+}
+
 /// Counts.
 #[tool(id = "voice.count")]
 pub async fn count(input: Counted) -> Result<Said, ToolError> {
@@ -141,6 +151,9 @@ pub fn add_to(registry: &mut ToolRegistry) {
     registry
         .register(CountTool)
         .expect("a voice tool registers");
+    registry
+        .register(RootsTool)
+        .expect("a voice tool registers");
 }
 
 /// An rmcp handler of one's own, with one resource.
@@ -148,8 +161,24 @@ pub struct Docs;
 
 impl ServerHandler for Docs {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
-            .with_instructions("Docs live at docs://.")
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities).with_instructions("Docs live at docs://.")
+    }
+
+    /// Of what a client listens for (2026-07-28 `subscriptions/listen`), only resource list
+    /// changes are served.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        (requested.resources_list_changed == Some(true)).then(|| {
+            SubscriptionFilter::builder()
+                .resources_list_changed()
+                .build()
+        })
     }
 
     async fn list_resources(

@@ -13,9 +13,9 @@ use agentio_tests::voice_fixture::{Docs, registry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, Implementation, LoggingLevel,
-    LoggingMessageNotificationParam, ReadResourceRequestParams, SamplingCapability,
-    SetLevelRequestParams,
+    ElicitationAction, ElicitationCapability, Implementation, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParam, ReadResourceRequestParams, RequestMetaObject, Root,
+    RootsCapabilities, SamplingCapability, SetLevelRequestParams, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 struct Client {
     answer: Option<Value>,
     samples: bool,
+    roots: bool,
     logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
     asked: Arc<Mutex<Vec<(String, Value)>>>,
 }
@@ -39,6 +40,9 @@ impl ClientHandler for Client {
         }
         if self.samples {
             capabilities.sampling = Some(SamplingCapability::default());
+        }
+        if self.roots {
+            capabilities.roots = Some(RootsCapabilities::default());
         }
         ClientConfig::new(capabilities, Implementation::new("voice-test", "0.0.0"))
     }
@@ -77,6 +81,16 @@ impl ClientHandler for Client {
             "content": { "type": "text", "text": "hi" }
         }))
         .unwrap())
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(vec![
+            Root::new("file:///work"),
+            Root::new("file:///notes"),
+        ]))
     }
 
     async fn on_logging_message(
@@ -450,4 +464,132 @@ fn tools_list_shows_no_format_json_schema_does_not_define() {
         .block_on(registry().call("voice.count", json!({ "n": 4_294_967_296u64 })))
         .unwrap_err();
     assert_eq!(refused.code().as_str(), "input_invalid", "{refused:?}");
+}
+
+#[test]
+fn a_tool_asks_for_the_clients_roots_under_both_revisions() {
+    runtime().block_on(async {
+        let with_roots = Client {
+            roots: true,
+            ..Client::default()
+        };
+        let client = connect(with_roots.clone(), McpServer::new(registry()).unwrap()).await;
+        let result = client.call_tool(call("voice.roots")).await.unwrap();
+        assert_eq!(said(&result), "file:///work file:///notes");
+        client.cancel().await.unwrap();
+
+        let client = connect_2026(with_roots, McpServer::new(registry()).unwrap()).await;
+        let result = client.call_tool(call("voice.roots")).await.unwrap();
+        assert_eq!(said(&result), "file:///work file:///notes");
+        client.cancel().await.unwrap();
+
+        // Without the capability: refused at once, naming it.
+        let client = connect(Client::default(), McpServer::new(registry()).unwrap()).await;
+        let error = error_of(&client.call_tool(call("voice.roots")).await.unwrap());
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("`roots` capability"),
+            "{error}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn on_2026_07_28_each_request_names_its_own_log_level() {
+    runtime().block_on(async {
+        let client = Client::default();
+        let logs = client.logs.clone();
+        let client = connect_2026(client, McpServer::new(registry()).unwrap()).await;
+        let at = |level: Option<LoggingLevel>| {
+            let mut params = call("voice.chatty");
+            if let Some(level) = level {
+                let mut meta = RequestMetaObject::default();
+                meta.set_log_level(level);
+                params.meta = Some(meta);
+            }
+            params
+        };
+        // No level asked: no line is sent, and the body knows.
+        let result = client.call_tool(at(None)).await.unwrap();
+        assert_eq!(said(&result), "[false, false, false]");
+        for (level, expected) in [
+            (LoggingLevel::Notice, "[false, false, true]"),
+            (LoggingLevel::Info, "[false, true, true]"),
+            (LoggingLevel::Debug, "[true, true, true]"),
+        ] {
+            let result = client.call_tool(at(Some(level))).await.unwrap();
+            assert_eq!(said(&result), expected, "{level:?}");
+        }
+        let heard = heard(&logs, 6).await;
+        assert_eq!(heard.len(), 6, "1 + 2 + 3 lines");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn the_handler_decides_what_a_listener_hears() {
+    runtime().block_on(async {
+        let server = McpServer::new(registry()).unwrap().with_handler(Docs);
+        let client = connect_2026(Client::default(), server).await;
+        let asked = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .resources_list_changed()
+            .build();
+        let mut subscription = client.peer().listen(asked).await.unwrap();
+        assert_eq!(
+            subscription.acknowledged(),
+            &SubscriptionFilter::builder()
+                .resources_list_changed()
+                .build()
+        );
+        subscription.cancel().await.unwrap();
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn log_lines_go_out_before_the_result_on_the_wire() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    runtime().block_on(async {
+        for _ in 0..5 {
+            let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+            let server = McpServer::new(registry()).unwrap();
+            tokio::spawn(async move {
+                if let Ok(running) = server.serve(server_side).await {
+                    let _ = running.waiting().await;
+                }
+            });
+            let (read, mut write) = tokio::io::split(client_side);
+            let lines = [
+                json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": { "name": "wire", "version": "0" } } }),
+                json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+                json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                        "params": { "name": "voice.chatty", "arguments": {} } }),
+            ];
+            for line in lines {
+                write
+                    .write_all(format!("{line}\n").as_bytes())
+                    .await
+                    .unwrap();
+            }
+            let mut read = BufReader::new(read).lines();
+            let mut before = 0;
+            loop {
+                let line = read.next_line().await.unwrap().expect("a line");
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["id"] == 2 {
+                    break;
+                }
+                if message["method"] == "notifications/message" {
+                    before += 1;
+                }
+            }
+            assert_eq!(before, 3, "every log line before the result");
+        }
+    });
 }
