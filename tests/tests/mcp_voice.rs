@@ -593,3 +593,43 @@ fn log_lines_go_out_before_the_result_on_the_wire() {
         }
     });
 }
+
+#[test]
+fn on_2026_07_28_an_answer_of_the_wrong_shape_is_asked_again() {
+    runtime().block_on(async {
+        let client = Client {
+            answer: Some(json!({ "sure": true })),
+            samples: true,
+            roots: true,
+            ..Client::default()
+        };
+        let client = connect_2026(client, McpServer::new(registry()).unwrap()).await;
+        for tool in ["voice.ask", "voice.muse", "voice.roots"] {
+            let first = client.peer().call_tool_once(call(tool)).await.unwrap();
+            let rmcp::model::CallToolResponse::InputRequired(first) = first else {
+                panic!("{tool}: {first:?}")
+            };
+            let key = first
+                .input_requests
+                .as_ref()
+                .unwrap()
+                .keys()
+                .next()
+                .unwrap()
+                .clone();
+            // An answer with none of the fields its question's result has.
+            let mut wrong = rmcp::model::InputResponses::new();
+            wrong.insert(key.clone(), json!({ "answer": 42 }));
+            let mut again = call(tool);
+            again.input_responses = Some(wrong);
+            again.request_state = first.request_state.clone();
+            let second = client.peer().call_tool_once(again).await.unwrap();
+            let rmcp::model::CallToolResponse::InputRequired(second) = second else {
+                panic!("{tool}: {second:?}")
+            };
+            let asked: Vec<&String> = second.input_requests.as_ref().unwrap().keys().collect();
+            assert_eq!(asked, [&key], "{tool}");
+        }
+        client.cancel().await.unwrap();
+    });
+}
