@@ -117,6 +117,18 @@ pub async fn roots(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
     })
 }
 
+/// Says which capabilities the client declared.
+#[tool(id = "voice.can")]
+pub async fn can(_: Empty, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let said: Vec<String> = ["elicitation", "sampling", "roots", "tasks"]
+        .iter()
+        .map(|c| format!("{c}:{}", ctx.client_can(c)))
+        .collect();
+    Ok(Said {
+        said: said.join(" "),
+    })
+}
+
 /// Counts.
 #[tool(id = "voice.count")]
 pub async fn count(input: Counted) -> Result<Said, ToolError> {
@@ -154,6 +166,7 @@ pub fn add_to(registry: &mut ToolRegistry) {
     registry
         .register(RootsTool)
         .expect("a voice tool registers");
+    registry.register(CanTool).expect("a voice tool registers");
 }
 
 /// An rmcp handler of one's own, with one resource.

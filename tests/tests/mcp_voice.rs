@@ -633,3 +633,35 @@ fn on_2026_07_28_an_answer_of_the_wrong_shape_is_asked_again() {
         client.cancel().await.unwrap();
     });
 }
+
+#[test]
+fn a_tool_knows_what_its_client_declared() {
+    runtime().block_on(async {
+        let client = Client {
+            answer: Some(json!({ "sure": true })),
+            roots: true,
+            ..Client::default()
+        };
+        let client = connect(client, McpServer::new(registry()).unwrap()).await;
+        let result = client.call_tool(call("voice.can")).await.unwrap();
+        assert_eq!(
+            said(&result),
+            "elicitation:true sampling:false roots:true tasks:false"
+        );
+        client.cancel().await.unwrap();
+        let client = connect(
+            Client {
+                samples: true,
+                ..Client::default()
+            },
+            McpServer::new(registry()).unwrap(),
+        )
+        .await;
+        let result = client.call_tool(call("voice.can")).await.unwrap();
+        assert_eq!(
+            said(&result),
+            "elicitation:false sampling:true roots:false tasks:false"
+        );
+        client.cancel().await.unwrap();
+    });
+}
