@@ -219,7 +219,9 @@ mod tests {
                 "when": { "type": "string", "format": "date-time" },
                 "bounded": { "type": "integer", "format": "int32", "exclusiveMinimum": 0, "exclusiveMaximum": 10 },
                 "wide": { "type": "integer", "format": "uint128", "minimum": 0 },
-                "isize": { "type": "integer", "format": "int" }
+                "isize": { "type": "integer", "format": "int" },
+                "tiny": { "type": "integer", "format": "uint8" },
+                "huge": { "type": "integer", "format": "uint128" }
             }
         }));
         assert_eq!(
@@ -235,7 +237,9 @@ mod tests {
                     "when": { "type": "string", "format": "date-time" },
                     "bounded": { "type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10 },
                     "wide": { "type": "integer", "minimum": 0 },
-                    "isize": { "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX }
+                    "isize": { "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX },
+                    "tiny": { "type": "integer", "minimum": 0, "maximum": 255 },
+                    "huge": { "type": "integer", "minimum": 0 }
                 }
             })
         );
@@ -250,7 +254,9 @@ mod tests {
                 "/properties/ratio",
                 "/properties/bounded",
                 "/properties/wide",
-                "/properties/isize"
+                "/properties/isize",
+                "/properties/tiny",
+                "/properties/huge"
             ]
         );
     }
@@ -300,6 +306,41 @@ mod tests {
         });
         assert_eq!(count, 0);
         assert_eq!(out, schema);
+    }
+
+    /// A format `levels` schema levels down, through `keyword` (a map of schemas, or a list).
+    fn nested(levels: usize, keyword: &str) -> Value {
+        let mut schema = json!({ "type": "integer", "format": "int8" });
+        for _ in 0..levels {
+            schema = if keyword == "anyOf" {
+                json!({ "anyOf": [schema] })
+            } else {
+                json!({ keyword: { "x": schema } })
+            };
+        }
+        schema
+    }
+
+    #[test]
+    fn the_depth_bound_holds_at_exactly_its_limit_through_maps_and_lists() {
+        for keyword in ["properties", "anyOf"] {
+            let dropped_at = |levels: usize| {
+                let mut count = 0;
+                let keep = |f: &str| STANDARD.contains(&f);
+                drop_formats(
+                    &nested(levels, keyword),
+                    &keep,
+                    &mut String::new(),
+                    0,
+                    5,
+                    &mut |_, _| count += 1,
+                );
+                count
+            };
+            // The node at depth 5 (the limit) is rewritten; one level deeper is copied as is.
+            assert_eq!(dropped_at(5), 1, "{keyword}");
+            assert_eq!(dropped_at(6), 0, "{keyword}");
+        }
     }
 
     #[test]

@@ -339,6 +339,14 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn contents_are_made_from_a_block_a_list_or_an_iterator() {
+        assert_eq!(Contents::from(Content::text("a")).0, vec![Content::text("a")]);
+        assert_eq!(Contents::from(all()).0, all());
+        let collected: Contents = all().into_iter().collect();
+        assert_eq!(collected.0, all());
+    }
+
+    #[test]
     fn blocks_are_mcp_content_blocks() {
         let values: Vec<Value> = all().iter().map(Content::to_value).collect();
         assert_eq!(
