@@ -405,3 +405,18 @@ pub(crate) fn no_client(tool_id: &str, what: &str) -> ToolError {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_later_question_under_a_key_replaces_the_earlier_and_keeps_the_others() {
+        let questions = Questions::new()
+            .list_roots("a")
+            .list_roots("b")
+            .sample("a", SamplingRequest::prompt("hi", 8));
+        assert_eq!(questions.keys().collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(questions.iter().nth(1).map(|(_, q)| q.capability()), Some("sampling"));
+    }
+}
