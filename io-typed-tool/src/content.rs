@@ -340,7 +340,10 @@ pub(crate) mod tests {
 
     #[test]
     fn contents_are_made_from_a_block_a_list_or_an_iterator() {
-        assert_eq!(Contents::from(Content::text("a")).0, vec![Content::text("a")]);
+        assert_eq!(
+            Contents::from(Content::text("a")).0,
+            vec![Content::text("a")]
+        );
         assert_eq!(Contents::from(all()).0, all());
         let collected: Contents = all().into_iter().collect();
         assert_eq!(collected.0, all());

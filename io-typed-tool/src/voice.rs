@@ -417,6 +417,56 @@ mod tests {
             .list_roots("b")
             .sample("a", SamplingRequest::prompt("hi", 8));
         assert_eq!(questions.keys().collect::<Vec<_>>(), ["b", "a"]);
-        assert_eq!(questions.iter().nth(1).map(|(_, q)| q.capability()), Some("sampling"));
+        assert_eq!(
+            questions.iter().nth(1).map(|(_, q)| q.capability()),
+            Some("sampling")
+        );
+    }
+
+    #[derive(
+        Debug,
+        PartialEq,
+        serde::Serialize,
+        serde::Deserialize,
+        schemars::JsonSchema,
+        agentio_core::AgentInput,
+    )]
+    #[agent(crate = "agentio_core")]
+    struct Sure {
+        sure: bool,
+    }
+
+    #[test]
+    fn an_elicitation_answer_is_accepted_declined_cancelled_or_not_one() {
+        let answers = Answers::new(BTreeMap::from([
+            (
+                "yes".to_owned(),
+                serde_json::json!({ "action": "accept", "content": { "sure": true } }),
+            ),
+            ("no".to_owned(), serde_json::json!({ "action": "decline" })),
+            ("gone".to_owned(), serde_json::json!({ "action": "cancel" })),
+            ("odd".to_owned(), serde_json::json!({ "action": "shrug" })),
+        ]));
+        assert!(answers.has("yes") && answers.has("gone"));
+        assert!(!answers.has("maybe"));
+        assert_eq!(
+            answers.elicited::<Sure>("yes").unwrap(),
+            Elicited::Accepted(Sure { sure: true })
+        );
+        assert_eq!(answers.elicited::<Sure>("no").unwrap(), Elicited::Declined);
+        assert_eq!(
+            answers.elicited::<Sure>("gone").unwrap(),
+            Elicited::Cancelled
+        );
+        let odd = answers.elicited::<Sure>("odd").unwrap_err();
+        assert!(
+            odd.message().contains("is not an elicitation result"),
+            "{odd}"
+        );
+        let missing = answers.elicited::<Sure>("maybe").unwrap_err();
+        assert!(
+            missing.message().contains("no answer to `maybe`"),
+            "{missing}"
+        );
     }
 }
