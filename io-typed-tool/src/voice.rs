@@ -469,4 +469,55 @@ mod tests {
             "{missing}"
         );
     }
+
+    #[test]
+    fn a_sampled_answer_is_one_block_or_a_list_of_one_and_roots_are_read() {
+        let reply = serde_json::json!({ "type": "text", "text": "hi" });
+        let answers = Answers::new(BTreeMap::from([
+            (
+                "one".to_owned(),
+                serde_json::json!({ "model": "m", "role": "assistant", "content": reply }),
+            ),
+            (
+                "listed".to_owned(),
+                serde_json::json!({ "model": "m", "role": "assistant", "content": [reply] }),
+            ),
+            (
+                "roots".to_owned(),
+                serde_json::json!({ "roots": [{ "uri": "file:///a" }, { "uri": "file:///b", "name": "b" }] }),
+            ),
+        ]));
+        assert_eq!(answers.sampled("one").unwrap().text(), Some("hi"));
+        assert_eq!(answers.sampled("listed").unwrap().text(), Some("hi"));
+        let roots: Vec<String> = answers
+            .roots("roots")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.uri)
+            .collect();
+        assert_eq!(roots, ["file:///a", "file:///b"]);
+    }
+
+    /// A client that says nothing and answers nothing, overriding no default.
+    struct Mute;
+
+    impl ClientPeer for Mute {
+        fn log(&self, _level: LogLevel, _logger: Option<&str>, _data: Value) -> bool {
+            false
+        }
+        fn ask<'a>(
+            &'a self,
+            _questions: &'a Questions,
+        ) -> BoxFuture<'a, Result<Answers, ToolError>> {
+            Box::pin(async { Ok(Answers::default()) })
+        }
+    }
+
+    #[test]
+    fn a_client_peer_declares_nothing_and_keeps_no_state_by_default() {
+        let mute = Mute;
+        assert!(!mute.can("elicitation") && !mute.can("sampling") && !mute.can("roots"));
+        assert_eq!(mute.state(), None);
+        assert!(!mute.keep_state(serde_json::json!(1)));
+    }
 }
