@@ -417,6 +417,8 @@ mod tests {
             .list_roots("b")
             .sample("a", SamplingRequest::prompt("hi", 8));
         assert_eq!(questions.keys().collect::<Vec<_>>(), ["b", "a"]);
+        assert!(!questions.is_empty());
+        assert!(Questions::new().is_empty());
         assert_eq!(
             questions.iter().nth(1).map(|(_, q)| q.capability()),
             Some("sampling")
