@@ -224,6 +224,33 @@ fn responses_anthropic_and_gemini_answers_take_each_providers_shape() {
 }
 
 #[test]
+fn the_part_of_a_response_that_holds_the_calls_reads_as_the_whole() {
+    let options = DispatchOptions::default();
+    let items = json!([
+        { "type": "function_call", "call_id": "c1", "name": "math_add", "arguments": "{\"a\":1,\"b\":2}" }
+    ]);
+    let whole = ModelTurn::read(
+        Provider::OpenAiResponses,
+        &json!({ "output": items }),
+        &options,
+    )
+    .unwrap();
+    let part = ModelTurn::read(Provider::OpenAiResponses, &items, &options).unwrap();
+    assert_eq!(part, whole);
+    assert_eq!(part.calls[0].id, "c1");
+    let blocks = json!([{ "type": "tool_use", "id": "t1", "name": "math_add", "input": { "a": 1, "b": 2 } }]);
+    let whole = ModelTurn::read(
+        Provider::Anthropic,
+        &json!({ "role": "assistant", "content": blocks }),
+        &options,
+    )
+    .unwrap();
+    let part = ModelTurn::read(Provider::Anthropic, &blocks, &options).unwrap();
+    assert_eq!(part, whole);
+    assert_eq!(part.calls[0].arguments, Ok(json!({ "a": 1, "b": 2 })));
+}
+
+#[test]
 fn a_turn_without_calls_has_no_next_turn() {
     let done = dispatch(
         Provider::Anthropic,
