@@ -326,6 +326,12 @@ fn a_response_that_is_not_the_providers_shape_is_an_error_naming_where() {
         ),
         (
             Provider::Gemini,
+            json!({ "text": "hi" }),
+            "/",
+            "expected a response with `candidates`",
+        ),
+        (
+            Provider::Gemini,
             json!({ "parts": [{ "functionCall": { "args": {} } }] }),
             "/parts/0/functionCall",
             "`name` is missing",
