@@ -319,6 +319,18 @@ fn a_response_that_is_not_the_providers_shape_is_an_error_naming_where() {
             "expected an array",
         ),
         (
+            Provider::Anthropic,
+            json!(7),
+            "/",
+            "expected a message with `content`",
+        ),
+        (
+            Provider::OpenAiResponses,
+            json!(7),
+            "/",
+            "expected a response with `output`",
+        ),
+        (
             Provider::Gemini,
             json!({ "candidates": [] }),
             "/",
