@@ -741,3 +741,33 @@ fn a_thousand_calls_are_bounded_answered_and_none_is_lost() {
         "{error}"
     );
 }
+
+/// Naps (counted by no one: the tick tool's counters belong to the concurrency test).
+#[tool(id = "test.nap")]
+async fn nap(t: Tick) -> Result<Tick, ToolError> {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    Ok(t)
+}
+
+#[test]
+fn waiting_calls_yield_to_the_runtime_on_a_single_thread() {
+    // On a current-thread runtime the calls' timers fire only when the dispatch yields: a
+    // dispatch that polled its calls in a loop instead would never finish here.
+    let mut registry = ToolRegistry::new();
+    registry.register(NapTool).unwrap();
+    let calls: Vec<Value> = (0..4)
+        .map(|n| json!({ "type": "tool_use", "id": format!("t{n}"), "name": "test_nap", "input": { "n": n } }))
+        .collect();
+    let options = DispatchOptions {
+        max_concurrency: 2,
+        ..DispatchOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let done = runtime
+        .block_on(registry.dispatch(Provider::Anthropic, &json!({ "content": calls }), &options))
+        .unwrap();
+    assert_eq!(codes(&done), [None, None, None, None]);
+}
