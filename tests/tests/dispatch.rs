@@ -771,3 +771,55 @@ fn waiting_calls_yield_to_the_runtime_on_a_single_thread() {
         .unwrap();
     assert_eq!(codes(&done), [None, None, None, None]);
 }
+
+#[test]
+fn a_stream_opens_at_most_max_stream_entries_and_goes_on_with_those_it_has() {
+    use agentio_tools::dispatch::MAX_STREAM_ENTRIES;
+    let mut stream = StreamedTurn::new(Provider::Anthropic);
+    for index in 0..MAX_STREAM_ENTRIES {
+        stream
+            .push(&json!({ "type": "content_block_start", "index": index, "content_block": { "type": "text", "text": "" } }))
+            .unwrap();
+    }
+    // A block already open still takes its deltas at the bound ...
+    stream
+        .push(&json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "hi" } }))
+        .unwrap();
+    // ... and one more block is refused.
+    let error = stream
+        .push(&json!({ "type": "content_block_start", "index": MAX_STREAM_ENTRIES, "content_block": { "type": "text", "text": "" } }))
+        .unwrap_err();
+    assert!(
+        error.reason.contains("opens more than 4096 entries"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_unknown_name_is_shown_clipped() {
+    let long = "x".repeat(70);
+    let done = dispatch(
+        Provider::OpenAiChat,
+        &chat_completion(vec![
+            chat_call("a", &long, "{}"),
+            chat_call("b", &"y".repeat(64), "{}"),
+        ]),
+    );
+    let answers = done.answers();
+    let clipped = error_in(&answers[0]["content"]);
+    assert!(
+        clipped["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("named `{}…`", "x".repeat(64))),
+        "{clipped}"
+    );
+    let whole = error_in(&answers[1]["content"]);
+    assert!(
+        whole["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("named `{}`", "y".repeat(64))),
+        "{whole}"
+    );
+}
