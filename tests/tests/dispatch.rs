@@ -823,3 +823,81 @@ fn an_unknown_name_is_shown_clipped() {
         "{whole}"
     );
 }
+
+#[test]
+fn a_responses_stream_is_whole_after_its_events_and_a_failed_one_is_refused() {
+    let arguments = r#"{"a":40,"b":2}"#;
+    let item = json!({ "type": "function_call", "id": "fc", "call_id": "c", "name": "math_add", "arguments": "", "status": "in_progress" });
+    let mut events =
+        vec![json!({ "type": "response.output_item.added", "output_index": 0, "item": item })];
+    for c in arguments.chars() {
+        events.push(json!({ "type": "response.function_call_arguments.delta", "output_index": 0, "delta": c.to_string() }));
+    }
+    // Each event alone carries the whole arguments: the stream is whole without the deltas too.
+    let done_args = json!({ "type": "response.function_call_arguments.done", "output_index": 0, "arguments": arguments });
+    let mut finished = item.clone();
+    finished["arguments"] = json!(arguments);
+    let done_item =
+        json!({ "type": "response.output_item.done", "output_index": 0, "item": finished });
+    let completed = json!({ "type": "response.completed", "response": {} });
+    for events in [
+        [
+            events.clone(),
+            vec![done_args.clone(), done_item.clone(), completed.clone()],
+        ]
+        .concat(),
+        vec![
+            events[0].clone(),
+            done_args.clone(),
+            done_item.clone(),
+            completed.clone(),
+        ],
+    ] {
+        let mut stream = StreamedTurn::new(Provider::OpenAiResponses);
+        for event in &events {
+            stream.push(event).unwrap();
+        }
+        let turn = stream.finish(&DispatchOptions::default()).unwrap();
+        assert_eq!(turn.calls[0].arguments, Ok(json!({ "a": 40, "b": 2 })));
+        assert_eq!(turn.assistant[0]["arguments"], arguments);
+    }
+    // The deltas alone, the item done but the response never completed: refused.
+    let mut stream = StreamedTurn::new(Provider::OpenAiResponses);
+    for event in events.iter().chain([&done_item]) {
+        stream.push(event).unwrap();
+    }
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert!(
+        turn.calls[0]
+            .arguments
+            .as_ref()
+            .unwrap_err()
+            .contains("before the model finished")
+    );
+    for kind in ["response.failed", "response.incomplete", "error"] {
+        let mut stream = StreamedTurn::new(Provider::OpenAiResponses);
+        let error = stream
+            .push(&json!({ "type": kind, "response": { "error": { "message": "overloaded" } } }))
+            .unwrap_err();
+        assert_eq!(
+            error.reason,
+            format!("event 1: the stream reported `{kind}`: overloaded")
+        );
+    }
+}
+
+#[test]
+fn a_chat_stream_whose_finish_reason_stays_null_is_unfinished() {
+    let mut stream = StreamedTurn::new(Provider::OpenAiChat);
+    stream
+        .push(&json!({ "choices": [{ "index": 0, "finish_reason": null, "delta": { "tool_calls": [
+            { "index": 0, "id": "c", "type": "function", "function": { "name": "math_add", "arguments": "{\"a\":1,\"b\":2}" } }
+        ] } }] }))
+        .unwrap();
+    let turn = stream.finish(&DispatchOptions::default()).unwrap();
+    assert!(
+        turn.calls[0].arguments.is_err(),
+        "{:?}",
+        turn.calls[0].arguments
+    );
+}

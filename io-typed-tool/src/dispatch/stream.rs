@@ -20,7 +20,8 @@ pub const MAX_STREAM_ENTRIES: usize = 4096;
 /// - [`Provider::OpenAiChat`]: each chunk (`{"choices": [{"delta": {"tool_calls": [{"index",
 ///   "id", "function": {"name", "arguments"}}]}}]}`), arguments concatenated per index;
 /// - [`Provider::OpenAiResponses`]: each event (`response.output_item.added`,
-///   `response.function_call_arguments.delta` / `.done`, `response.output_item.done`, ...);
+///   `response.output_item.done` with the whole item, `response.completed`; the argument
+///   deltas are read from the item when it is done);
 /// - [`Provider::Anthropic`]: each event (`content_block_start`, `content_block_delta` with
 ///   `input_json_delta`, `text_delta`, `thinking_delta` or `signature_delta`,
 ///   `content_block_stop`, `message_stop`, ...);
@@ -237,18 +238,8 @@ impl StreamedTurn {
                 }
                 entry.done |= done;
             }
-            "response.function_call_arguments.delta" => {
-                let delta = event.get("delta").and_then(Value::as_str).unwrap_or("");
-                self.count(delta.len(), "/delta")?;
-                let entry = self.entry(&index, "/output_index")?;
-                entry.json.push_str(delta);
-            }
-            "response.function_call_arguments.done" => {
-                let arguments = event.get("arguments").and_then(Value::as_str).unwrap_or("");
-                self.count(arguments.len(), "/arguments")?;
-                let entry = self.entry(&index, "/output_index")?;
-                entry.json = arguments.to_owned();
-            }
+            // The argument deltas and `.done` events repeat what `response.output_item.done`
+            // carries whole; an item that never got there is refused at the end anyway.
             "response.completed" => self.finished = true,
             "response.failed" | "response.incomplete" | "error" => {
                 let detail = event
