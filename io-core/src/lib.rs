@@ -60,7 +60,7 @@ pub use agentio_schema::{
     BoundarySchema, Direction, MAX_VIOLATIONS, SchemaError, SchemaErrorCode, StrictModeError,
     Violation,
 };
-pub use agentio_schema::{bounds, compat, profiles, residual, rules};
+pub use agentio_schema::{bounds, compat, pointer, profiles, residual, rules};
 
 #[doc(hidden)]
 pub use crate::ceiling::Started as __Started;

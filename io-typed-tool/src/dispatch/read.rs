@@ -41,9 +41,11 @@ impl<'a> At<'a> {
         if value.is_null() {
             return None;
         }
+        let mut pointer = self.pointer.clone();
+        agentio_core::pointer::push_token(&mut pointer, name);
         Some(At {
             provider: self.provider,
-            pointer: format!("{}/{}", self.pointer, escape(name)),
+            pointer,
             value,
         })
     }
@@ -77,11 +79,6 @@ impl<'a> At<'a> {
             })
             .collect())
     }
-}
-
-/// A JSON pointer token.
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 pub(super) fn turn(
