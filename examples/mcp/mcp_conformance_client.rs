@@ -32,7 +32,9 @@ use agentio_mcp::rmcp::model::{
 };
 use agentio_mcp::rmcp::service::RequestContext;
 use agentio_mcp::rmcp::transport::AuthorizationManager;
-use agentio_mcp::rmcp::transport::auth::{AuthorizationCallback, AuthorizationRequest, OAuthState};
+use agentio_mcp::rmcp::transport::auth::{
+    AuthorizationCallback, AuthorizationRequest, OAuthState, WWWAuthenticateParams,
+};
 use agentio_mcp::rmcp::{ClientHandler, ClientLifecycleMode, RoleClient};
 use agentio_mcp::{ClientError, Connect, McpClient};
 
@@ -265,18 +267,15 @@ async fn authorize(
         .ok_or("the OAuth flow ended unauthorized")?)
 }
 
-/// The scopes a challenge asks for (its `scope="a b"`).
-fn challenged_scopes(challenge: &str) -> Vec<String> {
-    let Some(start) = challenge.find("scope=\"").map(|i| i + "scope=\"".len()) else {
+/// The scopes a challenge asks for (its `scope="a b"`), read by rmcp's own parser.
+fn challenged_scopes(url: &str, challenge: &str) -> Vec<String> {
+    let Ok(base) = reqwest::Url::parse(url) else {
         return Vec::new();
     };
-    let end = challenge[start..]
-        .find('"')
-        .map_or(challenge.len(), |i| start + i);
-    challenge[start..end]
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
+    WWWAuthenticateParams::parse(challenge, &base)
+        .scope
+        .map(|scope| scope.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
 }
 
 /// A protected server, as MCP's authorization spec has a client meet one: connect; when the
@@ -316,7 +315,7 @@ async fn run_authorized(url: &str, revision: &str, context: &Context) -> Result<
                 authorizations += 1;
                 eprintln!("refused, authorizing: {challenge}");
                 let mut scopes = granted.clone();
-                for scope in challenged_scopes(&challenge) {
+                for scope in challenged_scopes(url, &challenge) {
                     if !scopes.contains(&scope) {
                         scopes.push(scope);
                     }
