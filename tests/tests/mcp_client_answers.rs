@@ -5,74 +5,28 @@
 //! is refused at once; a server that lies about its rounds is bounded; and a refused
 //! authorization is a named error carrying the server's challenge.
 
-#![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); both revisions have it.
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentio_mcp::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, Implementation,
-    InputRequest, InputRequests, InputRequiredResult, ListRootsResult, ProtocolVersion, Request,
-    Root, SamplingCapability, ServerCapabilities, ServerInfo,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ErrorData, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion, Request,
+    ServerCapabilities, ServerConfig,
 };
 use agentio_mcp::rmcp::service::RequestContext;
-use agentio_mcp::rmcp::{
-    ClientHandler, ClientLifecycleMode, RoleClient, RoleServer, ServerHandler, ServiceExt,
-};
+use agentio_mcp::rmcp::{ClientLifecycleMode, RoleServer, ServerHandler, ServiceExt};
 use agentio_mcp::{
     ClientError, Connect, ImportOptions, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS, McpClient, McpServer,
 };
+use agentio_tests::host_fixture::Host;
 use agentio_tests::voice_fixture::registry;
 use agentio_tools::ToolRegistry;
 use serde_json::json;
 
-/// A host that confirms every question and answers its model's prompts, counting both.
-#[derive(Clone, Default)]
-struct Host {
-    asked: Arc<AtomicUsize>,
-}
-
-impl ClientHandler for Host {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(ElicitationCapability::default());
-        capabilities.sampling = Some(SamplingCapability::default());
-        ClientConfig::new(capabilities, Implementation::new("answers-test", "0.0.0"))
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "sure": true })))
-    }
-
-    async fn create_message(
-        &self,
-        _request: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        Ok(serde_json::from_value(json!({
-            "model": "host-model",
-            "role": "assistant",
-            "content": { "type": "text", "text": "hi" }
-        }))
-        .unwrap())
-    }
-
-    async fn list_roots(
-        &self,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ListRootsResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        Ok(ListRootsResult::new(vec![Root::new("file:///work")]))
-    }
+/// The host of these tests: it confirms every question (`{"sure": true}`).
+fn host() -> Host {
+    Host::answering(json!({ "sure": true }))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -125,7 +79,7 @@ fn said(result: &CallToolResult) -> String {
 fn the_host_handler_answers_an_agentio_server_under_both_revisions() {
     runtime().block_on(async {
         for (revision, lifecycle) in revisions() {
-            let host = Host::default();
+            let host = host();
             let asked = host.asked.clone();
             let connect = McpClient::builder().handler(host).lifecycle(lifecycle);
             let client = serve(McpServer::new(registry()).unwrap(), connect).await;
@@ -214,8 +168,8 @@ fn questions(count: usize) -> InputRequests {
 }
 
 impl ServerHandler for Lying {
-    fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
     }
 
     async fn call_tool(
@@ -254,7 +208,7 @@ fn a_server_that_lies_about_its_rounds_is_bounded_and_named() {
     runtime().block_on(async {
         let lying = Lying::default();
         let calls = lying.calls.clone();
-        let host = Host::default();
+        let host = host();
         let asked = host.asked.clone();
         let (_, discover) = revisions().into_iter().nth(1).unwrap();
         let connect = McpClient::builder().handler(host).lifecycle(discover);
@@ -372,7 +326,7 @@ fn a_refused_authorization_is_named_with_the_servers_challenge() {
 
 #[test]
 fn a_connect_shows_what_the_client_will_announce() {
-    let shown = format!("{:?}", McpClient::builder().handler(Host::default()));
+    let shown = format!("{:?}", McpClient::builder().handler(host()));
     assert!(shown.contains("elicitation: Some"), "{shown}");
     assert!(shown.contains("Auto"), "{shown}");
     let plain = format!("{:?}", Connect::default());

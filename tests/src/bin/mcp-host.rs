@@ -10,59 +10,15 @@
 //! form with `{"name": "Ada", "age": 36}` (or the JSON in `AGENT_IO_HOST_ANSWER`) and its model every prompt with `hi`, from
 //! `host-model`; `{"asked": N}` closes the output with how many questions it answered.
 
-#![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); both revisions have it.
-
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use agentio_mcp::McpClient;
-use agentio_mcp::rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
-    Implementation, ProtocolVersion, SamplingCapability,
-};
-use agentio_mcp::rmcp::service::RequestContext;
-use agentio_mcp::rmcp::{ClientHandler, ClientLifecycleMode, RoleClient};
+use agentio_mcp::rmcp::ClientLifecycleMode;
+use agentio_mcp::rmcp::model::ProtocolVersion;
+use agentio_tests::host_fixture::Host;
 use agentio_tools::{ApprovalDecision, ApprovalRequest, ToolRegistry};
 use serde_json::json;
-
-#[derive(Clone)]
-struct Host {
-    asked: Arc<AtomicUsize>,
-    answer: serde_json::Value,
-}
-
-impl ClientHandler for Host {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(ElicitationCapability::default());
-        capabilities.sampling = Some(SamplingCapability::default());
-        ClientConfig::new(capabilities, Implementation::new("agent-io-host", "0.0.0"))
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(self.answer.clone()))
-    }
-
-    async fn create_message(
-        &self,
-        _request: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        serde_json::from_value(json!({
-            "model": "host-model",
-            "role": "assistant",
-            "content": { "type": "text", "text": "hi" }
-        }))
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
-    }
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -83,10 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(text) => serde_json::from_str(&text)?,
         Err(_) => json!({ "name": "Ada", "age": 36 }),
     };
-    let host = Host {
-        asked: Arc::default(),
-        answer,
-    };
+    let host = Host::answering(answer);
     let asked = host.asked.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
