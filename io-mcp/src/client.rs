@@ -51,13 +51,14 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// A failed request as the error it is: [`ClientError::Unauthorized`] when the server
-    /// refused its authorization, `other` (given the failure's text) otherwise.
-    pub(crate) fn of_service(
-        error: &ServiceError,
+    /// A failed request as the error it is: [`ClientError::Unauthorized`] when the transport
+    /// hit the server's authorization challenge, `other` (given the failure's text) otherwise.
+    pub(crate) fn refused_or(
+        challenge: Option<&str>,
+        error: &dyn fmt::Display,
         other: impl FnOnce(String) -> ClientError,
     ) -> ClientError {
-        match error.auth_challenge() {
+        match challenge {
             Some(challenge) => ClientError::Unauthorized {
                 challenge: clipped(challenge.to_owned()),
             },
@@ -269,7 +270,9 @@ impl McpClient {
         crate::answer::call_tool(self.service.peer(), &self.answerer, params)
             .await
             .map_err(|e| match e {
-                CallFailure::Service(e) => ClientError::of_service(&e, ClientError::Request),
+                CallFailure::Service(e) => {
+                    ClientError::refused_or(e.auth_challenge(), &e, ClientError::Request)
+                }
                 other => ClientError::Request(clipped(other.to_string())),
             })
     }
@@ -320,7 +323,13 @@ impl McpClient {
                         after: options.request_timeout,
                     });
                 }
-                Ok(Err(e)) => return Err(ClientError::of_service(&e, ClientError::Request)),
+                Ok(Err(e)) => {
+                    return Err(ClientError::refused_or(
+                        e.auth_challenge(),
+                        &e,
+                        ClientError::Request,
+                    ));
+                }
             };
             let (entries, next) = page_of(answer)?;
             if tools.len() + entries.len() > options.max_tools {

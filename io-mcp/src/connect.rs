@@ -8,7 +8,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, RoleClient};
 
-use crate::answer::{Answerer, clipped};
+use crate::answer::Answerer;
 use crate::client::{ClientError, DEFAULT_REQUEST_TIMEOUT, McpClient};
 
 /// How an [`McpClient`] connects: who answers the server's questions ([`Self::handler`]), which
@@ -193,12 +193,11 @@ impl Connect {
             rmcp::ClientServiceExt::serve_with_lifecycle(self.answerer, transport, self.lifecycle);
         match tokio::time::timeout(DEFAULT_REQUEST_TIMEOUT, connected).await {
             Ok(Ok(service)) => Ok(McpClient::of(service, answerer)),
-            Ok(Err(e)) => Err(match e.auth_challenge() {
-                Some(challenge) => ClientError::Unauthorized {
-                    challenge: clipped(challenge.to_owned()),
-                },
-                None => ClientError::Connect(clipped(e.to_string())),
-            }),
+            Ok(Err(e)) => Err(ClientError::refused_or(
+                e.auth_challenge(),
+                &e,
+                ClientError::Connect,
+            )),
             Err(_) => Err(ClientError::Timeout {
                 request: "server/discover or initialize",
                 after: DEFAULT_REQUEST_TIMEOUT,
