@@ -3,7 +3,7 @@
 //! run through the registry, the answer written in the provider's shape) against the registry
 //! call alone (`ToolRegistry::call` with the arguments already a `Value`).
 //!
-//! The tool is the registry bench's search (`SearchArgs {query, limit 1..=100, filters,
+//! The tool is the registry bench's search (`search.rs`: `SearchArgs {query, limit 1..=100, filters,
 //! cursor}` in, ten hits out), validated both ways in every row. Rows, per provider: the
 //! response a model sends for that one call (OpenAI Chat and Responses carry the arguments as a
 //! JSON string, which dispatch parses; Anthropic and Gemini as an object).
@@ -19,55 +19,13 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use agentio_core::{AgentInput, AgentOutput};
+use agentio_tools::ToolRegistry;
 use agentio_tools::dispatch::{DispatchOptions, Provider};
-use agentio_tools::{ToolError, ToolRegistry, tool};
 use criterion::Criterion;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
-#[serde(deny_unknown_fields)]
-pub struct SearchArgs {
-    #[schemars(length(min = 1, max = 200))]
-    pub query: String,
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: u32,
-    #[serde(default)]
-    pub filters: Vec<String>,
-    #[serde(default)]
-    pub cursor: Option<String>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
-pub struct Hit {
-    pub id: String,
-    pub title: String,
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub score: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
-pub struct SearchResult {
-    pub hits: Vec<Hit>,
-    pub next_cursor: Option<String>,
-}
-
-/// Searches.
-#[tool(id = "kb.search", idempotent)]
-async fn search(args: SearchArgs) -> Result<SearchResult, ToolError> {
-    Ok(SearchResult {
-        hits: (0..args.limit.min(10))
-            .map(|i| Hit {
-                id: format!("doc-{i}"),
-                title: format!("{} result {i}", args.query),
-                score: 1.0 / f64::from(i + 1),
-            })
-            .collect(),
-        next_cursor: Some("page-2".into()),
-    })
-}
+mod search;
+use search::SearchTool;
 
 /// The response each provider sends for one call of `kb_search` with `arguments`.
 fn responses(arguments: &Value) -> Vec<(&'static str, Provider, Value)> {

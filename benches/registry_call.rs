@@ -42,32 +42,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
-#[serde(deny_unknown_fields)]
-pub struct SearchArgs {
-    #[schemars(length(min = 1, max = 200))]
-    pub query: String,
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: u32,
-    #[serde(default)]
-    pub filters: Vec<String>,
-    #[serde(default)]
-    pub cursor: Option<String>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
-pub struct Hit {
-    pub id: String,
-    pub title: String,
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub score: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
-pub struct SearchResult {
-    pub hits: Vec<Hit>,
-    pub next_cursor: Option<String>,
-}
+mod search;
+use search::{SearchArgs, SearchResult, SearchTool, body};
 
 /// The same input with nothing for a schema to add to serde: no bounds, no lengths.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
@@ -95,25 +71,6 @@ pub struct PlainHit {
 pub struct PlainResult {
     pub hits: Vec<PlainHit>,
     pub next_cursor: Option<String>,
-}
-
-fn body(args: &SearchArgs) -> SearchResult {
-    SearchResult {
-        hits: (0..args.limit.min(10))
-            .map(|i| Hit {
-                id: format!("doc-{i}"),
-                title: format!("{} result {i}", args.query),
-                score: 1.0 / f64::from(i + 1),
-            })
-            .collect(),
-        next_cursor: Some("page-2".into()),
-    }
-}
-
-/// Searches.
-#[tool(id = "kb.search", idempotent)]
-async fn search(args: SearchArgs) -> Result<SearchResult, ToolError> {
-    Ok(body(&args))
 }
 
 /// Searches, with types whose schemas serde enforces whole: the registry's own cost.
