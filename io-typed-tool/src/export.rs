@@ -336,10 +336,12 @@ impl ToolRegistry {
     /// assert_eq!(registry.tool_for_provider_name("kb_lookup"), None);
     /// ```
     pub fn tool_for_provider_name(&self, name: &str) -> Option<String> {
+        // Called for every call a model makes (`ToolRegistry::dispatch`): each tool is matched
+        // without building its names, and its majors counted only when its id matched.
         self.registered()
             .map(|(identity, _, _, _)| identity)
             .find(|identity| {
-                self.provider_name_of(identity) == name || self.mcp_name(identity) == name
+                self.is_named(identity, name, '_') || self.is_named(identity, name, '.')
             })
             .map(|identity| {
                 let (id, _) = identity.split_once('@').unwrap_or((identity, ""));
@@ -349,6 +351,25 @@ impl ToolRegistry {
                     identity.to_owned()
                 }
             })
+    }
+
+    /// Whether `name` is `identity`'s provider name (`dot` = `_`) or MCP name (`dot` = `.`):
+    /// [`Self::provider_name_of`] and [`Self::mcp_name`] without building them.
+    fn is_named(&self, identity: &str, name: &str, dot: char) -> bool {
+        let (id, major) = identity.split_once('@').unwrap_or((identity, ""));
+        let mut rest = name.chars();
+        let id_matches = id
+            .chars()
+            .all(|c| rest.next() == Some(if c == '.' { dot } else { c }));
+        if !id_matches {
+            return false;
+        }
+        let rest = rest.as_str();
+        if self.majors_of(id) > 1 && !major.is_empty() {
+            rest.strip_prefix("__") == Some(major)
+        } else {
+            rest.is_empty()
+        }
     }
 
     fn majors_of(&self, id: &str) -> usize {
