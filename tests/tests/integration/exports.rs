@@ -556,7 +556,14 @@ fn provider_names_map_back_to_tools_and_majors_stay_apart() {
         registry.tool_for_provider_name("kb.search").as_deref(),
         Some("kb.search")
     );
-    for other in ["kb_searc", "kb_searchx", "kb.search_", "kb_search__1", "kb-search", ""] {
+    for other in [
+        "kb_searc",
+        "kb_searchx",
+        "kb.search_",
+        "kb_search__1",
+        "kb-search",
+        "",
+    ] {
         assert_eq!(registry.tool_for_provider_name(other), None, "{other}");
     }
     registry
@@ -578,7 +585,12 @@ fn provider_names_map_back_to_tools_and_majors_stay_apart() {
         Some("kb.search@1")
     );
     assert_eq!(registry.tool_for_provider_name("kb_search"), None);
-    for other in ["kb_search__3", "kb_search__", "kb_search_2", "kb_search__2x"] {
+    for other in [
+        "kb_search__3",
+        "kb_search__",
+        "kb_search_2",
+        "kb_search__2x",
+    ] {
         assert_eq!(registry.tool_for_provider_name(other), None, "{other}");
     }
     assert_eq!(
