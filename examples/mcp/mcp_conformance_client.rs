@@ -1,10 +1,11 @@
 //! The MCP conformance suite's client under test (`@modelcontextprotocol/conformance client`),
 //! on agent-io's [`McpClient`].
 //!
-//! The suite starts a scenario's server, runs `cargo run --example mcp_conformance_client --
-//! URL`, names the scenario in `MCP_CONFORMANCE_SCENARIO`, the protocol revision in
-//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and passes what the scenario needs (the tool calls to
-//! make, pre-registered OAuth credentials) as JSON in `MCP_CONFORMANCE_CONTEXT`.
+//! The suite starts a scenario's server, runs `cargo run --features agentio-mcp-examples/oauth
+//! --example mcp_conformance_client -- URL`, names the scenario in `MCP_CONFORMANCE_SCENARIO`,
+//! the protocol revision in `MCP_CONFORMANCE_PROTOCOL_VERSION` and passes what the scenario
+//! needs (the tool calls to make, pre-registered OAuth credentials) as JSON in
+//! `MCP_CONFORMANCE_CONTEXT`.
 //!
 //! What a host would write, each piece through the library:
 //! - the answers to the server's questions come from an rmcp `ClientHandler` given to
