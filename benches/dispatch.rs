@@ -107,6 +107,10 @@ fn main() {
     group.finish();
     criterion.final_summary();
 
+    // `DISPATCH_PAIRED=0` leaves the paired rows out (to profile one criterion row alone).
+    if std::env::var("DISPATCH_PAIRED").is_ok_and(|v| v == "0") {
+        return;
+    }
     for (name, provider, response) in &responses {
         let dispatch = |calls: u32| {
             let started = Instant::now();

@@ -76,7 +76,11 @@ pub fn tool_result(
         pointer: format!("/{i}"),
         reason,
     };
-    let output_text = output.map(|value| serde_json::to_string(value).unwrap_or_default());
+    // Gemini takes the output as an object; every other target as its JSON text.
+    let output_text = match target {
+        Export::Gemini => None,
+        _ => output.map(|value| serde_json::to_string(value).unwrap_or_default()),
+    };
     match target {
         Export::Mcp => {
             let mut blocks: Vec<Value> = output_text

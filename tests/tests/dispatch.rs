@@ -348,6 +348,20 @@ fn a_response_that_is_not_the_providers_shape_is_an_error_naming_where() {
             "/parts/0/functionCall",
             "`name` is missing",
         ),
+        // The deepest walk, and a member name the pointer escapes (`function_call` is read
+        // under its own spelling).
+        (
+            Provider::Gemini,
+            json!({ "candidates": [{ "content": { "parts": [{ "text": "a" }, { "function_call": { "name": 3 } }] } }] }),
+            "/candidates/0/content/parts/1/function_call/name",
+            "expected a string",
+        ),
+        (
+            Provider::OpenAiChat,
+            json!({ "choices": [{ "message": { "tool_calls": [{ "id": "a", "function": { "name": "x", "arguments": 1 } }] } }] }),
+            "/choices/0/message/tool_calls/0/function/arguments",
+            "expected a string",
+        ),
         (
             Provider::Gemini,
             json!({ "candidates": [{ "content": { "parts": "x" } }] }),

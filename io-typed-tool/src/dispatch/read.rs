@@ -4,10 +4,62 @@ use serde_json::{Map, Value};
 
 use super::{DispatchOptions, ModelTurn, Provider, ResponseError, ToolCall};
 
+/// One step of a path into the response: a member's name or an item's index.
+#[derive(Clone, Copy)]
+enum Token<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The deepest path a reader walks: `/candidates/0/content/parts/3/functionCall/args` is 7.
+const DEPTH: usize = 8;
+
+/// Where in the response a reader is, kept as borrowed steps and written out as a JSON
+/// pointer only when an error names it: reading a response allocates nothing for its paths.
+#[derive(Clone, Copy)]
+struct Path<'a> {
+    tokens: [Token<'a>; DEPTH],
+    len: usize,
+}
+
+impl<'a> Path<'a> {
+    const ROOT: Path<'static> = Path {
+        tokens: [Token::Index(0); DEPTH],
+        len: 0,
+    };
+
+    fn then(mut self, token: Token<'a>) -> Self {
+        // The readers below are fixed walks no deeper than `DEPTH`.
+        debug_assert!(self.len < DEPTH, "a reader walked deeper than {DEPTH}");
+        if self.len < DEPTH {
+            self.tokens[self.len] = token;
+            self.len += 1;
+        }
+        self
+    }
+
+    fn pointer(&self) -> String {
+        if self.len == 0 {
+            return "/".into();
+        }
+        let mut pointer = String::new();
+        for token in &self.tokens[..self.len] {
+            match token {
+                Token::Key(key) => agentio_core::pointer::push_token(&mut pointer, key),
+                Token::Index(i) => {
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                }
+            }
+        }
+        pointer
+    }
+}
+
 /// Where in the response a reader is, for the errors it names.
 struct At<'a> {
     provider: Provider,
-    pointer: String,
+    path: Path<'a>,
     value: &'a Value,
 }
 
@@ -15,7 +67,7 @@ impl<'a> At<'a> {
     fn root(provider: Provider, value: &'a Value) -> Self {
         At {
             provider,
-            pointer: String::new(),
+            path: Path::ROOT,
             value,
         }
     }
@@ -23,11 +75,7 @@ impl<'a> At<'a> {
     fn fail(&self, reason: impl Into<String>) -> ResponseError {
         ResponseError {
             provider: self.provider,
-            pointer: if self.pointer.is_empty() {
-                "/".into()
-            } else {
-                self.pointer.clone()
-            },
+            pointer: self.path.pointer(),
             reason: reason.into(),
         }
     }
@@ -41,11 +89,9 @@ impl<'a> At<'a> {
         if value.is_null() {
             return None;
         }
-        let mut pointer = self.pointer.clone();
-        agentio_core::pointer::push_token(&mut pointer, name);
         Some(At {
             provider: self.provider,
-            pointer,
+            path: self.path.then(Token::Key(name)),
             value,
         })
     }
@@ -74,7 +120,7 @@ impl<'a> At<'a> {
             .enumerate()
             .map(|(i, value)| At {
                 provider: self.provider,
-                pointer: format!("{}/{i}", self.pointer),
+                path: self.path.then(Token::Index(i)),
                 value,
             })
             .collect())
