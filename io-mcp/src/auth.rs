@@ -391,10 +391,7 @@ fn respond(
 /// metadata document, or a verified bearer token (its caller put in the request's extensions).
 pub(crate) async fn guard<B>(
     auth: Option<Arc<HttpAuth>>,
-    service: rmcp::transport::StreamableHttpService<
-        crate::McpServer,
-        rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-    >,
+    service: rmcp::transport::StreamableHttpService<crate::McpServer, crate::sessions::Sessions>,
     mut request: http::Request<B>,
 ) -> Result<http::Response<HttpBody>, std::convert::Infallible>
 where

@@ -67,6 +67,7 @@ mod client;
 mod compose;
 mod connect;
 mod server;
+pub mod sessions;
 mod voice;
 
 pub use crate::answer::{MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};

@@ -19,10 +19,11 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, Request, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
+
+use crate::sessions::Sessions;
 
 /// The key of the approval question in an MCP `input_required` result (protocol 2026-07-28).
 pub const APPROVAL_INPUT_KEY: &str = "approval";
@@ -104,6 +105,16 @@ pub struct McpServer {
     handler: Option<Arc<dyn crate::compose::DynHandler>>,
     /// Seals a call's state between rounds (MCP 2026-07-28 `requestState`).
     state_codec: Arc<rmcp::model::RequestStateCodec>,
+    /// The HTTP sessions' instance name, idle timeout and bound ([`crate::sessions`]).
+    sessions: SessionSettings,
+}
+
+/// What [`McpServer::http_service`] builds its [`Sessions`] from.
+#[derive(Clone, Debug)]
+struct SessionSettings {
+    instance: Arc<str>,
+    idle: std::time::Duration,
+    max: usize,
 }
 
 impl McpServer {
@@ -167,7 +178,54 @@ impl McpServer {
             log_threshold: crate::voice::LogThreshold::default(),
             handler: None,
             state_codec: Arc::new(random_state_codec()),
+            sessions: SessionSettings {
+                instance: Arc::from(""),
+                idle: crate::sessions::DEFAULT_SESSION_IDLE,
+                max: crate::sessions::DEFAULT_MAX_SESSIONS,
+            },
         })
+    }
+
+    /// Names this server's instance among several behind one load balancer: every HTTP session
+    /// id it mints starts with `name` and a dot, so the balancer can send a session's requests
+    /// to the instance that holds it by the `Mcp-Session-Id` header (see [`crate::sessions`] and
+    /// the README's nginx configuration). Stateless (2026-07-28) requests need no affinity; a
+    /// 2026-07-28 call that asks for input carries its state sealed with this server's key, so
+    /// instances that share a balancer share a key too ([`Self::with_request_state_key`]).
+    ///
+    /// # Panics
+    ///
+    /// When `name` is not 1 to 32 ASCII letters, digits, `-` or `_` (it goes in a header, and a
+    /// balancer's pattern matches it).
+    #[must_use]
+    pub fn with_instance(mut self, name: &str) -> Self {
+        assert!(
+            (1..=32).contains(&name.len())
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "an instance name is 1 to 32 ASCII letters, digits, `-` or `_`, not {name:?}"
+        );
+        self.sessions.instance = Arc::from(name);
+        self
+    }
+
+    /// Closes an HTTP session no request has touched for `idle` (default
+    /// [`DEFAULT_SESSION_IDLE`](crate::sessions::DEFAULT_SESSION_IDLE), five minutes); its
+    /// client's next request is answered `404` and starts a new session.
+    #[must_use]
+    pub fn with_session_idle(mut self, idle: std::time::Duration) -> Self {
+        self.sessions.idle = idle;
+        self
+    }
+
+    /// Holds at most `max` HTTP sessions open (default
+    /// [`DEFAULT_MAX_SESSIONS`](crate::sessions::DEFAULT_MAX_SESSIONS)); past it, an
+    /// `initialize` is refused, naming the bound.
+    #[must_use]
+    pub fn with_max_sessions(mut self, max: usize) -> Self {
+        self.sessions.max = max;
+        self
     }
 
     /// Requires every streamable HTTP request to carry a bearer token `auth`'s verifier
@@ -1326,7 +1384,7 @@ impl McpServer {
     /// The server as rmcp's streamable HTTP tower service (sessions kept in memory), to mount
     /// at a path of your own router, with the defaults of [`Self::default_http_config`]:
     /// loopback `Host`s and loopback `Origin`s only.
-    pub fn http_service(self) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    pub fn http_service(self) -> StreamableHttpService<McpServer, Sessions> {
         self.http_service_with(Self::default_http_config())
     }
 
@@ -1360,12 +1418,13 @@ impl McpServer {
     pub fn http_service_with(
         self,
         config: StreamableHttpServerConfig,
-    ) -> StreamableHttpService<McpServer, LocalSessionManager> {
-        StreamableHttpService::new(
-            move || Ok(self.for_session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        )
+    ) -> StreamableHttpService<McpServer, Sessions> {
+        let sessions = Sessions::new(
+            &self.sessions.instance,
+            self.sessions.idle,
+            self.sessions.max,
+        );
+        StreamableHttpService::new(move || Ok(self.for_session()), Arc::new(sessions), config)
     }
 
     /// Serves streamable HTTP on `listener` (every path; clients use `http://host:port/mcp`)

@@ -790,3 +790,84 @@ mod auth {
         });
     }
 }
+
+/// HTTP sessions behind a load balancer: ids carry the instance, idle ones expire, and the
+/// number open is bounded (`agentio_mcp::sessions`).
+mod sessions {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// One raw HTTP/1.1 POST of `body` (in session `session`): the status and the whole answer.
+    async fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> (u16, String) {
+        let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        (text[9..12].parse().unwrap(), text)
+    }
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+
+    fn session_of(answer: &str) -> String {
+        answer
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("no session id: {answer}"))
+    }
+
+    #[test]
+    fn ids_name_the_instance_idle_sessions_expire_and_the_count_is_bounded() {
+        runtime().block_on(async {
+            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
+                .unwrap()
+                .with_instance("east-1")
+                .with_session_idle(Duration::from_millis(400))
+                .with_max_sessions(2);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let serving = tokio::spawn(server.serve_http(listener));
+
+            let (status, first) = post(addr, None, INITIALIZE).await;
+            assert_eq!(status, 200, "{first}");
+            let first = session_of(&first);
+            assert!(first.starts_with("east-1.") && first.len() > 10, "{first}");
+            let (status, answer) = post(addr, Some(&first), LIST).await;
+            assert_eq!(status, 200, "{answer}");
+            assert!(answer.contains("fixture.record"), "{answer}");
+
+            // Another instance's session, or a made-up one: not here.
+            for foreign in ["west-1.abc", "abc", "east-1."] {
+                let (status, answer) = post(addr, Some(foreign), LIST).await;
+                assert_eq!(status, 404, "{foreign}: {answer}");
+            }
+
+            // The bound: a second session opens, a third is refused, naming the bound.
+            let (status, second) = post(addr, None, INITIALIZE).await;
+            assert_eq!(status, 200, "{second}");
+            let (status, third) = post(addr, None, INITIALIZE).await;
+            assert_eq!(status, 500, "{third}");
+            assert!(third.contains("maximum of 2 open sessions"), "{third}");
+
+            // Idle past the timeout: closed, their memory freed, and room for new ones.
+            tokio::time::sleep(Duration::from_millis(1_200)).await;
+            let (status, answer) = post(addr, Some(&first), LIST).await;
+            assert_eq!(status, 404, "an expired session: {answer}");
+            for _ in 0..2 {
+                let (status, answer) = post(addr, None, INITIALIZE).await;
+                assert_eq!(status, 200, "{answer}");
+            }
+            serving.abort();
+        });
+    }
+}

@@ -1,0 +1,269 @@
+//! The sessions of a streamable HTTP server (MCP revisions before 2026-07-28): rmcp's
+//! in-memory [`LocalSessionManager`], with three things a server behind a load balancer needs.
+//!
+//! - **The instance in the id.** With [`McpServer::with_instance`](crate::McpServer::with_instance),
+//!   every session id this server mints starts with the instance's name and a dot (`a.` then
+//!   rmcp's random id), so a balancer routes a session's requests back to the instance that
+//!   holds it from the `Mcp-Session-Id` header alone (nginx: a `map` on the header's prefix,
+//!   as the README shows). An id without this instance's prefix is a session this instance
+//!   does not have: `404`, which tells the client to start a new session.
+//! - **An idle timeout** ([`DEFAULT_SESSION_IDLE`], five minutes, rmcp's default;
+//!   [`McpServer::with_session_idle`](crate::McpServer::with_session_idle)): a session no
+//!   request has touched for that long is closed and its memory freed.
+//! - **A bound on open sessions** ([`DEFAULT_MAX_SESSIONS`];
+//!   [`McpServer::with_max_sessions`](crate::McpServer::with_max_sessions)): past it, an
+//!   `initialize` is refused (`500`, rmcp's answer when a session cannot be created, with the
+//!   reason) instead of growing without limit. Requests of open sessions and stateless
+//!   (2026-07-28) requests are not affected.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{
+    ServerSseMessage, SessionId, SessionManager,
+};
+
+/// How long a session may sit idle before it is closed: five minutes (rmcp's default).
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// How many sessions one server holds open at most: 100,000 (an idle session costs a few
+/// kilobytes; the README's load bench measures it).
+pub const DEFAULT_MAX_SESSIONS: usize = 100_000;
+
+/// What the sessions refuse.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The server holds its maximum of open sessions.
+    Full {
+        /// The bound.
+        max: usize,
+    },
+    /// The id is not one this instance minted (another instance's, or made up).
+    Unknown {
+        /// The id, clipped.
+        id: String,
+    },
+    /// rmcp's session manager failed.
+    Session(<LocalSessionManager as SessionManager>::Error),
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::Full { max } => write!(
+                f,
+                "this server holds its maximum of {max} open sessions; close one (HTTP DELETE) or wait for idle ones to expire"
+            ),
+            SessionError::Unknown { id } => {
+                write!(f, "there is no session `{id}` on this instance")
+            }
+            SessionError::Session(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SessionError::Session(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// rmcp's [`LocalSessionManager`] with this instance's prefix on every id, an idle timeout and
+/// a bound (see the module's documentation).
+#[derive(Debug)]
+pub struct Sessions {
+    /// `name.`, or empty.
+    prefix: Arc<str>,
+    max: usize,
+    inner: LocalSessionManager,
+}
+
+impl Sessions {
+    /// Sessions whose ids start with `instance` and a dot (none when `instance` is empty),
+    /// closed after `idle` without a request, at most `max` open.
+    pub fn new(instance: &str, idle: Duration, max: usize) -> Self {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(idle);
+        let prefix = if instance.is_empty() {
+            String::new()
+        } else {
+            format!("{instance}.")
+        };
+        Sessions {
+            prefix: prefix.into(),
+            max,
+            inner,
+        }
+    }
+
+    /// How many sessions are open.
+    pub async fn open(&self) -> usize {
+        self.inner.sessions.read().await.len()
+    }
+
+    /// The id rmcp's manager knows `id` by: `id` without this instance's prefix.
+    fn inner_id(&self, id: &SessionId) -> Result<SessionId, SessionError> {
+        match id.strip_prefix(&*self.prefix) {
+            Some(rest) if !rest.is_empty() => Ok(rest.into()),
+            _ => Err(SessionError::Unknown {
+                id: id.chars().take(80).collect(),
+            }),
+        }
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        if self.open().await >= self.max {
+            return Err(SessionError::Full { max: self.max });
+        }
+        let (id, transport) = self
+            .inner
+            .create_session()
+            .await
+            .map_err(SessionError::Session)?;
+        let id: SessionId = if self.prefix.is_empty() {
+            id
+        } else {
+            format!("{}{id}", self.prefix).into()
+        };
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let id = self.inner_id(id)?;
+        self.inner
+            .initialize_session(&id, message)
+            .await
+            .map_err(SessionError::Session)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        match self.inner_id(id) {
+            Ok(id) => self
+                .inner
+                .has_session(&id)
+                .await
+                .map_err(SessionError::Session),
+            Err(_) => Ok(false),
+        }
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        let id = self.inner_id(id)?;
+        self.inner
+            .close_session(&id)
+            .await
+            .map_err(SessionError::Session)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let id = self.inner_id(id)?;
+        self.inner
+            .create_stream(&id, message)
+            .await
+            .map(boxed)
+            .map_err(SessionError::Session)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        let id = self.inner_id(id)?;
+        self.inner
+            .accept_message(&id, message)
+            .await
+            .map_err(SessionError::Session)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let id = self.inner_id(id)?;
+        self.inner
+            .create_standalone_stream(&id)
+            .await
+            .map(boxed)
+            .map_err(SessionError::Session)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let id = self.inner_id(id)?;
+        self.inner
+            .resume(&id, last_event_id)
+            .await
+            .map(boxed)
+            .map_err(SessionError::Session)
+    }
+}
+
+/// A session's SSE stream, boxed: rmcp's stream type names the borrowed id it was made
+/// with, and the id passed in is the prefixed one, not rmcp's.
+type SseStream = std::pin::Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
+
+fn boxed(stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static) -> SseStream {
+    Box::pin(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_carry_the_instance_and_others_are_unknown() {
+        let sessions = Sessions::new("a", DEFAULT_SESSION_IDLE, 2);
+        assert_eq!(sessions.inner_id(&"a.xyz".into()).unwrap(), "xyz".into());
+        for foreign in ["b.xyz", "xyz", "a.", "", "ab.xyz"] {
+            assert!(
+                matches!(
+                    sessions.inner_id(&foreign.into()),
+                    Err(SessionError::Unknown { .. })
+                ),
+                "{foreign}"
+            );
+        }
+        let bare = Sessions::new("", DEFAULT_SESSION_IDLE, 2);
+        assert_eq!(bare.inner_id(&"xyz".into()).unwrap(), "xyz".into());
+        assert_eq!(
+            sessions.inner.session_config.keep_alive,
+            Some(DEFAULT_SESSION_IDLE)
+        );
+    }
+
+    #[test]
+    fn the_errors_say_what_and_how_to_recover() {
+        let full = SessionError::Full { max: 3 }.to_string();
+        assert!(
+            full.contains("maximum of 3") && full.contains("DELETE"),
+            "{full}"
+        );
+        let unknown = SessionError::Unknown { id: "b.1".into() }.to_string();
+        assert!(unknown.contains("`b.1`"), "{unknown}");
+    }
+}
