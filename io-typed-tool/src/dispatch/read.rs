@@ -202,6 +202,14 @@ pub(super) fn without_nulls(value: &Value) -> Value {
     }
 }
 
+/// `{"role": role, key: items}`, the items moved in (`json!` would serialize them again).
+fn message(role: &str, key: &str, items: Vec<Value>) -> Value {
+    let mut map = Map::with_capacity(2);
+    map.insert("role".to_owned(), Value::String(role.to_owned()));
+    map.insert(key.to_owned(), Value::Array(items));
+    Value::Object(map)
+}
+
 /// A Chat Completion (`choices[0].message`) or the assistant message itself.
 fn openai_chat(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, ResponseError> {
     let provider = root.provider;
@@ -338,7 +346,7 @@ fn anthropic(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Respo
     }
     Ok(ModelTurn {
         provider: root.provider,
-        assistant: vec![serde_json::json!({ "role": "assistant", "content": content })],
+        assistant: vec![message("assistant", "content", content)],
         calls,
     })
 }
@@ -390,7 +398,7 @@ fn gemini(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Response
         .map_or(Ok("model"), |r| r.string())?;
     Ok(ModelTurn {
         provider,
-        assistant: vec![serde_json::json!({ "role": role, "parts": echoed })],
+        assistant: vec![message(role, "parts", echoed)],
         calls,
     })
 }

@@ -38,59 +38,63 @@ pub(super) fn success(
         )
     })?;
     Ok(match provider {
-        Provider::OpenAiChat => json!({
-            "role": "tool",
-            "tool_call_id": call.id,
-            "content": result,
-        }),
-        Provider::OpenAiResponses => json!({
-            "type": "function_call_output",
-            "call_id": call.id,
-            "output": result,
-        }),
-        Provider::Anthropic => json!({
-            "type": "tool_result",
-            "tool_use_id": call.id,
-            "content": result,
-            "is_error": false,
-        }),
         Provider::Gemini => {
             let Value::Object(mut response) = result else {
                 return Err(AgentError::internal("a Gemini tool result is an object"));
             };
             named(&mut response, call);
-            json!({ "functionResponse": response })
+            object([("functionResponse", Value::Object(response))])
         }
+        _ => answer(provider, call, result, false),
     })
+}
+
+/// An object of these members, moved in (`json!` would serialize each value again).
+fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (key, value) in members {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
+/// The OpenAI and Anthropic answer to `call` carrying `result`.
+fn answer(provider: Provider, call: &ToolCall, result: Value, is_error: bool) -> Value {
+    let id = Value::String(call.id.clone());
+    match provider {
+        Provider::OpenAiChat => object([
+            ("role", Value::from("tool")),
+            ("tool_call_id", id),
+            ("content", result),
+        ]),
+        Provider::OpenAiResponses => object([
+            ("type", Value::from("function_call_output")),
+            ("call_id", id),
+            ("output", result),
+        ]),
+        Provider::Anthropic | Provider::Gemini => object([
+            ("type", Value::from("tool_result")),
+            ("tool_use_id", id),
+            ("content", result),
+            ("is_error", Value::Bool(is_error)),
+        ]),
+    }
 }
 
 /// A failed call's answer: the AIP-14 error as JSON text, marked as an error where the
 /// provider has a mark.
 pub(super) fn failure(provider: Provider, call: &ToolCall, error: &AgentError) -> Value {
-    let text = json!({ "error": error }).to_string();
     match provider {
-        Provider::OpenAiChat => json!({
-            "role": "tool",
-            "tool_call_id": call.id,
-            "content": text,
-        }),
-        Provider::OpenAiResponses => json!({
-            "type": "function_call_output",
-            "call_id": call.id,
-            "output": text,
-        }),
-        Provider::Anthropic => json!({
-            "type": "tool_result",
-            "tool_use_id": call.id,
-            "content": text,
-            "is_error": true,
-        }),
         // Gemini's convention: `response` holds `output` on success and `error` on failure.
         Provider::Gemini => {
             let mut response = Map::new();
             response.insert("response".into(), json!({ "error": error }));
             named(&mut response, call);
-            json!({ "functionResponse": response })
+            object([("functionResponse", Value::Object(response))])
+        }
+        _ => {
+            let text = json!({ "error": error }).to_string();
+            answer(provider, call, Value::String(text), true)
         }
     }
 }
