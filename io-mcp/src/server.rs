@@ -1428,7 +1428,8 @@ impl McpServer {
     }
 
     /// Serves streamable HTTP on `listener` (every path; clients use `http://host:port/mcp`)
-    /// until the listener fails. Each connection is served on its own task.
+    /// until the listener fails. Each connection is served on its own task, with `TCP_NODELAY`
+    /// set (a server mounting [`Self::http_service`] in its own loop should set it too).
     ///
     /// ```no_run
     /// # use agentio_mcp::McpServer;
@@ -1456,6 +1457,10 @@ impl McpServer {
                 .accept()
                 .await
                 .map_err(|e| ServeError::new("the HTTP listener failed", e))?;
+            // An answer is written as a head and then an event stream; with Nagle's algorithm on,
+            // the client's delayed ACK of the head holds the rest back ~40 ms (measured: 20
+            // calls/s on one connection instead of thousands).
+            let _ = stream.set_nodelay(true);
             let (auth, service) = (auth.clone(), service.clone());
             let guarded = hyper::service::service_fn(move |request| {
                 crate::auth::guard(auth.clone(), service.clone(), request)

@@ -30,9 +30,10 @@ use rmcp::transport::streamable_http_server::session::{
 /// How long a session may sit idle before it is closed: five minutes (rmcp's default).
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
 
-/// How many sessions one server holds open at most: 100,000 (an idle session costs a few
-/// kilobytes; the README's load bench measures it).
-pub const DEFAULT_MAX_SESSIONS: usize = 100_000;
+/// How many sessions one server holds open at most: 10,000, the Python SDK's default too. An
+/// idle session costs about 54 KiB (rmcp's session worker and its channels; the README's load
+/// bench measures it), so the bound holds idle sessions to about 530 MiB.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
 /// What the sessions refuse.
 #[derive(Debug)]
