@@ -211,7 +211,9 @@ impl Payload {
 ///
 /// On a multi-thread Tokio runtime the body runs as its own task, so a body that blocks its
 /// thread (`std::thread::sleep`, a busy loop) cannot starve the timer: the caller gets
-/// `timeout` at the ceiling, and the task is aborted (a thread that never yields runs on until
+/// `timeout` at the ceiling (at most [`watchdog::TICK`](super::watchdog::TICK) after it: the
+/// ceiling is watched by one thread for all calls, which costs no system call a call), and the
+/// task is aborted (a thread that never yields runs on until
 /// it returns, but its result is dropped). On a current-thread runtime the body shares the
 /// caller's only thread, so the timer can fire no earlier than the body's next `.await`; a
 /// result that arrives after the ceiling is still reported as `timeout`, never as success.
@@ -352,19 +354,23 @@ pub(super) async fn spawned_attempt(
     let mut task = AbortOnDrop(
         handle.spawn(async move { contain_panics(input.execute(plugin.as_ref(), &ctx)).await }),
     );
-    // The timer itself panics in a runtime built without time; contain that as well.
-    let waited = contain_panics(Box::pin(async {
-        Ok(tokio::time::timeout(timeout, &mut task.0).await)
-    }))
+    // The ceiling on the watchdog's thread, not a Tokio timer: no system call a call (see
+    // `watchdog`). The body is polled first, so one that is done is never timed.
+    let mut deadline = std::pin::pin!(super::watchdog::Deadline::after(timeout));
+    let joined = std::future::poll_fn(|cx| {
+        if let Poll::Ready(joined) = std::pin::Pin::new(&mut task.0).poll(cx) {
+            return Poll::Ready(Some(joined));
+        }
+        deadline.as_mut().poll(cx).map(|()| None)
+    })
     .await;
-    match waited {
-        Ok(Ok(Ok(result))) => Ended::Done(result),
-        Ok(Ok(Err(join_error))) => {
+    match joined {
+        Some(Ok(result)) => Ended::Done(result),
+        Some(Err(join_error)) => {
             Ended::Done(Err(AgentError::internal("the body failed unexpectedly")
                 .with_operator_detail(join_error.to_string())))
         }
-        Ok(Err(_elapsed)) => Ended::Elapsed,
-        Err(err) => Ended::Failed(err),
+        None => Ended::Elapsed,
     }
 }
 
