@@ -29,12 +29,10 @@ impl<'a> Path<'a> {
     };
 
     fn then(mut self, token: Token<'a>) -> Self {
-        // The readers below are fixed walks no deeper than `DEPTH`.
-        debug_assert!(self.len < DEPTH, "a reader walked deeper than {DEPTH}");
-        if self.len < DEPTH {
-            self.tokens[self.len] = token;
-            self.len += 1;
-        }
+        // The readers below are fixed walks no deeper than `DEPTH` (7 at most): a deeper one
+        // is a bug of this module, and indexing says so.
+        self.tokens[self.len] = token;
+        self.len += 1;
         self
     }
 
