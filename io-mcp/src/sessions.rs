@@ -266,5 +266,16 @@ mod tests {
         );
         let unknown = SessionError::Unknown { id: "b.1".into() }.to_string();
         assert!(unknown.contains("`b.1`"), "{unknown}");
+        // rmcp's own error is the cause, and says itself.
+        use std::error::Error as _;
+        let inner = SessionError::Session(
+            rmcp::transport::streamable_http_server::session::local::LocalSessionManagerError::SessionNotFound("x".into()),
+        );
+        assert_eq!(inner.to_string(), "Session not found: x");
+        assert_eq!(
+            inner.source().map(ToString::to_string).as_deref(),
+            Some("Session not found: x")
+        );
+        assert!(SessionError::Full { max: 1 }.source().is_none());
     }
 }
