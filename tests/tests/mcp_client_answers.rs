@@ -285,6 +285,38 @@ fn a_server_that_lies_about_its_rounds_is_bounded_and_named() {
     });
 }
 
+/// Over streamable HTTP, in a 2025-11-25 session of a server with an instance name: the
+/// server's question arrives on the call's event stream, and the host's answer, POSTed back
+/// in the session, reaches the tool (`agentio_mcp::sessions` passes it on to rmcp's session).
+#[test]
+fn the_host_answers_over_http_in_a_session_of_a_named_instance() {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let server = McpServer::new(registry()).unwrap().with_instance("east");
+        let serving = tokio::spawn(server.serve_http(listener));
+        let host = host();
+        let asked = host.asked.clone();
+        let client = McpClient::builder()
+            .handler(host)
+            .lifecycle(ClientLifecycleMode::Initialize)
+            .http(&url)
+            .await
+            .unwrap();
+        let answered = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            client.call_tool(call("voice.ask")),
+        )
+        .await
+        .expect("the answer reached the tool")
+        .unwrap();
+        assert_eq!(said(&answered), "sure: true");
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        client.close().await.unwrap();
+        serving.abort();
+    });
+}
+
 #[test]
 fn a_refused_authorization_is_named_with_the_servers_challenge() {
     runtime().block_on(async {
