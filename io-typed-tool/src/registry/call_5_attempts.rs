@@ -350,13 +350,19 @@ pub(super) async fn spawned_attempt(
     ctx: ToolContext,
     timeout: Duration,
 ) -> Ended {
+    // The ceiling on the watchdog's thread, not a Tokio timer: no system call a call (see
+    // `watchdog`).
+    let Some(deadline) = super::watchdog::Deadline::after(timeout) else {
+        return Ended::Failed(AgentError::internal(
+            "the thread that watches the tools' time limits could not be started",
+        ));
+    };
     // Aborted when this future is dropped (a cancelled call), not only at the ceiling.
     let mut task = AbortOnDrop(
         handle.spawn(async move { contain_panics(input.execute(plugin.as_ref(), &ctx)).await }),
     );
-    // The ceiling on the watchdog's thread, not a Tokio timer: no system call a call (see
-    // `watchdog`). The body is polled first, so one that is done is never timed.
-    let mut deadline = std::pin::pin!(super::watchdog::Deadline::after(timeout));
+    // The body is polled first, so one that is done is never timed.
+    let mut deadline = std::pin::pin!(deadline);
     let joined = std::future::poll_fn(|cx| {
         if let Poll::Ready(joined) = std::pin::Pin::new(&mut task.0).poll(cx) {
             return Poll::Ready(Some(joined));

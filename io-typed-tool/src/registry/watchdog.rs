@@ -44,20 +44,23 @@ fn lock(shared: &Shared) -> MutexGuard<'_, State> {
     shared.state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The watchdog, started on first use.
-fn shared() -> &'static Shared {
-    static SHARED: OnceLock<&'static Shared> = OnceLock::new();
-    SHARED.get_or_init(|| {
-        let shared: &'static Shared = Box::leak(Box::new(Shared {
-            state: Mutex::new(State::default()),
-            wake: Condvar::new(),
-        }));
-        std::thread::Builder::new()
-            .name("agentio-ceilings".into())
-            .spawn(move || watch(shared))
-            .expect("the operating system starts the ceilings' thread");
-        shared
-    })
+/// The watchdog, started on first use; `None` when the system would not start its thread.
+fn shared() -> Option<&'static Shared> {
+    static SHARED: OnceLock<Option<&'static Shared>> = OnceLock::new();
+    *SHARED.get_or_init(start)
+}
+
+/// A watchdog of its own: its state and its thread (the process keeps both).
+fn start() -> Option<&'static Shared> {
+    let shared: &'static Shared = Box::leak(Box::new(Shared {
+        state: Mutex::new(State::default()),
+        wake: Condvar::new(),
+    }));
+    std::thread::Builder::new()
+        .name("agentio-ceilings".into())
+        .spawn(move || watch(shared))
+        .ok()?;
+    Some(shared)
 }
 
 fn watch(shared: &'static Shared) {
@@ -65,16 +68,12 @@ fn watch(shared: &'static Shared) {
     loop {
         let now = Instant::now();
         let mut state = lock(shared);
-        let mut due = Vec::new();
-        while let Some(entry) = state.deadlines.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            due.push(entry.remove());
-        }
+        // Every deadline at or before `now` is due: the keys below `(now, u64::MAX)`.
+        let later = state.deadlines.split_off(&(now, u64::MAX));
+        let due = std::mem::replace(&mut state.deadlines, later);
         if !due.is_empty() {
             drop(state);
-            due.into_iter().for_each(Waker::wake);
+            due.into_values().for_each(Waker::wake);
             continue;
         }
         let wait = match state.deadlines.first_key_value() {
@@ -103,6 +102,7 @@ fn watch(shared: &'static Shared) {
 
 /// A future that is ready at `at` (or at most a [`TICK`] later).
 pub(crate) struct Deadline {
+    watchdog: &'static Shared,
     /// `None`: never (a ceiling past what `Instant` holds).
     at: Option<Instant>,
     /// The registration, once polled.
@@ -110,17 +110,22 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
-    /// Ready `after` from now.
-    pub(crate) fn after(after: Duration) -> Deadline {
+    /// Ready `after` from now; `None` when the watchdog's thread could not be started.
+    pub(crate) fn after(after: Duration) -> Option<Deadline> {
+        Some(Deadline::on(shared()?, Instant::now().checked_add(after)))
+    }
+
+    fn on(watchdog: &'static Shared, at: Option<Instant>) -> Deadline {
         Deadline {
-            at: Instant::now().checked_add(after),
+            watchdog,
+            at,
             key: None,
         }
     }
 
     fn unregister(&mut self) {
         if let (Some(at), Some(key)) = (self.at, self.key.take()) {
-            lock(shared()).deadlines.remove(&(at, key));
+            lock(self.watchdog).deadlines.remove(&(at, key));
         }
     }
 }
@@ -136,7 +141,7 @@ impl Future for Deadline {
             self.unregister();
             return Poll::Ready(());
         }
-        let shared = shared();
+        let shared = self.watchdog;
         let mut state = lock(shared);
         if let Some(key) = self.key
             && let Some(waker) = state.deadlines.get_mut(&(at, key))
@@ -179,41 +184,140 @@ mod tests {
     #[test]
     fn a_deadline_fires_at_its_time_and_not_before() {
         let started = Instant::now();
-        block_on(Deadline::after(Duration::from_millis(30)));
+        block_on(Deadline::after(Duration::from_millis(30)).unwrap());
         let waited = started.elapsed();
         assert!(waited >= Duration::from_millis(30), "{waited:?}");
         assert!(waited < Duration::from_millis(500), "{waited:?}");
     }
 
+    /// A waker that counts its wakes.
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Counting {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn counting() -> (std::sync::Arc<Counting>, Waker) {
+        let count = std::sync::Arc::new(Counting(std::sync::atomic::AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
+
+    fn wakes(count: &Counting) -> usize {
+        count.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     #[test]
     fn a_dropped_deadline_leaves_nothing_behind_and_one_past_instant_never_fires() {
-        let mut deadline = Box::pin(Deadline::after(Duration::from_secs(60)));
-        let waker = Waker::noop();
-        let mut cx = Context::from_waker(waker);
+        let watchdog = start().unwrap();
+        let at = Instant::now() + Duration::from_secs(60);
+        let mut deadline = Box::pin(Deadline::on(watchdog, Some(at)));
+        let mut cx = Context::from_waker(Waker::noop());
         assert!(deadline.as_mut().poll(&mut cx).is_pending());
         let key = deadline.key.expect("registered");
-        let at = deadline.at.expect("a time");
-        assert!(lock(shared()).deadlines.contains_key(&(at, key)));
+        assert!(lock(watchdog).deadlines.contains_key(&(at, key)));
         // Polled again: still the one registration.
         assert!(deadline.as_mut().poll(&mut cx).is_pending());
         assert_eq!(deadline.key, Some(key));
+        assert_eq!(lock(watchdog).deadlines.len(), 1);
         drop(deadline);
-        assert!(!lock(shared()).deadlines.contains_key(&(at, key)));
+        assert!(lock(watchdog).deadlines.is_empty());
 
-        let mut never = Box::pin(Deadline::after(Duration::MAX));
+        let mut never = Box::pin(Deadline::after(Duration::MAX).unwrap());
         assert!(never.at.is_none());
         assert!(never.as_mut().poll(&mut cx).is_pending());
         assert!(never.key.is_none(), "nothing to watch");
     }
 
     #[test]
-    fn the_watchdog_wakes_from_its_sleep_for_a_new_deadline() {
-        // Let it fall asleep with nothing to watch (other tests' deadlines are short).
-        std::thread::sleep(IDLE + Duration::from_millis(300));
-        let started = Instant::now();
-        block_on(Deadline::after(Duration::from_millis(20)));
-        let waited = started.elapsed();
-        assert!(waited >= Duration::from_millis(20), "{waited:?}");
-        assert!(waited < Duration::from_millis(500), "{waited:?}");
+    fn deadlines_at_one_instant_are_each_kept_and_each_woken_once_at_their_time() {
+        let watchdog = start().unwrap();
+        let at = Instant::now() + Duration::from_millis(150);
+        let (first, first_waker) = counting();
+        let (second, second_waker) = counting();
+        let mut a = Box::pin(Deadline::on(watchdog, Some(at)));
+        let mut b = Box::pin(Deadline::on(watchdog, Some(at)));
+        assert!(
+            a.as_mut()
+                .poll(&mut Context::from_waker(&first_waker))
+                .is_pending()
+        );
+        assert!(
+            b.as_mut()
+                .poll(&mut Context::from_waker(&second_waker))
+                .is_pending()
+        );
+        assert_ne!(a.key, b.key);
+        assert_eq!(lock(watchdog).deadlines.len(), 2);
+        // Not before their time.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!((wakes(&first), wakes(&second)), (0, 0));
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!((wakes(&first), wakes(&second)), (1, 1));
+        assert!(
+            a.as_mut()
+                .poll(&mut Context::from_waker(&first_waker))
+                .is_ready()
+        );
+    }
+
+    #[test]
+    fn the_last_waker_a_deadline_was_polled_with_is_the_one_woken() {
+        let watchdog = start().unwrap();
+        let (old, old_waker) = counting();
+        let (new, new_waker) = counting();
+        let mut deadline = Box::pin(Deadline::on(
+            watchdog,
+            Some(Instant::now() + Duration::from_millis(40)),
+        ));
+        assert!(
+            deadline
+                .as_mut()
+                .poll(&mut Context::from_waker(&old_waker))
+                .is_pending()
+        );
+        assert!(
+            deadline
+                .as_mut()
+                .poll(&mut Context::from_waker(&new_waker))
+                .is_pending()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!((wakes(&old), wakes(&new)), (0, 1));
+    }
+
+    #[test]
+    fn the_watchdog_sleeps_after_its_idle_time_and_wakes_for_a_new_deadline() {
+        let watchdog = start().unwrap();
+        // Awake while there is something to watch, and for `IDLE` after.
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut first = Box::pin(Deadline::on(
+            watchdog,
+            Some(Instant::now() + Duration::from_millis(20)),
+        ));
+        assert!(first.as_mut().poll(&mut cx).is_pending());
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(lock(watchdog).deadlines.is_empty(), "fired");
+        assert!(!lock(watchdog).asleep, "awake within its idle time");
+        std::thread::sleep(IDLE);
+        assert!(lock(watchdog).asleep, "asleep after its idle time");
+        // A new deadline wakes it, and fires.
+        let (count, waker) = counting();
+        let mut next = Box::pin(Deadline::on(
+            watchdog,
+            Some(Instant::now() + Duration::from_millis(20)),
+        ));
+        assert!(
+            next.as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        assert!(!lock(watchdog).asleep);
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(wakes(&count), 1);
     }
 }
