@@ -114,30 +114,36 @@ fn main() {
     if std::env::var("DISPATCH_PAIRED").is_ok_and(|v| v == "0") {
         return;
     }
+    // Seconds a call of `one`, over `calls` calls.
+    let per_call = |calls: u32, one: &dyn Fn()| {
+        let started = Instant::now();
+        for _ in 0..calls {
+            one();
+        }
+        started.elapsed().as_secs_f64() / f64::from(calls)
+    };
+    let dispatch = |provider: Provider, response: &Value| {
+        black_box(
+            runtime
+                .block_on(registry.dispatch(provider, response, &options))
+                .expect("ok"),
+        );
+    };
     for (name, provider, response) in &responses {
-        let dispatch = |calls: u32| {
-            let started = Instant::now();
-            for _ in 0..calls {
-                black_box(
-                    runtime
-                        .block_on(registry.dispatch(*provider, response, &options))
-                        .expect("ok"),
-                );
-            }
-            started.elapsed().as_secs_f64() / f64::from(calls)
-        };
-        let call = |calls: u32| {
-            let started = Instant::now();
-            for _ in 0..calls {
-                black_box(
-                    runtime
-                        .block_on(registry.call("kb.search", arguments.clone()))
-                        .expect("ok"),
-                );
-            }
-            started.elapsed().as_secs_f64() / f64::from(calls)
-        };
-        paired(name, "registry_call", dispatch, call);
+        paired(
+            name,
+            "registry_call",
+            |calls| per_call(calls, &|| dispatch(*provider, response)),
+            |calls| {
+                per_call(calls, &|| {
+                    black_box(
+                        runtime
+                            .block_on(registry.call("kb.search", arguments.clone()))
+                            .expect("ok"),
+                    );
+                })
+            },
+        );
     }
 
     // The same call written by hand, the least a loop must do for OpenAI Chat: the arguments
@@ -146,29 +152,20 @@ fn main() {
     // by its provider name, the answer's shape and the echoed assistant turn.
     let (_, provider, response) = &responses[0];
     let text = arguments.to_string();
-    let by_hand = |calls: u32| {
-        let started = Instant::now();
-        for _ in 0..calls {
-            let arguments: Value = serde_json::from_str(black_box(&text)).expect("JSON");
-            let output = runtime
-                .block_on(registry.call("kb.search", arguments))
-                .expect("ok");
-            black_box(serde_json::to_string(&output).expect("text"));
-        }
-        started.elapsed().as_secs_f64() / f64::from(calls)
-    };
-    let dispatch = |calls: u32| {
-        let started = Instant::now();
-        for _ in 0..calls {
-            black_box(
-                runtime
-                    .block_on(registry.dispatch(*provider, response, &options))
-                    .expect("ok"),
-            );
-        }
-        started.elapsed().as_secs_f64() / f64::from(calls)
-    };
-    paired("openai_chat", "by_hand", dispatch, by_hand);
+    paired(
+        "openai_chat",
+        "by_hand",
+        |calls| per_call(calls, &|| dispatch(*provider, response)),
+        |calls| {
+            per_call(calls, &|| {
+                let arguments: Value = serde_json::from_str(black_box(&text)).expect("JSON");
+                let output = runtime
+                    .block_on(registry.call("kb.search", arguments))
+                    .expect("ok");
+                black_box(serde_json::to_string(&output).expect("text"));
+            })
+        },
+    );
 }
 
 /// `ours` and `theirs` in alternating bursts of about 20 ms, 61 rounds; prints the median of

@@ -94,6 +94,16 @@ use crate::typed::ToolError;
 
 pub use crate::dispatch::stream::{MAX_STREAM_BYTES, MAX_STREAM_ENTRIES, StreamedTurn};
 
+/// An object of these members, moved in: `json!` would serialize each value again, a deep
+/// copy of every answer and echoed turn.
+fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    let mut map = serde_json::Map::with_capacity(N);
+    for (key, value) in members {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
 /// A model provider whose responses [`ToolRegistry::dispatch`](crate::ToolRegistry::dispatch)
 /// reads and whose next turn it writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{DispatchOptions, ModelTurn, Provider, ResponseError, ToolCall};
+use super::{DispatchOptions, ModelTurn, Provider, ResponseError, ToolCall, object};
 
 /// One step of a path into the response: a member's name or an item's index.
 #[derive(Clone, Copy)]
@@ -200,14 +200,6 @@ pub(super) fn without_nulls(value: &Value) -> Value {
     }
 }
 
-/// `{"role": role, key: items}`, the items moved in (`json!` would serialize them again).
-fn message(role: &str, key: &str, items: Vec<Value>) -> Value {
-    let mut map = Map::with_capacity(2);
-    map.insert("role".to_owned(), Value::String(role.to_owned()));
-    map.insert(key.to_owned(), Value::Array(items));
-    Value::Object(map)
-}
-
 /// A Chat Completion (`choices[0].message`) or the assistant message itself.
 fn openai_chat(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, ResponseError> {
     let provider = root.provider;
@@ -344,7 +336,10 @@ fn anthropic(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Respo
     }
     Ok(ModelTurn {
         provider: root.provider,
-        assistant: vec![message("assistant", "content", content)],
+        assistant: vec![object([
+            ("role", Value::from("assistant")),
+            ("content", Value::Array(content)),
+        ])],
         calls,
     })
 }
@@ -396,7 +391,10 @@ fn gemini(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Response
         .map_or(Ok("model"), |r| r.string())?;
     Ok(ModelTurn {
         provider,
-        assistant: vec![message(role, "parts", echoed)],
+        assistant: vec![object([
+            ("role", Value::from(role)),
+            ("parts", Value::Array(echoed)),
+        ])],
         calls,
     })
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::read::{arguments_of_text, arguments_of_value, without_nulls};
-use super::{DispatchOptions, ModelTurn, Provider, ResponseError, ToolCall};
+use super::{DispatchOptions, ModelTurn, Provider, ResponseError, ToolCall, object};
 
 /// The most text a stream's deltas may add up to (16 MiB): past it the stream is refused.
 pub const MAX_STREAM_BYTES: usize = 16 << 20;
@@ -494,7 +494,10 @@ impl StreamedTurn {
         }
         Ok(ModelTurn {
             provider: self.provider,
-            assistant: vec![json!({ "role": "assistant", "content": content })],
+            assistant: vec![object([
+                ("role", Value::from("assistant")),
+                ("content", Value::Array(content)),
+            ])],
             calls,
         })
     }
@@ -506,7 +509,10 @@ impl StreamedTurn {
     ) -> Result<ModelTurn, ResponseError> {
         let turn = super::read::turn(
             Provider::Gemini,
-            &json!({ "role": "model", "parts": self.parts }),
+            &object([
+                ("role", Value::from("model")),
+                ("parts", Value::Array(self.parts)),
+            ]),
             options,
         )?;
         let calls = turn

@@ -3,7 +3,7 @@
 use agentio_core::{AgentError, ErrorCode};
 use serde_json::{Map, Value, json};
 
-use super::{Provider, ToolCall};
+use super::{Provider, ToolCall, object};
 use crate::content::Content;
 use crate::tool_result::tool_result;
 
@@ -47,15 +47,6 @@ pub(super) fn success(
         }
         _ => answer(provider, call, result, false),
     })
-}
-
-/// An object of these members, moved in (`json!` would serialize each value again).
-fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
-    let mut map = Map::with_capacity(N);
-    for (key, value) in members {
-        map.insert(key.to_owned(), value);
-    }
-    Value::Object(map)
 }
 
 /// The OpenAI and Anthropic answer to `call` carrying `result`.
