@@ -337,6 +337,12 @@ pub fn progress_line(event: &crate::PhaseProgress, terminal: bool) -> String {
         (PhaseProgress::Failed { phase, message }, false) => {
             format!("phase {phase}: failed: {message}")
         }
+        (PhaseProgress::Suspended { phase, intent_id }, false) => {
+            format!("phase {phase}: suspended awaiting input (intent {intent_id})")
+        }
+        (PhaseProgress::Suspended { phase, intent_id }, true) => {
+            format!("  ⏸ {phase}  awaiting input (intent {intent_id})")
+        }
         (PhaseProgress::Started { phase, attempt: 1 }, true) => format!("  ▶ {phase}"),
         (PhaseProgress::Started { phase, attempt }, true) => {
             format!("  ▶ {phase}  (attempt {attempt})")

@@ -408,6 +408,18 @@ pub enum RunError {
         /// What happened.
         message: String,
     },
+    /// A durable run was reopened and found the phase claimed but not completed (its process
+    /// stopped while its agent worked), and the phase may not run twice
+    /// ([`crate::Executor::at_most_once`], or a tool whose contract is not `idempotent`): the
+    /// run stops at it.
+    PhaseInterruptedError {
+        /// The task.
+        task_id: String,
+        /// Its phase.
+        phase_name: String,
+        /// What happened.
+        message: String,
+    },
     /// A programming error of the host: an operation on a phase the workflow does not have.
     /// Not an RFC event; never logged as one.
     UnknownPhaseError {
@@ -465,6 +477,7 @@ impl RunError {
             RunError::UnresolvableInputError { .. } => "UnresolvableInputError",
             RunError::UpstreamIntentSuspendedError { .. } => "UpstreamIntentSuspendedError",
             RunError::PhaseFailedError { .. } => "PhaseFailedError",
+            RunError::PhaseInterruptedError { .. } => "PhaseInterruptedError",
             RunError::UnknownPhaseError { .. } => "UnknownPhaseError",
             RunError::InvalidTransitionError { .. } => "InvalidTransitionError",
         }
@@ -479,6 +492,7 @@ impl std::fmt::Display for RunError {
             | RunError::UnresolvableInputError { message, .. }
             | RunError::UpstreamIntentSuspendedError { message, .. }
             | RunError::PhaseFailedError { message, .. }
+            | RunError::PhaseInterruptedError { message, .. }
             | RunError::UnknownPhaseError { message, .. }
             | RunError::InvalidTransitionError { message, .. } => message,
         };

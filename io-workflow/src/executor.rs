@@ -12,7 +12,9 @@ use agentio_tools::{CallOptions, ToolRegistry};
 use serde_json::{Map, Value};
 
 use crate::errors::{RunError, ValidationError};
+use crate::journal::{Entry, Journal, JournalError, RunRecord};
 use crate::model::{InputSource, Phase, Workflow};
+use crate::run::Suspension;
 use crate::run::{Progress, TaskContext, WorkflowRun};
 use crate::types::resolve;
 
@@ -25,6 +27,16 @@ pub trait PhaseAgent: Send + Sync {
     /// load-time wiring check; `None` for untyped agents.
     fn schemas(&self) -> Option<(&Value, &Value)> {
         None
+    }
+
+    /// Whether a task of this agent that was claimed and not completed when its process
+    /// stopped may be run again when the durable run is reopened ([`Executor::reopen`]).
+    /// `true` by default (functions and cores: make them idempotent, e.g. keyed by
+    /// `ctx.task_id`, which is the same on every attempt); a registry tool answers with its
+    /// contract's `idempotent`. When `false`, the reopened run fails the phase with
+    /// `PhaseInterruptedError` rather than run it twice.
+    fn may_rerun(&self) -> bool {
+        true
     }
 }
 
@@ -93,6 +105,12 @@ impl PhaseAgent for ToolAgent {
 
     fn schemas(&self) -> Option<(&Value, &Value)> {
         self.schemas.as_ref().map(|(i, o)| (i, o))
+    }
+
+    fn may_rerun(&self) -> bool {
+        self.registry
+            .contract(&self.tool_id)
+            .is_some_and(|contract| contract.idempotent)
     }
 }
 
@@ -170,6 +188,8 @@ pub struct Executor {
     by_phase: BTreeMap<String, Arc<dyn PhaseAgent>>,
     max_completion_attempts: u32,
     progress: Option<ProgressReport>,
+    at_most_once: BTreeSet<String>,
+    document: Option<Arc<str>>,
 }
 
 /// Where a run's [`PhaseProgress`] goes.
@@ -199,6 +219,13 @@ pub enum PhaseProgress {
         phase: String,
         /// The rejected attempt.
         attempt: u32,
+    },
+    /// Its agent asked to suspend it awaiting input ([`TaskContext::suspend`]).
+    Suspended {
+        /// The phase.
+        phase: String,
+        /// The suspended intent.
+        intent_id: String,
     },
     /// It failed for good.
     Failed {
@@ -232,6 +259,8 @@ impl Executor {
             by_phase: BTreeMap::new(),
             max_completion_attempts: 2,
             progress: None,
+            at_most_once: BTreeSet::new(),
+            document: None,
         }
     }
 
@@ -818,21 +847,250 @@ impl Executor {
             return Err(problems);
         }
         // `check` has validated the workflow already.
-        let mut run = WorkflowRun::unchecked(self.workflow.clone(), run_id, trigger, initial_state);
+        let run = WorkflowRun::unchecked(self.workflow.clone(), run_id, trigger, initial_state);
+        match self.drive(run, Carry::default(), &InMemory).await {
+            Ok(outcome) => Ok(outcome),
+            Err(never) => match never {},
+        }
+    }
+
+    /// Marks a phase that must not run twice: when a durable run is reopened and finds it
+    /// claimed but not completed (its process stopped while its agent worked), the phase fails
+    /// with `PhaseInterruptedError` instead of being offered again. Phases bound to a registry
+    /// tool are treated so unless the tool's contract says `idempotent`.
+    #[must_use]
+    pub fn at_most_once(mut self, phase: impl Into<String>) -> Self {
+        self.at_most_once.insert(phase.into());
+        self
+    }
+
+    /// Keeps the workflow's document (its YAML) with each durable run started, so
+    /// `agentio-workflow show` can draw the run's graph.
+    #[must_use]
+    pub fn with_document(mut self, yaml: impl Into<Arc<str>>) -> Self {
+        self.document = Some(yaml.into());
+        self
+    }
+
+    /// Runs the workflow as [`Self::run`] does, durably: the run is recorded in `journal`
+    /// under `run_id` (refused when the id is taken), and every transition (claim, completion
+    /// with its output, rejection, failure, suspension, resumption) is written to it before
+    /// the run acts on it. If the process stops, [`Self::reopen`] goes on from the last
+    /// recorded transition.
+    ///
+    /// Returns when no phase can make progress: every phase finished, or the rest wait on a
+    /// suspended or failed phase.
+    ///
+    /// ```
+    /// use agentio_workflow::journal::Journal;
+    /// use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("a", "A").assign("one").output("n", TypeRef::Number))
+    ///     .with_phase(Phase::new("b", "B").assign("double").depends_on(["a"]).input("n", "a.n").output("n", TypeRef::Number));
+    /// let executor = Executor::new(workflow)
+    ///     .bind_fn("one", |_| async { Ok(json!({ "n": 1 })) })
+    ///     .bind_fn("double", |ctx| async move { Ok(json!({ "n": ctx.input["n"].as_i64().unwrap_or(0) * 2 })) });
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let journal = Journal::open(dir.path().join("runs.redb")).unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.start(&journal, "r1", json!({}), json!({}))).unwrap();
+    /// assert_eq!(outcome.outputs["b"]["n"], 2);
+    /// // Claimed and completed, each phase: four transitions on disk.
+    /// assert_eq!(journal.load("r1").unwrap().1.len(), 4);
+    /// // Reopening a finished run runs nothing again and gives the same outcome.
+    /// let again = runtime.block_on(executor.reopen(&journal, "r1")).unwrap();
+    /// assert_eq!(again.outputs, outcome.outputs);
+    /// assert_eq!(journal.load("r1").unwrap().1.len(), 4);
+    /// ```
+    pub async fn start(
+        &self,
+        journal: &Journal,
+        run_id: &str,
+        trigger: Value,
+        initial_state: Value,
+    ) -> Result<RunOutcome, DurableError> {
+        let problems = self.check();
+        if !problems.is_empty() {
+            return Err(DurableError::Invalid(problems));
+        }
+        let record = RunRecord::new(
+            &self.workflow,
+            run_id,
+            trigger.clone(),
+            initial_state.clone(),
+            self.document.as_deref().map(str::to_owned),
+        );
+        journal.create(&record)?;
+        let run = WorkflowRun::unchecked(self.workflow.clone(), run_id, trigger, initial_state);
+        let to = ToJournal { journal, run_id };
+        Ok(self.drive(run, Carry::default(), &to).await?)
+    }
+
+    /// Reopens the durable run `run_id` (after its process stopped, or to go on after a
+    /// resumption) and runs it on from its last recorded transition: completed phases are
+    /// not run again (their recorded outputs are wired downstream), rejected attempts count,
+    /// suspended phases stay suspended, and a phase claimed but not completed is offered
+    /// again — or, for an [`Self::at_most_once`] phase or a tool that is not idempotent,
+    /// failed with `PhaseInterruptedError`.
+    ///
+    /// The executor must hold the workflow the run was started with (same name and phases;
+    /// otherwise `WorkflowMismatchError`).
+    pub async fn reopen(
+        &self,
+        journal: &Journal,
+        run_id: &str,
+    ) -> Result<RunOutcome, DurableError> {
+        self.reopen_with(journal, run_id, None).await
+    }
+
+    /// Resumes the suspended phase `phase` of the durable run `run_id` with `input` (the human
+    /// answer the suspension awaited), durably, then runs the run on as [`Self::reopen`] does.
+    /// The phase is offered to its agent again, which finds `input` in
+    /// [`TaskContext::resumed_with`]. A phase that is not suspended is refused with
+    /// `InvalidTransitionError` (in [`DurableError::Run`]).
+    pub async fn resume(
+        &self,
+        journal: &Journal,
+        run_id: &str,
+        phase: &str,
+        input: Value,
+    ) -> Result<RunOutcome, DurableError> {
+        self.reopen_with(journal, run_id, Some((phase, input)))
+            .await
+    }
+
+    async fn reopen_with(
+        &self,
+        journal: &Journal,
+        run_id: &str,
+        resume: Option<(&str, Value)>,
+    ) -> Result<RunOutcome, DurableError> {
+        let problems = self.check();
+        if !problems.is_empty() {
+            return Err(DurableError::Invalid(problems));
+        }
+        let (record, entries) = journal.load(run_id)?;
+        if !record.matches(&self.workflow) {
+            return Err(DurableError::Journal(JournalError::WorkflowMismatch {
+                run_id: run_id.to_owned(),
+                recorded: format!("'{}' ({})", record.workflow, record.phases.join(", ")),
+                given: format!(
+                    "'{}' ({})",
+                    self.workflow.name,
+                    self.workflow
+                        .phases
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }));
+        }
+        let mut run = WorkflowRun::unchecked(
+            self.workflow.clone(),
+            run_id,
+            record.trigger,
+            record.initial_state,
+        );
+        let mut carry = Carry::default();
+        for (seq, entry) in entries.into_iter().enumerate() {
+            replay(&mut run, &mut carry, entry).map_err(|message| JournalError::Corrupt {
+                path: journal.path().to_path_buf(),
+                run_id: run_id.to_owned(),
+                seq: seq as u64,
+                message,
+            })?;
+        }
+        let to = ToJournal { journal, run_id };
+        // Claimed and not completed: its process stopped while its agent worked.
+        let interrupted: Vec<String> = run.progress().running;
+        for phase_name in interrupted {
+            let may_rerun = !self.at_most_once.contains(&phase_name)
+                && run
+                    .phase(&phase_name)
+                    .and_then(|p| self.agent_for(p))
+                    .is_none_or(|agent| agent.may_rerun());
+            if may_rerun {
+                to.record(|| Entry::Released {
+                    phase: phase_name.clone(),
+                })?;
+                run.release(&phase_name).map_err(DurableError::Run)?;
+            } else {
+                let task_id = run.task_id(&phase_name).unwrap_or_default().to_owned();
+                let error = RunError::PhaseInterruptedError {
+                    task_id,
+                    phase_name: phase_name.clone(),
+                    message: format!(
+                        "phase '{phase_name}' was claimed and its process stopped before it completed; it may not run twice, so the run stops at it"
+                    ),
+                };
+                let event = error.to_json();
+                to.record(|| Entry::Failed {
+                    phase: phase_name.clone(),
+                    event: event.clone(),
+                })?;
+                self.report(PhaseProgress::Failed {
+                    phase: phase_name.clone(),
+                    message: error.to_string(),
+                });
+                run.fail_recorded(&phase_name, event)
+                    .map_err(DurableError::Run)?;
+            }
+        }
+        if let Some((phase, input)) = resume {
+            run.resume(phase).map_err(DurableError::Run)?;
+            to.record(|| Entry::Resumed {
+                phase: phase.to_owned(),
+                input: input.clone(),
+            })?;
+            run.release(phase).map_err(DurableError::Run)?;
+            carry.resumed.insert(phase.to_owned(), input);
+        }
+        Ok(self.drive(run, carry, &to).await?)
+    }
+
+    /// The executor's loop: claims what is ready, runs agents, records each transition
+    /// through `record` before acting on it.
+    async fn drive<R: Record>(
+        &self,
+        mut run: WorkflowRun,
+        carry: Carry,
+        record: &R,
+    ) -> Result<RunOutcome, R::Error> {
+        let Carry {
+            mut attempts,
+            mut blocked,
+            mut resumed,
+        } = carry;
         let mut running: Running = tokio::task::JoinSet::new();
-        let mut attempts: BTreeMap<String, u32> = BTreeMap::new();
-        let mut blocked: BTreeSet<String> = BTreeSet::new();
         loop {
             for phase_name in run.ready_phases() {
                 if blocked.contains(&phase_name) {
                     continue;
                 }
                 match run.claim(&phase_name) {
-                    Ok(ctx) => {
-                        self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx, 1)
+                    Ok(mut ctx) => {
+                        record.record(|| Entry::Claimed {
+                            phase: phase_name.clone(),
+                        })?;
+                        ctx.resumed_with = resumed.remove(&phase_name);
+                        let attempt = attempts.get(&phase_name).map_or(1, |n| n + 1);
+                        self.spawn(
+                            &mut running,
+                            run.phase(&phase_name),
+                            &phase_name,
+                            ctx,
+                            attempt,
+                        );
                     }
                     // The task stays ready (§3.1); nothing will change for it in this run.
-                    Err(_) => {
+                    Err(error) => {
+                        record.record(|| Entry::ClaimRefused {
+                            phase: phase_name.clone(),
+                            event: error.to_json(),
+                        })?;
                         blocked.insert(phase_name);
                     }
                 }
@@ -843,40 +1101,74 @@ impl Executor {
             let Ok((phase_name, mut ctx, result, millis)) = joined else {
                 continue;
             };
+            if let Some(suspension) = ctx.take_suspension() {
+                record.record(|| Entry::suspended(&phase_name, &suspension))?;
+                self.report(PhaseProgress::Suspended {
+                    phase: phase_name.clone(),
+                    intent_id: suspension.intent_id.clone(),
+                });
+                // The task is running, so suspending it is a valid transition.
+                let _ = run.suspend(&phase_name, suspension);
+                continue;
+            }
             let tries = attempts.entry(phase_name.clone()).or_insert(0);
             *tries += 1;
             match result {
-                Ok(output) => match run.complete(&phase_name, output) {
-                    Ok(()) => self.report(PhaseProgress::Completed {
-                        phase: phase_name.clone(),
-                        millis,
-                    }),
-                    Err(rejections) if *tries < self.max_completion_attempts => {
-                        self.report(PhaseProgress::Rejected {
-                            phase: phase_name.clone(),
-                            attempt: *tries,
-                        });
-                        ctx.rejections = rejections;
-                        let next = *tries + 1;
-                        self.spawn(&mut running, run.phase(&phase_name), &phase_name, ctx, next);
+                Ok(output) => {
+                    let kept = record.durable().then(|| output.clone());
+                    match run.complete(&phase_name, output) {
+                        Ok(()) => {
+                            record.record(|| Entry::Completed {
+                                phase: phase_name.clone(),
+                                output: run.output(&phase_name).cloned().unwrap_or_default(),
+                            })?;
+                            self.report(PhaseProgress::Completed {
+                                phase: phase_name.clone(),
+                                millis,
+                            });
+                        }
+                        Err(rejections) => {
+                            record.record(|| Entry::Rejected {
+                                phase: phase_name.clone(),
+                                output: kept.unwrap_or_default(),
+                            })?;
+                            if *tries < self.max_completion_attempts {
+                                self.report(PhaseProgress::Rejected {
+                                    phase: phase_name.clone(),
+                                    attempt: *tries,
+                                });
+                                ctx.rejections = rejections;
+                                let next = *tries + 1;
+                                self.spawn(
+                                    &mut running,
+                                    run.phase(&phase_name),
+                                    &phase_name,
+                                    ctx,
+                                    next,
+                                );
+                            } else {
+                                let error = RunError::PhaseFailedError {
+                                    task_id: ctx.task_id.clone(),
+                                    phase_name: phase_name.clone(),
+                                    cause: Value::Null,
+                                    message: format!(
+                                        "phase '{phase_name}' failed: its output was rejected {tries} time(s)"
+                                    ),
+                                };
+                                record.record(|| Entry::Failed {
+                                    phase: phase_name.clone(),
+                                    event: error.to_json(),
+                                })?;
+                                self.report(PhaseProgress::Failed {
+                                    phase: phase_name.clone(),
+                                    message: format!("its output was rejected {tries} time(s)"),
+                                });
+                                // The task is running, so failing it is a valid transition.
+                                let _ = run.fail(&phase_name, error);
+                            }
+                        }
                     }
-                    Err(_) => {
-                        let error = RunError::PhaseFailedError {
-                            task_id: ctx.task_id.clone(),
-                            phase_name: phase_name.clone(),
-                            cause: Value::Null,
-                            message: format!(
-                                "phase '{phase_name}' failed: its output was rejected {tries} time(s)"
-                            ),
-                        };
-                        self.report(PhaseProgress::Failed {
-                            phase: phase_name.clone(),
-                            message: format!("its output was rejected {tries} time(s)"),
-                        });
-                        // The task is running, so failing it is a valid transition.
-                        let _ = run.fail(&phase_name, error);
-                    }
-                },
+                }
                 Err(err) => {
                     let error = RunError::PhaseFailedError {
                         task_id: ctx.task_id.clone(),
@@ -884,6 +1176,10 @@ impl Executor {
                         cause: serde_json::to_value(&err).unwrap_or(Value::Null),
                         message: format!("phase '{phase_name}' failed: {err}"),
                     };
+                    record.record(|| Entry::Failed {
+                        phase: phase_name.clone(),
+                        event: error.to_json(),
+                    })?;
                     self.report(PhaseProgress::Failed {
                         phase: phase_name.clone(),
                         message: err.to_string(),
@@ -932,6 +1228,154 @@ impl Executor {
         });
     }
 }
+
+/// What replaying a journal carries into the executor's loop.
+#[derive(Default)]
+struct Carry {
+    /// Completion attempts made so far, per phase.
+    attempts: BTreeMap<String, u32>,
+    /// Phases whose claim was refused for good.
+    blocked: BTreeSet<String>,
+    /// Resumed phases not yet claimed again, with their resumption input.
+    resumed: BTreeMap<String, Value>,
+}
+
+/// Applies one recorded entry to a run being reopened; `Err` says why it does not apply.
+fn replay(run: &mut WorkflowRun, carry: &mut Carry, entry: Entry) -> Result<(), String> {
+    let kind = entry.kind();
+    let phase = entry.phase().to_owned();
+    let refused =
+        |error: RunError| format!("a recorded '{kind}' of phase '{phase}' does not apply: {error}");
+    match entry {
+        Entry::Claimed { phase: p } => {
+            run.claim(&p).map_err(refused)?;
+        }
+        Entry::ClaimRefused { phase: p, event } => {
+            run.record_event(event);
+            carry.blocked.insert(p);
+        }
+        Entry::Completed { phase: p, output } => {
+            run.complete(&p, Value::Object(output))
+                .map_err(|errors| errors.into_iter().next().map_or_else(String::new, refused))?;
+            carry.resumed.remove(&p);
+        }
+        Entry::Rejected { phase: p, output } => {
+            if run.complete(&p, output).is_ok() {
+                return Err(format!(
+                    "a recorded rejection of phase '{p}' is accepted when replayed (was the workflow's output declaration changed?)"
+                ));
+            }
+            *carry.attempts.entry(p).or_insert(0) += 1;
+        }
+        Entry::Failed { phase: p, event } => {
+            run.fail_recorded(&p, event).map_err(refused)?;
+        }
+        Entry::Suspended {
+            phase: p,
+            intent_id,
+            suspended_since,
+            expires_at,
+            expected_resume_at,
+        } => {
+            carry.resumed.remove(&p);
+            run.suspend(
+                &p,
+                Suspension {
+                    intent_id,
+                    suspended_since,
+                    expires_at,
+                    expected_resume_at,
+                },
+            )
+            .map_err(refused)?;
+        }
+        Entry::Resumed { phase: p, input } => {
+            run.resume(&p).map_err(refused)?;
+            run.release(&p).map_err(refused)?;
+            carry.resumed.insert(p, input);
+        }
+        Entry::Released { phase: p } => {
+            run.release(&p).map_err(refused)?;
+        }
+    }
+    Ok(())
+}
+
+/// Where the executor's loop writes each transition before acting on it.
+trait Record {
+    type Error;
+    /// Whether entries are kept (so the loop keeps what they need).
+    fn durable(&self) -> bool;
+    /// Writes the entry `entry()` makes (not called when nothing is kept).
+    fn record(&self, entry: impl FnOnce() -> Entry) -> Result<(), Self::Error>;
+}
+
+/// An in-memory run: nothing is written.
+struct InMemory;
+
+impl Record for InMemory {
+    type Error = std::convert::Infallible;
+    fn durable(&self) -> bool {
+        false
+    }
+    fn record(&self, _: impl FnOnce() -> Entry) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// A durable run: each entry committed to the journal.
+struct ToJournal<'a> {
+    journal: &'a Journal,
+    run_id: &'a str,
+}
+
+impl Record for ToJournal<'_> {
+    type Error = JournalError;
+    fn durable(&self) -> bool {
+        true
+    }
+    fn record(&self, entry: impl FnOnce() -> Entry) -> Result<(), Self::Error> {
+        self.journal.append(self.run_id, &entry()).map(drop)
+    }
+}
+
+/// Why a durable run did not run: its workflow has problems, its journal failed, or an
+/// operation asked of it does not apply.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum DurableError {
+    /// The workflow's problems ([`Executor::check`]); nothing ran.
+    Invalid(Vec<ValidationError>),
+    /// The journal could not be read or written; the run stopped at its last recorded
+    /// transition and can be reopened.
+    Journal(JournalError),
+    /// An operation the run's state does not allow (resuming a phase that is not suspended).
+    Run(RunError),
+}
+
+impl From<JournalError> for DurableError {
+    fn from(error: JournalError) -> Self {
+        DurableError::Journal(error)
+    }
+}
+
+impl std::fmt::Display for DurableError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DurableError::Invalid(problems) => {
+                write!(f, "the workflow has {} problem(s)", problems.len())?;
+                for problem in problems {
+                    write!(f, "; {problem}")?;
+                }
+                Ok(())
+            }
+            DurableError::Journal(error) => error.fmt(f),
+            DurableError::Run(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DurableError {}
 
 /// The phases under way: each task gives back its phase, context, result and time.
 type Running = tokio::task::JoinSet<(String, TaskContext, Result<Value, AgentError>, u64)>;

@@ -53,6 +53,7 @@
 pub mod cli;
 mod errors;
 mod executor;
+pub mod journal;
 mod load;
 mod model;
 mod run;
@@ -61,7 +62,7 @@ mod validate;
 mod yaml;
 
 pub use crate::errors::{RunError, ValidationError};
-pub use crate::executor::{Executor, PhaseAgent, PhaseProgress, RunOutcome};
+pub use crate::executor::{DurableError, Executor, PhaseAgent, PhaseProgress, RunOutcome};
 pub use crate::load::MAX_FILE_BYTES;
 pub use crate::model::{InputDecl, InputSource, OutputDecl, Phase, TypeDef, TypeRef, Workflow};
 pub use crate::run::{Progress, SuspendedPhase, Suspension, TaskContext, TaskState, WorkflowRun};

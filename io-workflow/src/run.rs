@@ -3,7 +3,7 @@
 //! host with its own agents) drives.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -86,7 +86,11 @@ pub struct TaskContext {
     /// Errors of earlier rejected completions of this task (empty on the first try), so an
     /// agent can correct its output.
     pub rejections: Vec<RunError>,
+    /// What the resuming side supplied when this phase was suspended and then resumed
+    /// ([`crate::Executor::resume`]); `None` on an ordinary claim.
+    pub resumed_with: Option<Value>,
     siblings: Arc<Siblings>,
+    suspension: Arc<Mutex<Option<Suspension>>>,
 }
 
 impl TaskContext {
@@ -118,6 +122,42 @@ impl TaskContext {
     /// ```
     pub fn get_sibling_output(&self, phase_name: &str) -> Option<Arc<Map<String, Value>>> {
         self.siblings.get(phase_name)
+    }
+
+    /// Asks the executor to suspend this phase awaiting input (RFC-0025/0026) instead of
+    /// completing it: whatever the agent then returns is not recorded. The run goes on with the
+    /// phases that do not need this one; [`crate::Executor::resume`] later offers the phase to
+    /// its agent again, with the resuming side's input in [`Self::resumed_with`].
+    ///
+    /// ```
+    /// use agentio_workflow::{Executor, Phase, Suspension, TypeRef, Workflow};
+    /// use serde_json::json;
+    ///
+    /// let workflow = Workflow::new("w")
+    ///     .with_phase(Phase::new("approve", "Approve").assign("human").output("ok", TypeRef::Boolean));
+    /// let executor = Executor::new(workflow).bind_fn("human", |ctx| async move {
+    ///     match &ctx.resumed_with {
+    ///         Some(answer) => Ok(json!({ "ok": answer["ok"] })),
+    ///         None => {
+    ///             ctx.suspend(Suspension { intent_id: "ask-1".into(), ..Suspension::default() });
+    ///             Ok(json!(null))
+    ///         }
+    ///     }
+    /// });
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let outcome = runtime.block_on(executor.run("r1", json!({}), json!({}))).unwrap();
+    /// assert_eq!(outcome.progress.suspended_phases[0].intent_id, "ask-1");
+    /// ```
+    pub fn suspend(&self, suspension: Suspension) {
+        *self.suspension.lock().unwrap_or_else(|e| e.into_inner()) = Some(suspension);
+    }
+
+    /// The suspension the agent asked for, if it did (taken: asked once, seen once).
+    pub(crate) fn take_suspension(&self) -> Option<Suspension> {
+        self.suspension
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 }
 
@@ -617,7 +657,9 @@ impl WorkflowRun {
             phase_name: phase_name.to_owned(),
             input,
             rejections,
+            resumed_with: None,
             siblings: self.siblings.clone(),
+            suspension: Arc::default(),
         })
     }
 
@@ -909,6 +951,46 @@ impl WorkflowRun {
         }
         self.tasks[at].state = TaskState::Running;
         Ok(())
+    }
+
+    /// A running task whose agent stopped with its process (found when a durable run is
+    /// reopened) is offered again: it becomes ready.
+    #[expect(
+        clippy::result_large_err,
+        reason = "the named error is what every transition returns"
+    )]
+    pub(crate) fn release(&mut self, phase_name: &str) -> Result<(), RunError> {
+        let at = self.locate(phase_name, "release")?;
+        if self.tasks[at].state != TaskState::Running {
+            return Err(self.invalid(at, "release", "only a running task can be offered again"));
+        }
+        self.tasks[at].state = TaskState::Ready;
+        self.ready.insert(at);
+        Ok(())
+    }
+
+    /// Fails a phase with an error recorded earlier (its JSON event), as [`Self::fail`] does.
+    #[expect(
+        clippy::result_large_err,
+        reason = "the named error is what every transition returns"
+    )]
+    pub(crate) fn fail_recorded(&mut self, phase_name: &str, event: Value) -> Result<(), RunError> {
+        let at = self.locate(phase_name, "fail")?;
+        if matches!(
+            self.tasks[at].state,
+            TaskState::Completed | TaskState::Failed
+        ) {
+            return Err(self.invalid(at, "fail", "it has already finished"));
+        }
+        self.events.push(event);
+        self.tasks[at].state = TaskState::Failed;
+        self.ready.remove(&at);
+        Ok(())
+    }
+
+    /// Records an event emitted earlier (replaying a journal).
+    pub(crate) fn record_event(&mut self, event: Value) {
+        self.events.push(event);
     }
 
     /// Where the run stands, with `suspended_phases` (an example is on [`Self::suspend`]).
