@@ -2,7 +2,7 @@
 //! an output, and returns the exit status, so it can be tested in-process.
 //!
 //! The command installs on its own: `cargo install --path agentio-workflow` (from a checkout). A
-//! binary of yours can offer the same `check` and `run` over *your* agents with
+//! binary of yours can offer the same `check`, `run` and `resume` over *your* agents with
 //! [`run_cli_with`]:
 //!
 //! ```no_run
@@ -28,7 +28,10 @@ agentio-workflow: check or run a workflow file (RFC-0024 I/O contracts)
 
 USAGE:
     agentio-workflow check FILE [--graph mermaid|dot]
-    agentio-workflow run FILE [--trigger JSON] [--initial-state JSON]
+    agentio-workflow run FILE [--trigger JSON] [--initial-state JSON] [--journal PATH [--run-id ID]]
+    agentio-workflow runs --journal PATH
+    agentio-workflow show RUN --journal PATH [--graph mermaid|dot]
+    agentio-workflow resume RUN --journal PATH [--phase NAME --input JSON]
     agentio-workflow --help
 
 COMMANDS:
@@ -46,13 +49,31 @@ COMMANDS:
             output as JSON lines, then the progress report. Exits 1 if a phase did not complete.
             Each phase's progress (started, completed in N ms, rejected, failed) goes to
             stderr as it happens: drawn in a terminal, plain lines otherwise.
+            With `--journal`, the run is durable: every transition is written to the journal
+            (an embedded database file, created if absent) before the run acts on it; the
+            run's id is printed first ({\"run_id\":...}, `--run-id` chooses it).
+    runs    One JSON line per run in the journal: its id, workflow, state (completed, failed,
+            suspended, blocked, or open: under way or stopped with its process), phases
+            completed and transitions recorded.
+    show    One run: its trigger, initial state and each phase's state and recorded output.
+            With `--graph`, the phase graph (as `check --graph` draws it) with each phase's
+            state marked (completed, running, suspended, failed, ready, waiting, blocked).
+    resume  Reopen a durable run from its last recorded transition and run it on (completed
+            phases are not run again; a phase claimed when its process stopped is offered
+            again). With `--phase` and `--input`, first resume that suspended phase with the
+            answer it awaited.
 
 OPTIONS:
     --graph mermaid|dot    With `check`: print the phase graph (each `depends_on` edge, labelled
                            with the keys it wires) as Mermaid or Graphviz DOT instead of the
-                           summary, when the file is valid.
+                           summary, when the file is valid. With `show`: the run's graph, each
+                           phase's state marked.
     --trigger JSON         The trigger payload, an object `$trigger.*` reads (default {}).
     --initial-state JSON   The initial state, an object `$initial_state.*` reads (default {}).
+    --journal PATH         The journal file of durable runs.
+    --run-id ID            With `run --journal`: the new run's id (default run-<unix millis>).
+    --phase NAME           With `resume`: the suspended phase to resume.
+    --input JSON           With `resume --phase`: the answer it awaited.
     -h, --help             This text.
 
 EXIT STATUS:
@@ -91,58 +112,378 @@ pub fn run_cli_with(
 
 type Binder<'a> = Option<&'a dyn Fn(Executor) -> Executor>;
 
+/// The options of a command line, parsed.
+#[derive(Default)]
+struct Options {
+    trigger: Option<Value>,
+    initial_state: Option<Value>,
+    graph: Option<&'static str>,
+    journal: Option<String>,
+    run_id: Option<String>,
+    phase: Option<String>,
+    input: Option<Value>,
+}
+
+/// Which options each command takes.
+fn allowed(command: &str, flag: &str) -> bool {
+    matches!(
+        (command, flag),
+        ("check" | "show", "--graph")
+            | (
+                "run",
+                "--trigger" | "--initial-state" | "--journal" | "--run-id"
+            )
+            | ("runs" | "show" | "resume", "--journal")
+            | ("resume", "--phase" | "--input")
+    )
+}
+
+fn parse_options(command: &str, flags: &[String]) -> Result<Options, String> {
+    let mut options = Options::default();
+    let mut rest = flags.iter();
+    while let Some(flag) = rest.next() {
+        let known = matches!(
+            flag.as_str(),
+            "--graph"
+                | "--trigger"
+                | "--initial-state"
+                | "--journal"
+                | "--run-id"
+                | "--phase"
+                | "--input"
+        );
+        if !known {
+            return Err(format!("unknown option `{flag}`"));
+        }
+        if !allowed(command, flag) {
+            return Err(format!("`{flag}` does not go with `{command}`"));
+        }
+        let Some(text) = rest.next() else {
+            return Err(format!("`{flag}` needs a value"));
+        };
+        match flag.as_str() {
+            "--graph" => {
+                options.graph = Some(match text.as_str() {
+                    "mermaid" => "mermaid",
+                    "dot" => "dot",
+                    _ => return Err("`--graph` takes `mermaid` or `dot`".into()),
+                });
+            }
+            "--journal" => options.journal = Some(text.clone()),
+            "--run-id" => options.run_id = Some(text.clone()),
+            "--phase" => options.phase = Some(text.clone()),
+            "--input" => {
+                options.input = Some(
+                    serde_json::from_str(text)
+                        .map_err(|err| format!("`--input` is not valid JSON: {err}"))?,
+                );
+            }
+            _ => {
+                let value = match serde_json::from_str(text) {
+                    Ok(value @ Value::Object(_)) => value,
+                    // `$trigger.key` and `$initial_state.key` read keys: anything else has
+                    // none, and every input reading it would be unresolvable at claim time.
+                    Ok(_) => {
+                        return Err(format!(
+                            "`{flag}` is a JSON object, whose keys the workflow reads"
+                        ));
+                    }
+                    Err(err) => return Err(format!("`{flag}` is not valid JSON: {err}")),
+                };
+                if flag == "--trigger" {
+                    options.trigger = Some(value);
+                } else {
+                    options.initial_state = Some(value);
+                }
+            }
+        }
+    }
+    if options.run_id.is_some() && options.journal.is_none() {
+        return Err("`--run-id` names a durable run: give `--journal` too".into());
+    }
+    if options.phase.is_some() != options.input.is_some() {
+        return Err(
+            "`--phase` and `--input` go together: the suspended phase and its answer".into(),
+        );
+    }
+    if matches!(command, "runs" | "show" | "resume") && options.journal.is_none() {
+        return Err(format!("`{command}` needs `--journal PATH`"));
+    }
+    Ok(options)
+}
+
 fn run_cli_inner(args: &[String], out: &mut dyn Write, bind: Binder<'_>) -> u8 {
     if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
         let _ = write!(out, "{HELP}");
         return if args.is_empty() { 2 } else { 0 };
     }
     let command = args[0].as_str();
-    let Some(file) = args.get(1) else {
-        return usage(out, &format!("`{command}` needs a workflow FILE"));
-    };
-    let mut trigger = json!({});
-    let mut initial_state = json!({});
-    let mut graph = None;
-    let mut rest = args[2..].iter();
-    while let Some(flag) = rest.next() {
-        if flag == "--graph" {
-            match rest.next().map(String::as_str) {
-                Some(format @ ("mermaid" | "dot")) if command == "check" => graph = Some(format),
-                Some("mermaid" | "dot") => {
-                    return usage(out, "`--graph` goes with `check`");
-                }
-                _ => return usage(out, "`--graph` takes `mermaid` or `dot`"),
+    if !matches!(command, "check" | "run" | "runs" | "show" | "resume") {
+        return usage(
+            out,
+            &format!("unknown command `{command}`; use `check`, `run`, `runs`, `show` or `resume`"),
+        );
+    }
+    let (positional, flags) = if command == "runs" {
+        (None, &args[1..])
+    } else {
+        match args.get(1) {
+            Some(arg) if !arg.starts_with("--") => (Some(arg.as_str()), &args[2..]),
+            _ => {
+                let what = if command == "check" || command == "run" {
+                    "a workflow FILE"
+                } else {
+                    "a RUN id"
+                };
+                return usage(out, &format!("`{command}` needs {what}"));
             }
-            continue;
         }
-        let slot = match flag.as_str() {
-            "--trigger" => &mut trigger,
-            "--initial-state" => &mut initial_state,
-            other => return usage(out, &format!("unknown option `{other}`")),
-        };
-        let Some(text) = rest.next() else {
-            return usage(out, &format!("`{flag}` needs a JSON value"));
-        };
-        match serde_json::from_str(text) {
-            Ok(value @ Value::Object(_)) => *slot = value,
-            // `$trigger.key` and `$initial_state.key` read keys: anything else has none, and
-            // every input reading it would be unresolvable at claim time.
-            Ok(_) => {
-                return usage(
-                    out,
-                    &format!("`{flag}` is a JSON object, whose keys the workflow reads"),
-                );
+    };
+    let options = match parse_options(command, flags) {
+        Ok(options) => options,
+        Err(message) => return usage(out, &message),
+    };
+    let target = positional.unwrap_or_default();
+    match command {
+        "check" => check(out, target, options.graph, bind),
+        "run" => run(out, target, options, bind),
+        "runs" => runs(out, &options),
+        "show" => show(out, target, &options),
+        _ => resume(out, target, options, bind),
+    }
+}
+
+fn open_journal(out: &mut dyn Write, options: &Options) -> Result<crate::journal::Journal, u8> {
+    let path = options.journal.as_deref().unwrap_or_default();
+    crate::journal::Journal::open(path).map_err(|err| {
+        let _ = writeln!(out, "{}", journal_error(&err));
+        1
+    })
+}
+
+fn journal_error(err: &crate::journal::JournalError) -> Value {
+    json!({ "error": err.name(), "message": err.to_string() })
+}
+
+/// `runs`: one line per run in the journal.
+fn runs(out: &mut dyn Write, options: &Options) -> u8 {
+    let journal = match open_journal(out, options) {
+        Ok(journal) => journal,
+        Err(code) => return code,
+    };
+    let records = match journal.runs() {
+        Ok(records) => records,
+        Err(err) => {
+            let _ = writeln!(out, "{}", journal_error(&err));
+            return 1;
+        }
+    };
+    for record in records {
+        let entries = match journal.load(&record.run_id) {
+            Ok((_, entries)) => entries,
+            Err(err) => {
+                let _ = writeln!(out, "{}", journal_error(&err));
+                return 1;
             }
-            Err(err) => return usage(out, &format!("`{flag}` is not valid JSON: {err}")),
+        };
+        let states = crate::journal::phase_states(&record, &entries);
+        let completed = states.values().filter(|s| **s == "completed").count();
+        let line = json!({
+            "run_id": record.run_id,
+            "workflow": record.workflow,
+            "state": crate::journal::run_state(&states),
+            "phases": record.phases.len(),
+            "completed": completed,
+            "transitions": entries.len(),
+            "started_at_ms": record.started_at_ms,
+        });
+        let _ = writeln!(out, "{line}");
+    }
+    0
+}
+
+/// `show`: a run's phases and their states, or its graph with the states marked.
+fn show(out: &mut dyn Write, run_id: &str, options: &Options) -> u8 {
+    let journal = match open_journal(out, options) {
+        Ok(journal) => journal,
+        Err(code) => return code,
+    };
+    let (record, entries) = match journal.load(run_id) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            let _ = writeln!(out, "{}", journal_error(&err));
+            return 1;
+        }
+    };
+    let states = crate::journal::phase_states(&record, &entries);
+    if let Some(format) = options.graph {
+        let Some(document) = &record.document else {
+            let _ = writeln!(
+                out,
+                "{}",
+                json!({ "error": "NoDocumentError", "message": format!("run '{run_id}' was not started from a workflow document, so there is no graph to draw; `show` without `--graph` lists its phases") })
+            );
+            return 1;
+        };
+        return match Workflow::from_yaml(document) {
+            Ok(workflow) => {
+                let _ = write!(
+                    out,
+                    "{}",
+                    render_graph_with_states(&workflow, format, Some(&states))
+                );
+                0
+            }
+            Err(problems) => {
+                for problem in &problems {
+                    let _ = writeln!(out, "{}", problem.to_json());
+                }
+                1
+            }
+        };
+    }
+    let mut outputs = std::collections::BTreeMap::new();
+    for entry in &entries {
+        if let crate::journal::Entry::Completed { phase, output } = entry {
+            outputs.insert(phase.as_str(), output);
         }
     }
-    match command {
-        "check" => check(out, file, graph, bind),
-        "run" => run(out, file, trigger, initial_state, bind),
-        other => usage(
+    let phases: Vec<Value> = record
+        .phases
+        .iter()
+        .map(|phase| {
+            let mut line = json!({ "phase": phase, "state": states.get(phase.as_str()).copied().unwrap_or("waiting") });
+            if let Some(output) = outputs.get(phase.as_str()) {
+                line["output"] = Value::Object((*output).clone());
+            }
+            line
+        })
+        .collect();
+    let summary = json!({
+        "run_id": record.run_id,
+        "workflow": record.workflow,
+        "state": crate::journal::run_state(&states),
+        "trigger": record.trigger,
+        "initial_state": record.initial_state,
+        "started_at_ms": record.started_at_ms,
+        "phases": phases,
+    });
+    let _ = writeln!(out, "{summary}");
+    0
+}
+
+/// `resume`: reopens a durable run from its recorded document (resuming a suspended phase
+/// with `--phase` and `--input`) and runs it on.
+fn resume(out: &mut dyn Write, run_id: &str, options: Options, bind: Binder<'_>) -> u8 {
+    let journal = match open_journal(out, &options) {
+        Ok(journal) => journal,
+        Err(code) => return code,
+    };
+    let (record, _) = match journal.load(run_id) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            let _ = writeln!(out, "{}", journal_error(&err));
+            return 1;
+        }
+    };
+    let Some(document) = record.document else {
+        let _ = writeln!(
             out,
-            &format!("unknown command `{other}`; use `check` or `run`"),
-        ),
+            "{}",
+            json!({ "error": "NoDocumentError", "message": format!("run '{run_id}' was not started from a workflow document; reopen it from the program that started it (Executor::reopen)") })
+        );
+        return 1;
+    };
+    let workflow = match Workflow::from_yaml(&document) {
+        Ok(workflow) => workflow,
+        Err(problems) => {
+            for problem in &problems {
+                let _ = writeln!(out, "{}", problem.to_json());
+            }
+            return 1;
+        }
+    };
+    let executor = executor_for(&workflow, bind);
+    let Some(runtime) = runtime(out) else {
+        return 1;
+    };
+    let outcome = match (options.phase, options.input) {
+        (Some(phase), Some(input)) => {
+            runtime.block_on(executor.resume(&journal, run_id, &phase, input))
+        }
+        _ => runtime.block_on(executor.reopen(&journal, run_id)),
+    };
+    report_durable(out, &workflow, outcome)
+}
+
+fn runtime(out: &mut dyn Write) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => Some(runtime),
+        Err(err) => {
+            let _ = writeln!(out, "error: no async runtime: {err}");
+            None
+        }
+    }
+}
+
+/// The executor of `workflow`: the host's agents, or a sample agent per phase; its progress
+/// to stderr as it happens (stdout keeps the JSON lines), drawn with symbols in a terminal,
+/// plain lines otherwise.
+fn executor_for(workflow: &Workflow, bind: Binder<'_>) -> Executor {
+    let executor = match bind {
+        Some(bind) => bind(Executor::new(workflow.clone())),
+        None => {
+            let mut executor = Executor::new(workflow.clone());
+            for phase in &workflow.phases {
+                let sample = sample_output(workflow, phase);
+                executor = executor.bind_phase(phase.name.clone(), SampleAgent(sample));
+            }
+            executor
+        }
+    };
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    executor.with_progress(move |event| {
+        eprintln!("{}", progress_line(event, terminal));
+    })
+}
+
+fn report(out: &mut dyn Write, workflow: &Workflow, outcome: &crate::RunOutcome) -> u8 {
+    for event in &outcome.events {
+        let _ = writeln!(out, "{event}");
+    }
+    for phase in &workflow.phases {
+        if let Some(output) = outcome.outputs.get(&phase.name) {
+            let _ = writeln!(out, "{}", json!({ "phase": phase.name, "output": output }));
+        }
+    }
+    let _ = writeln!(out, "{}", json!({ "progress": outcome.progress }));
+    u8::from(!outcome.succeeded())
+}
+
+fn report_durable(
+    out: &mut dyn Write,
+    workflow: &Workflow,
+    outcome: Result<crate::RunOutcome, crate::DurableError>,
+) -> u8 {
+    match outcome {
+        Ok(outcome) => report(out, workflow, &outcome),
+        Err(crate::DurableError::Invalid(problems)) => {
+            for problem in &problems {
+                let _ = writeln!(out, "{}", problem.to_json());
+            }
+            1
+        }
+        Err(crate::DurableError::Journal(err)) => {
+            let _ = writeln!(out, "{}", journal_error(&err));
+            1
+        }
+        Err(crate::DurableError::Run(err)) => {
+            let _ = writeln!(out, "{}", err.to_json());
+            1
+        }
     }
 }
 
@@ -180,64 +521,50 @@ fn check(out: &mut dyn Write, file: &str, graph: Option<&str>, bind: Binder<'_>)
     }
 }
 
-fn run(
-    out: &mut dyn Write,
-    file: &str,
-    trigger: Value,
-    initial_state: Value,
-    bind: Binder<'_>,
-) -> u8 {
+fn run(out: &mut dyn Write, file: &str, options: Options, bind: Binder<'_>) -> u8 {
     let workflow = match load(out, file) {
         Ok(workflow) => workflow,
         Err(code) => return code,
     };
-    let executor = match bind {
-        Some(bind) => bind(Executor::new(workflow.clone())),
-        None => {
-            let mut executor = Executor::new(workflow.clone());
-            for phase in &workflow.phases {
-                let sample = sample_output(&workflow, phase);
-                executor = executor.bind_phase(phase.name.clone(), SampleAgent(sample));
-            }
-            executor
-        }
+    let trigger = options.trigger.clone().unwrap_or_else(|| json!({}));
+    let initial_state = options.initial_state.clone().unwrap_or_else(|| json!({}));
+    let executor = executor_for(&workflow, bind);
+    let Some(runtime) = runtime(out) else {
+        return 1;
     };
-    // Each phase's progress goes to stderr as it happens (stdout keeps the JSON lines): drawn
-    // with symbols in a terminal, plain lines otherwise.
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let executor = executor.with_progress(move |event| {
-        eprintln!("{}", progress_line(event, terminal));
-    });
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-    {
-        Ok(runtime) => runtime,
+    if options.journal.is_none() {
+        return match runtime.block_on(executor.run("cli", trigger, initial_state)) {
+            Err(problems) => {
+                for problem in &problems {
+                    let _ = writeln!(out, "{}", problem.to_json());
+                }
+                1
+            }
+            Ok(outcome) => report(out, &workflow, &outcome),
+        };
+    }
+    let journal = match open_journal(out, &options) {
+        Ok(journal) => journal,
+        Err(code) => return code,
+    };
+    // The document, kept with the run so `show --graph` and `resume` need only the journal.
+    let document = match std::fs::read_to_string(file) {
+        Ok(text) => text,
         Err(err) => {
-            let _ = writeln!(out, "error: no async runtime: {err}");
+            let _ = writeln!(out, "error: cannot read {file}: {err}");
             return 1;
         }
     };
-    match runtime.block_on(executor.run("cli", trigger, initial_state)) {
-        Err(problems) => {
-            for problem in &problems {
-                let _ = writeln!(out, "{}", problem.to_json());
-            }
-            1
-        }
-        Ok(outcome) => {
-            for event in &outcome.events {
-                let _ = writeln!(out, "{event}");
-            }
-            for phase in &workflow.phases {
-                if let Some(output) = outcome.outputs.get(&phase.name) {
-                    let _ = writeln!(out, "{}", json!({ "phase": phase.name, "output": output }));
-                }
-            }
-            let _ = writeln!(out, "{}", json!({ "progress": outcome.progress }));
-            u8::from(!outcome.succeeded())
-        }
-    }
+    let run_id = options.run_id.unwrap_or_else(|| {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        format!("run-{millis}")
+    });
+    let _ = writeln!(out, "{}", json!({ "run_id": run_id }));
+    let executor = executor.with_document(document);
+    let outcome = runtime.block_on(executor.start(&journal, &run_id, trigger, initial_state));
+    report_durable(out, &workflow, outcome)
 }
 
 /// The phase graph as Mermaid (`graph TD`) or Graphviz DOT: one node per phase (its title), one
@@ -255,6 +582,32 @@ fn run(
 /// assert!(render_graph(&workflow, "dot").contains("\"fetch\" -> \"report\" [label=\"count\"];"));
 /// ```
 pub fn render_graph(workflow: &Workflow, format: &str) -> String {
+    render_graph_with_states(workflow, format, None)
+}
+
+/// [`render_graph`] with each phase's state marked (`agentio-workflow show --graph`): a
+/// Mermaid class per state (`completed`, `running`, `suspended`, `failed`, ...), or a DOT fill
+/// colour, with the state after the title.
+///
+/// ```
+/// use agentio_workflow::{Phase, Workflow, cli::render_graph_with_states};
+/// use std::collections::BTreeMap;
+/// let workflow = Workflow::new("w")
+///     .with_phase(Phase::new("fetch", "Fetch"))
+///     .with_phase(Phase::new("report", "Report").depends_on(["fetch"]));
+/// let states = BTreeMap::from([("fetch", "completed"), ("report", "running")]);
+/// let mermaid = render_graph_with_states(&workflow, "mermaid", Some(&states));
+/// assert!(mermaid.contains("fetch[\"Fetch · completed\"]"));
+/// assert!(mermaid.contains("class fetch completed"));
+/// let dot = render_graph_with_states(&workflow, "dot", Some(&states));
+/// assert!(dot.contains("\"report\" [label=\"Report · running\", style=filled, fillcolor=\"lightblue\"];"));
+/// ```
+pub fn render_graph_with_states(
+    workflow: &Workflow,
+    format: &str,
+    states: Option<&std::collections::BTreeMap<&str, &str>>,
+) -> String {
+    let state_of = |phase: &str| states.map(|s| s.get(phase).copied().unwrap_or("waiting"));
     let quote = |text: &str| text.replace('\\', "\\\\").replace('"', "\\\"");
     let mut out = String::new();
     let dot = format == "dot";
@@ -267,17 +620,25 @@ pub fn render_graph(workflow: &Workflow, format: &str) -> String {
         out.push_str("graph TD\n");
     }
     for phase in &workflow.phases {
+        let state = state_of(&phase.name);
+        let title = match state {
+            Some(state) => format!("{} · {state}", phase.title),
+            None => phase.title.clone(),
+        };
         if dot {
+            let fill = state.map_or_else(String::new, |state| {
+                format!(", style=filled, fillcolor=\"{}\"", fill_colour(state))
+            });
             out.push_str(&format!(
-                "    \"{}\" [label=\"{}\"];\n",
+                "    \"{}\" [label=\"{}\"{fill}];\n",
                 quote(&phase.name),
-                quote(&phase.title)
+                quote(&title)
             ));
         } else {
             out.push_str(&format!(
                 "    {}[\"{}\"]\n",
                 phase.name,
-                quote(&phase.title).replace('"', "#quot;")
+                quote(&title).replace('"', "#quot;")
             ));
         }
     }
@@ -307,10 +668,55 @@ pub fn render_graph(workflow: &Workflow, format: &str) -> String {
             }
         }
     }
+    if let Some(states) = states.filter(|_| !dot) {
+        for state in STATES {
+            out.push_str(&format!("    classDef {state} fill:{}\n", fill_hex(state)));
+        }
+        for phase in &workflow.phases {
+            let state = states
+                .get(phase.name.as_str())
+                .copied()
+                .unwrap_or("waiting");
+            out.push_str(&format!("    class {} {state}\n", phase.name));
+        }
+    }
     if dot {
         out.push_str("}\n");
     }
     out
+}
+
+/// The states `show` marks, as [`crate::journal::phase_states`] names them.
+const STATES: [&str; 7] = [
+    "waiting",
+    "ready",
+    "running",
+    "completed",
+    "suspended",
+    "failed",
+    "blocked",
+];
+
+fn fill_colour(state: &str) -> &'static str {
+    match state {
+        "completed" => "palegreen",
+        "running" => "lightblue",
+        "suspended" => "khaki",
+        "failed" | "blocked" => "lightpink",
+        "ready" => "lightcyan",
+        _ => "white",
+    }
+}
+
+fn fill_hex(state: &str) -> &'static str {
+    match state {
+        "completed" => "#98fb98",
+        "running" => "#add8e6",
+        "suspended" => "#f0e68c",
+        "failed" | "blocked" => "#ffb6c1",
+        "ready" => "#e0ffff",
+        _ => "#ffffff",
+    }
 }
 
 /// One line of `run`'s progress display: with symbols for a terminal, plain otherwise.

@@ -487,3 +487,64 @@ fn store(path: &Path, error: impl Into<redb::Error>) -> JournalError {
         message: error.into().to_string(),
     }
 }
+
+/// Each phase's state as the journal records it, by the last entry about it: `completed`,
+/// `running` (claimed, or its output rejected and handed back), `suspended`, `failed`,
+/// `blocked` (its claim refused for good), `ready` (resumed, or offered again after its
+/// process stopped) or `waiting` (no entry yet: pending or ready). Every recorded phase is
+/// listed.
+///
+/// ```
+/// use agentio_workflow::journal::{Entry, RunRecord, phase_states, run_state};
+/// use serde_json::json;
+/// let record = RunRecord {
+///     run_id: "r1".into(), workflow: "w".into(), phases: vec!["a".into(), "b".into()],
+///     trigger: json!({}), initial_state: json!({}), document: None, started_at_ms: 0,
+/// };
+/// let entries = [Entry::Claimed { phase: "a".into() }, Entry::Completed { phase: "a".into(), output: Default::default() }];
+/// let states = phase_states(&record, &entries);
+/// assert_eq!((states["a"], states["b"]), ("completed", "waiting"));
+/// assert_eq!(run_state(&states), "open");
+/// ```
+pub fn phase_states<'a>(
+    record: &'a RunRecord,
+    entries: &[Entry],
+) -> std::collections::BTreeMap<&'a str, &'static str> {
+    let mut states: std::collections::BTreeMap<&str, &str> = record
+        .phases
+        .iter()
+        .map(|p| (p.as_str(), "waiting"))
+        .collect();
+    for entry in entries {
+        let state = match entry {
+            Entry::Claimed { .. } | Entry::Rejected { .. } => "running",
+            Entry::ClaimRefused { .. } => "blocked",
+            Entry::Completed { .. } => "completed",
+            Entry::Failed { .. } => "failed",
+            Entry::Suspended { .. } => "suspended",
+            Entry::Resumed { .. } | Entry::Released { .. } => "ready",
+        };
+        if let Some(slot) = states.get_mut(entry.phase()) {
+            *slot = state;
+        }
+    }
+    states
+}
+
+/// A run's state from its phases' ([`phase_states`]): `completed` (every phase), `failed` (a
+/// phase failed), `suspended` (a phase awaits input), `blocked` (a claim was refused for good),
+/// or `open` (under way, or stopped with its process: reopen it).
+pub fn run_state(states: &std::collections::BTreeMap<&str, &str>) -> &'static str {
+    let any = |wanted: &str| states.values().any(|s| *s == wanted);
+    if any("failed") {
+        "failed"
+    } else if states.values().all(|s| *s == "completed") {
+        "completed"
+    } else if any("suspended") {
+        "suspended"
+    } else if any("blocked") {
+        "blocked"
+    } else {
+        "open"
+    }
+}

@@ -499,3 +499,180 @@ fn the_in_memory_run_and_the_durable_run_agree() {
     let reopened = rt.block_on(executor.reopen(&journal, "r1")).unwrap();
     assert_eq!(reopened.outputs, durable.outputs);
 }
+
+fn cli(args: &[&str]) -> (u8, String) {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let mut out = Vec::new();
+    let code = agentio_workflow::cli::run_cli(&args, &mut out);
+    (code, String::from_utf8(out).unwrap())
+}
+
+const DOCUMENT: &str = "\
+openintent: \"1.0\"
+info:
+  name: chain
+workflow:
+  a:
+    title: A
+    assign: a
+    outputs:
+      n: integer
+  b:
+    title: B
+    assign: b
+    depends_on: [a]
+    inputs:
+      n: a.n
+    outputs:
+      n: integer
+";
+
+#[test]
+fn the_command_lists_shows_and_resumes_a_run_its_process_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.redb");
+    {
+        // A run started from the document, stopped with `b` claimed.
+        let journal = Journal::open(&path).unwrap();
+        let hanging = Executor::new(Workflow::from_yaml(DOCUMENT).unwrap())
+            .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
+            .bind_fn("b", |_| std::future::pending())
+            .with_document(DOCUMENT);
+        let stopped = runtime().block_on(async {
+            tokio::time::timeout(
+                std::time::Duration::from_millis(50),
+                hanging.start(&journal, "left-behind", json!({}), json!({})),
+            )
+            .await
+        });
+        assert!(stopped.is_err());
+    }
+    let journal = path.to_str().unwrap();
+    let (code, out) = cli(&["runs", "--journal", journal]);
+    assert_eq!(code, 0, "{out}");
+    let line: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["run_id"], "left-behind");
+    assert_eq!(line["state"], "open");
+    assert_eq!(
+        (line["completed"].as_u64(), line["transitions"].as_u64()),
+        (Some(1), Some(3))
+    );
+
+    let (code, out) = cli(&["show", "left-behind", "--journal", journal]);
+    assert_eq!(code, 0, "{out}");
+    let shown: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        shown["phases"][0],
+        json!({ "phase": "a", "state": "completed", "output": { "n": 1 } })
+    );
+    assert_eq!(
+        shown["phases"][1],
+        json!({ "phase": "b", "state": "running" })
+    );
+    let (code, graph) = cli(&[
+        "show",
+        "left-behind",
+        "--journal",
+        journal,
+        "--graph",
+        "mermaid",
+    ]);
+    assert_eq!(code, 0, "{graph}");
+    assert!(graph.contains("a[\"A · completed\"]"), "{graph}");
+    assert!(graph.contains("class b running"), "{graph}");
+    let (code, dot) = cli(&[
+        "show",
+        "left-behind",
+        "--journal",
+        journal,
+        "--graph",
+        "dot",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        dot.contains("\"b\" [label=\"B · running\", style=filled, fillcolor=\"lightblue\"];"),
+        "{dot}"
+    );
+
+    // Resumed by the command (sample agents): `a` is not run again, `b` is.
+    let (code, out) = cli(&["resume", "left-behind", "--journal", journal]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("{\"output\":{\"n\":1},\"phase\":\"a\"}")
+            || out.contains("\"phase\":\"a\",\"output\":{\"n\":1}"),
+        "{out}"
+    );
+    let (_, out) = cli(&["runs", "--journal", journal]);
+    let line: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["state"], "completed");
+    assert_eq!(
+        line["transitions"], 6,
+        "claimed, completed, claimed, released, claimed, completed"
+    );
+
+    // A durable run started by the command, then an id that is taken.
+    let file = dir.path().join("chain.yaml");
+    std::fs::write(&file, DOCUMENT).unwrap();
+    let file = file.to_str().unwrap();
+    let (code, out) = cli(&["run", file, "--journal", journal, "--run-id", "second"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.lines().next(), Some("{\"run_id\":\"second\"}"));
+    let (code, out) = cli(&["run", file, "--journal", journal, "--run-id", "second"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("RunExistsError"), "{out}");
+    let (_, out) = cli(&["runs", "--journal", journal]);
+    assert_eq!(out.lines().count(), 2);
+    // Resuming a phase that is not suspended, or a run that is not there: named, status 1.
+    let (code, out) = cli(&[
+        "resume",
+        "second",
+        "--journal",
+        journal,
+        "--phase",
+        "a",
+        "--input",
+        "{}",
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.contains("InvalidTransitionError"), "{out}");
+    let (code, out) = cli(&["show", "third", "--journal", journal]);
+    assert_eq!(code, 1);
+    assert!(out.contains("UnknownRunError"), "{out}");
+}
+
+#[test]
+fn the_command_refuses_journal_options_that_do_not_fit() {
+    for args in [
+        &["runs"][..],
+        &["show", "r1"],
+        &["resume", "r1"],
+        &["show", "--journal", "j"],
+        &["run", "f.yaml", "--run-id", "r1"],
+        &["resume", "r1", "--journal", "j", "--phase", "a"],
+        &["resume", "r1", "--journal", "j", "--input", "{}"],
+        &[
+            "resume",
+            "r1",
+            "--journal",
+            "j",
+            "--phase",
+            "a",
+            "--input",
+            "{nope",
+        ],
+        &["show", "r1", "--journal", "j", "--trigger", "{}"],
+        &["check", "f.yaml", "--journal", "j"],
+        &["runs", "--journal", "j", "--graph", "svg"],
+    ] {
+        let (code, out) = cli(args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(out.starts_with("error: "), "{args:?}: {out}");
+    }
+    // A journal that cannot be opened is a named error.
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk");
+    std::fs::write(&junk, b"not a database").unwrap();
+    let (code, out) = cli(&["runs", "--journal", junk.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("JournalStoreError"), "{out}");
+}

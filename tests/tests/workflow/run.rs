@@ -1237,7 +1237,7 @@ fn the_cli_draws_the_phase_graph() {
     assert!(out.contains("`--graph` takes `mermaid` or `dot`"), "{out}");
     let (code, out) = cli(&["run", file, "--graph", "dot"]);
     assert_eq!(code, 2);
-    assert!(out.contains("`--graph` goes with `check`"), "{out}");
+    assert!(out.contains("`--graph` does not go with `run`"), "{out}");
 }
 
 /// `run`'s sample agents fill in every field of a named type however deep the types nest, and
