@@ -290,7 +290,7 @@ impl Executor {
         self
     }
 
-    fn report(&self, event: PhaseProgress) {
+    pub(crate) fn report(&self, event: PhaseProgress) {
         if let Some(report) = &self.progress {
             report(&event);
         }
@@ -627,6 +627,31 @@ impl Executor {
         Fut: Future<Output = Result<Value, AgentError>> + Send + 'static,
     {
         self.bind(assign, FnAgent(f))
+    }
+
+    /// Runs the agent of `phase` once on `ctx` (panics contained), as the executor's loop does.
+    #[cfg(feature = "restate")]
+    pub(crate) async fn run_agent(
+        &self,
+        phase: &str,
+        ctx: &TaskContext,
+    ) -> Result<Value, AgentError> {
+        match self.workflow.phase(phase).and_then(|p| self.agent_for(p)) {
+            Some(agent) => agentio_core::contain_panics(agent.run(ctx)).await,
+            None => Err(AgentError::internal(format!(
+                "no agent is bound to phase '{phase}'"
+            ))),
+        }
+    }
+
+    #[cfg(feature = "restate")]
+    pub(crate) fn shared_workflow(&self) -> &Arc<Workflow> {
+        &self.workflow
+    }
+
+    #[cfg(feature = "restate")]
+    pub(crate) fn max_completion_attempts(&self) -> u32 {
+        self.max_completion_attempts
     }
 
     fn agent_for(&self, phase: &Phase) -> Option<&Arc<dyn PhaseAgent>> {

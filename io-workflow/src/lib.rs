@@ -56,6 +56,8 @@ mod executor;
 pub mod journal;
 mod load;
 mod model;
+#[cfg(feature = "restate")]
+pub mod restate;
 mod run;
 mod types;
 mod validate;

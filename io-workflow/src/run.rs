@@ -61,7 +61,7 @@ impl TaskState {
 }
 
 /// A suspension awaiting human input (RFC-0025/0026), as [`WorkflowRun::suspend`] records it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Suspension {
     /// The suspended intent.
     pub intent_id: String,

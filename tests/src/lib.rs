@@ -2,6 +2,7 @@
 
 #[cfg(feature = "jwt")]
 pub mod auth_fixture;
+pub mod durable_fixture;
 pub mod host_fixture;
 pub mod mcp_fixture;
 pub mod provider_fixture;
