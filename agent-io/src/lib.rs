@@ -11,7 +11,7 @@
 //! | [`schema`] | `agentio-schema` | the JSON Schema engine: `BoundarySchema`, validation and `SchemaError`, residual validation, client profiles, schema inclusion, limits, rules | always |
 //! | [`core`] | `agentio-core` | `AgentInput`/`AgentOutput`, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts (re-exports `schema` at its old paths) | always |
 //! | [`tools`] | `agentio-tools` | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
-//! | [`workflow`] | `agentio-workflow` | RFC-0024 workflows, the executor, the command line | `workflows` (default) |
+//! | [`workflow`] | `agentio-workflow` | RFC-0024 workflows, the executor, durable runs (an embedded journal), the command line | `workflows` (default; `restate` adds `workflow::restate`, runs on a Restate server) |
 //! | `mcp` | `agentio-mcp` | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry; `mcp::auth` for authenticated streamable HTTP | `mcp` (`jwt` adds `mcp::auth::JwtVerifier`; `oauth` adds `mcp::Connect::http_authorized`, a client of an OAuth-protected server) |
 //! | `promptos` | `agentio-promptos` | PromptOS task input, `scc.submit.v1`, verdicts, scope pins, the gateway | `promptos` |
 // The macros name the facade `::agentio` wherever they expand, here too.

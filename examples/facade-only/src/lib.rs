@@ -153,6 +153,31 @@ mod tests {
         assert_eq!(outcome.outputs["act"]["speed"], 0.0);
     }
 
+    #[cfg(feature = "restate")]
+    #[test]
+    fn a_workflow_is_served_to_restate_with_only_the_facade() {
+        use agentio::workflow::restate::RestateWorkflows;
+        use agentio::workflow::{Executor, Phase, Workflow};
+        let executor =
+            Executor::new(Workflow::new("w").with_phase(Phase::new("a", "A").assign("x")))
+                .bind_fn("x", |_ctx| async { Ok(json!({})) });
+        let workflows = RestateWorkflows::new()
+            .with(executor)
+            .expect("a valid workflow");
+        assert_eq!(
+            format!("{workflows:?}"),
+            "RestateWorkflows { workflows: [\"w\"] }"
+        );
+        // The same workflow twice is refused, named.
+        let again = Executor::new(Workflow::new("w").with_phase(Phase::new("a", "A").assign("x")))
+            .bind_fn("x", |_ctx| async { Ok(json!({})) });
+        let refused = workflows.with(again).expect_err("served already");
+        assert!(
+            refused[0].to_string().contains("served already"),
+            "{refused:?}"
+        );
+    }
+
     #[cfg(feature = "mcp")]
     #[test]
     fn a_registry_goes_on_mcp_with_only_the_facade() {
