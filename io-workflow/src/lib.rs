@@ -8,6 +8,10 @@
 //! - [`Executor`]: binds `assign` names to cores, tools or functions, checks typed wiring
 //!   before anything runs, and runs independent phases concurrently.
 //! - The named errors ([`ValidationError`], [`RunError`]) serialize as the RFC's payloads.
+//! - [`journal::Journal`]: durable runs on an embedded database file (redb): every transition
+//!   recorded before the run acts on it; [`Executor::start`], [`Executor::reopen`] after the
+//!   process died, [`Executor::resume`] for a suspended phase. `restate` (feature `restate`):
+//!   the same executor as a Restate workflow, across machines.
 //!
 //! It is its own crate because it needs a YAML parser that reports positions and an async
 //! scheduler, which users of `agentio-core` alone should not pay for.
@@ -42,6 +46,18 @@
 //! - **One bound core instance runs one turn at a time** (a turn takes `&mut self`), so phases
 //!   that share it run in turn; `Executor::bind_core_factory` gives each task a fresh core so
 //!   they run concurrently.
+//! - **Durable runs** (beyond the RFC): a transition is written to the journal before the run
+//!   acts on it — a claim before its agent starts, a completion before any downstream claim.
+//!   Reopened, a run replays its entries through the same state machine (so the same events are
+//!   emitted); a phase found claimed and not completed is offered again (`released`), since its
+//!   process died with the agent's work unrecorded, unless it may run only once
+//!   ([`Executor::at_most_once`], or a registry tool whose AIP-14 contract is not `idempotent`):
+//!   then the run fails it with `PhaseInterruptedError`. A suspension is asked for by the agent
+//!   ([`TaskContext::suspend`]) and the agent's return value is then not recorded; a resumed
+//!   phase is claimed again with the answer in [`TaskContext::resumed_with`]. A run is reopened
+//!   only against a workflow with its name and phases (`WorkflowMismatchError`); a recorded
+//!   entry that no longer applies (an output declaration changed since) is a
+//!   `CorruptJournalError` naming the entry. One process opens a journal file at a time.
 //! - **Load-time errors** carry `line` and `column` beyond the RFC's fields; runtime errors carry
 //!   exactly the RFC's fields.
 //!
