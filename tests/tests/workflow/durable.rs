@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use agentio_workflow::journal::{Entry, Journal};
-use agentio_workflow::{DurableError, Executor, Phase, TypeRef, Workflow};
+use agentio_workflow::{DurableError, Executor, Phase, PhaseProgress, TypeRef, Workflow};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_workflow-durable");
@@ -366,14 +366,25 @@ fn rejected_attempts_count_across_a_reopening() {
     // Reopened with an agent that keeps answering wrongly: one attempt is left (of two).
     let wrong = Arc::new(AtomicU32::new(0));
     let count = wrong.clone();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
     let executor = Executor::new(chain())
         .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
         .bind_fn("b", move |_| {
             count.fetch_add(1, Ordering::SeqCst);
             async { Ok(json!({ "n": "still not" })) }
-        });
+        })
+        .with_progress(move |event: &PhaseProgress| log.lock().unwrap().push(event.clone()));
     let outcome = rt.block_on(executor.reopen(&journal, "r1")).unwrap();
     assert_eq!(wrong.load(Ordering::SeqCst), 1);
+    // The reopened run's attempt is the second, as the progress report says.
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        PhaseProgress::Started {
+            phase: "b".into(),
+            attempt: 2
+        }
+    );
     assert_eq!(outcome.progress.failed, ["b"]);
     let names: Vec<&str> = outcome
         .events
@@ -456,6 +467,13 @@ fn a_journal_lists_its_runs_and_is_refused_to_a_second_opener() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runs.redb");
     let journal = Journal::open(&path).unwrap();
+    let shown = format!("{journal:?}");
+    assert!(
+        shown.starts_with("Journal { path: ")
+            && shown.contains("runs.redb")
+            && shown.contains("Immediate"),
+        "{shown}"
+    );
     let executor = Executor::new(chain())
         .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
         .bind_fn("b", |_| async { Ok(json!({ "n": 2 })) });
@@ -611,6 +629,7 @@ fn the_command_lists_shows_and_resumes_a_run_its_process_left_behind() {
     let (_, out) = cli(&["runs", "--journal", journal]);
     let line: Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(line["state"], "completed");
+    assert_eq!(line["completed"], 2);
     assert_eq!(
         line["transitions"], 6,
         "claimed, completed, claimed, released, claimed, completed"
@@ -674,6 +693,20 @@ fn the_command_refuses_journal_options_that_do_not_fit() {
         assert_eq!(code, 2, "{args:?}: {out}");
         assert!(out.starts_with("error: "), "{args:?}: {out}");
     }
+    // What is missing is named: a file for `check` and `run`, a run id for the others.
+    for (args, needs) in [
+        (&["check"][..], "`check` needs a workflow FILE"),
+        (&["run", "--journal", "j"], "`run` needs a workflow FILE"),
+        (&["show", "--journal", "j"], "`show` needs a RUN id"),
+        (&["resume"], "`resume` needs a RUN id"),
+    ] {
+        let (code, out) = cli(args);
+        assert_eq!(code, 2);
+        assert!(
+            out.starts_with(&format!("error: {needs}")),
+            "{args:?}: {out}"
+        );
+    }
     // A journal that cannot be opened is a named error.
     let dir = tempfile::tempdir().unwrap();
     let junk = dir.path().join("junk");
@@ -681,4 +714,104 @@ fn the_command_refuses_journal_options_that_do_not_fit() {
     let (code, out) = cli(&["runs", "--journal", junk.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(out.contains("JournalStoreError"), "{out}");
+}
+
+#[test]
+fn a_shown_graph_marks_each_state_in_its_own_colour() {
+    use agentio_workflow::cli::render_graph_with_states;
+    let states = [
+        ("completed", "palegreen", "#98fb98"),
+        ("running", "lightblue", "#add8e6"),
+        ("suspended", "khaki", "#f0e68c"),
+        ("failed", "lightpink", "#ffb6c1"),
+        ("blocked", "lightpink", "#ffb6c1"),
+        ("ready", "lightcyan", "#e0ffff"),
+        ("waiting", "white", "#ffffff"),
+    ];
+    let mut workflow = Workflow::new("w");
+    for (state, _, _) in states {
+        workflow = workflow.with_phase(Phase::new(state, state.to_uppercase()));
+    }
+    let marked: BTreeMap<&str, &str> = states.iter().map(|(s, _, _)| (*s, *s)).collect();
+    let dot = render_graph_with_states(&workflow, "dot", Some(&marked));
+    let mermaid = render_graph_with_states(&workflow, "mermaid", Some(&marked));
+    for (state, colour, hex) in states {
+        let node = format!(
+            "\"{state}\" [label=\"{} · {state}\", style=filled, fillcolor=\"{colour}\"];",
+            state.to_uppercase()
+        );
+        assert!(dot.contains(&node), "{node} in {dot}");
+        assert!(
+            mermaid.contains(&format!("    classDef {state} fill:{hex}\n")),
+            "{mermaid}"
+        );
+        assert!(
+            mermaid.contains(&format!("    class {state} {state}\n")),
+            "{mermaid}"
+        );
+    }
+    // A phase the states do not name is waiting; without states nothing is marked.
+    let partial = BTreeMap::from([("completed", "completed")]);
+    let dot = render_graph_with_states(&workflow, "dot", Some(&partial));
+    assert!(
+        dot.contains("\"ready\" [label=\"READY · waiting\", style=filled, fillcolor=\"white\"];"),
+        "{dot}"
+    );
+    let plain = render_graph_with_states(&workflow, "mermaid", None);
+    assert!(
+        !plain.contains("classDef") && !plain.contains(" · "),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_refused_claim_is_recorded_once_and_stays_refused_when_reopened() {
+    // `b` reads `a.m`, an optional output `a` does not produce: its claim is refused for good.
+    let workflow = || {
+        Workflow::new("refusal")
+            .with_phase(
+                Phase::new("a", "A")
+                    .assign("a")
+                    .optional_output("m", TypeRef::Integer),
+            )
+            .with_phase(
+                Phase::new("b", "B")
+                    .assign("b")
+                    .depends_on(["a"])
+                    .input("m", "a.m"),
+            )
+    };
+    let ran_b = Arc::new(AtomicU32::new(0));
+    let count = ran_b.clone();
+    let executor = Executor::new(workflow())
+        .bind_fn("a", |_| async { Ok(json!({})) })
+        .bind_fn("b", move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            async { Ok(json!({})) }
+        });
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(dir.path().join("runs.redb")).unwrap();
+    let rt = runtime();
+    let first = rt
+        .block_on(executor.start(&journal, "r1", json!({}), json!({})))
+        .unwrap();
+    assert_eq!(first.events.len(), 1);
+    assert_eq!(first.events[0]["error"], "UnresolvableInputError");
+    let kinds: Vec<&str> = journal
+        .load("r1")
+        .unwrap()
+        .1
+        .iter()
+        .map(Entry::kind)
+        .collect();
+    assert_eq!(kinds, ["claimed", "completed", "claim_refused"]);
+    let again = rt.block_on(executor.reopen(&journal, "r1")).unwrap();
+    assert_eq!(again.events, first.events, "the refusal, once, as recorded");
+    assert_eq!(again.progress, first.progress);
+    assert_eq!(ran_b.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        journal.load("r1").unwrap().1.len(),
+        3,
+        "nothing new recorded"
+    );
 }
