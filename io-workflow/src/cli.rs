@@ -484,6 +484,12 @@ fn report_durable(
             let _ = writeln!(out, "{}", err.to_json());
             1
         }
+        Err(err) => {
+            let text = err.to_string();
+            let (name, message) = text.split_once(": ").unwrap_or(("DurableError", &text));
+            let _ = writeln!(out, "{}", json!({ "error": name, "message": message }));
+            1
+        }
     }
 }
 

@@ -940,6 +940,9 @@ impl Executor {
         if !problems.is_empty() {
             return Err(DurableError::Invalid(problems));
         }
+        for (what, value) in [("trigger", &trigger), ("initial state", &initial_state)] {
+            unrecordable(what, value)?;
+        }
         let record = RunRecord::new(
             &self.workflow,
             run_id,
@@ -1065,6 +1068,7 @@ impl Executor {
             }
         }
         if let Some((phase, input)) = resume {
+            unrecordable("resumption's answer", &input)?;
             run.resume(phase).map_err(DurableError::Run)?;
             to.record(|| Entry::Resumed {
                 phase: phase.to_owned(),
@@ -1138,7 +1142,7 @@ impl Executor {
             }
             let tries = attempts.entry(phase_name.clone()).or_insert(0);
             *tries += 1;
-            match result {
+            match result.and_then(recordable_output) {
                 Ok(output) => {
                     let kept = record.durable().then(|| output.clone());
                     match run.complete(&phase_name, output) {
@@ -1251,6 +1255,24 @@ impl Executor {
             let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             (phase_name, ctx, result, millis)
         });
+    }
+}
+
+/// An agent's output nested deeper than a run can record ([`crate::journal::MAX_RECORDED_DEPTH`])
+/// is the agent's `output_invalid` error, naming where: the same on every backend, so a run in
+/// memory and a durable one fail such a phase alike.
+pub(crate) fn recordable_output(output: Value) -> Result<Value, AgentError> {
+    match crate::journal::too_deep(&output) {
+        Ok(()) => Ok(output),
+        Err(violation) => {
+            let message = format!(
+                "the output nests deeper than {} levels, the most a run records ({violation})",
+                crate::journal::MAX_RECORDED_DEPTH
+            );
+            // Dropped without recursion, however deep.
+            agentio_core::limits::dismantle(output);
+            Err(AgentError::output_invalid(message, vec![violation]))
+        }
     }
 }
 
@@ -1376,6 +1398,26 @@ pub enum DurableError {
     Journal(JournalError),
     /// An operation the run's state does not allow (resuming a phase that is not suspended).
     Run(RunError),
+    /// A trigger, initial state or resumption answer nested deeper than a run can record
+    /// ([`crate::journal::MAX_RECORDED_DEPTH`]); nothing was recorded.
+    Unrecordable {
+        /// What, and where it goes too deep.
+        message: String,
+    },
+}
+
+/// `Err` when `value` nests deeper than a run can record.
+#[expect(
+    clippy::result_large_err,
+    reason = "checked once per start or resumption; the error is what the durable calls return"
+)]
+fn unrecordable(what: &str, value: &Value) -> Result<(), DurableError> {
+    crate::journal::too_deep(value).map_err(|violation| DurableError::Unrecordable {
+        message: format!(
+            "the {what} nests deeper than {} levels, the most a run records ({violation})",
+            crate::journal::MAX_RECORDED_DEPTH
+        ),
+    })
 }
 
 impl From<JournalError> for DurableError {
@@ -1396,6 +1438,9 @@ impl std::fmt::Display for DurableError {
             }
             DurableError::Journal(error) => error.fmt(f),
             DurableError::Run(error) => error.fmt(f),
+            DurableError::Unrecordable { message } => {
+                write!(f, "UnrecordableValueError: {message}")
+            }
         }
     }
 }

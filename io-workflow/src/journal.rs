@@ -17,6 +17,19 @@ use serde_json::{Map, Value};
 use crate::Workflow;
 use crate::run::Suspension;
 
+/// How deep a value a run records may nest (an object holding an array is two levels): an
+/// agent's output, a resumption's answer, the trigger and the initial state. Entries are read
+/// back with serde_json, which reads at most 127 levels, and a recorded value sits one level
+/// inside its entry; so a deeper value could be written and never read again. The executor
+/// refuses deeper outputs as the agent's `output_invalid` error, on every backend; a deeper
+/// trigger, initial state or answer is refused before anything is recorded.
+pub const MAX_RECORDED_DEPTH: usize = 126;
+
+/// `Err` names where `value` nests deeper than [`MAX_RECORDED_DEPTH`].
+pub(crate) fn too_deep(value: &Value) -> Result<(), agentio_core::Violation> {
+    agentio_core::limits::check_depth(value, MAX_RECORDED_DEPTH)
+}
+
 /// run id → its [`RunRecord`] as JSON.
 const RUNS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("agentio_workflow_runs");
 /// (run id, sequence number) → an [`Entry`] as JSON.

@@ -57,7 +57,11 @@
 //!   phase is claimed again with the answer in [`TaskContext::resumed_with`]. A run is reopened
 //!   only against a workflow with its name and phases (`WorkflowMismatchError`); a recorded
 //!   entry that no longer applies (an output declaration changed since) is a
-//!   `CorruptJournalError` naming the entry. One process opens a journal file at a time.
+//!   `CorruptJournalError` naming the entry. One process opens a journal file at a time. A run
+//!   records values nested at most [`journal::MAX_RECORDED_DEPTH`] (126) levels, so that every
+//!   entry written can be read back: a deeper agent output is the agent's `output_invalid`
+//!   error on every backend (in memory too, so the backends agree), and a deeper trigger,
+//!   initial state or resumption answer is refused before anything is recorded.
 //! - **Load-time errors** carry `line` and `column` beyond the RFC's fields; runtime errors carry
 //!   exactly the RFC's fields.
 //!

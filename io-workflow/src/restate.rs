@@ -198,7 +198,10 @@ impl RestateWorkflows {
                     });
                     let step = ctx
                         .run(|| async {
-                            let result = executor.run_agent(&phase, &task).await;
+                            let result = executor
+                                .run_agent(&phase, &task)
+                                .await
+                                .and_then(crate::executor::recordable_output);
                             Ok(Json(match (task.take_suspension(), result) {
                                 (Some(suspension), _) => Step::Suspend(suspension),
                                 (None, Ok(output)) => Step::Output(output),
@@ -338,6 +341,13 @@ mod service {
             resume: Json<ResumePhase>,
         ) -> HandlerResult<()> {
             let resume = resume.into_inner();
+            if let Err(violation) = crate::journal::too_deep(&resume.input) {
+                return Err(TerminalError::new(format!(
+                    "the answer nests deeper than {} levels, the most a run records ({violation})",
+                    crate::journal::MAX_RECORDED_DEPTH
+                ))
+                .into());
+            }
             ctx.resolve_promise(&promise_key(&resume.phase), Json(resume.input));
             Ok(())
         }

@@ -663,6 +663,30 @@ fn the_command_lists_shows_and_resumes_a_run_its_process_left_behind() {
     let (code, out) = cli(&["show", "third", "--journal", journal]);
     assert_eq!(code, 1);
     assert!(out.contains("UnknownRunError"), "{out}");
+    // A trigger nested deeper than a run records: named, nothing recorded.
+    let deep = format!("{{\"x\":{}1{}}}", "[".repeat(126), "]".repeat(126));
+    let (code, out) = cli(&[
+        "run",
+        file,
+        "--journal",
+        journal,
+        "--run-id",
+        "deep",
+        "--trigger",
+        &deep,
+    ]);
+    assert_eq!(code, 1);
+    let line: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(line["error"], "UnrecordableValueError", "{out}");
+    assert!(
+        line["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the trigger nests deeper than 126 levels"),
+        "{out}"
+    );
+    let (code, _) = cli(&["show", "deep", "--journal", journal]);
+    assert_eq!(code, 1, "the run was not recorded");
 }
 
 #[test]
@@ -814,4 +838,93 @@ fn a_refused_claim_is_recorded_once_and_stays_refused_when_reopened() {
         3,
         "nothing new recorded"
     );
+}
+
+/// A value nested `levels` deep (arrays), built without recursion.
+fn nested(levels: usize) -> Value {
+    let mut value = json!(1);
+    for _ in 0..levels {
+        value = Value::Array(vec![value]);
+    }
+    value
+}
+
+#[test]
+fn a_value_too_deep_to_record_is_refused_before_it_is_written_and_the_run_reopens() {
+    use agentio_workflow::journal::MAX_RECORDED_DEPTH;
+    // `a`'s output holds `deep` under `n`: the output object is one level more.
+    let run_with = |levels: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path().join("runs.redb")).unwrap();
+        let executor = Executor::new(
+            Workflow::new("deep")
+                .with_phase(Phase::new("a", "A").assign("a").output("n", TypeRef::Any)),
+        )
+        .bind_fn(
+            "a",
+            move |_| async move { Ok(json!({ "n": nested(levels) })) },
+        );
+        let rt = runtime();
+        let started = rt
+            .block_on(executor.start(&journal, "r1", json!({}), json!({})))
+            .unwrap();
+        let reopened = rt.block_on(executor.reopen(&journal, "r1")).unwrap();
+        let memory = rt
+            .block_on(executor.run("r1", json!({}), json!({})))
+            .unwrap();
+        (started, reopened, memory)
+    };
+    // At the limit: recorded, and read back whole.
+    let (started, reopened, memory) = run_with(MAX_RECORDED_DEPTH - 1);
+    assert!(started.succeeded());
+    assert_eq!(reopened.outputs, started.outputs);
+    assert_eq!(memory.outputs, started.outputs);
+    // One level more: the agent's `output_invalid`, naming where, in memory and durably alike;
+    // the run still reopens.
+    let (started, reopened, memory) = run_with(MAX_RECORDED_DEPTH);
+    assert_eq!(started.progress.failed, ["a"]);
+    let cause = &started.events[0]["cause"];
+    assert_eq!(cause["code"], "output_invalid", "{}", started.events[0]);
+    assert!(
+        cause["message"]
+            .as_str()
+            .unwrap()
+            .contains("deeper than 126 levels"),
+        "{cause}"
+    );
+    assert_eq!(reopened.events, started.events);
+    assert_eq!(memory.events, started.events);
+
+    // A trigger or an answer too deep is refused before anything is recorded.
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(dir.path().join("runs.redb")).unwrap();
+    let rt = runtime();
+    let executor = Executor::new(chain())
+        .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
+        .bind_fn("b", |_| async { Ok(json!({ "n": 2 })) });
+    let refused = rt
+        .block_on(executor.start(
+            &journal,
+            "r1",
+            json!({ "x": nested(MAX_RECORDED_DEPTH) }),
+            json!({}),
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(&refused, DurableError::Unrecordable { message } if message.contains("trigger") && message.contains("/x")),
+        "{refused}"
+    );
+    assert_eq!(journal.load("r1").unwrap_err().name(), "UnknownRunError");
+    rt.block_on(executor.start(&journal, "r1", json!({}), json!({})))
+        .unwrap();
+    let refused = rt
+        .block_on(executor.resume(&journal, "r1", "a", nested(MAX_RECORDED_DEPTH + 1)))
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .starts_with("UnrecordableValueError: the resumption's answer"),
+        "{refused}"
+    );
+    assert_eq!(journal.load("r1").unwrap().1.len(), 4, "nothing recorded");
 }
