@@ -255,14 +255,22 @@ fn run_cli_inner(args: &[String], out: &mut dyn Write, bind: Binder<'_>) -> u8 {
 
 fn open_journal(out: &mut dyn Write, options: &Options) -> Result<crate::journal::Journal, u8> {
     let path = options.journal.as_deref().unwrap_or_default();
-    crate::journal::Journal::open(path).map_err(|err| {
-        let _ = writeln!(out, "{}", journal_error(&err));
-        1
-    })
+    journaled(out, crate::journal::Journal::open(path))
 }
 
 fn journal_error(err: &crate::journal::JournalError) -> Value {
     json!({ "error": err.name(), "message": err.to_string() })
+}
+
+/// What a journal answered, or its error printed and the status 1.
+fn journaled<T>(
+    out: &mut dyn Write,
+    answer: Result<T, crate::journal::JournalError>,
+) -> Result<T, u8> {
+    answer.map_err(|err| {
+        let _ = writeln!(out, "{}", journal_error(&err));
+        1
+    })
 }
 
 /// `runs`: one line per run in the journal.
@@ -271,20 +279,14 @@ fn runs(out: &mut dyn Write, options: &Options) -> u8 {
         Ok(journal) => journal,
         Err(code) => return code,
     };
-    let records = match journal.runs() {
+    let records = match journaled(out, journal.runs()) {
         Ok(records) => records,
-        Err(err) => {
-            let _ = writeln!(out, "{}", journal_error(&err));
-            return 1;
-        }
+        Err(code) => return code,
     };
     for record in records {
-        let entries = match journal.load(&record.run_id) {
+        let entries = match journaled(out, journal.load(&record.run_id)) {
             Ok((_, entries)) => entries,
-            Err(err) => {
-                let _ = writeln!(out, "{}", journal_error(&err));
-                return 1;
-            }
+            Err(code) => return code,
         };
         let states = crate::journal::phase_states(&record, &entries);
         let completed = states.values().filter(|s| **s == "completed").count();
@@ -308,12 +310,9 @@ fn show(out: &mut dyn Write, run_id: &str, options: &Options) -> u8 {
         Ok(journal) => journal,
         Err(code) => return code,
     };
-    let (record, entries) = match journal.load(run_id) {
+    let (record, entries) = match journaled(out, journal.load(run_id)) {
         Ok(loaded) => loaded,
-        Err(err) => {
-            let _ = writeln!(out, "{}", journal_error(&err));
-            return 1;
-        }
+        Err(code) => return code,
     };
     let states = crate::journal::phase_states(&record, &entries);
     if let Some(format) = options.graph {
@@ -379,12 +378,9 @@ fn resume(out: &mut dyn Write, run_id: &str, options: Options, bind: Binder<'_>)
         Ok(journal) => journal,
         Err(code) => return code,
     };
-    let (record, _) = match journal.load(run_id) {
+    let (record, _) = match journaled(out, journal.load(run_id)) {
         Ok(loaded) => loaded,
-        Err(err) => {
-            let _ = writeln!(out, "{}", journal_error(&err));
-            return 1;
-        }
+        Err(code) => return code,
     };
     let Some(document) = record.document else {
         let _ = writeln!(
@@ -484,10 +480,9 @@ fn report_durable(
             let _ = writeln!(out, "{}", err.to_json());
             1
         }
-        Err(err) => {
-            let text = err.to_string();
-            let (name, message) = text.split_once(": ").unwrap_or(("DurableError", &text));
-            let _ = writeln!(out, "{}", json!({ "error": name, "message": message }));
+        Err(crate::DurableError::Unrecordable { message }) => {
+            let error = json!({ "error": "UnrecordableValueError", "message": message });
+            let _ = writeln!(out, "{error}");
             1
         }
     }

@@ -636,12 +636,8 @@ impl Executor {
         phase: &str,
         ctx: &TaskContext,
     ) -> Result<Value, AgentError> {
-        match self.workflow.phase(phase).and_then(|p| self.agent_for(p)) {
-            Some(agent) => agentio_core::contain_panics(agent.run(ctx)).await,
-            None => Err(AgentError::internal(format!(
-                "no agent is bound to phase '{phase}'"
-            ))),
-        }
+        let agent = self.workflow.phase(phase).and_then(|p| self.agent_for(p));
+        run_bound(agent.map(|a| &**a), phase, ctx).await
     }
 
     #[cfg(feature = "restate")]
@@ -1054,17 +1050,8 @@ impl Executor {
                         "phase '{phase_name}' was claimed and its process stopped before it completed; it may not run twice, so the run stops at it"
                     ),
                 };
-                let event = error.to_json();
-                to.record(|| Entry::Failed {
-                    phase: phase_name.clone(),
-                    event: event.clone(),
-                })?;
-                self.report(PhaseProgress::Failed {
-                    phase: phase_name.clone(),
-                    message: error.to_string(),
-                });
-                run.fail_recorded(&phase_name, event)
-                    .map_err(DurableError::Run)?;
+                let why = error.to_string();
+                self.fail_phase(&mut run, &to, &phase_name, &error, why)?;
             }
         }
         if let Some((phase, input)) = resume {
@@ -1143,91 +1130,76 @@ impl Executor {
             let tries = attempts.entry(phase_name.clone()).or_insert(0);
             *tries += 1;
             match result.and_then(recordable_output) {
-                Ok(output) => {
-                    let kept = record.durable().then(|| output.clone());
-                    match run.complete(&phase_name, output) {
-                        Ok(()) => {
-                            record.record(|| Entry::Completed {
+                Ok(output) => match run.complete_or_return(&phase_name, output) {
+                    Ok(()) => {
+                        record.record(|| Entry::Completed {
+                            phase: phase_name.clone(),
+                            output: run.output(&phase_name).cloned().unwrap_or_default(),
+                        })?;
+                        self.report(PhaseProgress::Completed {
+                            phase: phase_name.clone(),
+                            millis,
+                        });
+                    }
+                    Err((rejections, output)) => {
+                        record.record(|| Entry::Rejected {
+                            phase: phase_name.clone(),
+                            output,
+                        })?;
+                        if *tries < self.max_completion_attempts {
+                            self.report(PhaseProgress::Rejected {
                                 phase: phase_name.clone(),
-                                output: run.output(&phase_name).cloned().unwrap_or_default(),
-                            })?;
-                            self.report(PhaseProgress::Completed {
-                                phase: phase_name.clone(),
-                                millis,
+                                attempt: *tries,
                             });
-                        }
-                        Err(rejections) => {
-                            record.record(|| Entry::Rejected {
-                                phase: phase_name.clone(),
-                                output: kept.unwrap_or_default(),
-                            })?;
-                            if *tries < self.max_completion_attempts {
-                                self.report(PhaseProgress::Rejected {
-                                    phase: phase_name.clone(),
-                                    attempt: *tries,
-                                });
-                                ctx.rejections = rejections;
-                                let next = *tries + 1;
-                                self.spawn(
-                                    &mut running,
-                                    run.phase(&phase_name),
-                                    &phase_name,
-                                    ctx,
-                                    next,
-                                );
-                            } else {
-                                let error = RunError::PhaseFailedError {
-                                    task_id: ctx.task_id.clone(),
-                                    phase_name: phase_name.clone(),
-                                    cause: Value::Null,
-                                    message: format!(
-                                        "phase '{phase_name}' failed: its output was rejected {tries} time(s)"
-                                    ),
-                                };
-                                record.record(|| Entry::Failed {
-                                    phase: phase_name.clone(),
-                                    event: error.to_json(),
-                                })?;
-                                self.report(PhaseProgress::Failed {
-                                    phase: phase_name.clone(),
-                                    message: format!("its output was rejected {tries} time(s)"),
-                                });
-                                // The task is running, so failing it is a valid transition.
-                                let _ = run.fail(&phase_name, error);
-                            }
+                            ctx.rejections = rejections;
+                            let next = *tries + 1;
+                            self.spawn(
+                                &mut running,
+                                run.phase(&phase_name),
+                                &phase_name,
+                                ctx,
+                                next,
+                            );
+                        } else {
+                            let why = format!("its output was rejected {tries} time(s)");
+                            let error = phase_failed(&ctx.task_id, &phase_name, Value::Null, &why);
+                            self.fail_phase(&mut run, record, &phase_name, &error, why)?;
                         }
                     }
-                }
+                },
                 Err(err) => {
-                    let error = RunError::PhaseFailedError {
-                        task_id: ctx.task_id.clone(),
-                        phase_name: phase_name.clone(),
-                        cause: serde_json::to_value(&err).unwrap_or(Value::Null),
-                        message: format!("phase '{phase_name}' failed: {err}"),
-                    };
-                    record.record(|| Entry::Failed {
-                        phase: phase_name.clone(),
-                        event: error.to_json(),
-                    })?;
-                    self.report(PhaseProgress::Failed {
-                        phase: phase_name.clone(),
-                        message: err.to_string(),
-                    });
-                    let _ = run.fail(&phase_name, error);
+                    let cause = serde_json::to_value(&err).unwrap_or(Value::Null);
+                    let why = err.to_string();
+                    let error = phase_failed(&ctx.task_id, &phase_name, cause, &why);
+                    self.fail_phase(&mut run, record, &phase_name, &error, why)?;
                 }
             }
         }
-        let outputs = self
-            .workflow
-            .phases
-            .iter()
-            .filter_map(|p| run.output(&p.name).map(|o| (p.name.clone(), o.clone())))
-            .collect();
-        Ok(RunOutcome {
-            outputs,
-            events: run.events().to_vec(),
-            progress: run.progress(),
-        })
+        Ok(outcome_of(&run))
+    }
+
+    /// Fails a phase for good: the failure recorded, reported, and its task failed with
+    /// `error` as its event.
+    pub(crate) fn fail_phase<R: Record>(
+        &self,
+        run: &mut WorkflowRun,
+        record: &R,
+        phase: &str,
+        error: &RunError,
+        why: String,
+    ) -> Result<(), R::Error> {
+        let event = error.to_json();
+        record.record(|| Entry::Failed {
+            phase: phase.to_owned(),
+            event: event.clone(),
+        })?;
+        self.report(PhaseProgress::Failed {
+            phase: phase.to_owned(),
+            message: why,
+        });
+        // Only a finished task refuses, and none is failed twice.
+        let _ = run.fail_recorded(phase, event);
+        Ok(())
     }
 
     fn spawn(
@@ -1246,12 +1218,7 @@ impl Executor {
         });
         running.spawn(async move {
             let started = std::time::Instant::now();
-            let result = match &agent {
-                Some(agent) => agentio_core::contain_panics(agent.run(&ctx)).await,
-                None => Err(AgentError::internal(format!(
-                    "no agent is bound to phase '{phase_name}'"
-                ))),
-            };
+            let result = run_bound(agent.as_deref(), &phase_name, &ctx).await;
             let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             (phase_name, ctx, result, millis)
         });
@@ -1349,22 +1316,17 @@ fn replay(run: &mut WorkflowRun, carry: &mut Carry, entry: Entry) -> Result<(), 
 }
 
 /// Where the executor's loop writes each transition before acting on it.
-trait Record {
+pub(crate) trait Record {
     type Error;
-    /// Whether entries are kept (so the loop keeps what they need).
-    fn durable(&self) -> bool;
-    /// Writes the entry `entry()` makes (not called when nothing is kept).
+    /// Writes the entry `entry()` makes (an in-memory run does not call it).
     fn record(&self, entry: impl FnOnce() -> Entry) -> Result<(), Self::Error>;
 }
 
 /// An in-memory run: nothing is written.
-struct InMemory;
+pub(crate) struct InMemory;
 
 impl Record for InMemory {
     type Error = std::convert::Infallible;
-    fn durable(&self) -> bool {
-        false
-    }
     fn record(&self, _: impl FnOnce() -> Entry) -> Result<(), Self::Error> {
         Ok(())
     }
@@ -1378,11 +1340,47 @@ struct ToJournal<'a> {
 
 impl Record for ToJournal<'_> {
     type Error = JournalError;
-    fn durable(&self) -> bool {
-        true
-    }
     fn record(&self, entry: impl FnOnce() -> Entry) -> Result<(), Self::Error> {
         self.journal.append(self.run_id, &entry()).map(drop)
+    }
+}
+
+/// Runs a phase's agent once on `ctx`, its panics contained; a phase without one fails.
+async fn run_bound(
+    agent: Option<&dyn PhaseAgent>,
+    phase: &str,
+    ctx: &TaskContext,
+) -> Result<Value, AgentError> {
+    match agent {
+        Some(agent) => agentio_core::contain_panics(agent.run(ctx)).await,
+        None => Err(AgentError::internal(format!(
+            "no agent is bound to phase '{phase}'"
+        ))),
+    }
+}
+
+/// The `PhaseFailedError` of a phase that failed for the reason `why`.
+pub(crate) fn phase_failed(task_id: &str, phase: &str, cause: Value, why: &str) -> RunError {
+    RunError::PhaseFailedError {
+        task_id: task_id.to_owned(),
+        phase_name: phase.to_owned(),
+        cause,
+        message: format!("phase '{phase}' failed: {why}"),
+    }
+}
+
+/// Where a run ended: every completed phase's output, the events, the progress.
+pub(crate) fn outcome_of(run: &WorkflowRun) -> RunOutcome {
+    let outputs = run
+        .workflow()
+        .phases
+        .iter()
+        .filter_map(|p| run.output(&p.name).map(|o| (p.name.clone(), o.clone())))
+        .collect();
+    RunOutcome {
+        outputs,
+        events: run.events().to_vec(),
+        progress: run.progress(),
     }
 }
 

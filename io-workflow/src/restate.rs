@@ -41,7 +41,7 @@ use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::errors::{RunError, ValidationError};
+use crate::errors::ValidationError;
 use crate::executor::{Executor, PhaseProgress};
 use crate::run::{Suspension, WorkflowRun};
 
@@ -245,44 +245,33 @@ impl RestateWorkflows {
                                     task.rejections = rejections;
                                 }
                                 Err(_) => {
-                                    let message =
-                                        format!("its output was rejected {tries} time(s)");
+                                    let why = format!("its output was rejected {tries} time(s)");
                                     fail(
                                         &executor,
                                         &mut run,
                                         &phase,
                                         &task.task_id,
                                         Value::Null,
-                                        &message,
+                                        why,
                                     );
                                     break;
                                 }
                             }
                         }
                         Step::Failed { cause, message } => {
-                            fail(&executor, &mut run, &phase, &task.task_id, cause, &message);
+                            fail(&executor, &mut run, &phase, &task.task_id, cause, message);
                             break;
                         }
                     }
                 }
             }
         }
-        let outputs: BTreeMap<&str, _> = executor
-            .workflow()
-            .phases
-            .iter()
-            .filter_map(|p| run.output(&p.name).map(|o| (p.name.as_str(), o)))
-            .collect();
-        let progress = run.progress();
-        let succeeded = progress.failed.is_empty()
-            && progress.pending.is_empty()
-            && progress.ready.is_empty()
-            && progress.running.is_empty()
-            && progress.suspended_phases.is_empty();
+        let outcome = crate::executor::outcome_of(&run);
+        let succeeded = outcome.succeeded();
         Ok(json!({
-            "outputs": outputs,
-            "events": run.events(),
-            "progress": progress,
+            "outputs": outcome.outputs,
+            "events": outcome.events,
+            "progress": outcome.progress,
             "succeeded": succeeded,
         }))
     }
@@ -293,26 +282,21 @@ fn promise_key(phase: &str) -> String {
     format!("resume:{phase}")
 }
 
+/// Fails a phase for good, as the executor does (Restate's journal holds the run, so nothing is
+/// recorded here).
 fn fail(
     executor: &Executor,
     run: &mut WorkflowRun,
     phase: &str,
     task_id: &str,
     cause: Value,
-    why: &str,
+    why: String,
 ) {
-    let error = RunError::PhaseFailedError {
-        task_id: task_id.to_owned(),
-        phase_name: phase.to_owned(),
-        cause,
-        message: format!("phase '{phase}' failed: {why}"),
-    };
-    executor.report(PhaseProgress::Failed {
-        phase: phase.to_owned(),
-        message: why.to_owned(),
-    });
-    // The task is running, so failing it is a valid transition.
-    let _ = run.fail(phase, error);
+    let error = crate::executor::phase_failed(task_id, phase, cause, &why);
+    match executor.fail_phase(run, &crate::executor::InMemory, phase, &error, why) {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
 }
 
 /// The Restate service. The macro's generated client and dispatch code is public and

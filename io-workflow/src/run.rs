@@ -674,14 +674,28 @@ impl WorkflowRun {
     /// recorded, final, and downstream phases are unblocked (§3.4). A task that is not running
     /// is refused with `InvalidTransitionError`.
     pub fn complete(&mut self, phase_name: &str, output: Value) -> Result<(), Vec<RunError>> {
-        let at = self.locate(phase_name, "complete").map_err(|e| vec![e])?;
+        self.complete_or_return(phase_name, output)
+            .map_err(|(errors, _)| errors)
+    }
+
+    /// [`Self::complete`], handing a refused output back with the errors (a durable run
+    /// records a rejected output; it need not copy every output in case it is rejected).
+    pub(crate) fn complete_or_return(
+        &mut self,
+        phase_name: &str,
+        output: Value,
+    ) -> Result<(), (Vec<RunError>, Value)> {
+        let at = match self.locate(phase_name, "complete") {
+            Ok(at) => at,
+            Err(error) => return Err((vec![error], output)),
+        };
         if self.tasks[at].state != TaskState::Running {
             let reason = match self.tasks[at].state {
                 TaskState::Completed => "it is already completed, and its output is final",
                 TaskState::Pending | TaskState::Ready => "it was never claimed",
                 _ => "it is not running",
             };
-            return Err(vec![self.invalid(at, "complete", reason)]);
+            return Err((vec![self.invalid(at, "complete", reason)], output));
         }
         let task_id = self.tasks[at].id.clone();
         let errors = self.output_errors(phase_name, &task_id, &output);
@@ -690,7 +704,7 @@ impl WorkflowRun {
                 self.emit(error);
             }
             self.tasks[at].rejections = errors.clone();
-            return Err(errors);
+            return Err((errors, output));
         }
         let mut output = match output {
             Value::Object(map) => map,

@@ -178,6 +178,13 @@ pub fn executor(effects: &str, counting: Option<Counting>) -> Executor {
 
 /// A chain of `n` phases (each wired to the one before) with trivial agents: the benches'.
 pub fn chain(n: usize) -> Executor {
+    Executor::new(chain_workflow(n)).bind_fn("a", |ctx| async move {
+        Ok(json!({ "x": ctx.input.get("x").and_then(Value::as_f64).unwrap_or(0.0) + 1.0 }))
+    })
+}
+
+/// The workflow `chain-{n}`: `n` phases, each assigned to `a`, each wired to the one before.
+pub fn chain_workflow(n: usize) -> Workflow {
     let mut workflow = Workflow::new(format!("chain-{n}"));
     for i in 0..n {
         let mut phase = Phase::new(format!("p{i}"), "P")
@@ -190,7 +197,5 @@ pub fn chain(n: usize) -> Executor {
         }
         workflow = workflow.with_phase(phase);
     }
-    Executor::new(workflow).bind_fn("a", |ctx| async move {
-        Ok(json!({ "x": ctx.input.get("x").and_then(Value::as_f64).unwrap_or(0.0) + 1.0 }))
-    })
+    workflow
 }

@@ -195,6 +195,13 @@ fn chain() -> Workflow {
         )
 }
 
+/// The chain with agents that answer `1` and `2`.
+fn fixed_chain() -> Executor {
+    Executor::new(chain())
+        .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
+        .bind_fn("b", |_| async { Ok(json!({ "n": 2 })) })
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -405,9 +412,7 @@ fn rejected_attempts_count_across_a_reopening() {
 fn a_run_is_reopened_only_against_its_own_workflow_and_ids_are_not_reused() {
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::open(dir.path().join("runs.redb")).unwrap();
-    let executor = Executor::new(chain())
-        .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
-        .bind_fn("b", |_| async { Ok(json!({ "n": 2 })) });
+    let executor = fixed_chain();
     let rt = runtime();
     rt.block_on(executor.start(&journal, "r1", json!({}), json!({})))
         .unwrap();
@@ -474,9 +479,7 @@ fn a_journal_lists_its_runs_and_is_refused_to_a_second_opener() {
             && shown.contains("Immediate"),
         "{shown}"
     );
-    let executor = Executor::new(chain())
-        .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
-        .bind_fn("b", |_| async { Ok(json!({ "n": 2 })) });
+    let executor = fixed_chain();
     let rt = runtime();
     for id in ["r2", "r1"] {
         rt.block_on(executor.start(&journal, id, json!({ "id": id }), json!({})))
@@ -791,23 +794,21 @@ fn a_shown_graph_marks_each_state_in_its_own_colour() {
 #[test]
 fn a_refused_claim_is_recorded_once_and_stays_refused_when_reopened() {
     // `b` reads `a.m`, an optional output `a` does not produce: its claim is refused for good.
-    let workflow = || {
-        Workflow::new("refusal")
-            .with_phase(
-                Phase::new("a", "A")
-                    .assign("a")
-                    .optional_output("m", TypeRef::Integer),
-            )
-            .with_phase(
-                Phase::new("b", "B")
-                    .assign("b")
-                    .depends_on(["a"])
-                    .input("m", "a.m"),
-            )
-    };
+    let workflow = Workflow::new("refusal")
+        .with_phase(
+            Phase::new("a", "A")
+                .assign("a")
+                .optional_output("m", TypeRef::Integer),
+        )
+        .with_phase(
+            Phase::new("b", "B")
+                .assign("b")
+                .depends_on(["a"])
+                .input("m", "a.m"),
+        );
     let ran_b = Arc::new(AtomicU32::new(0));
     let count = ran_b.clone();
-    let executor = Executor::new(workflow())
+    let executor = Executor::new(workflow)
         .bind_fn("a", |_| async { Ok(json!({})) })
         .bind_fn("b", move |_| {
             count.fetch_add(1, Ordering::SeqCst);
@@ -899,9 +900,7 @@ fn a_value_too_deep_to_record_is_refused_before_it_is_written_and_the_run_reopen
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::open(dir.path().join("runs.redb")).unwrap();
     let rt = runtime();
-    let executor = Executor::new(chain())
-        .bind_fn("a", |_| async { Ok(json!({ "n": 1 })) })
-        .bind_fn("b", |_| async { Ok(json!({ "n": 2 })) });
+    let executor = fixed_chain();
     let refused = rt
         .block_on(executor.start(
             &journal,
