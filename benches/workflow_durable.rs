@@ -21,9 +21,31 @@
 
 use std::time::{Duration, Instant};
 
-use agentio_tests::durable_fixture::chain;
 use agentio_workflow::journal::Journal;
+use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
 use serde_json::json;
+
+fn chain(n: usize) -> Workflow {
+    let mut workflow = Workflow::new("chain");
+    for i in 0..n {
+        let mut phase = Phase::new(format!("p{i}"), "P")
+            .assign("a")
+            .output("x", TypeRef::Number);
+        if i > 0 {
+            phase = phase
+                .depends_on([format!("p{}", i - 1)])
+                .input("x", format!("p{}.x", i - 1));
+        }
+        workflow = workflow.with_phase(phase);
+    }
+    workflow
+}
+
+fn executor(n: usize) -> Executor {
+    Executor::new(chain(n)).bind_fn("a", |ctx| async move {
+        Ok(json!({ "x": ctx.input.get("x").and_then(|x| x.as_f64()).unwrap_or(0.0) + 1.0 }))
+    })
+}
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -45,8 +67,7 @@ fn main() {
         .enable_time()
         .build()
         .expect("a runtime");
-    // The chain the Restate bench runs (`workflow-restate bench`), the same agents.
-    let executor = chain(phases);
+    let executor = executor(phases);
     let dir = tempfile::Builder::new()
         .prefix("workflow-durable-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))

@@ -5,11 +5,26 @@
 //! 500- and 2,000-phase DAGs (125k and 2M edges), printed after the measurements.
 #![allow(missing_docs)]
 
-use agentio_tests::durable_fixture::chain_workflow as chain;
 use agentio_workflow::{Executor, Phase, TypeRef, Workflow};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::time::{Duration, Instant};
+
+fn chain(n: usize) -> Workflow {
+    let mut workflow = Workflow::new("chain");
+    for i in 0..n {
+        let mut phase = Phase::new(format!("p{i}"), "P")
+            .assign("a")
+            .output("x", TypeRef::Number);
+        if i > 0 {
+            phase = phase
+                .depends_on([format!("p{}", i - 1)])
+                .input("x", format!("p{}.x", i - 1));
+        }
+        workflow = workflow.with_phase(phase);
+    }
+    workflow
+}
 
 fn dense(n: usize) -> Workflow {
     let mut workflow = Workflow::new("dense");
