@@ -1,7 +1,9 @@
-//! The model round trip's cost: one tool call dispatched from a provider's response
-//! (`ToolRegistry::dispatch`: the response read, the tool found by its provider name, the call
-//! run through the registry, the answer written in the provider's shape) against the registry
-//! call alone (`ToolRegistry::call` with the arguments already a `Value`).
+//! The model round trip's cost: one tool call dispatched from a provider's response to the
+//! next turn's messages (`ToolRegistry::dispatch`, then `Dispatched::into_next_turn`: the
+//! response read, the tool found by its provider name, the call run through the registry, the
+//! answer written in the provider's shape and wrapped as the next turn) against the registry
+//! call alone (`ToolRegistry::call` with the arguments already a `Value`, the input's copy
+//! counted).
 //!
 //! The tool is the registry bench's search (`search.rs`: `SearchArgs {query, limit 1..=100, filters,
 //! cursor}` in, ten hits out), validated both ways in every row. Rows, per provider: the
@@ -89,6 +91,42 @@ fn main() {
         );
     }
 
+    // `DISPATCH_SIZES=1` prints the sizes of a call's and a dispatch's futures.
+    if std::env::var("DISPATCH_SIZES").is_ok() {
+        let (_, provider, response) = &responses[0];
+        println!(
+            "future sizes: call {} bytes, dispatch {} bytes",
+            std::mem::size_of_val(&registry.call("kb.search", arguments.clone())),
+            std::mem::size_of_val(&registry.dispatch(*provider, response, &options)),
+        );
+        return;
+    }
+    // `DISPATCH_PROFILE=call|openai_chat|openai_responses|anthropic|gemini` runs that row alone,
+    // 20,000 times, for callgrind or perf.
+    if let Ok(row) = std::env::var("DISPATCH_PROFILE") {
+        let response = responses.iter().find(|(name, _, _)| *name == row);
+        for _ in 0..20_000 {
+            match response {
+                Some((_, provider, response)) => {
+                    black_box(
+                        runtime
+                            .block_on(registry.dispatch(*provider, black_box(response), &options))
+                            .expect("ok")
+                            .into_next_turn(),
+                    );
+                }
+                None => {
+                    black_box(
+                        runtime
+                            .block_on(registry.call("kb.search", black_box(arguments.clone())))
+                            .expect("ok"),
+                    );
+                }
+            }
+        }
+        return;
+    }
+
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("dispatch");
     group.bench_function("registry_call", |b| {
@@ -104,6 +142,7 @@ fn main() {
                 runtime
                     .block_on(registry.dispatch(*provider, black_box(response), &options))
                     .expect("ok")
+                    .into_next_turn()
             })
         });
     }
@@ -126,7 +165,8 @@ fn main() {
         black_box(
             runtime
                 .block_on(registry.dispatch(provider, response, &options))
-                .expect("ok"),
+                .expect("ok")
+                .into_next_turn(),
         );
     };
     for (name, provider, response) in &responses {

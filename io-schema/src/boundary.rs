@@ -92,6 +92,10 @@ pub struct BoundarySchema {
     closed: Option<Value>,
     /// The type's cross-field rules ([`crate::rules`]), run on a value the schema accepts.
     rules: Option<fn(&Value) -> Vec<Violation>>,
+    /// The longest JSON text written for this boundary so far
+    /// ([`Self::__encode_typed_json`]): the next text's buffer starts that large, so writing
+    /// it does not grow the buffer again and again.
+    text_len: std::sync::atomic::AtomicUsize,
 }
 
 /// The residual check of a boundary whose type's shape is known.
@@ -292,6 +296,7 @@ impl BoundarySchema {
             residual: None,
             closed: None,
             rules: None,
+            text_len: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -352,6 +357,7 @@ impl BoundarySchema {
             residual: None,
             closed: None,
             rules: None,
+            text_len: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -704,6 +710,20 @@ impl BoundarySchema {
 
     /// The residual compiled for checking without the general validator, when there is one and
     /// the schema compiled.
+    /// A buffer for this boundary's next JSON text, as large as the longest one so far (at
+    /// least 128 bytes, at most 64 KiB: one huge output does not make every later one
+    /// reserve that much).
+    pub(crate) fn text_buffer(&self) -> Vec<u8> {
+        let len = self.text_len.load(std::sync::atomic::Ordering::Relaxed);
+        Vec::with_capacity(len.clamp(128, 64 << 10))
+    }
+
+    /// Notes the length of a JSON text written for this boundary (see [`Self::text_buffer`]).
+    pub(crate) fn wrote_text(&self, len: usize) {
+        self.text_len
+            .fetch_max(len, std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub(crate) fn fast_check(&self) -> Option<&crate::residual::FastCheck> {
         match (&self.validator, &self.residual) {
             (Ok(_), Some(Residual::Check { fast, .. })) => fast.as_ref(),
@@ -950,6 +970,24 @@ fn push_violations(error: &jsonschema::ValidationError<'_>, out: &mut Collected)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_buffer_starts_as_large_as_the_longest_text_within_bounds() {
+        let boundary = BoundarySchema::from_value(
+            "Any",
+            Direction::Output,
+            serde_json::json!({ "type": "object" }),
+        );
+        assert_eq!(boundary.text_buffer().capacity(), 128);
+        boundary.wrote_text(1000);
+        assert!(boundary.text_buffer().capacity() >= 1000);
+        // A shorter text does not shrink it; a huge one makes it no larger than 64 KiB.
+        boundary.wrote_text(10);
+        assert!(boundary.text_buffer().capacity() >= 1000);
+        boundary.wrote_text(10 << 20);
+        let capacity = boundary.text_buffer().capacity();
+        assert!((64 << 10..2 * (64 << 10)).contains(&capacity), "{capacity}");
+    }
 
     #[test]
     fn a_message_is_cut_only_past_its_cap() {

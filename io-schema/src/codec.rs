@@ -81,12 +81,19 @@ impl BoundarySchema {
         value: &T,
     ) -> Result<String, SchemaError> {
         if self.needs_no_check() {
-            return serde_json::to_string(value).map_err(|err| {
+            let mut out = self.text_buffer();
+            serde_json::to_writer(&mut out, value).map_err(|err| {
                 SchemaError::new(
                     SchemaErrorCode::OutputInvalid,
                     "the value cannot be represented as JSON",
                 )
                 .with_detail(err.to_string())
+            })?;
+            self.wrote_text(out.len());
+            // serde_json writes UTF-8 only.
+            return String::from_utf8(out).map_err(|err| {
+                SchemaError::new(SchemaErrorCode::Internal, "the JSON text is not UTF-8")
+                    .with_detail(err.to_string())
             });
         }
         // Checked while written, when the residual allows it; the text is then exactly the
@@ -94,8 +101,9 @@ impl BoundarySchema {
         // pass, the `Value` path decides and reports.
         if let Some(text) = self
             .fast_check()
-            .and_then(|fast| crate::residual::write_checked(fast, value))
+            .and_then(|fast| crate::residual::write_checked(fast, value, self.text_buffer()))
         {
+            self.wrote_text(text.len());
             return Ok(text);
         }
         // The text is written from the value that was checked: written from the typed value,

@@ -336,46 +336,39 @@ impl ToolRegistry {
     /// assert_eq!(registry.tool_for_provider_name("kb_lookup"), None);
     /// ```
     pub fn tool_for_provider_name(&self, name: &str) -> Option<String> {
-        // Called for every call a model makes (`ToolRegistry::dispatch`): each tool is matched
-        // without building its names, and its majors counted only when its id matched.
-        self.registered()
-            .map(|(identity, _, _, _)| identity)
-            .find(|identity| {
-                self.is_named(identity, name, '_') || self.is_named(identity, name, '.')
-            })
-            .map(|identity| {
-                let (id, _) = identity.split_once('@').unwrap_or((identity, ""));
-                if self.majors_of(id) == 1 {
-                    id.to_owned()
-                } else {
-                    identity.to_owned()
-                }
-            })
+        // Called for every call a model makes (`ToolRegistry::dispatch`): one lookup in the
+        // names, indexed once after the last registration (`provider_names`).
+        self.names
+            .get_or_init(|| self.provider_names())
+            .get(name)
+            .cloned()
     }
 
-    /// Whether `name` is `identity`'s provider name (`dot` = `_`) or MCP name (`dot` = `.`):
-    /// [`Self::provider_name_of`] and [`Self::mcp_name`] without building them.
-    fn is_named(&self, identity: &str, name: &str, dot: char) -> bool {
-        let (id, major) = identity.split_once('@').unwrap_or((identity, ""));
-        let mut rest = name.chars();
-        let id_matches = id
-            .chars()
-            .all(|c| rest.next() == Some(if c == '.' { dot } else { c }));
-        if !id_matches {
-            return false;
+    /// Every tool's provider name and MCP name, each mapped to its id (its identity when the
+    /// id has several majors). Where two tools' names meet, the first in identity order has
+    /// the name.
+    pub(crate) fn provider_names(
+        &self,
+    ) -> std::collections::HashMap<String, String, foldhash::fast::RandomState> {
+        let mut names = std::collections::HashMap::default();
+        for (identity, _, _, _) in self.registered() {
+            let (id, _) = identity.split_once('@').unwrap_or((identity, ""));
+            let target = if self.majors_of(id) == 1 {
+                id.to_owned()
+            } else {
+                identity.to_owned()
+            };
+            let mcp = self.mcp_name(identity);
+            names
+                .entry(mcp.replace('.', "_"))
+                .or_insert_with(|| target.clone());
+            names.entry(mcp).or_insert(target);
         }
-        let rest = rest.as_str();
-        if self.majors_of(id) > 1 && !major.is_empty() {
-            rest.strip_prefix("__") == Some(major)
-        } else {
-            rest.is_empty()
-        }
+        names
     }
 
     fn majors_of(&self, id: &str) -> usize {
-        self.registered()
-            .filter(|(_, contract, _, _)| contract.id == id)
-            .count()
+        self.majors.get(id).map_or(0, Vec::len)
     }
 
     /// `id` or `id__major`, with dots kept (MCP names may hold dots).

@@ -25,6 +25,14 @@ impl fmt::Display for ContentRefusal {
 
 impl std::error::Error for ContentRefusal {}
 
+/// `{"type": kind, "text": text}`, the text moved in (`json!` would copy it).
+fn text_block(kind: &str, text: String) -> Value {
+    let mut block = Map::with_capacity(2);
+    block.insert("type".into(), Value::from(kind));
+    block.insert("text".into(), Value::String(text));
+    Value::Object(block)
+}
+
 /// Image types Anthropic's image blocks take.
 const ANTHROPIC_IMAGES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
 /// Media types Gemini's function-response parts take inline.
@@ -72,26 +80,41 @@ pub fn tool_result(
     output: Option<&Value>,
     content: &[Content],
 ) -> Result<Value, ContentRefusal> {
+    // Gemini takes the output as an object, MCP as both; every other target as its JSON text.
+    let text = match target {
+        Export::Gemini => None,
+        _ => output.map(Value::to_string),
+    };
+    let value = match target {
+        Export::Gemini | Export::Mcp => output.cloned(),
+        _ => None,
+    };
+    encoded_tool_result(target, text, value, content)
+}
+
+/// [`tool_result`] with the output already encoded as the target takes it, moved in: its JSON
+/// text (every target but Gemini) and its value (Gemini and MCP).
+pub(crate) fn encoded_tool_result(
+    target: Export,
+    output_text: Option<String>,
+    output: Option<Value>,
+    content: &[Content],
+) -> Result<Value, ContentRefusal> {
     let refuse = |i: usize, reason: String| ContentRefusal {
         pointer: format!("/{i}"),
         reason,
     };
-    // Gemini takes the output as an object; every other target as its JSON text.
-    let output_text = match target {
-        Export::Gemini => None,
-        _ => output.map(|value| serde_json::to_string(value).unwrap_or_default()),
-    };
     match target {
         Export::Mcp => {
             let mut blocks: Vec<Value> = output_text
-                .map(|text| json!({ "type": "text", "text": text }))
+                .map(|text| text_block("text", text))
                 .into_iter()
                 .collect();
             blocks.extend(content.iter().map(Content::to_value));
             let mut result = Map::new();
             result.insert("content".into(), Value::Array(blocks));
             if let Some(output) = output {
-                result.insert("structuredContent".into(), output.clone());
+                result.insert("structuredContent".into(), output);
             }
             result.insert("isError".into(), json!(false));
             Ok(Value::Object(result))
@@ -112,9 +135,13 @@ pub fn tool_result(
             }
             Ok(Value::String(text))
         }
+        // The output alone: its text is the whole output.
+        Export::OpenAiResponses { .. } if content.is_empty() => {
+            Ok(Value::String(output_text.unwrap_or_default()))
+        }
         Export::OpenAiResponses { .. } => {
             let mut parts: Vec<Value> = output_text
-                .map(|text| json!({ "type": "input_text", "text": text }))
+                .map(|text| text_block("input_text", text))
                 .into_iter()
                 .collect();
             for (i, block) in content.iter().enumerate() {
@@ -151,7 +178,7 @@ pub fn tool_result(
         }
         Export::Anthropic => {
             let mut blocks: Vec<Value> = output_text
-                .map(|text| json!({ "type": "text", "text": text }))
+                .map(|text| text_block("text", text))
                 .into_iter()
                 .collect();
             for (i, block) in content.iter().enumerate() {
@@ -195,7 +222,7 @@ pub fn tool_result(
         Export::Gemini => {
             let mut response = Map::new();
             if let Some(output) = output {
-                response.insert("output".into(), output.clone());
+                response.insert("output".into(), output);
             }
             let mut text = String::new();
             let mut parts = Vec::new();

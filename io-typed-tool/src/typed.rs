@@ -137,6 +137,30 @@ pub trait ToolPlugin: Send + Sync {
         })
     }
 
+    /// [`Self::execute`] with the output written straight to JSON text, checked as it is
+    /// written (a typed tool's [`AgentOutput::to_output_json`]). The registry asks for it only
+    /// when [`Self::__validates_output`] is true; by default the output is the `Value`'s text.
+    #[doc(hidden)]
+    fn __execute_json<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        let output = self.execute(input, ctx);
+        Box::pin(async move { Ok(output.await?.to_string()) })
+    }
+
+    /// [`Self::__execute_decoded`], the output written as in [`Self::__execute_json`].
+    #[doc(hidden)]
+    fn __execute_decoded_json<'a>(
+        &'a self,
+        input: DecodedInput,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        let output = self.__execute_decoded(input, ctx);
+        Box::pin(async move { Ok(output.await?.to_string()) })
+    }
+
     /// Whether [`Self::execute`] already checks its output against
     /// [`Self::output_boundary`] (typed tools do, on the typed value); the registry then does
     /// not check it again.
@@ -149,6 +173,17 @@ pub trait ToolPlugin: Send + Sync {
 /// A typed input decoded and checked ahead of a call ([`ToolPlugin::__decode`]). Not public API.
 #[doc(hidden)]
 pub struct DecodedInput(Box<dyn std::any::Any + Send>);
+
+impl DecodedInput {
+    fn into_typed<I: 'static>(self) -> Result<I, ToolError> {
+        match self.0.downcast::<I>() {
+            Ok(decoded) => Ok(*decoded),
+            Err(_) => Err(AgentError::internal(
+                "a decoded input was given to a tool of another input type",
+            )),
+        }
+    }
+}
 
 impl std::fmt::Debug for DecodedInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -197,13 +232,32 @@ impl<T: TypedTool> ToolPlugin for T {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let Ok(decoded) = input.0.downcast::<T::Input>() else {
-                return Err(AgentError::internal(
-                    "a decoded input was given to a tool of another input type",
-                ));
-            };
-            let output = self.execute_typed(*decoded, ctx).await?;
+            let output = self.execute_typed(input.into_typed()?, ctx).await?;
             output.to_output_value()
+        })
+    }
+
+    fn __execute_json<'a>(
+        &'a self,
+        input: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(async move {
+            let decoded: T::Input = T::Input::input_boundary().decode(&input)?;
+            drop(input);
+            let output = self.execute_typed(decoded, ctx).await?;
+            output.to_output_json()
+        })
+    }
+
+    fn __execute_decoded_json<'a>(
+        &'a self,
+        input: DecodedInput,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(async move {
+            let output = self.execute_typed(input.into_typed()?, ctx).await?;
+            output.to_output_json()
         })
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use agentio_core::{AgentInput, AgentOutput};
 use agentio_tests::provider_fixture::registry;
 use agentio_tools::dispatch::{
-    DispatchOptions, Dispatched, MAX_STREAM_BYTES, ModelTurn, Provider, StreamedTurn,
+    DispatchOptions, Dispatched, MAX_STREAM_BYTES, ModelTurn, Output, Provider, StreamedTurn,
 };
 use agentio_tools::{ToolError, ToolRegistry, tool};
 use serde_json::{Value, json};
@@ -420,7 +420,7 @@ fn calls_run_concurrently_within_the_bound_and_past_max_calls_are_answered_unrun
         .results
         .iter()
         .take(8)
-        .map(|r| r.outcome.as_ref().unwrap()["n"].clone())
+        .map(|r| r.outcome.as_ref().unwrap().to_value().unwrap()["n"].clone())
         .collect();
     assert_eq!(outputs, (0..8).map(|n| json!(n)).collect::<Vec<_>>());
     for (n, result) in done.results.iter().enumerate().skip(8) {
@@ -433,7 +433,7 @@ fn calls_run_concurrently_within_the_bound_and_past_max_calls_are_answered_unrun
                 .contains(&format!("at most 8 tool calls; this one (call {})", n + 1)),
             "{error}"
         );
-        assert_eq!(result.answer["tool_use_id"], format!("t{n}"));
+        assert_eq!(result.answer()["tool_use_id"], format!("t{n}"));
     }
 }
 
@@ -913,5 +913,169 @@ fn a_chat_stream_whose_finish_reason_stays_null_is_unfinished() {
         turn.calls[0].arguments.is_err(),
         "{:?}",
         turn.calls[0].arguments
+    );
+}
+
+#[test]
+fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_them() {
+    let anthropic = json!({ "content": [
+        { "type": "tool_use", "id": "toolu_1", "name": "math_add", "input": { "a": 1, "b": 2 } },
+        { "type": "tool_use", "id": "toolu_2", "name": "chart_draw", "input": {} },
+        { "type": "tool_use", "id": "toolu_3", "name": "math_add", "input": { "a": "x" } }
+    ] });
+    let gemini = json!({ "candidates": [{ "content": { "role": "model", "parts": [
+        { "functionCall": { "id": "fc_1", "name": "math_add", "args": { "a": 1, "b": 2 } } },
+        { "functionCall": { "id": "fc_2", "name": "chart_draw", "args": {} } },
+        { "functionCall": { "id": "fc_3", "name": "chart_report", "args": {} } },
+        { "functionCall": { "id": "fc_4", "name": "math_add", "args": { "a": "x" } } }
+    ] } }] });
+    let chat = chat_completion(vec![
+        chat_call("c1", "math_add", r#"{"a":1,"b":2}"#),
+        chat_call("c2", "nobody", "{}"),
+    ]);
+    let responses = json!({ "output": [
+        { "type": "function_call", "call_id": "r1", "name": "math_add", "arguments": "{\"a\":1,\"b\":2}" }
+    ] });
+    for (provider, response) in [
+        (Provider::Anthropic, &anthropic),
+        (Provider::Gemini, &gemini),
+        (Provider::OpenAiChat, &chat),
+        (Provider::OpenAiResponses, &responses),
+    ] {
+        let done = dispatch(provider, response);
+        // The sum's output: its JSON text where the answer takes text, its value for Gemini.
+        let sum = done.results[0].outcome.as_ref().unwrap();
+        match provider {
+            Provider::Gemini => assert_eq!(*sum, Output::Value(json!({ "sum": 3 }))),
+            _ => assert_eq!(*sum, Output::Json(r#"{"sum":3}"#.into())),
+        }
+        assert_eq!(sum.to_value().unwrap(), json!({ "sum": 3 }));
+        assert_eq!(sum.to_string(), r#"{"sum":3}"#);
+        // Borrowed or built, the answers are those that are moved out, in order.
+        let answers = done.answers();
+        let built: Vec<Value> = done
+            .results
+            .iter()
+            .map(|r| r.answer().into_owned())
+            .collect();
+        assert_eq!(answers, built);
+        let next = done.next_turn();
+        assert_eq!(done.into_next_turn(), next, "{provider:?}");
+        let done = dispatch(provider, response);
+        assert_eq!(done.into_answers(), answers, "{provider:?}");
+    }
+    // Gemini's answers carry each output where it belongs, and only there.
+    let done = dispatch(Provider::Gemini, &gemini);
+    let answers = done.answers();
+    assert_eq!(
+        answers[0],
+        json!({ "functionResponse": { "id": "fc_1", "name": "math_add", "response": { "output": { "sum": 3 } } } })
+    );
+    // A tool that answers content only has no output of its own: its blocks are the answer.
+    assert_eq!(
+        done.results[1]
+            .outcome
+            .as_ref()
+            .unwrap()
+            .to_value()
+            .unwrap()[0]["text"],
+        "the chart:"
+    );
+    assert_eq!(
+        answers[1]["functionResponse"]["response"],
+        json!({ "content": "the chart:" })
+    );
+    assert_eq!(
+        answers[1]["functionResponse"]["parts"][0]["inlineData"]["mimeType"],
+        "image/png"
+    );
+    // An output with an image attached: the output, its text and the image's part.
+    assert_eq!(
+        answers[2]["functionResponse"]["response"]["output"],
+        json!({ "summary": "see the chart" })
+    );
+    assert_eq!(
+        answers[2]["functionResponse"]["parts"][0]["inlineData"]["mimeType"],
+        "image/png"
+    );
+    assert!(answers[3]["functionResponse"]["response"]["output"].is_null());
+    assert_eq!(
+        answers[3]["functionResponse"]["response"]["error"]["code"],
+        "input_invalid"
+    );
+    let taken: Vec<Value> = done.results.into_iter().map(|r| r.into_answer()).collect();
+    assert_eq!(taken, answers);
+}
+
+#[test]
+fn one_call_over_max_calls_is_answered_unrun() {
+    let options = DispatchOptions {
+        max_calls: 0,
+        ..DispatchOptions::default()
+    };
+    let response = chat_completion(vec![chat_call("c1", "math_add", r#"{"a":1,"b":2}"#)]);
+    let done = runtime()
+        .block_on(registry().dispatch(Provider::OpenAiChat, &response, &options))
+        .unwrap();
+    assert_eq!(codes(&done), [Some("rate_limited".to_owned())]);
+    assert_eq!(done.answers()[0]["tool_call_id"], "c1");
+}
+
+#[test]
+fn a_response_of_large_objects_is_read_as_one_of_small_ones() {
+    // Past 16 members an object is looked up by hash, below by comparison: the same members.
+    let mut message = json!({ "role": "assistant", "content": null, "tool_calls": [
+        chat_call("c1", "math_add", r#"{"a":1,"b":2}"#)
+    ] });
+    let mut choice = json!({ "index": 0, "finish_reason": "tool_calls" });
+    for n in 0..40 {
+        message[format!("extra_{n}")] = json!(n);
+        choice[format!("extra_{n}")] = json!(n);
+    }
+    choice["message"] = message;
+    let done = dispatch(Provider::OpenAiChat, &json!({ "choices": [choice] }));
+    assert_eq!(codes(&done), [None]);
+    assert_eq!(done.answers()[0]["content"], r#"{"sum":3}"#);
+}
+
+#[test]
+fn provider_names_follow_the_tools_registered_after_a_lookup() {
+    #[derive(
+        serde::Serialize, serde::Deserialize, schemars::JsonSchema, AgentInput, AgentOutput,
+    )]
+    struct Q {
+        q: String,
+    }
+    /// Searches, version 1.
+    #[tool(id = "kb.search", version = "1.0.0")]
+    async fn search_v1(q: Q) -> Result<Q, ToolError> {
+        Ok(q)
+    }
+    /// Searches, version 2.
+    #[tool(id = "kb.search", version = "2.0.0")]
+    async fn search_v2(q: Q) -> Result<Q, ToolError> {
+        Ok(q)
+    }
+    let mut registry = ToolRegistry::new();
+    registry.register(SearchV1Tool).unwrap();
+    assert_eq!(
+        registry.tool_for_provider_name("kb_search").as_deref(),
+        Some("kb.search")
+    );
+    assert_eq!(
+        registry.tool_for_provider_name("kb.search").as_deref(),
+        Some("kb.search")
+    );
+    assert_eq!(registry.tool_for_provider_name("kb_search__1"), None);
+    // A second major: each is named by its major now, and the bare name is no one's.
+    registry.register(SearchV2Tool).unwrap();
+    assert_eq!(registry.tool_for_provider_name("kb_search"), None);
+    assert_eq!(
+        registry.tool_for_provider_name("kb_search__1").as_deref(),
+        Some("kb.search@1")
+    );
+    assert_eq!(
+        registry.tool_for_provider_name("kb.search__2").as_deref(),
+        Some("kb.search@2")
     );
 }

@@ -39,8 +39,11 @@ const TRACKED: usize = 64;
 
 /// `value` as JSON text when it passes `check`, `None` when it does not or when that cannot be
 /// decided while writing (see the module documentation).
-pub(crate) fn write_checked<T: Serialize + ?Sized>(check: &FastCheck, value: &T) -> Option<String> {
-    let mut out = Vec::with_capacity(256);
+pub(crate) fn write_checked<T: Serialize + ?Sized>(
+    check: &FastCheck,
+    value: &T,
+    mut out: Vec<u8>,
+) -> Option<String> {
     let mut writer = serde_json::Serializer::new(&mut out);
     value
         .serialize(Checking {
@@ -652,7 +655,7 @@ mod tests {
         assert_eq!(fast.check(&built), Some(passes), "{built} against {schema}");
         let expected = passes.then(|| serde_json::to_string(&built).unwrap());
         assert_eq!(
-            write_checked(&fast, value),
+            write_checked(&fast, value, Vec::new()),
             expected,
             "{built} against {schema}"
         );
@@ -748,14 +751,19 @@ mod tests {
         agrees(json!({"maximum": 192.31}), &192.3_f32, true);
         let fast = FastCheck::compile(&json!({"maximum": 200})).unwrap();
         assert_eq!(
-            write_checked(&fast, &192.3_f32).as_deref(),
+            write_checked(&fast, &192.3_f32, Vec::new()).as_deref(),
             Some("192.3000030517578")
         );
         // A NaN or an infinity is `null`.
         agrees(json!({"type": "number"}), &f64::NAN, false);
         agrees(json!({"type": ["number", "null"]}), &f64::INFINITY, true);
         assert_eq!(
-            write_checked(&FastCheck::compile(&json!({})).unwrap(), &f64::NAN).as_deref(),
+            write_checked(
+                &FastCheck::compile(&json!({})).unwrap(),
+                &f64::NAN,
+                Vec::new()
+            )
+            .as_deref(),
             Some("null")
         );
     }
@@ -766,11 +774,17 @@ mod tests {
         agrees(json!({"maximum": 5}), &7_u128, false);
         agrees(json!({"type": "integer"}), &(u128::from(u64::MAX)), true);
         let fast = FastCheck::compile(&json!({"type": "integer"})).unwrap();
-        assert_eq!(write_checked(&fast, &(u128::from(u64::MAX) + 1)), None);
-        assert_eq!(write_checked(&fast, &(i128::from(i64::MIN) - 1)), None);
+        assert_eq!(
+            write_checked(&fast, &(u128::from(u64::MAX) + 1), Vec::new()),
+            None
+        );
+        assert_eq!(
+            write_checked(&fast, &(i128::from(i64::MIN) - 1), Vec::new()),
+            None
+        );
         // Beyond 2^53 a bound is not compared here: the `Value` path decides.
         let bounded = FastCheck::compile(&json!({"maximum": 10})).unwrap();
-        assert_eq!(write_checked(&bounded, &(1_u64 << 60)), None);
+        assert_eq!(write_checked(&bounded, &(1_u64 << 60), Vec::new()), None);
     }
 
     #[test]
@@ -865,11 +879,17 @@ mod tests {
         agrees(json!({"minimum": 0}), &-1_i128, false);
         let fast = FastCheck::compile(&any).unwrap();
         assert_eq!(
-            write_checked(&fast, &(u64::MAX as i128)).as_deref(),
+            write_checked(&fast, &(u64::MAX as i128), Vec::new()).as_deref(),
             Some("18446744073709551615")
         );
-        assert_eq!(write_checked(&fast, &(u64::MAX as i128 + 1)), None);
-        assert_eq!(write_checked(&fast, &(i64::MIN as i128 - 1)), None);
+        assert_eq!(
+            write_checked(&fast, &(u64::MAX as i128 + 1), Vec::new()),
+            None
+        );
+        assert_eq!(
+            write_checked(&fast, &(i64::MIN as i128 - 1), Vec::new()),
+            None
+        );
     }
 
     #[derive(Serialize)]
@@ -943,11 +963,11 @@ mod tests {
         }
         let fast = FastCheck::compile(&json!({"properties": {"a": {"maximum": 1}}})).unwrap();
         assert_eq!(
-            write_checked(&fast, &Twice(0, 1)).as_deref(),
+            write_checked(&fast, &Twice(0, 1), Vec::new()).as_deref(),
             Some(r#"{"a":0,"a":1}"#)
         );
         for refused in [Twice(0, 2), Twice(2, 0)] {
-            assert_eq!(write_checked(&fast, &refused), None);
+            assert_eq!(write_checked(&fast, &refused, Vec::new()), None);
         }
     }
 
@@ -1003,7 +1023,7 @@ mod tests {
             }
         }
         let fast = FastCheck::compile(&json!({})).unwrap();
-        assert_eq!(write_checked(&fast, &Private), None);
+        assert_eq!(write_checked(&fast, &Private, Vec::new()), None);
     }
 
     #[test]
@@ -1015,6 +1035,6 @@ mod tests {
             }
         }
         let fast = FastCheck::compile(&json!({})).unwrap();
-        assert_eq!(write_checked(&fast, &Fails), None);
+        assert_eq!(write_checked(&fast, &Fails, Vec::new()), None);
     }
 }

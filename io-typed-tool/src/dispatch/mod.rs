@@ -84,6 +84,7 @@ mod run;
 mod stream;
 mod write;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::Value;
@@ -184,7 +185,7 @@ impl ModelTurn {
         response: &Value,
         options: &DispatchOptions,
     ) -> Result<ModelTurn, ResponseError> {
-        read::turn(provider, response, options)
+        read::turn(provider, response, options, true)
     }
 }
 
@@ -235,16 +236,105 @@ pub struct CallResult {
     /// The registry's tool it named (`None` when it names none).
     pub tool_id: Option<String>,
     /// The tool's output, or why the call failed (or was not run).
-    pub outcome: Result<Value, ToolError>,
+    pub outcome: Result<Output, ToolError>,
+    /// The answer in the provider's shape ([`Self::answer`]); for a Gemini call that
+    /// succeeded, without its output, which is the outcome's value (one copy, not two).
+    answer: Value,
+    /// Whether the answer's `functionResponse.response.output` is the outcome's value, put in
+    /// when the answer is taken.
+    output_in_outcome: bool,
+}
+
+impl CallResult {
     /// The answer in the provider's shape: a `tool` message, a `function_call_output` item, a
-    /// `tool_result` block or a `functionResponse` part.
-    pub answer: Value,
+    /// `tool_result` block or a `functionResponse` part. Borrowed, except for a Gemini call
+    /// that succeeded, whose answer is built with a copy of the output
+    /// ([`Self::into_answer`] moves it instead).
+    pub fn answer(&self) -> Cow<'_, Value> {
+        match &self.outcome {
+            Ok(Output::Value(output)) if self.output_in_outcome => {
+                let mut answer = self.answer.clone();
+                write::put_output(&mut answer, output.clone());
+                Cow::Owned(answer)
+            }
+            _ => Cow::Borrowed(&self.answer),
+        }
+    }
+
+    /// The answer, moved out (see [`Self::answer`]).
+    pub fn into_answer(self) -> Value {
+        let mut answer = self.answer;
+        if self.output_in_outcome
+            && let Ok(Output::Value(output)) = self.outcome
+        {
+            write::put_output(&mut answer, output);
+        }
+        answer
+    }
+}
+
+/// A call's output, kept in the form its provider's answer carries it, so that it is encoded
+/// once: its JSON text for OpenAI and Anthropic (a typed tool writes it straight to text, no
+/// `Value` built), its value for Gemini (whose `functionResponse` takes an object) and for a
+/// tool that returns content only (its blocks).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// The output's JSON text.
+    Json(String),
+    /// The output as a value.
+    Value(Value),
+}
+
+impl Output {
+    /// The output as a value: parsed from its text when that is how it was kept.
+    ///
+    /// # Errors
+    ///
+    /// Only where serde_json cannot read back what it wrote: an output nested deeper than the
+    /// 128 levels its reader takes.
+    ///
+    /// ```
+    /// use agentio_tools::dispatch::Output;
+    /// use serde_json::json;
+    ///
+    /// assert_eq!(Output::Json(r#"{"n":1}"#.into()).to_value().unwrap(), json!({ "n": 1 }));
+    /// assert_eq!(Output::Value(json!({ "n": 1 })).to_value().unwrap(), json!({ "n": 1 }));
+    /// ```
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        match self {
+            Output::Json(text) => serde_json::from_str(text),
+            Output::Value(value) => Ok(value.clone()),
+        }
+    }
+}
+
+/// The output's JSON text.
+impl fmt::Display for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Output::Json(text) => f.write_str(text),
+            Output::Value(value) => write!(f, "{value}"),
+        }
+    }
 }
 
 impl Dispatched {
-    /// The answers, one per call, in order.
+    /// The answers, one per call, in order (copies: [`Self::into_answers`] moves them).
     pub fn answers(&self) -> Vec<Value> {
-        self.results.iter().map(|r| r.answer.clone()).collect()
+        self.results
+            .iter()
+            .map(|r| r.answer().into_owned())
+            .collect()
+    }
+
+    /// The answers, one per call, in order, moved out.
+    pub fn into_answers(self) -> Vec<Value> {
+        // Pushed, not collected: collecting in place would shrink the results' allocation.
+        let mut answers = Vec::with_capacity(self.results.len());
+        for result in self.results {
+            answers.push(result.into_answer());
+        }
+        answers
     }
 
     /// What to send after the model's turn ([`ModelTurn::assistant`]): the `tool` messages
@@ -253,6 +343,12 @@ impl Dispatched {
     /// (Gemini). Empty when the model made no call.
     pub fn next_turn(&self) -> Vec<Value> {
         write::next_turn(self.provider, self.answers())
+    }
+
+    /// [`Self::next_turn`], the answers moved in instead of copied.
+    pub fn into_next_turn(self) -> Vec<Value> {
+        let provider = self.provider;
+        write::next_turn(provider, self.into_answers())
     }
 }
 

@@ -81,9 +81,8 @@ impl<'a> At<'a> {
     /// The member `key` (or its snake_case spelling `alias`), when present and not null.
     fn field(&self, key: &str, alias: Option<&str>) -> Option<At<'a>> {
         let object = self.value.as_object()?;
-        let (name, value) = object
-            .get_key_value(key)
-            .or_else(|| alias.and_then(|a| object.get_key_value(a)))?;
+        let (name, value) =
+            member(object, key).or_else(|| alias.and_then(|a| member(object, a)))?;
         if value.is_null() {
             return None;
         }
@@ -125,17 +124,30 @@ impl<'a> At<'a> {
     }
 }
 
+/// The turn in `response`; with `echo`, the model's own turn to send back is copied out too
+/// ([`ModelTurn::assistant`]), otherwise it is left empty (`dispatch` returns only answers).
+/// The member `key` of `object`. A response's objects are small, and comparing a few keys
+/// costs less than hashing one (a lookup per field read); a large object is looked up by hash.
+fn member<'a>(object: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &'a Value)> {
+    if object.len() <= 16 {
+        object.iter().find(|(name, _)| name.as_str() == key)
+    } else {
+        object.get_key_value(key)
+    }
+}
+
 pub(super) fn turn(
     provider: Provider,
     response: &Value,
     options: &DispatchOptions,
+    echo: bool,
 ) -> Result<ModelTurn, ResponseError> {
     let root = At::root(provider, response);
     match provider {
-        Provider::OpenAiChat => openai_chat(root, options),
-        Provider::OpenAiResponses => openai_responses(root, options),
-        Provider::Anthropic => anthropic(root, options),
-        Provider::Gemini => gemini(root, options),
+        Provider::OpenAiChat => openai_chat(root, options, echo),
+        Provider::OpenAiResponses => openai_responses(root, options, echo),
+        Provider::Anthropic => anthropic(root, options, echo),
+        Provider::Gemini => gemini(root, options, echo),
     }
 }
 
@@ -201,7 +213,11 @@ pub(super) fn without_nulls(value: &Value) -> Value {
 }
 
 /// A Chat Completion (`choices[0].message`) or the assistant message itself.
-fn openai_chat(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, ResponseError> {
+fn openai_chat(
+    root: At<'_>,
+    options: &DispatchOptions,
+    echo: bool,
+) -> Result<ModelTurn, ResponseError> {
     let provider = root.provider;
     let message = match root.field("choices", None) {
         Some(choices) => {
@@ -230,11 +246,13 @@ fn openai_chat(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Res
                         Some(arguments) => arguments.string()?,
                         None => "",
                     };
-                    echoed_calls.push(serde_json::json!({
-                        "id": id,
-                        "type": "function",
-                        "function": { "name": name, "arguments": text },
-                    }));
+                    if echo {
+                        echoed_calls.push(serde_json::json!({
+                            "id": id,
+                            "type": "function",
+                            "function": { "name": name, "arguments": text },
+                        }));
+                    }
                     calls.push(ToolCall {
                         id,
                         name,
@@ -244,7 +262,9 @@ fn openai_chat(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Res
                 "custom" => {
                     let custom = call.required("custom", None)?;
                     let name = custom.required("name", None)?.string()?.to_owned();
-                    echoed_calls.push(without_nulls(call.value));
+                    if echo {
+                        echoed_calls.push(without_nulls(call.value));
+                    }
                     calls.push(ToolCall {
                         id,
                         name,
@@ -258,6 +278,13 @@ fn openai_chat(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Res
                 }
             }
         }
+    }
+    if !echo {
+        return Ok(ModelTurn {
+            provider,
+            assistant: Vec::new(),
+            calls,
+        });
     }
     let mut assistant = serde_json::json!({ "role": "assistant" });
     if let Some(content) = message.field("content", None) {
@@ -277,7 +304,11 @@ fn openai_chat(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Res
 }
 
 /// A Response (`output`) or its output items.
-fn openai_responses(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, ResponseError> {
+fn openai_responses(
+    root: At<'_>,
+    options: &DispatchOptions,
+    echo: bool,
+) -> Result<ModelTurn, ResponseError> {
     let items = match root.field("output", None) {
         Some(output) => output.array()?,
         None if root.value.is_array() => root.array()?,
@@ -300,7 +331,9 @@ fn openai_responses(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn
                 arguments: arguments_of_text(text, options),
             });
         }
-        assistant.push(without_nulls(item.value));
+        if echo {
+            assistant.push(without_nulls(item.value));
+        }
     }
     Ok(ModelTurn {
         provider: root.provider,
@@ -310,7 +343,11 @@ fn openai_responses(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn
 }
 
 /// A Message (`content`) or its content blocks.
-fn anthropic(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, ResponseError> {
+fn anthropic(
+    root: At<'_>,
+    options: &DispatchOptions,
+    echo: bool,
+) -> Result<ModelTurn, ResponseError> {
     let blocks = match root.field("content", None) {
         Some(content) => content.array()?,
         None if root.value.is_array() => root.array()?,
@@ -332,20 +369,27 @@ fn anthropic(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Respo
                 arguments: arguments_of_value(input, options),
             });
         }
-        content.push(without_nulls(block.value));
+        if echo {
+            content.push(without_nulls(block.value));
+        }
     }
-    Ok(ModelTurn {
-        provider: root.provider,
-        assistant: vec![object([
+    let assistant = if echo {
+        vec![object([
             ("role", Value::from("assistant")),
             ("content", Value::Array(content)),
-        ])],
+        ])]
+    } else {
+        Vec::new()
+    };
+    Ok(ModelTurn {
+        provider: root.provider,
+        assistant,
         calls,
     })
 }
 
 /// A GenerateContentResponse (`candidates[0].content`) or the model's content (`parts`).
-fn gemini(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, ResponseError> {
+fn gemini(root: At<'_>, options: &DispatchOptions, echo: bool) -> Result<ModelTurn, ResponseError> {
     let provider = root.provider;
     let content = match root.field("candidates", None) {
         Some(candidates) => {
@@ -384,17 +428,24 @@ fn gemini(root: At<'_>, options: &DispatchOptions) -> Result<ModelTurn, Response
                 arguments: arguments_of_value(args, options),
             });
         }
-        echoed.push(without_nulls(part.value));
+        if echo {
+            echoed.push(without_nulls(part.value));
+        }
     }
     let role = content
         .field("role", None)
         .map_or(Ok("model"), |r| r.string())?;
-    Ok(ModelTurn {
-        provider,
-        assistant: vec![object([
+    let assistant = if echo {
+        vec![object([
             ("role", Value::from(role)),
             ("parts", Value::Array(echoed)),
-        ])],
+        ])]
+    } else {
+        Vec::new()
+    };
+    Ok(ModelTurn {
+        provider,
+        assistant,
         calls,
     })
 }

@@ -1,6 +1,7 @@
 //! Running a turn's calls through the registry: at most `max_concurrency` at once, answers in
 //! the order of the calls.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -10,7 +11,8 @@ use agentio_core::{AgentError, ErrorCode};
 use serde_json::Value;
 
 use super::{
-    CallResult, DispatchOptions, Dispatched, ModelTurn, Provider, ResponseError, ToolCall, write,
+    CallResult, DispatchOptions, Dispatched, ModelTurn, Output, Provider, ResponseError, ToolCall,
+    write,
 };
 use crate::content::ContentCollector;
 use crate::registry::ToolRegistry;
@@ -32,7 +34,8 @@ impl ToolRegistry {
         response: &Value,
         options: &DispatchOptions,
     ) -> Result<Dispatched, ResponseError> {
-        let turn = ModelTurn::read(provider, response, options)?;
+        // The model's own turn is not copied out: only the answers are returned.
+        let turn = super::read::turn(provider, response, options, false)?;
         Ok(self.answer(turn, options).await)
     }
 
@@ -40,9 +43,19 @@ impl ToolRegistry {
     /// [`StreamedTurn`](crate::dispatch::StreamedTurn)) and answers each.
     pub async fn answer(&self, turn: ModelTurn, options: &DispatchOptions) -> Dispatched {
         let provider = turn.provider;
+        let mut calls = turn.calls;
+        // One call (the common turn) runs in this future itself: nothing to interleave.
+        if calls.len() == 1
+            && options.max_calls >= 1
+            && let Some(call) = calls.pop()
+        {
+            return Dispatched {
+                provider,
+                results: vec![self.run_call(provider, call, options).await],
+            };
+        }
         let limit = options.max_concurrency.max(1);
-        let mut waiting: VecDeque<(usize, Running<'_>)> = turn
-            .calls
+        let mut waiting: VecDeque<(usize, Running<'_>)> = calls
             .into_iter()
             .enumerate()
             .map(|(index, call)| {
@@ -105,7 +118,7 @@ impl ToolRegistry {
             return refused(provider, call, None, refusal);
         };
         let arguments = match &call.arguments {
-            Ok(arguments) => arguments.clone(),
+            Ok(arguments) => arguments,
             Err(reason) => {
                 let refusal = AgentError::new(
                     ErrorCode::InputInvalid,
@@ -117,22 +130,30 @@ impl ToolRegistry {
         let collector = ContentCollector::new();
         let mut call_options = options.call.clone();
         call_options.content = Some(collector.clone());
-        let outcome = self.call_with(&tool_id, arguments, call_options).await;
+        // The output in the form the answer carries it: JSON text, except where the provider
+        // takes an object (Gemini) or the output is content blocks.
         let content_only = self.returns_content_only(&tool_id);
+        let outcome = if provider == Provider::Gemini || content_only {
+            self.stage_call_with::<Value>(&tool_id, Cow::Borrowed(arguments), call_options)
+                .await
+                .map(Output::Value)
+        } else {
+            self.call_json(&tool_id, arguments, call_options)
+                .await
+                .map(Output::Json)
+        };
         let attached = collector.take();
         match outcome {
-            Ok(output) => {
-                let answer = write::success(provider, &call, &output, content_only, attached);
-                match answer {
-                    Ok(answer) => CallResult {
-                        call,
-                        tool_id: Some(tool_id),
-                        outcome: Ok(output),
-                        answer,
-                    },
-                    Err(refusal) => refused(provider, call, Some(tool_id), refusal),
-                }
-            }
+            Ok(output) => match write::success(provider, &call, &output, content_only, attached) {
+                Ok(answer) => CallResult {
+                    call,
+                    tool_id: Some(tool_id),
+                    outcome: Ok(output),
+                    answer,
+                    output_in_outcome: provider == Provider::Gemini && !content_only,
+                },
+                Err(refusal) => refused(provider, call, Some(tool_id), refusal),
+            },
             Err(error) => refused(provider, call, Some(tool_id), error),
         }
     }
@@ -184,5 +205,6 @@ fn refused(
         tool_id,
         outcome: Err(error),
         answer,
+        output_in_outcome: false,
     }
 }

@@ -514,6 +514,7 @@ impl StreamedTurn {
                 ("parts", Value::Array(self.parts)),
             ]),
             options,
+            true,
         )?;
         let calls = turn
             .calls

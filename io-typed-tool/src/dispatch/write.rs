@@ -3,31 +3,40 @@
 use agentio_core::{AgentError, ErrorCode};
 use serde_json::{Map, Value, json};
 
-use super::{Provider, ToolCall, object};
+use super::{Output, Provider, ToolCall, object};
 use crate::content::Content;
-use crate::tool_result::tool_result;
+use crate::tool_result::encoded_tool_result;
 
-/// A successful call's answer: the output (none for a [`Contents`](crate::content::Contents)
-/// tool, whose output is its blocks) and the attached content, as the provider's tool result
-/// takes them. A block the provider does not take is an `output_invalid` error, which says
-/// the call ran.
+/// A successful call's answer: the output (its JSON text, or its value: the content blocks
+/// of a [`Contents`](crate::content::Contents) tool, Gemini's object) and the attached content,
+/// as the provider's tool result takes them. A block the provider does not take is an
+/// `output_invalid` error, which says the call ran.
 pub(super) fn success(
     provider: Provider,
     call: &ToolCall,
-    output: &Value,
+    output: &Output,
     content_only: bool,
     attached: Vec<Content>,
 ) -> Result<Value, AgentError> {
-    let (output, blocks) = if content_only {
-        let mut blocks: Vec<Content> = serde_json::from_value(output.clone()).map_err(|e| {
-            AgentError::internal(format!("a `Contents` output is not content blocks: {e}"))
-        })?;
-        blocks.extend(attached);
-        (None, blocks)
-    } else {
-        (Some(output), attached)
+    let export = provider.export();
+    let result = match output {
+        // A content-only tool: its output is its blocks, before the attached ones.
+        Output::Value(blocks) if content_only => {
+            let mut blocks: Vec<Content> = serde_json::from_value(blocks.clone()).map_err(|e| {
+                AgentError::internal(format!("a `Contents` output is not content blocks: {e}"))
+            })?;
+            blocks.extend(attached);
+            encoded_tool_result(export, None, None, &blocks)
+        }
+        // Copied, not written again: the outcome keeps the text too.
+        Output::Json(text) => encoded_tool_result(export, Some(text.clone()), None, &attached),
+        // Gemini's output stays in the outcome: the answer holds its place (`put_output`).
+        Output::Value(_) => match provider {
+            Provider::Gemini => encoded_tool_result(export, None, Some(Value::Null), &attached),
+            _ => encoded_tool_result(export, Some(output.to_string()), None, &attached),
+        },
     };
-    let result = tool_result(provider.export(), output, &blocks).map_err(|refusal| {
+    let result = result.map_err(|refusal| {
         AgentError::new(
             ErrorCode::OutputInvalid,
             format!(
@@ -90,6 +99,17 @@ pub(super) fn failure(provider: Provider, call: &ToolCall, error: &AgentError) -
     }
 }
 
+/// A Gemini answer's output, in the place [`success`] kept for it.
+pub(super) fn put_output(answer: &mut Value, output: Value) {
+    if let Some(place) = answer
+        .get_mut("functionResponse")
+        .and_then(|r| r.get_mut("response"))
+        .and_then(|r| r.get_mut("output"))
+    {
+        *place = output;
+    }
+}
+
 /// A `FunctionResponse`'s name, and its id when the call had one.
 fn named(response: &mut Map<String, Value>, call: &ToolCall) {
     response.insert("name".into(), Value::String(call.name.clone()));
@@ -105,7 +125,13 @@ pub(super) fn next_turn(provider: Provider, answers: Vec<Value>) -> Vec<Value> {
     }
     match provider {
         Provider::OpenAiChat | Provider::OpenAiResponses => answers,
-        Provider::Anthropic => vec![json!({ "role": "user", "content": answers })],
-        Provider::Gemini => vec![json!({ "role": "user", "parts": answers })],
+        Provider::Anthropic => vec![object([
+            ("role", Value::from("user")),
+            ("content", Value::Array(answers)),
+        ])],
+        Provider::Gemini => vec![object([
+            ("role", Value::from("user")),
+            ("parts", Value::Array(answers)),
+        ])],
     }
 }

@@ -1,5 +1,6 @@
 //! Stage 1, entry: `call`, `call_with` and `call_envelope`, and the shape a call takes.
 
+use std::borrow::Cow;
 use std::future::Future;
 
 use agentio_core::AgentError;
@@ -11,18 +12,24 @@ use crate::typed::RunId;
 use crate::typed::ToolError;
 
 use super::call_3_admission::Admitted;
-use super::call_5_attempts::{cancelled_error, polled_in_place, single_attempt, until_cancelled};
+use super::call_5_attempts::{
+    Produce, cancelled_error, polled_in_place, single_attempt, until_cancelled,
+};
 use super::{CallOptions, ToolRegistry};
 
 impl ToolRegistry {
     /// The body of [`ToolRegistry::call_with`].
-    pub(super) fn stage_call_with<'a>(
+    pub(crate) fn stage_call_with<'a, O: Produce>(
         &'a self,
         tool_id: &'a str,
-        input: Value,
+        input: Cow<'a, Value>,
         options: CallOptions,
-    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
-        let input = if input.is_null() { json!({}) } else { input };
+    ) -> impl Future<Output = Result<O, ToolError>> + Send + 'a {
+        let input = if input.is_null() {
+            Cow::Owned(json!({}))
+        } else {
+            input
+        };
         let mut call = match &self.audit {
             // Boxed: the record and its bookkeeping stay out of an unaudited call's future.
             Some(sink) => Call::Audited(Box::pin(self.call_audited(

@@ -1,6 +1,7 @@
 //! Stage 3, admission: the input and the context checked against their schemas, the run
 //! prepared.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use agentio_core::AgentError;
@@ -21,7 +22,7 @@ impl ToolRegistry {
     pub(super) fn admit<'r>(
         &'r self,
         tool_id: &'r str,
-        input: Value,
+        input: Cow<'_, Value>,
         options: CallOptions,
         run_id: RunId,
         audit: Option<&mut AuditRecord>,
@@ -60,17 +61,22 @@ impl ToolRegistry {
             Some(Ok(decoded)) => Some(decoded),
             Some(Err(err)) => {
                 // A refused value may be deeper than a recursive drop can take.
-                agentio_core::limits::dismantle(input);
+                dismantle(input);
                 return Err(err);
             }
             None => {
                 if let Err(err) = tool.inputs.get().validate(&input) {
-                    agentio_core::limits::dismantle(input);
+                    dismantle(input);
                     return Err(err.into());
                 }
                 None
             }
         };
+        let gated = contract.needs_approval() || self.review_every_call;
+        // The input as JSON is kept only where something reads it after admission: a body
+        // that decodes it, approval, a retry. A borrowed input is copied only then.
+        let input =
+            (decoded.is_none() || gated || max_attempts(contract) > 1).then(|| input.into_owned());
         if let Some(schema) = &tool.context {
             schema.validate(&context).map_err(|err| {
                 let violations = err.violations().to_vec();
@@ -109,11 +115,11 @@ impl ToolRegistry {
             run: Attempts {
                 tool,
                 tool_id,
-                input: Some(input),
+                input,
                 decoded,
                 base: Some(base),
             },
-            gated: contract.needs_approval() || self.review_every_call,
+            gated,
             approver,
         })
     }
@@ -132,5 +138,12 @@ impl Admitted<'_> {
     pub(super) fn runs_once(&self) -> bool {
         let tool = self.run.tool;
         !self.gated && tool.plugin.file_contract().is_none() && max_attempts(&tool.contract) == 1
+    }
+}
+
+/// Drops a refused input the caller handed over; a borrowed one is the caller's to drop.
+fn dismantle(input: Cow<'_, Value>) {
+    if let Cow::Owned(input) = input {
+        agentio_core::limits::dismantle(input);
     }
 }

@@ -21,6 +21,69 @@ use crate::typed::ToolPlugin;
 
 use super::RegisteredTool;
 
+/// What a call hands back: its output as a `Value` ([`ToolRegistry::call_with`](super::ToolRegistry::call_with)), or written
+/// straight to JSON text (a `String`, for a caller that sends text: the model round trip).
+pub(crate) trait Produce: Send + Sized + 'static {
+    /// The body of one attempt, producing this form.
+    fn execute<'a>(
+        payload: Payload,
+        plugin: &'a dyn ToolPlugin,
+        ctx: &'a ToolContext,
+    ) -> agentio_core::BoxFuture<'a, Result<Self, ToolError>>;
+
+    /// The output of the last attempt, checked against the tool's output schema unless the
+    /// plugin checked it as it encoded it.
+    fn checked(tool: &RegisteredTool, output: Self) -> Result<Self, ToolError>;
+
+    /// A checked `Value` in this form (the file lifecycle hands back a `Value`).
+    fn from_value(output: Value) -> Self;
+}
+
+impl Produce for Value {
+    fn execute<'a>(
+        payload: Payload,
+        plugin: &'a dyn ToolPlugin,
+        ctx: &'a ToolContext,
+    ) -> agentio_core::BoxFuture<'a, Result<Value, ToolError>> {
+        match payload {
+            Payload::Json(input) => plugin.execute(input, ctx),
+            Payload::Decoded(input) => plugin.__execute_decoded(input, ctx),
+        }
+    }
+
+    fn checked(tool: &RegisteredTool, output: Value) -> Result<Value, ToolError> {
+        checked_output(tool, output)
+    }
+
+    fn from_value(output: Value) -> Value {
+        output
+    }
+}
+
+/// An output written as JSON text, by a plugin that checks it as it writes it
+/// ([`ToolPlugin::__validates_output`]); the registry asks no other plugin for it.
+impl Produce for String {
+    fn execute<'a>(
+        payload: Payload,
+        plugin: &'a dyn ToolPlugin,
+        ctx: &'a ToolContext,
+    ) -> agentio_core::BoxFuture<'a, Result<String, ToolError>> {
+        match payload {
+            Payload::Json(input) => plugin.__execute_json(input, ctx),
+            Payload::Decoded(input) => plugin.__execute_decoded_json(input, ctx),
+        }
+    }
+
+    fn checked(tool: &RegisteredTool, output: String) -> Result<String, ToolError> {
+        debug_assert!(tool.plugin.__validates_output());
+        Ok(output)
+    }
+
+    fn from_value(output: Value) -> String {
+        output.to_string()
+    }
+}
+
 /// What the attempts of one call run on.
 pub(super) struct Attempts<'r> {
     pub(super) tool: &'r RegisteredTool,
@@ -43,10 +106,10 @@ pub(super) fn run_id_in<'a>(run: &'a Attempts<'_>) -> &'a str {
 ///
 /// The host never retries a tool that is not idempotent, so a caller must not either: its
 /// errors are not retryable, whatever their code says by default.
-pub(super) async fn run_attempts(
+pub(super) async fn run_attempts<O: Produce>(
     run: &mut Attempts<'_>,
     attempts: &mut u32,
-) -> Result<Value, ToolError> {
+) -> Result<O, ToolError> {
     let tool = run.tool;
     let contract = &tool.contract;
     let final_error = |err: ToolError| final_error(contract, err);
@@ -82,7 +145,7 @@ pub(super) async fn run_attempts(
                 .unwrap_or_default(),
             ),
         };
-        let result = run_attempt(&tool.plugin, payload, &ctx, timeout, run.tool_id).await;
+        let result = run_attempt::<O>(&tool.plugin, payload, &ctx, timeout, run.tool_id).await;
         match result {
             Err(err) if err.is_retryable() && attempt < max_attempts => {
                 if let Some(policy) = &contract.retry {
@@ -95,7 +158,7 @@ pub(super) async fn run_attempts(
             other => break other.map_err(final_error)?,
         }
     };
-    checked_output(tool, output)
+    O::checked(tool, output)
 }
 
 /// The attempts the contract allows: its retry policy's, for an idempotent tool; one
@@ -139,10 +202,10 @@ pub(super) fn polled_in_place() -> bool {
 /// A call that is one attempt on the caller's thread (`Admitted::runs_once`,
 /// [`polled_in_place`]): [`run_attempts`], [`run_attempt`], [`local_attempt`] and
 /// [`until_cancelled`] in one future, with the same outcome. Called once per call.
-pub(super) async fn single_attempt(
+pub(super) async fn single_attempt<O: Produce>(
     run: &mut Attempts<'_>,
     cancellation: Option<&Cancellation>,
-) -> Result<Value, ToolError> {
+) -> Result<O, ToolError> {
     let tool = run.tool;
     let contract = &tool.contract;
     // Borrowed where `admit` left it (its first attempt), not moved: the call's future then
@@ -160,7 +223,7 @@ pub(super) async fn single_attempt(
     };
     let timeout = Duration::from_millis(contract.timeout_ms);
     let started = agentio_core::__Started::now(timeout);
-    let mut body = payload.execute(tool.plugin.as_ref(), ctx);
+    let mut body = O::execute(payload, tool.plugin.as_ref(), ctx);
     let mut timer = None;
     let mut waiter = None;
     // `None`: cancelled. The body (with its timer) is polled first, as `until_cancelled`
@@ -183,28 +246,15 @@ pub(super) async fn single_attempt(
     };
     let output = attempt_result(ended, started, timeout, run.tool_id)
         .map_err(|err| final_error(contract, err))?;
-    checked_output(tool, output)
+    O::checked(tool, output)
 }
 
 /// What one attempt runs on.
-pub(super) enum Payload {
+pub(crate) enum Payload {
     /// The input as JSON, decoded by the plugin.
     Json(Value),
     /// The input decoded (and checked) ahead of the call.
     Decoded(DecodedInput),
-}
-
-impl Payload {
-    fn execute<'a>(
-        self,
-        plugin: &'a dyn ToolPlugin,
-        ctx: &'a ToolContext,
-    ) -> agentio_core::BoxFuture<'a, Result<Value, ToolError>> {
-        match self {
-            Payload::Json(input) => plugin.execute(input, ctx),
-            Payload::Decoded(input) => plugin.__execute_decoded(input, ctx),
-        }
-    }
 }
 
 /// One attempt under the contract's wall-clock ceiling.
@@ -219,13 +269,13 @@ impl Payload {
 /// result that arrives after the ceiling is still reported as `timeout`, never as success.
 ///
 /// Not an `async fn`: the body's future is made here and the attempt's future holds only it.
-pub(super) fn run_attempt<'a>(
+pub(super) fn run_attempt<'a, O: Produce>(
     plugin: &'a Arc<dyn ToolPlugin>,
     input: Payload,
     ctx: &'a ToolContext,
     timeout: Duration,
     tool_id: &'a str,
-) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+) -> impl Future<Output = Result<O, ToolError>> + Send + 'a {
     // Tokio's clock (the one the timer reads) for a short ceiling, a cheaper one for a long
     // ceiling (see `agentio_core::__Started`).
     let started = agentio_core::__Started::now(timeout);
@@ -242,7 +292,7 @@ pub(super) fn run_attempt<'a>(
                 timeout,
             )))
         }
-        Ok(_) => Attempt::Local(input.execute(plugin.as_ref(), ctx)),
+        Ok(_) => Attempt::Local(O::execute(input, plugin.as_ref(), ctx)),
     };
     async move {
         let ended = match attempt {
@@ -255,12 +305,12 @@ pub(super) fn run_attempt<'a>(
 }
 
 /// What an attempt that `started` under `timeout` answers, once it has ended.
-pub(super) fn attempt_result(
-    ended: Ended,
+pub(super) fn attempt_result<O>(
+    ended: Ended<O>,
     started: agentio_core::__Started,
     timeout: Duration,
     tool_id: &str,
-) -> Result<Value, ToolError> {
+) -> Result<O, ToolError> {
     let timed_out = || {
         AgentError::new(
             ErrorCode::Timeout,
@@ -280,16 +330,16 @@ pub(super) fn attempt_result(
 }
 
 /// How an attempt is run.
-pub(super) enum Attempt<'a> {
+pub(super) enum Attempt<'a, O> {
     NoRuntime,
-    Spawned(std::pin::Pin<Box<dyn Future<Output = Ended> + Send>>),
-    Local(agentio_core::BoxFuture<'a, Result<Value, ToolError>>),
+    Spawned(std::pin::Pin<Box<dyn Future<Output = Ended<O>> + Send>>),
+    Local(agentio_core::BoxFuture<'a, Result<O, ToolError>>),
 }
 
 /// How an attempt ended.
-pub(super) enum Ended {
+pub(super) enum Ended<O> {
     /// The body's own result (a panic contained as an `internal` error).
-    Done(Result<Value, ToolError>),
+    Done(Result<O, ToolError>),
     /// The body ran past its ceiling.
     Elapsed,
     /// The host failed around the body (its timer).
@@ -302,24 +352,24 @@ pub(super) enum Ended {
 /// runtime's driver, a system call per call). A body that waits gets the timer for what is
 /// left of its ceiling. One `poll_fn` holds it all, so the attempt's state is the body, the
 /// timer and nothing else.
-pub(super) async fn local_attempt(
-    mut body: agentio_core::BoxFuture<'_, Result<Value, ToolError>>,
+pub(super) async fn local_attempt<O>(
+    mut body: agentio_core::BoxFuture<'_, Result<O, ToolError>>,
     timeout: Duration,
     started: agentio_core::__Started,
-) -> Ended {
+) -> Ended<O> {
     let mut timer = None;
     std::future::poll_fn(move |cx| poll_local(&mut body, &mut timer, timeout, started, cx)).await
 }
 
 /// One poll of a body run in place under its ceiling (see [`local_attempt`]); `timer` is
 /// armed on the first poll that finds the body waiting.
-pub(super) fn poll_local(
-    body: &mut agentio_core::BoxFuture<'_, Result<Value, ToolError>>,
+pub(super) fn poll_local<O>(
+    body: &mut agentio_core::BoxFuture<'_, Result<O, ToolError>>,
     timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
     timeout: Duration,
     started: agentio_core::__Started,
     cx: &mut std::task::Context<'_>,
-) -> Poll<Ended> {
+) -> Poll<Ended<O>> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| body.as_mut().poll(cx))) {
         Ok(Poll::Ready(result)) => return Poll::Ready(Ended::Done(result)),
         Ok(Poll::Pending) => {}
@@ -343,13 +393,13 @@ pub(super) fn poll_local(
 }
 
 /// An attempt on a multi-thread runtime: the body as its own task, under the ceiling.
-pub(super) async fn spawned_attempt(
+pub(super) async fn spawned_attempt<O: Produce>(
     handle: tokio::runtime::Handle,
     plugin: Arc<dyn ToolPlugin>,
     input: Payload,
     ctx: ToolContext,
     timeout: Duration,
-) -> Ended {
+) -> Ended<O> {
     // The ceiling on the watchdog's thread, not a Tokio timer: no system call a call (see
     // `watchdog`).
     let Some(deadline) = super::watchdog::Deadline::after(timeout) else {
@@ -359,7 +409,7 @@ pub(super) async fn spawned_attempt(
     };
     // Aborted when this future is dropped (a cancelled call), not only at the ceiling.
     let mut task = AbortOnDrop(
-        handle.spawn(async move { contain_panics(input.execute(plugin.as_ref(), &ctx)).await }),
+        handle.spawn(async move { contain_panics(O::execute(input, plugin.as_ref(), &ctx)).await }),
     );
     // The body is polled first, so one that is done is never timed.
     let mut deadline = std::pin::pin!(deadline);
@@ -391,11 +441,11 @@ impl<T> Drop for AbortOnDrop<T> {
 
 /// Runs a call until it finishes or `cancellation` (when there is one) fires, whichever comes
 /// first; a cancelled call's future is dropped, which stops the body at its next `.await`.
-pub(super) async fn until_cancelled(
-    mut call: std::pin::Pin<&mut impl Future<Output = Result<Value, ToolError>>>,
+pub(super) async fn until_cancelled<O>(
+    mut call: std::pin::Pin<&mut impl Future<Output = Result<O, ToolError>>>,
     cancellation: Option<&Cancellation>,
     tool_id: &str,
-) -> Result<Value, ToolError> {
+) -> Result<O, ToolError> {
     let Some(cancellation) = cancellation else {
         return call.await;
     };

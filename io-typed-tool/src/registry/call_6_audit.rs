@@ -1,6 +1,7 @@
 //! Stage 6, audit: the approval asked and the attempts run for an audited call, and its
 //! record written.
 
+use std::borrow::Cow;
 use std::time::Instant;
 use std::time::SystemTime;
 use std::time::UNIX_EPOCH;
@@ -16,18 +17,18 @@ use crate::typed::RunId;
 use crate::typed::ToolError;
 
 use super::call_3_admission::Admitted;
-use super::call_5_attempts::{Attempts, run_attempts, run_id_in, until_cancelled};
+use super::call_5_attempts::{Attempts, Produce, run_attempts, run_id_in, until_cancelled};
 use super::{ApprovalOutcome, AuditRecord, AuditSink, CallOptions, ToolRegistry};
 
 impl ToolRegistry {
     /// [`Self::call_with`] with an audit sink: the call, then its record.
-    pub(super) async fn call_audited(
+    pub(super) async fn call_audited<O: Produce>(
         &self,
         sink: &dyn AuditSink,
         tool_id: &str,
-        input: Value,
+        input: Cow<'_, Value>,
         options: CallOptions,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<O, ToolError> {
         let started = Instant::now();
         let run_id = RunId::of(options.run_id.as_deref());
         let mut audit = AuditRecord {
@@ -85,11 +86,11 @@ impl ToolRegistry {
 
     /// The rest of an admitted call: approval when it is gated, then its attempts (within the
     /// file lifecycle when it declares files).
-    pub(super) async fn finish(
+    pub(super) async fn finish<O: Produce>(
         &self,
         admitted: &mut Admitted<'_>,
         mut audit: Option<&mut AuditRecord>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<O, ToolError> {
         let tool = admitted.run.tool;
         let tool_id = admitted.run.tool_id;
         let contract = &tool.contract;
@@ -149,13 +150,13 @@ impl ToolRegistry {
                 decoded: None,
                 base,
             };
-            async move { run_attempts(&mut run, &mut attempts).await }
+            async move { run_attempts::<Value>(&mut run, &mut attempts).await }
         }))
         .await;
         if let Some(audit) = audit {
             audit.attempts = attempts;
             audit.files = Some(record);
         }
-        result
+        result.map(O::from_value)
     }
 }

@@ -7,6 +7,7 @@
 //! written). `register` and `skills` hold what happens before calls: registration and chains
 //! of tools.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::fmt;
@@ -137,7 +138,12 @@ pub struct ToolRegistry {
     tools: BTreeMap<String, usize>,
     /// id -> the places of the identities registered under it: a bare id resolves in one
     /// lookup.
-    majors: HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
+    pub(crate) majors: HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
+    /// Each tool's provider name and MCP name -> what
+    /// [`Self::tool_for_provider_name`] answers for it: built on the first lookup after a
+    /// registration (a name depends on how many majors its id has), then read once per call
+    /// a model makes.
+    pub(crate) names: std::sync::OnceLock<HashMap<String, String, foldhash::fast::RandomState>>,
     approver: Option<Arc<dyn Approver>>,
     review_every_call: bool,
     audit: Option<Arc<dyn AuditSink>>,
@@ -182,6 +188,7 @@ impl ToolRegistry {
             entries: Vec::new(),
             tools: BTreeMap::new(),
             majors: HashMap::default(),
+            names: std::sync::OnceLock::new(),
             approver: None,
             review_every_call: false,
             audit: None,
@@ -580,6 +587,53 @@ impl ToolRegistry {
         }
     }
 
+    /// [`Self::call_with`], the output answered as its JSON text: what a host that sends text
+    /// needs (a model's tool result, an HTTP body). A typed tool writes its checked output
+    /// straight to text ([`AgentOutput::to_output_json`](agentio_core::AgentOutput::to_output_json)),
+    /// so no `Value` is built for it; any other tool's output is checked as a `Value` and then
+    /// written. The input is borrowed: a typed tool decodes it where it is, and it is copied
+    /// only when the call needs it kept (a body that decodes it itself, approval, retries,
+    /// files). The contract is the same as [`Self::call_with`]'s, and so are the errors.
+    ///
+    /// ```
+    /// # use agentio_tools::{ToolError, tool, tool_registry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// # struct Note { text: String }
+    /// # /// Saves a note.
+    /// # #[tool(id = "notes.save", version = "2.1.0")]
+    /// # async fn save(note: Note) -> Result<Note, ToolError> { Ok(note) }
+    /// use agentio_tools::CallOptions;
+    /// use serde_json::json;
+    ///
+    /// let registry = tool_registry![SaveTool].unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let saved = runtime.block_on(registry.call_json("notes.save", &json!({ "text": "hi" }), CallOptions::default()));
+    /// assert_eq!(saved.unwrap(), r#"{"text":"hi"}"#);
+    /// let refused = runtime.block_on(registry.call_json("notes.save", &json!({ "text": 1 }), CallOptions::default()));
+    /// assert_eq!(refused.unwrap_err().code().as_str(), "input_invalid");
+    /// ```
+    pub fn call_json<'a>(
+        &'a self,
+        tool_id: &'a str,
+        input: &'a Value,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'a {
+        // Only a plugin that checks its output as it encodes it may write it as text: the
+        // registry checks a `Value`.
+        let writes_text = self
+            .resolve(tool_id)
+            .is_ok_and(|tool| tool.plugin.__validates_output());
+        async move {
+            if writes_text {
+                self.stage_call_with::<String>(tool_id, Cow::Borrowed(input), options)
+                    .await
+            } else {
+                let output = self.stage_call_with::<Value>(tool_id, Cow::Borrowed(input), options);
+                Ok(output.await?.to_string())
+            }
+        }
+    }
+
     /// Lends tool bodies other tools, secrets and an HTTP client, each reached through the
     /// body's [`ToolContext`](crate::ToolContext) and only as far as its contract's `requires` declares (the rules,
     /// and what they cannot stop, are in [`crate::capabilities`]).
@@ -805,7 +859,7 @@ impl ToolRegistry {
         input: Value,
         options: CallOptions,
     ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
-        self.stage_call_with(tool_id, input, options)
+        self.stage_call_with(tool_id, Cow::Owned(input), options)
     }
 }
 

@@ -88,6 +88,8 @@ impl ToolRegistry {
             .push(at);
         self.tools.insert(identity, at);
         self.entries.push(registered);
+        // Indexed again on the next lookup.
+        self.names = std::sync::OnceLock::new();
         Ok(())
     }
 }

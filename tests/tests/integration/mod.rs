@@ -1,5 +1,6 @@
 //! Integration tests of agent-io: the derives, the runtime, tools, files, exports and skills.
 
+mod call_json;
 mod call_options;
 mod erased;
 mod exports;
