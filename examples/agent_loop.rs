@@ -100,7 +100,7 @@ async fn converse(
                 }
             }
         }
-        history.extend(done.next_turn());
+        history.extend(done.into_next_turn());
     }
 }
 
