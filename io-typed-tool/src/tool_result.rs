@@ -81,15 +81,12 @@ pub fn tool_result(
     content: &[Content],
 ) -> Result<Value, ContentRefusal> {
     // Gemini takes the output as an object, MCP as both; every other target as its JSON text.
-    let text = match target {
-        Export::Gemini => None,
-        _ => output.map(Value::to_string),
-    };
-    let value = match target {
-        Export::Gemini | Export::Mcp => output.cloned(),
-        _ => None,
-    };
-    encoded_tool_result(target, text, value, content)
+    let text = || output.map(Value::to_string);
+    match target {
+        Export::Gemini => encoded_tool_result(target, None, output.cloned(), content),
+        Export::Mcp => encoded_tool_result(target, text(), output.cloned(), content),
+        _ => encoded_tool_result(target, text(), None, content),
+    }
 }
 
 /// [`tool_result`] with the output already encoded as the target takes it, moved in: its JSON

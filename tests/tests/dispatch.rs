@@ -951,7 +951,19 @@ fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_
         }
         assert_eq!(sum.to_value().unwrap(), json!({ "sum": 3 }));
         assert_eq!(sum.to_string(), r#"{"sum":3}"#);
-        // Borrowed or built, the answers are those that are moved out, in order.
+        // Borrowed (built with a copy of the output only for Gemini's successes), the answers
+        // are those that are moved out, in order.
+        for result in &done.results {
+            let built = provider == Provider::Gemini
+                && matches!(result.outcome, Ok(Output::Value(_)))
+                && result.call.name != "chart_draw";
+            assert_eq!(
+                matches!(result.answer(), std::borrow::Cow::Owned(_)),
+                built,
+                "{provider:?} {}",
+                result.call.name
+            );
+        }
         let answers = done.answers();
         let built: Vec<Value> = done
             .results

@@ -238,11 +238,9 @@ pub struct CallResult {
     /// The tool's output, or why the call failed (or was not run).
     pub outcome: Result<Output, ToolError>,
     /// The answer in the provider's shape ([`Self::answer`]); for a Gemini call that
-    /// succeeded, without its output, which is the outcome's value (one copy, not two).
+    /// succeeded, its `functionResponse.response.output` holds the place of the outcome's
+    /// value, put in when the answer is taken (one copy, not two).
     answer: Value,
-    /// Whether the answer's `functionResponse.response.output` is the outcome's value, put in
-    /// when the answer is taken.
-    output_in_outcome: bool,
 }
 
 impl CallResult {
@@ -252,7 +250,7 @@ impl CallResult {
     /// ([`Self::into_answer`] moves it instead).
     pub fn answer(&self) -> Cow<'_, Value> {
         match &self.outcome {
-            Ok(Output::Value(output)) if self.output_in_outcome => {
+            Ok(Output::Value(output)) if write::output_place(&self.answer).is_some() => {
                 let mut answer = self.answer.clone();
                 write::put_output(&mut answer, output.clone());
                 Cow::Owned(answer)
@@ -264,9 +262,7 @@ impl CallResult {
     /// The answer, moved out (see [`Self::answer`]).
     pub fn into_answer(self) -> Value {
         let mut answer = self.answer;
-        if self.output_in_outcome
-            && let Ok(Output::Value(output)) = self.outcome
-        {
+        if let Ok(Output::Value(output)) = self.outcome {
             write::put_output(&mut answer, output);
         }
         answer

@@ -150,7 +150,6 @@ impl ToolRegistry {
                     tool_id: Some(tool_id),
                     outcome: Ok(output),
                     answer,
-                    output_in_outcome: provider == Provider::Gemini && !content_only,
                 },
                 Err(refusal) => refused(provider, call, Some(tool_id), refusal),
             },
@@ -205,6 +204,5 @@ fn refused(
         tool_id,
         outcome: Err(error),
         answer,
-        output_in_outcome: false,
     }
 }
