@@ -102,7 +102,10 @@ pub(super) fn failure(provider: Provider, call: &ToolCall, error: &AgentError) -
 /// The place [`success`] kept in a Gemini answer for its output (none in any other answer,
 /// nor in that of a tool whose output is its content).
 pub(super) fn output_place(answer: &Value) -> Option<&Value> {
-    answer.get("functionResponse")?.get("response")?.get("output")
+    answer
+        .get("functionResponse")?
+        .get("response")?
+        .get("output")
 }
 
 /// A Gemini answer's output, in the place [`success`] kept for it; nothing where there is none.
