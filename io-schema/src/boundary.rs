@@ -708,8 +708,6 @@ impl BoundarySchema {
         self.validator.is_ok() && matches!(self.residual, Some(Residual::Nothing))
     }
 
-    /// The residual compiled for checking without the general validator, when there is one and
-    /// the schema compiled.
     /// A buffer for this boundary's next JSON text, as large as the longest one so far (at
     /// least 128 bytes, at most 64 KiB: one huge output does not make every later one
     /// reserve that much).
@@ -724,6 +722,8 @@ impl BoundarySchema {
             .fetch_max(len, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// The residual compiled for checking without the general validator, when there is one and
+    /// the schema compiled.
     pub(crate) fn fast_check(&self) -> Option<&crate::residual::FastCheck> {
         match (&self.validator, &self.residual) {
             (Ok(_), Some(Residual::Check { fast, .. })) => fast.as_ref(),

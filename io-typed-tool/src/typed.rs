@@ -146,8 +146,7 @@ pub trait ToolPlugin: Send + Sync {
         input: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
-        let output = self.execute(input, ctx);
-        Box::pin(async move { Ok(output.await?.to_string()) })
+        written(self.execute(input, ctx))
     }
 
     /// [`Self::__execute_decoded`], the output written as in [`Self::__execute_json`].
@@ -157,8 +156,7 @@ pub trait ToolPlugin: Send + Sync {
         input: DecodedInput,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
-        let output = self.__execute_decoded(input, ctx);
-        Box::pin(async move { Ok(output.await?.to_string()) })
+        written(self.__execute_decoded(input, ctx))
     }
 
     /// Whether [`Self::execute`] already checks its output against
@@ -183,6 +181,33 @@ impl DecodedInput {
             )),
         }
     }
+}
+
+/// A body's `Value` output as its JSON text (what [`ToolPlugin::__execute_json`] answers for a
+/// plugin that does not write text itself).
+fn written(
+    output: BoxFuture<'_, Result<Value, ToolError>>,
+) -> BoxFuture<'_, Result<String, ToolError>> {
+    Box::pin(async move { Ok(output.await?.to_string()) })
+}
+
+/// A typed tool's input decoded from JSON when the body starts, the JSON dropped before the
+/// body runs.
+fn from_json<T: TypedTool>(input: Value) -> impl FnOnce() -> Result<T::Input, ToolError> {
+    move || Ok(T::Input::input_boundary().decode(&input)?)
+}
+
+/// A typed tool's body: its input taken (decoded inside the future, so a panicking
+/// `Deserialize` is contained with the body), the body run, its output encoded by `encode` (to
+/// a `Value`, or straight to text).
+async fn run_typed<T: TypedTool, O>(
+    tool: &T,
+    ctx: &ToolContext,
+    input: impl FnOnce() -> Result<T::Input, ToolError>,
+    encode: impl FnOnce(&T::Output) -> Result<O, ToolError>,
+) -> Result<O, ToolError> {
+    let input = input()?;
+    encode(&tool.execute_typed(input, ctx).await?)
 }
 
 impl std::fmt::Debug for DecodedInput {
@@ -214,12 +239,12 @@ impl<T: TypedTool> ToolPlugin for T {
         input: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let decoded: T::Input = T::Input::input_boundary().decode(&input)?;
-            drop(input);
-            let output = self.execute_typed(decoded, ctx).await?;
-            output.to_output_value()
-        })
+        Box::pin(run_typed(
+            self,
+            ctx,
+            from_json::<T>(input),
+            T::Output::to_output_value,
+        ))
     }
 
     fn __decode(&self, input: &Value) -> Option<Result<DecodedInput, ToolError>> {
@@ -231,10 +256,12 @@ impl<T: TypedTool> ToolPlugin for T {
         input: DecodedInput,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let output = self.execute_typed(input.into_typed()?, ctx).await?;
-            output.to_output_value()
-        })
+        Box::pin(run_typed(
+            self,
+            ctx,
+            || input.into_typed(),
+            T::Output::to_output_value,
+        ))
     }
 
     fn __execute_json<'a>(
@@ -242,12 +269,12 @@ impl<T: TypedTool> ToolPlugin for T {
         input: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
-        Box::pin(async move {
-            let decoded: T::Input = T::Input::input_boundary().decode(&input)?;
-            drop(input);
-            let output = self.execute_typed(decoded, ctx).await?;
-            output.to_output_json()
-        })
+        Box::pin(run_typed(
+            self,
+            ctx,
+            from_json::<T>(input),
+            T::Output::to_output_json,
+        ))
     }
 
     fn __execute_decoded_json<'a>(
@@ -255,10 +282,12 @@ impl<T: TypedTool> ToolPlugin for T {
         input: DecodedInput,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
-        Box::pin(async move {
-            let output = self.execute_typed(input.into_typed()?, ctx).await?;
-            output.to_output_json()
-        })
+        Box::pin(run_typed(
+            self,
+            ctx,
+            || input.into_typed(),
+            T::Output::to_output_json,
+        ))
     }
 
     fn __validates_output(&self) -> bool {

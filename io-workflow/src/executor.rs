@@ -1232,10 +1232,7 @@ pub(crate) fn recordable_output(output: Value) -> Result<Value, AgentError> {
     match crate::journal::too_deep(&output) {
         Ok(()) => Ok(output),
         Err(violation) => {
-            let message = format!(
-                "the output nests deeper than {} levels, the most a run records ({violation})",
-                crate::journal::MAX_RECORDED_DEPTH
-            );
+            let message = crate::journal::too_deep_message("output", &violation);
             // Dropped without recursion, however deep.
             agentio_core::limits::dismantle(output);
             Err(AgentError::output_invalid(message, vec![violation]))
@@ -1411,10 +1408,7 @@ pub enum DurableError {
 )]
 fn unrecordable(what: &str, value: &Value) -> Result<(), DurableError> {
     crate::journal::too_deep(value).map_err(|violation| DurableError::Unrecordable {
-        message: format!(
-            "the {what} nests deeper than {} levels, the most a run records ({violation})",
-            crate::journal::MAX_RECORDED_DEPTH
-        ),
+        message: crate::journal::too_deep_message(what, &violation),
     })
 }
 

@@ -30,6 +30,14 @@ pub(crate) fn too_deep(value: &Value) -> Result<(), agentio_core::Violation> {
     agentio_core::limits::check_depth(value, MAX_RECORDED_DEPTH)
 }
 
+/// Why `what` (the output, the trigger, ...) cannot be recorded: it nests too deep, at
+/// `violation` ([`too_deep`]).
+pub(crate) fn too_deep_message(what: &str, violation: &agentio_core::Violation) -> String {
+    format!(
+        "the {what} nests deeper than {MAX_RECORDED_DEPTH} levels, the most a run records ({violation})"
+    )
+}
+
 /// run id → its [`RunRecord`] as JSON.
 const RUNS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("agentio_workflow_runs");
 /// (run id, sequence number) → an [`Entry`] as JSON.

@@ -326,11 +326,8 @@ mod service {
         ) -> HandlerResult<()> {
             let resume = resume.into_inner();
             if let Err(violation) = crate::journal::too_deep(&resume.input) {
-                return Err(TerminalError::new(format!(
-                    "the answer nests deeper than {} levels, the most a run records ({violation})",
-                    crate::journal::MAX_RECORDED_DEPTH
-                ))
-                .into());
+                let message = crate::journal::too_deep_message("answer", &violation);
+                return Err(TerminalError::new(message).into());
             }
             ctx.resolve_promise(&promise_key(&resume.phase), Json(resume.input));
             Ok(())

@@ -124,8 +124,6 @@ impl<'a> At<'a> {
     }
 }
 
-/// The turn in `response`; with `echo`, the model's own turn to send back is copied out too
-/// ([`ModelTurn::assistant`]), otherwise it is left empty (`dispatch` returns only answers).
 /// The member `key` of `object`. A response's objects are small, and comparing a few keys
 /// costs less than hashing one (a lookup per field read); a large object is looked up by hash.
 fn member<'a>(object: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &'a Value)> {
@@ -136,6 +134,8 @@ fn member<'a>(object: &'a Map<String, Value>, key: &str) -> Option<(&'a String, 
     }
 }
 
+/// The turn in `response`; with `echo`, the model's own turn to send back is copied out too
+/// ([`ModelTurn::assistant`]), otherwise it is left empty (`dispatch` returns only answers).
 pub(super) fn turn(
     provider: Provider,
     response: &Value,

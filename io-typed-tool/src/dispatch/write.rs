@@ -102,22 +102,21 @@ pub(super) fn failure(provider: Provider, call: &ToolCall, error: &AgentError) -
 /// The place [`success`] kept in a Gemini answer for its output (none in any other answer,
 /// nor in that of a tool whose output is its content).
 pub(super) fn output_place(answer: &Value) -> Option<&Value> {
-    answer
-        .get("functionResponse")?
-        .get("response")?
-        .get("output")
+    OUTPUT_PLACE.iter().try_fold(answer, |at, key| at.get(key))
 }
 
 /// A Gemini answer's output, in the place [`success`] kept for it; nothing where there is none.
 pub(super) fn put_output(answer: &mut Value, output: Value) {
-    if let Some(place) = answer
-        .get_mut("functionResponse")
-        .and_then(|r| r.get_mut("response"))
-        .and_then(|r| r.get_mut("output"))
+    if let Some(place) = OUTPUT_PLACE
+        .iter()
+        .try_fold(answer, |at, key| at.get_mut(key))
     {
         *place = output;
     }
 }
+
+/// Where a Gemini answer holds its output.
+const OUTPUT_PLACE: [&str; 3] = ["functionResponse", "response", "output"];
 
 /// A `FunctionResponse`'s name, and its id when the call had one.
 fn named(response: &mut Map<String, Value>, call: &ToolCall) {
