@@ -15,6 +15,12 @@
 //! goes first alternating), the ratio the median of the per-round ratios; criterion's rows run
 //! seconds apart.
 //!
+//! A second set of paired rows measures the path of a host that sends its request body as text:
+//! dispatch with `DispatchOptions::outputs_as_text`, then `Dispatched::next_turn_json` (the next
+//! turn written as JSON text, escaping included). It is Gemini's row that changes: its
+//! `functionResponse` takes an object, so by default its output is built as a value; as text it
+//! is written once and spliced into the request.
+//!
 //! A last paired row sets OpenAI Chat's dispatch against the same call written by hand (the
 //! arguments parsed from their text, the registry call, the output written as text).
 //!
@@ -101,12 +107,27 @@ fn main() {
         );
         return;
     }
+    let as_text = DispatchOptions {
+        outputs_as_text: true,
+        ..DispatchOptions::default()
+    };
     // `DISPATCH_PROFILE=call|openai_chat|openai_responses|anthropic|gemini` runs that row alone,
-    // 20,000 times, for callgrind or perf.
+    // 20,000 times, for callgrind or perf (`…_text`: the text path).
     if let Ok(row) = std::env::var("DISPATCH_PROFILE") {
-        let response = responses.iter().find(|(name, _, _)| *name == row);
+        let text_row = row.strip_suffix("_text");
+        let response = responses
+            .iter()
+            .find(|(name, _, _)| *name == text_row.unwrap_or(&row));
         for _ in 0..20_000 {
             match response {
+                Some((_, provider, response)) if text_row.is_some() => {
+                    black_box(
+                        runtime
+                            .block_on(registry.dispatch(*provider, black_box(response), &as_text))
+                            .expect("ok")
+                            .next_turn_json(),
+                    );
+                }
                 Some((_, provider, response)) => {
                     black_box(
                         runtime
@@ -174,6 +195,31 @@ fn main() {
             name,
             "registry_call",
             |calls| per_call(calls, &|| dispatch(*provider, response)),
+            |calls| {
+                per_call(calls, &|| {
+                    black_box(
+                        runtime
+                            .block_on(registry.call("kb.search", arguments.clone()))
+                            .expect("ok"),
+                    );
+                })
+            },
+        );
+    }
+
+    let dispatch_text = |provider: Provider, response: &Value| {
+        black_box(
+            runtime
+                .block_on(registry.dispatch(provider, response, &as_text))
+                .expect("ok")
+                .next_turn_json(),
+        );
+    };
+    for (name, provider, response) in &responses {
+        paired(
+            &format!("{name} (as text)"),
+            "registry_call",
+            |calls| per_call(calls, &|| dispatch_text(*provider, response)),
             |calls| {
                 per_call(calls, &|| {
                     black_box(

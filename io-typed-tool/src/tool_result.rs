@@ -26,7 +26,7 @@ impl fmt::Display for ContentRefusal {
 impl std::error::Error for ContentRefusal {}
 
 /// `{"type": kind, "text": text}`, the text moved in (`json!` would copy it).
-fn text_block(kind: &str, text: String) -> Value {
+pub(crate) fn text_block(kind: &str, text: String) -> Value {
     let mut block = Map::with_capacity(2);
     block.insert("type".into(), Value::from(kind));
     block.insert("text".into(), Value::String(text));

@@ -258,6 +258,7 @@ fn a_turn_without_calls_has_no_next_turn() {
     );
     assert!(done.results.is_empty());
     assert!(done.next_turn().is_empty());
+    assert_eq!(done.next_turn_json(), "[]");
 }
 
 #[test]
@@ -916,8 +917,9 @@ fn a_chat_stream_whose_finish_reason_stays_null_is_unfinished() {
     );
 }
 
-#[test]
-fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_them() {
+/// A response of each provider with a sum (an output), a chart drawn (content only), for
+/// Gemini a report (an output with an image attached), and a refused call.
+fn mixed_responses() -> [(Provider, Value); 4] {
     let anthropic = json!({ "content": [
         { "type": "tool_use", "id": "toolu_1", "name": "math_add", "input": { "a": 1, "b": 2 } },
         { "type": "tool_use", "id": "toolu_2", "name": "chart_draw", "input": {} },
@@ -936,12 +938,18 @@ fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_
     let responses = json!({ "output": [
         { "type": "function_call", "call_id": "r1", "name": "math_add", "arguments": "{\"a\":1,\"b\":2}" }
     ] });
-    for (provider, response) in [
-        (Provider::Anthropic, &anthropic),
-        (Provider::Gemini, &gemini),
-        (Provider::OpenAiChat, &chat),
-        (Provider::OpenAiResponses, &responses),
-    ] {
+    [
+        (Provider::Anthropic, anthropic),
+        (Provider::Gemini, gemini),
+        (Provider::OpenAiChat, chat),
+        (Provider::OpenAiResponses, responses),
+    ]
+}
+
+#[test]
+fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_them() {
+    for (provider, response) in &mixed_responses() {
+        let (provider, response) = (*provider, response);
         let done = dispatch(provider, response);
         // The sum's output: its JSON text where the answer takes text, its value for Gemini.
         let sum = done.results[0].outcome.as_ref().unwrap();
@@ -951,15 +959,12 @@ fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_
         }
         assert_eq!(sum.to_value().unwrap(), json!({ "sum": 3 }));
         assert_eq!(sum.to_string(), r#"{"sum":3}"#);
-        // Borrowed (built with a copy of the output only for Gemini's successes), the answers
-        // are those that are moved out, in order.
+        // Built from the outcome (borrowed only where content blocks alone answer), the
+        // answers are those that are moved out, in order.
         for result in &done.results {
-            let built = provider == Provider::Gemini
-                && matches!(result.outcome, Ok(Output::Value(_)))
-                && result.call.name != "chart_draw";
             assert_eq!(
-                matches!(result.answer(), std::borrow::Cow::Owned(_)),
-                built,
+                matches!(result.answer(), std::borrow::Cow::Borrowed(_)),
+                result.call.name == "chart_draw",
                 "{provider:?} {}",
                 result.call.name
             );
@@ -977,6 +982,7 @@ fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_
         assert_eq!(done.into_answers(), answers, "{provider:?}");
     }
     // Gemini's answers carry each output where it belongs, and only there.
+    let gemini = mixed_responses()[1].1.clone();
     let done = dispatch(Provider::Gemini, &gemini);
     let answers = done.answers();
     assert_eq!(
@@ -1017,6 +1023,64 @@ fn an_output_is_kept_once_as_the_answer_carries_it_and_taking_the_answers_moves_
     );
     let taken: Vec<Value> = done.results.into_iter().map(|r| r.into_answer()).collect();
     assert_eq!(taken, answers);
+}
+
+#[test]
+fn the_next_turn_as_text_is_the_next_turn_whichever_form_the_outputs_were_kept_in() {
+    let as_text = DispatchOptions {
+        outputs_as_text: true,
+        ..DispatchOptions::default()
+    };
+    for (provider, response) in &mixed_responses() {
+        let provider = *provider;
+        let as_values = dispatch(provider, response);
+        let done = runtime()
+            .block_on(registry().dispatch(provider, response, &as_text))
+            .unwrap();
+        // Every output is text now but for content blocks, which are values either way.
+        let forms: Vec<&str> = done
+            .results
+            .iter()
+            .map(|r| match &r.outcome {
+                Ok(Output::Json(_)) => "text",
+                Ok(Output::Value(_)) => "value",
+                Err(_) => "error",
+            })
+            .collect();
+        let expected: &[&str] = match provider {
+            Provider::Gemini => &["text", "value", "text", "error"],
+            Provider::Anthropic => &["text", "value", "error"],
+            Provider::OpenAiChat => &["text", "error"],
+            _ => &["text"],
+        };
+        assert_eq!(forms, expected, "{provider:?}");
+        // The same answers and the same next turn, as values and as text.
+        assert_eq!(done.answers(), as_values.answers(), "{provider:?}");
+        let next = json!(as_values.next_turn());
+        for text in [done.next_turn_json(), as_values.next_turn_json()] {
+            assert_eq!(
+                serde_json::from_str::<Value>(&text).unwrap(),
+                next,
+                "{provider:?}: {text}"
+            );
+        }
+        assert_eq!(done.into_next_turn(), as_values.next_turn(), "{provider:?}");
+    }
+    // The output's text goes into the request as it is: a sum in Gemini's answer.
+    let gemini = &mixed_responses()[1].1;
+    let done = runtime()
+        .block_on(registry().dispatch(Provider::Gemini, gemini, &as_text))
+        .unwrap();
+    assert!(
+        done.next_turn_json()
+            .contains(r#""response":{"output":{"sum":3}}"#),
+        "{}",
+        done.next_turn_json()
+    );
+    assert_eq!(
+        done.results[0].outcome.as_ref().unwrap(),
+        &Output::Json(r#"{"sum":3}"#.into())
+    );
 }
 
 #[test]

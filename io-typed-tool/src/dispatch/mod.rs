@@ -18,6 +18,11 @@
 //! items themselves for OpenAI), and [`ModelTurn::assistant`] is the model's own turn to send
 //! back before them, as the provider requires: Gemini's `thoughtSignature`s and Anthropic's
 //! thinking blocks are kept verbatim (only null fields are dropped).
+//! [`Dispatched::next_turn_json`] writes the same next turn as JSON text, for a host that sends
+//! its request body as text: an answer that is its outcome's alone (an output, or an error) is
+//! written straight from the outcome, no value built for it; with
+//! [`DispatchOptions::outputs_as_text`] a Gemini output is written once, as text, and spliced
+//! into the request as it is.
 //!
 //! Decisions, where the providers leave room:
 //! - **A call the model got wrong is answered, never a failed turn.** Arguments that are not a
@@ -202,6 +207,13 @@ pub struct DispatchOptions {
     pub max_argument_bytes: usize,
     /// The deepest arguments read (64 levels by default), whatever the provider.
     pub max_argument_depth: usize,
+    /// Keep every output as its JSON text (`false` by default): set it when the next turn goes
+    /// out as text ([`Dispatched::next_turn_json`]). Only Gemini's outputs change: its
+    /// `functionResponse` takes an object, so by default each output is built as a value; as
+    /// text it is written once, spliced into the request's text as it is, and read back only
+    /// if [`CallResult::answer`] or [`Dispatched::next_turn`] asks for it. OpenAI's and
+    /// Anthropic's outputs are text either way (their tool results are text).
+    pub outputs_as_text: bool,
     /// The options of every call (a run id, context, an approver, cancellation, the caller);
     /// each call gets its own content collector.
     pub call: CallOptions,
@@ -214,6 +226,7 @@ impl Default for DispatchOptions {
             max_calls: 128,
             max_argument_bytes: 1 << 20,
             max_argument_depth: 64,
+            outputs_as_text: false,
             call: CallOptions::default(),
         }
     }
@@ -237,35 +250,49 @@ pub struct CallResult {
     pub tool_id: Option<String>,
     /// The tool's output, or why the call failed (or was not run).
     pub outcome: Result<Output, ToolError>,
-    /// The answer in the provider's shape ([`Self::answer`]); for a Gemini call that
-    /// succeeded, its `functionResponse.response.output` holds the place of the outcome's
-    /// value, put in when the answer is taken (one copy, not two).
-    answer: Value,
+    /// Whose call it was.
+    provider: Provider,
+    /// The answer, where it was written when the call was answered: one that carries content
+    /// blocks (attached, or the output's own). Every other answer is the outcome's alone and
+    /// is written when it is asked for. In a Gemini answer with an output,
+    /// `functionResponse.response.output` holds the place of the outcome, put in when the
+    /// answer is taken (one copy, not two) or written in its place when the next turn is
+    /// written as text.
+    written: Option<Value>,
 }
 
 impl CallResult {
     /// The answer in the provider's shape: a `tool` message, a `function_call_output` item, a
-    /// `tool_result` block or a `functionResponse` part. Borrowed, except for a Gemini call
-    /// that succeeded, whose answer is built with a copy of the output
-    /// ([`Self::into_answer`] moves it instead).
+    /// `tool_result` block or a `functionResponse` part. Built from the outcome (a copy of the
+    /// output in it, read from its text where a Gemini output was kept as text,
+    /// [`DispatchOptions::outputs_as_text`]; [`Self::into_answer`] moves it instead), borrowed
+    /// where the answer carries content blocks and no output.
     pub fn answer(&self) -> Cow<'_, Value> {
-        match &self.outcome {
-            Ok(Output::Value(output)) if write::output_place(&self.answer).is_some() => {
-                let mut answer = self.answer.clone();
-                write::put_output(&mut answer, output.clone());
+        match (&self.written, &self.outcome) {
+            (Some(answer), Ok(output)) if write::output_place(answer).is_some() => {
+                let mut answer = answer.clone();
+                write::put_output(&mut answer, output.clone().into_value());
                 Cow::Owned(answer)
             }
-            _ => Cow::Borrowed(&self.answer),
+            (Some(answer), _) => Cow::Borrowed(answer),
+            (None, outcome) => {
+                Cow::Owned(write::derived(self.provider, &self.call, outcome.clone()))
+            }
         }
     }
 
     /// The answer, moved out (see [`Self::answer`]).
     pub fn into_answer(self) -> Value {
-        let mut answer = self.answer;
-        if let Ok(Output::Value(output)) = self.outcome {
-            write::put_output(&mut answer, output);
+        match (self.written, self.outcome) {
+            (Some(mut answer), Ok(output)) => {
+                if write::output_place(&answer).is_some() {
+                    write::put_output(&mut answer, output.into_value());
+                }
+                answer
+            }
+            (Some(answer), Err(_)) => answer,
+            (None, outcome) => write::derived(self.provider, &self.call, outcome),
         }
-        answer
     }
 }
 
@@ -300,6 +327,16 @@ impl Output {
         match self {
             Output::Json(text) => serde_json::from_str(text),
             Output::Value(value) => Ok(value.clone()),
+        }
+    }
+
+    /// The output as a value, its text read back where it was kept as text. An output nested
+    /// deeper than the 128 levels serde_json reads (a typed output is written without a depth
+    /// bound) stays its text, as a string: what a value can hold of it.
+    fn into_value(self) -> Value {
+        match self {
+            Output::Json(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            Output::Value(value) => value,
         }
     }
 }
@@ -345,6 +382,43 @@ impl Dispatched {
     pub fn into_next_turn(self) -> Vec<Value> {
         let provider = self.provider;
         write::next_turn(provider, self.into_answers())
+    }
+
+    /// [`Self::next_turn`] as JSON text (an array of the messages, items or contents to send),
+    /// each output written as it was kept: for a host that writes its request body as text
+    /// (or holds its messages as [`serde_json::value::RawValue`]s), no value is built for an
+    /// output kept as text ([`DispatchOptions::outputs_as_text`]).
+    ///
+    /// ```
+    /// # use agentio_tools::dispatch::{DispatchOptions, Provider};
+    /// # use agentio_tools::{ToolError, ToolRegistry, tool};
+    /// # use serde_json::{Value, json};
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// # struct City { city: String }
+    /// # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// # struct Forecast { summary: String }
+    /// /// Tomorrow's weather in a city.
+    /// #[tool(id = "weather.forecast")]
+    /// async fn forecast(city: City) -> Result<Forecast, ToolError> {
+    ///     Ok(Forecast { summary: format!("sunny in {}", city.city) })
+    /// }
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(ForecastTool).unwrap();
+    /// let response = json!({ "candidates": [{ "content": { "role": "model", "parts": [
+    ///     { "functionCall": { "id": "fc_1", "name": "weather_forecast", "args": { "city": "Oslo" } } }
+    /// ] } }] });
+    /// let options = DispatchOptions { outputs_as_text: true, ..DispatchOptions::default() };
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let done = runtime.block_on(registry.dispatch(Provider::Gemini, &response, &options)).unwrap();
+    /// let text: String = done.next_turn_json();
+    /// let next: Value = serde_json::from_str(&text).unwrap();
+    /// assert_eq!(next, json!([{ "role": "user", "parts": [{ "functionResponse": {
+    ///     "id": "fc_1", "name": "weather_forecast", "response": { "output": { "summary": "sunny in Oslo" } }
+    /// } }] }]));
+    /// assert_eq!(next, json!(done.next_turn()));
+    /// ```
+    pub fn next_turn_json(&self) -> String {
+        write::next_turn_json(self.provider, &self.results)
     }
 }
 

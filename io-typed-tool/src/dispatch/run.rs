@@ -131,9 +131,11 @@ impl ToolRegistry {
         let mut call_options = options.call.clone();
         call_options.content = Some(collector.clone());
         // The output in the form the answer carries it: JSON text, except where the provider
-        // takes an object (Gemini) or the output is content blocks.
+        // takes an object (Gemini, unless the host sends the next turn as text) or the output
+        // is content blocks.
         let content_only = self.returns_content_only(&tool_id);
-        let outcome = if provider == Provider::Gemini || content_only {
+        let outcome = if content_only || (provider == Provider::Gemini && !options.outputs_as_text)
+        {
             self.stage_call_with::<Value>(&tool_id, Cow::Borrowed(arguments), call_options)
                 .await
                 .map(Output::Value)
@@ -143,17 +145,26 @@ impl ToolRegistry {
                 .map(Output::Json)
         };
         let attached = collector.take();
-        match outcome {
-            Ok(output) => match write::success(provider, &call, &output, content_only, attached) {
-                Ok(answer) => CallResult {
-                    call,
-                    tool_id: Some(tool_id),
-                    outcome: Ok(output),
-                    answer,
-                },
-                Err(refusal) => refused(provider, call, Some(tool_id), refusal),
-            },
-            Err(error) => refused(provider, call, Some(tool_id), error),
+        let output = match outcome {
+            Ok(output) => output,
+            Err(error) => return refused(provider, call, Some(tool_id), error),
+        };
+        // An output alone is answered from the outcome when the answer is asked for; content
+        // blocks are written now, where a block the provider does not take is refused.
+        let written = if attached.is_empty() && !content_only {
+            None
+        } else {
+            match write::success(provider, &call, &output, content_only, attached) {
+                Ok(answer) => Some(answer),
+                Err(refusal) => return refused(provider, call, Some(tool_id), refusal),
+            }
+        };
+        CallResult {
+            call,
+            tool_id: Some(tool_id),
+            outcome: Ok(output),
+            provider,
+            written,
         }
     }
 
@@ -191,18 +202,18 @@ fn over_the_limit(index: usize, max_calls: usize) -> AgentError {
     .with_retryable(true)
 }
 
-/// A call that failed (or was not run), with its answer written.
+/// A call that failed (or was not run): its answer is its error's, written when asked for.
 fn refused(
     provider: Provider,
     call: ToolCall,
     tool_id: Option<String>,
     error: AgentError,
 ) -> CallResult {
-    let answer = write::failure(provider, &call, &error);
     CallResult {
         call,
         tool_id,
         outcome: Err(error),
-        answer,
+        provider,
+        written: None,
     }
 }

@@ -3,13 +3,15 @@
 use agentio_core::{AgentError, ErrorCode};
 use serde_json::{Map, Value, json};
 
-use super::{Output, Provider, ToolCall, object};
+use super::{CallResult, Output, Provider, ToolCall, object};
 use crate::content::Content;
-use crate::tool_result::encoded_tool_result;
+use crate::tool_result::{encoded_tool_result, text_block};
+use crate::typed::ToolError;
 
-/// A successful call's answer: the output (its JSON text, or its value: the content blocks
-/// of a [`Contents`](crate::content::Contents) tool, Gemini's object) and the attached content,
-/// as the provider's tool result takes them. A block the provider does not take is an
+/// The answer of a successful call that carries content blocks: the output (its JSON text, or
+/// its value: the content blocks of a [`Contents`](crate::content::Contents) tool, Gemini's
+/// object) and the attached content, as the provider's tool result takes them (an output alone
+/// is answered by [`derived`]). A block the provider does not take is an
 /// `output_invalid` error, which says the call ran.
 pub(super) fn success(
     provider: Provider,
@@ -28,13 +30,14 @@ pub(super) fn success(
             blocks.extend(attached);
             encoded_tool_result(export, None, None, &blocks)
         }
+        // Gemini's output stays in the outcome, as text or as a value: the answer holds its
+        // place (`put_output`, `next_turn_json`).
+        _ if provider == Provider::Gemini => {
+            encoded_tool_result(export, None, Some(Value::Null), &attached)
+        }
         // Copied, not written again: the outcome keeps the text too.
         Output::Json(text) => encoded_tool_result(export, Some(text.clone()), None, &attached),
-        // Gemini's output stays in the outcome: the answer holds its place (`put_output`).
-        Output::Value(_) => match provider {
-            Provider::Gemini => encoded_tool_result(export, None, Some(Value::Null), &attached),
-            _ => encoded_tool_result(export, Some(output.to_string()), None, &attached),
-        },
+        Output::Value(_) => encoded_tool_result(export, Some(output.to_string()), None, &attached),
     };
     let result = result.map_err(|refusal| {
         AgentError::new(
@@ -141,5 +144,258 @@ pub(super) fn next_turn(provider: Provider, answers: Vec<Value>) -> Vec<Value> {
             ("role", Value::from("user")),
             ("parts", Value::Array(answers)),
         ])],
+    }
+}
+
+/// The answer that is the outcome's alone (no content blocks): an output alone
+/// ([`derived_json`] writes the same answer as text), or an error.
+pub(super) fn derived(
+    provider: Provider,
+    call: &ToolCall,
+    outcome: Result<Output, ToolError>,
+) -> Value {
+    let output = match outcome {
+        Ok(output) => output,
+        Err(error) => return failure(provider, call, &error),
+    };
+    match provider {
+        Provider::Gemini => {
+            let mut response = Map::with_capacity(3);
+            response.insert("response".into(), object([("output", output.into_value())]));
+            named(&mut response, call);
+            object([("functionResponse", Value::Object(response))])
+        }
+        _ => {
+            let text = match output {
+                Output::Json(text) => text,
+                Output::Value(value) => value.to_string(),
+            };
+            let result = match provider {
+                Provider::Anthropic => Value::Array(vec![text_block("text", text)]),
+                _ => Value::String(text),
+            };
+            answer(provider, call, result, false)
+        }
+    }
+}
+
+/// [`derived`] written as JSON text, the output's text written as it is (Gemini) or as a
+/// string (the others), no value built for it.
+fn derived_json(
+    out: &mut Vec<u8>,
+    provider: Provider,
+    call: &ToolCall,
+    outcome: &Result<Output, ToolError>,
+) {
+    let output = match outcome {
+        Ok(output) => output,
+        Err(error) => return put(out, &failure(provider, call, error)),
+    };
+    let text = |out: &mut Vec<u8>| match output {
+        Output::Json(text) => put_text(out, text),
+        Output::Value(value) => put_text(out, &value.to_string()),
+    };
+    match provider {
+        Provider::OpenAiChat => {
+            out.extend_from_slice(br#"{"role":"tool","tool_call_id":"#);
+            put(out, call.id.as_str());
+            out.extend_from_slice(br#","content":"#);
+            text(out);
+            out.push(b'}');
+        }
+        Provider::OpenAiResponses => {
+            out.extend_from_slice(br#"{"type":"function_call_output","call_id":"#);
+            put(out, call.id.as_str());
+            out.extend_from_slice(br#","output":"#);
+            text(out);
+            out.push(b'}');
+        }
+        Provider::Anthropic => {
+            out.extend_from_slice(br#"{"type":"tool_result","tool_use_id":"#);
+            put(out, call.id.as_str());
+            out.extend_from_slice(br#","content":[{"type":"text","text":"#);
+            text(out);
+            out.extend_from_slice(br#"}],"is_error":false}"#);
+        }
+        Provider::Gemini => {
+            out.extend_from_slice(br#"{"functionResponse":{"response":{"output":"#);
+            match output {
+                Output::Json(text) => out.extend_from_slice(text.as_bytes()),
+                Output::Value(value) => put(out, value),
+            }
+            out.extend_from_slice(br#"},"name":"#);
+            put(out, call.name.as_str());
+            if !call.id.is_empty() {
+                out.extend_from_slice(br#","id":"#);
+                put(out, call.id.as_str());
+            }
+            out.extend_from_slice(b"}}");
+        }
+    }
+}
+
+/// [`next_turn`] written as JSON text from the results: each answer written as text (an
+/// output's text as it is, or as a string), no value built for an answer that is the outcome's
+/// alone; one written when the call was answered is written with its output in its place.
+pub(super) fn next_turn_json(provider: Provider, results: &[CallResult]) -> String {
+    let mut out = Vec::with_capacity(
+        64 + results
+            .iter()
+            .map(|r| match &r.outcome {
+                // Room for an escape in one byte of five.
+                Ok(Output::Json(text)) => text.len() + text.len() / 4 + 96,
+                _ => 256,
+            })
+            .sum::<usize>(),
+    );
+    out.push(b'[');
+    if !results.is_empty() {
+        match provider {
+            Provider::OpenAiChat | Provider::OpenAiResponses => {}
+            Provider::Anthropic => out.extend_from_slice(br#"{"role":"user","content":["#),
+            Provider::Gemini => out.extend_from_slice(br#"{"role":"user","parts":["#),
+        }
+        for (i, result) in results.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match (&result.written, &result.outcome) {
+                (Some(answer), Ok(output)) if output_place(answer).is_some() => {
+                    spliced(&mut out, answer, &OUTPUT_PLACE, output);
+                }
+                (Some(answer), _) => put(&mut out, answer),
+                (None, outcome) => derived_json(&mut out, provider, &result.call, outcome),
+            }
+        }
+        if matches!(provider, Provider::Anthropic | Provider::Gemini) {
+            out.extend_from_slice(b"]}");
+        }
+    }
+    out.push(b']');
+    // serde_json writes UTF-8, and an output's text is a `String`.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// `value` as JSON text, with `output` written at `path` in place of what is there.
+fn spliced(out: &mut Vec<u8>, value: &Value, path: &[&str], output: &Output) {
+    match (value, path.split_first()) {
+        (_, None) => match output {
+            Output::Json(text) => out.extend_from_slice(text.as_bytes()),
+            Output::Value(value) => put(out, value),
+        },
+        (Value::Object(members), Some((step, rest))) => {
+            out.push(b'{');
+            for (i, (key, member)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                put(out, key.as_str());
+                out.push(b':');
+                if key == step {
+                    spliced(out, member, rest, output);
+                } else {
+                    put(out, member);
+                }
+            }
+            out.push(b'}');
+        }
+        _ => put(out, value),
+    }
+}
+
+/// `text` as a JSON string, byte for byte as serde_json writes it, eight bytes at a time where
+/// none is to be escaped: one write for a run of eight plain bytes, where serde_json writes each
+/// run between escapes apart (an output's JSON text has a quote in about one byte of seven).
+/// A control character (JSON as serde_json writes it has none) hands the whole string to
+/// serde_json.
+fn put_text(out: &mut Vec<u8>, text: &str) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    // Whether any byte of `word` is below `n` (exact for "any", as SWAR's test is).
+    let any_below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH != 0;
+    let start = out.len();
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + bytes.len() / 4 + 2);
+    out.push(b'"');
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
+        if !any_below(word, 0x20)
+            && !any_below(word ^ (ONES * u64::from(b'"')), 1)
+            && !any_below(word ^ (ONES * u64::from(b'\\')), 1)
+        {
+            out.extend_from_slice(chunk);
+        } else if !escaped(out, chunk) {
+            out.truncate(start);
+            return put(out, text);
+        }
+    }
+    if !escaped(out, words.remainder()) {
+        out.truncate(start);
+        return put(out, text);
+    }
+    out.push(b'"');
+}
+
+/// `bytes` written with their quotes and backslashes escaped; `false` at a control character.
+fn escaped(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => out.extend_from_slice(&[b'\\', b]),
+            0..0x20 => return false,
+            _ => out.push(b),
+        }
+    }
+    true
+}
+
+/// `value` as JSON text. Writing a value or a string to memory cannot fail.
+fn put(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(out, value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::put_text;
+
+    #[test]
+    fn a_text_is_written_as_a_string_byte_for_byte_as_serde_json_writes_it() {
+        let mut every_ascii = String::new();
+        for b in 0u8..0x80 {
+            every_ascii.push(char::from(b));
+        }
+        let plain: String = every_ascii.chars().filter(|c| *c >= ' ').collect();
+        // Blocks that are all escapes: twice their length escaped.
+        let quotes = "\"\\".repeat(70);
+        let texts = [
+            "",
+            "plain",
+            "eight by",
+            "sixteen bytes ok",
+            "a quote at byte sixty-four, the first of the second block: ----\"",
+            "a backslash at byte sixty-four, the first of the second block: \\ -",
+            r#"{"sum":3,"say":"\"hi\"","path":"C:\\x","n":[1,2.5,null,true]}"#,
+            "ünïcödé \u{1f600} \"quoted\" past eight bytes",
+            "a control char in the second word:\n, and on",
+            "\\\"\\\"\\\"\\\"",
+            plain.as_str(),
+            quotes.as_str(),
+            every_ascii.as_str(),
+        ];
+        for text in texts {
+            // Every alignment of the text against the eight-byte words.
+            for cut in 0..text.len().min(9) {
+                let Some(text) = text.get(cut..) else {
+                    continue;
+                };
+                let mut out = b"before ".to_vec();
+                put_text(&mut out, text);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    format!("before {}", serde_json::to_string(text).unwrap()),
+                    "{text:?}"
+                );
+            }
+        }
     }
 }

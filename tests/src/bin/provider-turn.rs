@@ -56,6 +56,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     let registry = agentio_tests::provider_fixture::registry();
+    // The same turn answered again with its outputs kept as text and the next turn written
+    // as text: the judges see both forms.
+    let as_text = DispatchOptions {
+        outputs_as_text: true,
+        ..options.clone()
+    };
+    let done_as_text = runtime.block_on(registry.answer(turn.clone(), &as_text));
+    let next_turn_text: Value = serde_json::from_str(&done_as_text.next_turn_json())?;
     let done = runtime.block_on(registry.answer(turn, &options));
     let outcomes: Vec<Value> = done
         .results
@@ -74,6 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "assistant": assistant,
             "answers": done.answers(),
             "next_turn": done.next_turn(),
+            "next_turn_text": next_turn_text,
             "outcomes": outcomes,
         })
     );
