@@ -260,10 +260,10 @@ pub(super) fn next_turn_json(provider: Provider, results: &[CallResult]) -> Stri
                 out.push(b',');
             }
             match (&result.written, &result.outcome) {
-                (Some(answer), Ok(output)) if output_place(answer).is_some() => {
-                    spliced(&mut out, answer, &OUTPUT_PLACE, output);
-                }
-                (Some(answer), _) => put(&mut out, answer),
+                // A Gemini output goes in the place its answer holds for it; an answer with no
+                // such place (the other providers', a content-only tool's) is written as it is.
+                (Some(answer), Ok(output)) => spliced(&mut out, answer, &OUTPUT_PLACE, output),
+                (Some(answer), Err(_)) => put(&mut out, answer),
                 (None, outcome) => derived_json(&mut out, provider, &result.call, outcome),
             }
         }
@@ -306,47 +306,58 @@ fn spliced(out: &mut Vec<u8>, value: &Value, path: &[&str], output: &Output) {
 /// `text` as a JSON string, byte for byte as serde_json writes it, eight bytes at a time where
 /// none is to be escaped: one write for a run of eight plain bytes, where serde_json writes each
 /// run between escapes apart (an output's JSON text has a quote in about one byte of seven).
-/// A control character (JSON as serde_json writes it has none) hands the whole string to
-/// serde_json.
 fn put_text(out: &mut Vec<u8>, text: &str) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = ONES * 0x80;
-    // Whether any byte of `word` is below `n` (exact for "any", as SWAR's test is).
-    let any_below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH != 0;
-    let start = out.len();
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + bytes.len() / 4 + 2);
     out.push(b'"');
-    let mut words = bytes.chunks_exact(8);
+    let mut words = text.as_bytes().chunks_exact(8);
     for chunk in &mut words {
-        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
-        if !any_below(word, 0x20)
-            && !any_below(word ^ (ONES * u64::from(b'"')), 1)
-            && !any_below(word ^ (ONES * u64::from(b'\\')), 1)
-        {
+        if plain_word(u64::from_le_bytes(
+            <[u8; 8]>::try_from(chunk).unwrap_or_default(),
+        )) {
             out.extend_from_slice(chunk);
-        } else if !escaped(out, chunk) {
-            out.truncate(start);
-            return put(out, text);
+        } else {
+            escaped(out, chunk);
         }
     }
-    if !escaped(out, words.remainder()) {
-        out.truncate(start);
-        return put(out, text);
-    }
+    escaped(out, words.remainder());
     out.push(b'"');
 }
 
-/// `bytes` written with their quotes and backslashes escaped; `false` at a control character.
-fn escaped(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+/// `bytes` written with quotes, backslashes and control characters escaped as serde_json
+/// escapes them (`\n`, `\u001f`).
+fn escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     for &b in bytes {
         match b {
             b'"' | b'\\' => out.extend_from_slice(&[b'\\', b]),
-            0..0x20 => return false,
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            0..0x20 => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]),
             _ => out.push(b),
         }
     }
-    true
+}
+
+/// Whether none of the eight bytes of `word` is a quote, a backslash or a control character:
+/// SWAR's test for a byte below `n` (exact in saying whether there is one: a borrow that crosses
+/// into the next byte starts only at a byte that is below `n` itself), for `0x20` and for a zero
+/// byte once the word is XORed with a quote or a backslash in every byte.
+fn plain_word(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    let any_below = |word: u64, n: u64| word.wrapping_sub(ONES * n) & !word & HIGH != 0;
+    !any_below(word, 0x20)
+        && !any_below(word ^ (ONES * u64::from(b'"')), 1)
+        && !any_below(word ^ (ONES * u64::from(b'\\')), 1)
 }
 
 /// `value` as JSON text. Writing a value or a string to memory cannot fail.
@@ -356,7 +367,27 @@ fn put(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
 
 #[cfg(test)]
 mod tests {
-    use super::put_text;
+    use super::{plain_word, put_text};
+
+    #[test]
+    fn a_word_is_plain_unless_one_of_its_bytes_is_a_quote_a_backslash_or_a_control() {
+        // Every byte at every place among plain bytes, ASCII and not.
+        for filler in [b'a', b' ', b'~', 0x7f, 0x80, 0xc3, 0xff] {
+            assert!(plain_word(u64::from_le_bytes([filler; 8])), "{filler:#x}");
+            for place in 0..8 {
+                for byte in 0..=255u8 {
+                    let mut word = [filler; 8];
+                    word[place] = byte;
+                    let plain = !(byte == b'"' || byte == b'\\' || byte < 0x20);
+                    assert_eq!(
+                        plain_word(u64::from_le_bytes(word)),
+                        plain,
+                        "{byte:#x} at {place} among {filler:#x}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_text_is_written_as_a_string_byte_for_byte_as_serde_json_writes_it() {
