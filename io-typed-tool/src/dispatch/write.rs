@@ -323,27 +323,36 @@ fn put_text(out: &mut Vec<u8>, text: &str) {
 }
 
 /// `bytes` written with quotes, backslashes and control characters escaped as serde_json
-/// escapes them (`\n`, `\u001f`).
+/// escapes them.
 fn escaped(out: &mut Vec<u8>, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     for &b in bytes {
         match b {
             b'"' | b'\\' => out.extend_from_slice(&[b'\\', b]),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0..0x20 => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]),
+            0..0x20 => control(out, b),
             _ => out.push(b),
         }
+    }
+}
+
+/// A control character as serde_json escapes it (`\n`, `\u001f`): JSON as serde_json writes
+/// it has none, so this is out of the way of the loop above.
+#[cold]
+fn control(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0xf)],
+        ]),
     }
 }
 
