@@ -190,23 +190,6 @@ fn main() {
                 .into_next_turn(),
         );
     };
-    for (name, provider, response) in &responses {
-        paired(
-            name,
-            "registry_call",
-            |calls| per_call(calls, &|| dispatch(*provider, response)),
-            |calls| {
-                per_call(calls, &|| {
-                    black_box(
-                        runtime
-                            .block_on(registry.call("kb.search", arguments.clone()))
-                            .expect("ok"),
-                    );
-                })
-            },
-        );
-    }
-
     let dispatch_text = |provider: Provider, response: &Value| {
         black_box(
             runtime
@@ -215,21 +198,24 @@ fn main() {
                 .next_turn_json(),
         );
     };
-    for (name, provider, response) in &responses {
-        paired(
-            &format!("{name} (as text)"),
-            "registry_call",
-            |calls| per_call(calls, &|| dispatch_text(*provider, response)),
-            |calls| {
-                per_call(calls, &|| {
-                    black_box(
-                        runtime
-                            .block_on(registry.call("kb.search", arguments.clone()))
-                            .expect("ok"),
-                    );
-                })
-            },
-        );
+    let paths: [(&str, &Dispatch<'_>); 2] = [("", &dispatch), (" (as text)", &dispatch_text)];
+    for (path, dispatch) in paths {
+        for (name, provider, response) in &responses {
+            paired(
+                &format!("{name}{path}"),
+                "registry_call",
+                |calls| per_call(calls, &|| dispatch(*provider, response)),
+                |calls| {
+                    per_call(calls, &|| {
+                        black_box(
+                            runtime
+                                .block_on(registry.call("kb.search", arguments.clone()))
+                                .expect("ok"),
+                        );
+                    })
+                },
+            );
+        }
     }
 
     // The same call written by hand, the least a loop must do for OpenAI Chat: the arguments
@@ -253,6 +239,9 @@ fn main() {
         },
     );
 }
+
+/// One path from a response to its next turn.
+type Dispatch<'a> = dyn Fn(Provider, &Value) + 'a;
 
 /// `ours` and `theirs` in alternating bursts of about 20 ms, 61 rounds; prints the median of
 /// the per-round ratios and its quartiles.

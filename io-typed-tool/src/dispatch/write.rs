@@ -191,32 +191,23 @@ fn derived_json(
         Ok(output) => output,
         Err(error) => return put(out, &failure(provider, call, error)),
     };
-    let text = |out: &mut Vec<u8>| match output {
-        Output::Json(text) => put_text(out, text),
-        Output::Value(value) => put_text(out, &value.to_string()),
-    };
-    match provider {
-        Provider::OpenAiChat => {
-            out.extend_from_slice(br#"{"role":"tool","tool_call_id":"#);
-            put(out, call.id.as_str());
-            out.extend_from_slice(br#","content":"#);
-            text(out);
-            out.push(b'}');
-        }
-        Provider::OpenAiResponses => {
-            out.extend_from_slice(br#"{"type":"function_call_output","call_id":"#);
-            put(out, call.id.as_str());
-            out.extend_from_slice(br#","output":"#);
-            text(out);
-            out.push(b'}');
-        }
-        Provider::Anthropic => {
-            out.extend_from_slice(br#"{"type":"tool_result","tool_use_id":"#);
-            put(out, call.id.as_str());
-            out.extend_from_slice(br#","content":[{"type":"text","text":"#);
-            text(out);
-            out.extend_from_slice(br#"}],"is_error":false}"#);
-        }
+    // The answer around the call's id and the output's text, as `answer` builds it.
+    let (open, between, close): (&[u8], &[u8], &[u8]) = match provider {
+        Provider::OpenAiChat => (
+            br#"{"role":"tool","tool_call_id":"#,
+            br#","content":"#,
+            b"}",
+        ),
+        Provider::OpenAiResponses => (
+            br#"{"type":"function_call_output","call_id":"#,
+            br#","output":"#,
+            b"}",
+        ),
+        Provider::Anthropic => (
+            br#"{"type":"tool_result","tool_use_id":"#,
+            br#","content":[{"type":"text","text":"#,
+            br#"}],"is_error":false}"#,
+        ),
         Provider::Gemini => {
             out.extend_from_slice(br#"{"functionResponse":{"response":{"output":"#);
             match output {
@@ -230,8 +221,17 @@ fn derived_json(
                 put(out, call.id.as_str());
             }
             out.extend_from_slice(b"}}");
+            return;
         }
+    };
+    out.extend_from_slice(open);
+    put(out, call.id.as_str());
+    out.extend_from_slice(between);
+    match output {
+        Output::Json(text) => put_text(out, text),
+        Output::Value(value) => put_text(out, &value.to_string()),
     }
+    out.extend_from_slice(close);
 }
 
 /// [`next_turn`] written as JSON text from the results: each answer written as text (an
