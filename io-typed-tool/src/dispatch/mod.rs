@@ -386,7 +386,7 @@ impl Dispatched {
 
     /// [`Self::next_turn`] as JSON text (an array of the messages, items or contents to send),
     /// each output written as it was kept: for a host that writes its request body as text
-    /// (or holds its messages as [`serde_json::value::RawValue`]s), no value is built for an
+    /// (or holds each message as raw JSON), no value is built for an
     /// output kept as text ([`DispatchOptions::outputs_as_text`]).
     ///
     /// ```
