@@ -271,7 +271,7 @@ impl CallResult {
         match (&self.written, &self.outcome) {
             (Some(answer), Ok(output)) if write::output_place(answer).is_some() => {
                 let mut answer = answer.clone();
-                write::put_output(&mut answer, output.clone().into_value());
+                write::put_output(&mut answer, output.clone());
                 Cow::Owned(answer)
             }
             (Some(answer), _) => Cow::Borrowed(answer),
@@ -285,9 +285,7 @@ impl CallResult {
     pub fn into_answer(self) -> Value {
         match (self.written, self.outcome) {
             (Some(mut answer), Ok(output)) => {
-                if write::output_place(&answer).is_some() {
-                    write::put_output(&mut answer, output.into_value());
-                }
+                write::put_output(&mut answer, output);
                 answer
             }
             (Some(answer), Err(_)) => answer,

@@ -108,13 +108,14 @@ pub(super) fn output_place(answer: &Value) -> Option<&Value> {
     OUTPUT_PLACE.iter().try_fold(answer, |at, key| at.get(key))
 }
 
-/// A Gemini answer's output, in the place [`success`] kept for it; nothing where there is none.
-pub(super) fn put_output(answer: &mut Value, output: Value) {
+/// A Gemini answer's output, in the place [`success`] kept for it; nothing where there is none
+/// (and then an output kept as text is not read back).
+pub(super) fn put_output(answer: &mut Value, output: Output) {
     if let Some(place) = OUTPUT_PLACE
         .iter()
         .try_fold(answer, |at, key| at.get_mut(key))
     {
-        *place = output;
+        *place = output.into_value();
     }
 }
 
@@ -210,10 +211,7 @@ fn derived_json(
         ),
         Provider::Gemini => {
             out.extend_from_slice(br#"{"functionResponse":{"response":{"output":"#);
-            match output {
-                Output::Json(text) => out.extend_from_slice(text.as_bytes()),
-                Output::Value(value) => put(out, value),
-            }
+            put_raw(out, output);
             out.extend_from_slice(br#"},"name":"#);
             put(out, call.name.as_str());
             if !call.id.is_empty() {
@@ -279,10 +277,7 @@ pub(super) fn next_turn_json(provider: Provider, results: &[CallResult]) -> Stri
 /// `value` as JSON text, with `output` written at `path` in place of what is there.
 fn spliced(out: &mut Vec<u8>, value: &Value, path: &[&str], output: &Output) {
     match (value, path.split_first()) {
-        (_, None) => match output {
-            Output::Json(text) => out.extend_from_slice(text.as_bytes()),
-            Output::Value(value) => put(out, value),
-        },
+        (_, None) => put_raw(out, output),
         (Value::Object(members), Some((step, rest))) => {
             out.push(b'{');
             for (i, (key, member)) in members.iter().enumerate() {
@@ -300,6 +295,14 @@ fn spliced(out: &mut Vec<u8>, value: &Value, path: &[&str], output: &Output) {
             out.push(b'}');
         }
         _ => put(out, value),
+    }
+}
+
+/// `output` as JSON: its text as it is, or its value written.
+fn put_raw(out: &mut Vec<u8>, output: &Output) {
+    match output {
+        Output::Json(text) => out.extend_from_slice(text.as_bytes()),
+        Output::Value(value) => put(out, value),
     }
 }
 
