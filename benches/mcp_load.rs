@@ -174,7 +174,9 @@ fn serve(server: &str, port: u16) {
                 );
                 loop {
                     let (stream, _) = listener.accept().await.expect("accepts");
-                    // As `McpServer::serve_http` does.
+                    // rmcp's service as a tower service (what its examples mount in axum,
+                    // without axum's router), with `TCP_NODELAY` as `McpServer::serve_http`
+                    // sets it.
                     let _ = stream.set_nodelay(true);
                     let service = hyper_util::service::TowerToHyperService::new(service.clone());
                     tokio::spawn(async move {

@@ -391,7 +391,9 @@ fn respond(
 /// metadata document, or a verified bearer token (its caller put in the request's extensions).
 pub(crate) async fn guard<B>(
     auth: Option<Arc<HttpAuth>>,
-    service: rmcp::transport::StreamableHttpService<crate::McpServer, crate::sessions::Sessions>,
+    service: Arc<
+        rmcp::transport::StreamableHttpService<crate::McpServer, crate::sessions::Sessions>,
+    >,
     mut request: http::Request<B>,
 ) -> Result<http::Response<HttpBody>, std::convert::Infallible>
 where
@@ -399,12 +401,9 @@ where
     B::Error: std::fmt::Display,
     B::Data: Send + 'static,
 {
-    let forward = |request| {
-        hyper::service::Service::call(
-            &hyper_util::service::TowerToHyperService::new(service),
-            request,
-        )
-    };
+    // rmcp's own entry, by reference: its tower `call` copies the service (its configuration's
+    // host and origin lists with it) and boxes the future, once for every request.
+    let forward = async |request| Ok(service.handle(request).await);
     let Some(auth) = auth else {
         return forward(request).await;
     };

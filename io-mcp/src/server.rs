@@ -1451,7 +1451,7 @@ impl McpServer {
     /// ```
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         let auth = self.auth.clone();
-        let service = self.http_service();
+        let service = Arc::new(self.http_service());
         loop {
             let (stream, _) = listener
                 .accept()

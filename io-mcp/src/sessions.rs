@@ -113,6 +113,8 @@ impl Sessions {
     /// The id rmcp's manager knows `id` by: `id` without this instance's prefix.
     fn inner_id(&self, id: &SessionId) -> Result<SessionId, SessionError> {
         match id.strip_prefix(&*self.prefix) {
+            // Without a prefix, the id itself (shared, not copied: this runs every request).
+            Some(rest) if !rest.is_empty() && self.prefix.is_empty() => Ok(id.clone()),
             Some(rest) if !rest.is_empty() => Ok(rest.into()),
             _ => Err(SessionError::Unknown {
                 id: id.chars().take(80).collect(),
@@ -251,6 +253,10 @@ mod tests {
         }
         let bare = Sessions::new("", DEFAULT_SESSION_IDLE, 2);
         assert_eq!(bare.inner_id(&"xyz".into()).unwrap(), "xyz".into());
+        assert!(matches!(
+            bare.inner_id(&"".into()),
+            Err(SessionError::Unknown { .. })
+        ));
         assert_eq!(
             sessions.inner.session_config.keep_alive,
             Some(DEFAULT_SESSION_IDLE)

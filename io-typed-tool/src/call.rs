@@ -136,8 +136,9 @@ impl fmt::Debug for ProgressReporter {
 /// A cancellation signal for one call, shared by the host (who cancels) and the registry
 /// (who stops the call and answers `cancelled`).
 ///
-/// Cancelling stops the call at its next `.await`: the body's future is dropped (on a
-/// multi-thread runtime its task is aborted), nothing after it runs (no retry, no output
+/// Cancelling stops the call at its next `.await`: the body's future is dropped (where it runs
+/// as a task of its own, on a multi-thread runtime with two workers or more, its task is
+/// aborted), nothing after it runs (no retry, no output
 /// validation), and the audit record says `cancelled`. A tool with a file contract syncs
 /// nothing back from a cancelled call.
 ///

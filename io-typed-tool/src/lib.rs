@@ -33,8 +33,8 @@
 //! - **`approval` missing from a TOOL.md** is `auto`, or `on-mutate` with `mutates`; a host can
 //!   have `auto` calls shown to its approver too ([`ToolRegistry::with_approval_of_every_call`]).
 //! - **Errors of non-idempotent tools** are never `retryable` for the caller.
-//! - **Timeouts** are a hard ceiling on multi-thread runtimes, even for bodies that block; see
-//!   [`ToolRegistry`] for what a current-thread host gets.
+//! - **Timeouts** are a hard ceiling on multi-thread runtimes with two workers or more, even for
+//!   bodies that block; see [`ToolRegistry`] for what a one-worker host gets.
 //! - **Declared output files are mutations**: a tool's `outputsFiles` must be covered by its
 //!   `mutates` (compile time, registration and sync); `workspace:/dir/*` covers the folder.
 //! - **Undeclared mutations**: a body that writes through [`ToolContext::authorize_mutation`]

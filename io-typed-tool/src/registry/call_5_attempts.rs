@@ -192,11 +192,21 @@ pub(super) fn checked_output(tool: &RegisteredTool, output: Value) -> Result<Val
     Ok(output)
 }
 
-/// Whether a call's body would run on the caller's thread: inside a Tokio runtime that is not
-/// multi-thread (see [`run_attempt`]).
+/// Whether a call's body would run on the caller's thread: inside a Tokio runtime with one
+/// thread to run tasks on (see [`run_attempt`]).
 pub(super) fn polled_in_place() -> bool {
-    tokio::runtime::Handle::try_current()
-        .is_ok_and(|handle| handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread)
+    tokio::runtime::Handle::try_current().is_ok_and(|handle| !spawns(&handle))
+}
+
+/// Whether a body runs as its own task on this runtime: only where another worker could run
+/// its caller while it blocks one (a multi-thread runtime with two workers or more). On a
+/// runtime with one worker, a current-thread one or a multi-thread one with
+/// `worker_threads(1)` (what `#[tokio::main]` gives on a one-CPU machine or container), a
+/// body that blocks its thread blocks every task, its caller's with it, whether it is a task
+/// of its own or not: a task of its own would cost every call a spawn and buy nothing.
+fn spawns(handle: &tokio::runtime::Handle) -> bool {
+    handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        && handle.metrics().num_workers() > 1
 }
 
 /// A call that is one attempt on the caller's thread (`Admitted::runs_once`,
@@ -259,14 +269,15 @@ pub(crate) enum Payload {
 
 /// One attempt under the contract's wall-clock ceiling.
 ///
-/// On a multi-thread Tokio runtime the body runs as its own task, so a body that blocks its
-/// thread (`std::thread::sleep`, a busy loop) cannot starve the timer: the caller gets
-/// `timeout` at the ceiling (at most [`watchdog::TICK`](super::watchdog::TICK) after it: the
-/// ceiling is watched by one thread for all calls, which costs no system call a call), and the
-/// task is aborted (a thread that never yields runs on until
-/// it returns, but its result is dropped). On a current-thread runtime the body shares the
-/// caller's only thread, so the timer can fire no earlier than the body's next `.await`; a
-/// result that arrives after the ceiling is still reported as `timeout`, never as success.
+/// On a multi-thread Tokio runtime with two workers or more the body runs as its own task, so
+/// a body that blocks its thread (`std::thread::sleep`, a busy loop) cannot starve the timer:
+/// the caller gets `timeout` at the ceiling (watched by one thread for all calls, which costs
+/// no system call a call: see [`watchdog`](super::watchdog)), and the task is aborted (a
+/// thread that never yields runs on until it returns, but its result is dropped). On a runtime
+/// with one worker (current-thread, or multi-thread with one worker thread) the body shares the
+/// caller's only thread (see [`spawns`]), so the timer can fire no earlier than the body's next
+/// `.await`; a result that arrives after the ceiling is still reported as `timeout`, never as
+/// success.
 ///
 /// Not an `async fn`: the body's future is made here and the attempt's future holds only it.
 pub(super) fn run_attempt<'a, O: Produce>(
@@ -283,15 +294,13 @@ pub(super) fn run_attempt<'a, O: Produce>(
         Err(_) => Attempt::NoRuntime,
         // Boxed: this path spawns a task anyway, and a call on a current-thread runtime
         // should not carry its space.
-        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            Attempt::Spawned(Box::pin(spawned_attempt(
-                handle,
-                Arc::clone(plugin),
-                input,
-                ctx.clone(),
-                timeout,
-            )))
-        }
+        Ok(handle) if spawns(&handle) => Attempt::Spawned(Box::pin(spawned_attempt(
+            handle,
+            Arc::clone(plugin),
+            input,
+            ctx.clone(),
+            timeout,
+        ))),
         Ok(_) => Attempt::Local(O::execute(input, plugin.as_ref(), ctx)),
     };
     async move {

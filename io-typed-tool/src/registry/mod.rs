@@ -85,16 +85,20 @@ impl Schema {
 /// Timeouts and retry waits use Tokio's timer: call from a Tokio runtime with time enabled.
 /// Outside one, a call fails with `internal` instead of panicking.
 ///
-/// `timeout_ms` is a hard wall-clock ceiling. On a **multi-thread** runtime each attempt runs
-/// as its own task, so even a body that blocks its thread (`std::thread::sleep`, a busy loop,
-/// blocking I/O) is answered `timeout` at the ceiling; the task is aborted, and a thread that
-/// never yields runs on until it returns, its result dropped. On a **current-thread** runtime
-/// the body shares the only thread, so the timer fires no earlier than the body's next
-/// `.await`: a body that blocks is answered when it returns, and a result that comes after the
-/// ceiling is still `timeout`, never a success. Hosts that run blocking tools should use a
-/// multi-thread runtime. On a current-thread runtime the body runs inside the caller's task,
-/// so task-locals the caller set (`tokio::task_local!`) are visible to it; on a multi-thread
-/// runtime it runs in a task of its own, and they are not. A result that arrives exactly at the
+/// `timeout_ms` is a hard wall-clock ceiling. On a **multi-thread** runtime with two workers or
+/// more each attempt runs as its own task, so even a body that blocks its thread
+/// (`std::thread::sleep`, a busy loop, blocking I/O) is answered `timeout` at the ceiling; the
+/// task is aborted, and a thread that never yields runs on until it returns, its result
+/// dropped. On a runtime with **one worker** (current-thread, or multi-thread with
+/// `worker_threads(1)`, which `#[tokio::main]` gives on one CPU) the body shares the only
+/// thread, so the timer fires no earlier than the body's next `.await`: a body that blocks is
+/// answered when it returns, and a result that comes after the ceiling is still `timeout`,
+/// never a success. (A task of its own would not change that there: the body would still block
+/// the one worker its caller needs; it would only cost every call a spawn.) Hosts that run
+/// blocking tools should use a multi-thread runtime with two workers or more. On a one-worker
+/// runtime the body runs inside the caller's task, so task-locals the caller set
+/// (`tokio::task_local!`) are visible to it; with two workers or more it runs in a task of its
+/// own, and they are not. A result that arrives exactly at the
 /// ceiling counts as within it. A ceiling of a second or more is judged by the kernel's coarse
 /// clock, exact to its tick (4 ms at `HZ=250`; a read costs a quarter of a precise one), and
 /// judged fail-closed: a result that came within two ticks of such a ceiling may be answered

@@ -5,12 +5,20 @@
 //! earliest timer wakes the runtime's driver (an `eventfd` write, then an `epoll_wait` to read
 //! it). The MCP load bench counted it (`strace -c`: two `write`s a call against rmcp's one),
 //! and at one client it was the largest part of the difference. A [`Deadline`] instead puts its
-//! waker in a map this module's thread reads every [`TICK`]: registering takes a lock and a map
-//! insert, no system call, while the thread is awake; it falls asleep after [`IDLE`] with
-//! nothing to watch, and the first deadline after that wakes it (one system call then).
+//! waker in a map this module's thread watches: registering takes a lock and a map insert.
 //!
-//! A deadline fires at most one [`TICK`] late; the attempt's outcome is judged by its own
-//! clock reading (`attempt_result`), so a late wake-up never turns a timeout into a success.
+//! The thread sleeps until the earliest deadline in the map (with none, until one comes). A
+//! registration wakes it (one system call) only when its deadline is earlier than the one the
+//! thread sleeps until: calls under one contract have one ceiling, so each new deadline is
+//! later than those before it and wakes nothing. A deadline whose call ended is taken out of
+//! the map, not out of the thread's sleep: the thread wakes at that time, finds it gone and
+//! sleeps until the next. Under load the thread wakes about once a ceiling, not once a call or
+//! on a tick (an earlier version looked every 2 ms while anything was watched: 500 wake-ups a
+//! second on the server's core, which the load bench counted as context switches).
+//!
+//! A deadline fires at its time (as late as the system's timer slack); the attempt's outcome
+//! is judged by its own clock reading (`attempt_result`), so a late wake-up never turns a
+//! timeout into a success.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -18,12 +26,6 @@ use std::pin::Pin;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
-
-/// How often the awake thread looks at the deadlines.
-pub(crate) const TICK: Duration = Duration::from_millis(2);
-
-/// How long the thread stays awake with nothing to watch.
-pub(crate) const IDLE: Duration = Duration::from_secs(1);
 
 struct Shared {
     state: Mutex<State>,
@@ -35,8 +37,31 @@ struct State {
     /// (when, a registration number) -> the task to wake then.
     deadlines: BTreeMap<(Instant, u64), Waker>,
     next: u64,
-    /// The thread waits for a notification (nothing to watch for [`IDLE`]).
-    asleep: bool,
+    /// What the thread sleeps until; `Awake` while it runs (or has been told to look again).
+    sleep: Sleep,
+}
+
+/// What the watchdog's thread is doing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Sleep {
+    /// Running, or notified: it reads the map before it sleeps again.
+    #[default]
+    Awake,
+    /// Asleep until this instant.
+    Until(Instant),
+    /// Asleep with nothing to watch, until a deadline comes.
+    Forever,
+}
+
+impl Sleep {
+    /// Whether a new deadline `at` must wake the thread: it would otherwise sleep past it.
+    fn misses(self, at: Instant) -> bool {
+        match self {
+            Sleep::Awake => false,
+            Sleep::Until(until) => at < until,
+            Sleep::Forever => true,
+        }
+    }
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
@@ -64,7 +89,6 @@ fn start() -> Option<&'static Shared> {
 }
 
 fn watch(shared: &'static Shared) {
-    let mut idle_since: Option<Instant> = None;
     loop {
         let now = Instant::now();
         let mut state = lock(shared);
@@ -76,31 +100,29 @@ fn watch(shared: &'static Shared) {
             due.into_values().for_each(Waker::wake);
             continue;
         }
-        let wait = match state.deadlines.first_key_value() {
-            Some(((at, _), _)) => {
-                idle_since = None;
-                at.saturating_duration_since(now).min(TICK)
-            }
-            None if now.duration_since(*idle_since.get_or_insert(now)) >= IDLE => {
-                state.asleep = true;
-                let state = shared
+        let until = state.deadlines.first_key_value().map(|((at, _), _)| *at);
+        state.sleep = until.map_or(Sleep::Forever, Sleep::Until);
+        // Until the time, or until a registration that would be missed sets `Awake`.
+        let mut state = match until {
+            Some(at) => {
+                shared
                     .wake
-                    .wait_while(state, |state| state.asleep)
-                    .unwrap_or_else(PoisonError::into_inner);
-                drop(state);
-                idle_since = None;
-                continue;
+                    .wait_timeout_while(state, at.saturating_duration_since(now), |state| {
+                        state.sleep != Sleep::Awake
+                    })
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
             }
-            None => TICK,
+            None => shared
+                .wake
+                .wait_while(state, |state| state.sleep != Sleep::Awake)
+                .unwrap_or_else(PoisonError::into_inner),
         };
-        let _ = shared
-            .wake
-            .wait_timeout(state, wait)
-            .unwrap_or_else(PoisonError::into_inner);
+        state.sleep = Sleep::Awake;
     }
 }
 
-/// A future that is ready at `at` (or at most a [`TICK`] later).
+/// A future that is ready at `at` (as late as the system's timer slack).
 pub(crate) struct Deadline {
     watchdog: &'static Shared,
     /// `None`: never (a ceiling past what `Instant` holds).
@@ -154,8 +176,8 @@ impl Future for Deadline {
         let key = state.next;
         state.next += 1;
         state.deadlines.insert((at, key), cx.waker().clone());
-        if state.asleep {
-            state.asleep = false;
+        if state.sleep.misses(at) {
+            state.sleep = Sleep::Awake;
             shared.wake.notify_one();
         }
         drop(state);
@@ -290,34 +312,91 @@ mod tests {
         assert_eq!((wakes(&old), wakes(&new)), (0, 1));
     }
 
+    /// Waits (at most a second) until the watchdog's thread sleeps as `sleep` says.
+    fn until_it_sleeps(watchdog: &Shared, sleep: Sleep) {
+        let started = Instant::now();
+        while lock(watchdog).sleep != sleep {
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "the watchdog sleeps as {:?}, not {sleep:?}",
+                lock(watchdog).sleep
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
-    fn the_watchdog_sleeps_after_its_idle_time_and_wakes_for_a_new_deadline() {
+    fn the_watchdog_sleeps_until_the_earliest_deadline_and_only_an_earlier_one_wakes_it() {
         let watchdog = start().unwrap();
-        // Awake while there is something to watch, and for `IDLE` after.
-        let mut cx = Context::from_waker(Waker::noop());
-        let mut first = Box::pin(Deadline::on(
-            watchdog,
-            Some(Instant::now() + Duration::from_millis(20)),
-        ));
-        assert!(first.as_mut().poll(&mut cx).is_pending());
-        std::thread::sleep(Duration::from_millis(200));
-        assert!(lock(watchdog).deadlines.is_empty(), "fired");
-        assert!(!lock(watchdog).asleep, "awake within its idle time");
-        std::thread::sleep(IDLE);
-        assert!(lock(watchdog).asleep, "asleep after its idle time");
-        // A new deadline wakes it, and fires.
-        let (count, waker) = counting();
-        let mut next = Box::pin(Deadline::on(
-            watchdog,
-            Some(Instant::now() + Duration::from_millis(20)),
-        ));
+        // Nothing to watch: asleep until a deadline comes.
+        until_it_sleeps(watchdog, Sleep::Forever);
+        let now = Instant::now();
+        let (first_at, later_at, earlier_at) = (
+            now + Duration::from_millis(400),
+            now + Duration::from_millis(700),
+            now + Duration::from_millis(200),
+        );
+        let (first, first_waker) = counting();
+        let mut a = Box::pin(Deadline::on(watchdog, Some(first_at)));
         assert!(
-            next.as_mut()
-                .poll(&mut Context::from_waker(&waker))
+            a.as_mut()
+                .poll(&mut Context::from_waker(&first_waker))
                 .is_pending()
         );
-        assert!(!lock(watchdog).asleep);
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(wakes(&count), 1);
+        // The first deadline woke it; it sleeps until that deadline.
+        until_it_sleeps(watchdog, Sleep::Until(first_at));
+        // A later one wakes nothing: the sleep is unchanged.
+        let (later, later_waker) = counting();
+        let mut b = Box::pin(Deadline::on(watchdog, Some(later_at)));
+        assert!(
+            b.as_mut()
+                .poll(&mut Context::from_waker(&later_waker))
+                .is_pending()
+        );
+        assert_eq!(lock(watchdog).sleep, Sleep::Until(first_at));
+        // An earlier one wakes it, and it sleeps until that one instead.
+        let (earlier, earlier_waker) = counting();
+        let mut c = Box::pin(Deadline::on(watchdog, Some(earlier_at)));
+        assert!(
+            c.as_mut()
+                .poll(&mut Context::from_waker(&earlier_waker))
+                .is_pending()
+        );
+        until_it_sleeps(watchdog, Sleep::Until(earlier_at));
+        // Each fires at its time, not before.
+        std::thread::sleep(earlier_at.saturating_duration_since(Instant::now()));
+        until_it_sleeps(watchdog, Sleep::Until(first_at));
+        assert_eq!((wakes(&earlier), wakes(&first), wakes(&later)), (1, 0, 0));
+        // A deadline taken out (its call ended) is still slept until, then passed over.
+        drop(a);
+        until_it_sleeps(watchdog, Sleep::Until(later_at));
+        assert!(
+            Instant::now() >= first_at,
+            "woke before the time it slept until"
+        );
+        assert_eq!(wakes(&first), 0);
+        until_it_sleeps(watchdog, Sleep::Forever);
+        assert!(Instant::now() >= later_at);
+        assert_eq!((wakes(&earlier), wakes(&later)), (1, 1));
+        assert!(
+            c.as_mut()
+                .poll(&mut Context::from_waker(&earlier_waker))
+                .is_ready()
+        );
+        assert!(
+            b.as_mut()
+                .poll(&mut Context::from_waker(&later_waker))
+                .is_ready()
+        );
+    }
+
+    #[test]
+    fn only_a_deadline_the_sleep_would_miss_wakes_the_thread() {
+        let at = Instant::now() + Duration::from_secs(10);
+        assert!(!Sleep::Awake.misses(at));
+        assert!(Sleep::Forever.misses(at));
+        assert!(Sleep::Until(at + Duration::from_nanos(1)).misses(at));
+        assert!(!Sleep::Until(at).misses(at));
+        assert!(!Sleep::Until(at - Duration::from_nanos(1)).misses(at));
     }
 }

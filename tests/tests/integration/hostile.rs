@@ -352,27 +352,38 @@ fn a_blocking_body_times_out_at_its_ceiling_on_a_multi_thread_runtime() {
     assert_eq!(ok.unwrap(), json!({ "ok": true }));
 }
 
-/// On a current-thread runtime the timer cannot fire while the body blocks the only thread;
-/// the late result is still a timeout, never a success.
+/// On a runtime with one worker (current-thread, or multi-thread with one worker thread) the
+/// timer cannot fire while the body blocks the only thread; the late result is still a
+/// timeout, never a success.
 #[test]
-fn a_late_result_on_a_current_thread_runtime_is_a_timeout() {
+fn a_late_result_on_a_one_worker_runtime_is_a_timeout() {
     let registry = tool_registry![BlockingTool].unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let current = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .unwrap();
-    let err = runtime
-        .block_on(registry.call_with(
-            "test.blocking",
-            json!({ "ms": 200 }),
-            CallOptions::default(),
-        ))
-        .unwrap_err();
-    assert_eq!(err.code(), &ErrorCode::Timeout);
-    assert!(
-        !err.is_retryable(),
-        "a non-idempotent tool's error is not retryable"
-    );
+    let one_worker = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    for runtime in [current, one_worker] {
+        let err = runtime
+            .block_on(registry.call_with(
+                "test.blocking",
+                json!({ "ms": 200 }),
+                CallOptions::default(),
+            ))
+            .unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::Timeout);
+        assert!(
+            !err.is_retryable(),
+            "a non-idempotent tool's error is not retryable"
+        );
+        // A body within its ceiling answers.
+        let ok = runtime.block_on(registry.call("test.blocking", json!({ "ms": 1 })));
+        assert_eq!(ok.unwrap(), json!({ "ok": true }));
+    }
 }
 
 /// Blocks its thread for `ms` milliseconds under a ceiling long enough to be judged by the

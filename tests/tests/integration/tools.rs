@@ -193,18 +193,25 @@ async fn tenant_length(_input: Ask) -> Result<Answer, ToolError> {
 }
 
 #[test]
-fn on_a_current_thread_runtime_the_body_runs_in_the_caller_s_task() {
+fn on_a_one_worker_runtime_the_body_runs_in_the_caller_s_task() {
     let registry = tool_registry![TenantLengthTool].unwrap();
     let out = block_on(TENANT.scope("acme", registry.call("test.task-local", json!({}))));
     assert_eq!(out.unwrap(), json!({ "value": 4 }));
-    // On a multi-thread runtime the attempt is a task of its own.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_time()
-        .build()
-        .unwrap();
-    let out = runtime.block_on(TENANT.scope("acme", registry.call("test.task-local", json!({}))));
-    assert_eq!(out.unwrap(), json!({ "value": 0 }));
+    // A multi-thread runtime with one worker: still the caller's task (a task of its own would
+    // not free the one worker a blocking body holds).
+    let on = |workers| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(TENANT.scope("acme", registry.call("test.task-local", json!({}))))
+            .unwrap()
+    };
+    assert_eq!(on(1), json!({ "value": 4 }));
+    // With two workers the attempt is a task of its own.
+    assert_eq!(on(2), json!({ "value": 0 }));
 }
 
 #[test]
