@@ -14,8 +14,10 @@
 //!
 //! at 1, 16 and 256 concurrent clients: calls per second, p50 / p99 / max latency, errors (a
 //! status other than 200, or an answer without the tool's `structuredContent`), the server's
-//! RSS at rest and its peak under load. The two servers are measured in alternating rounds
-//! (ours, rmcp, ours, rmcp) and their rounds pooled, so drift on the machine reaches both.
+//! RSS at rest and its peak under load. Each server (and the generator) is first warmed up
+//! on both revisions, unmeasured; then the two servers are measured in alternating rounds,
+//! each pair in the other order than the last (ours, rmcp; rmcp, ours; ...), and their rounds
+//! pooled, so drift on the machine, and any cost of going first, reaches both.
 //! Then memory per session: 10,000 sessions opened and left idle, the RSS they add divided by
 //! 10,000.
 //!
@@ -598,7 +600,8 @@ fn main() {
     let (round, rounds_per_cell) = if quick {
         (Duration::from_millis(400), 2)
     } else {
-        (Duration::from_millis(1_000), 5)
+        // An even number: each server goes first in half of the pairs.
+        (Duration::from_millis(1_000), 6)
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -624,6 +627,14 @@ fn main() {
         .filter_map(|server| Some((*server, Running::start(*server, next_port())?)))
         .collect();
     std::thread::sleep(Duration::from_millis(300));
+    // Warm-up, not measured: each server (and this generator) serves both revisions once, so
+    // the first cell's first round does not carry a cold process's start (lazily built
+    // state, the allocator's first growth, cold caches) for whichever server goes first.
+    for server in running.iter().chain(others.iter().map(|(_, running)| running)) {
+        for revision in [Revision::Sessions, Revision::Stateless] {
+            load(&runtime, server, revision, 16, round / 2);
+        }
+    }
 
     println!(
         "| revision | clients | server | calls/s | p50 ms | p99 ms | max ms | errors | peak RSS MiB |"
@@ -656,9 +667,12 @@ fn main() {
     for revision in [Revision::Sessions, Revision::Stateless] {
         for clients in CONCURRENCY {
             let mut rounds: Vec<Vec<Round>> = vec![Vec::new(), Vec::new()];
-            for _ in 0..rounds_per_cell {
-                for (i, server) in running.iter().enumerate() {
-                    rounds[i].push(load(&runtime, server, revision, clients, round));
+            // Alternating rounds, each pair in the other order than the last (ours, rmcp;
+            // rmcp, ours; ...): a drift on the machine, or a cost of going first, reaches both.
+            for pass in 0..rounds_per_cell {
+                for j in 0..running.len() {
+                    let i = if pass % 2 == 0 { j } else { running.len() - 1 - j };
+                    rounds[i].push(load(&runtime, &running[i], revision, clients, round));
                 }
             }
             let cells: Vec<Cell> = rounds.into_iter().map(summarize).collect();
