@@ -630,7 +630,10 @@ fn main() {
     // Warm-up, not measured: each server (and this generator) serves both revisions once, so
     // the first cell's first round does not carry a cold process's start (lazily built
     // state, the allocator's first growth, cold caches) for whichever server goes first.
-    for server in running.iter().chain(others.iter().map(|(_, running)| running)) {
+    for server in running
+        .iter()
+        .chain(others.iter().map(|(_, running)| running))
+    {
         for revision in [Revision::Sessions, Revision::Stateless] {
             load(&runtime, server, revision, 16, round / 2);
         }
@@ -671,7 +674,11 @@ fn main() {
             // rmcp, ours; ...): a drift on the machine, or a cost of going first, reaches both.
             for pass in 0..rounds_per_cell {
                 for j in 0..running.len() {
-                    let i = if pass % 2 == 0 { j } else { running.len() - 1 - j };
+                    let i = if pass % 2 == 0 {
+                        j
+                    } else {
+                        running.len() - 1 - j
+                    };
                     rounds[i].push(load(&runtime, &running[i], revision, clients, round));
                 }
             }

@@ -192,26 +192,41 @@ async fn tenant_length(_input: Ask) -> Result<Answer, ToolError> {
     })
 }
 
+/// The same, on a tool whose calls may be retried (the registry's general path, not the
+/// one-attempt one).
+#[tool(
+    id = "test.task-local-retried",
+    idempotent,
+    retry(max_attempts = 2, backoff = "exponential", initial_ms = 1)
+)]
+async fn tenant_length_retried(_input: Ask) -> Result<Answer, ToolError> {
+    Ok(Answer {
+        value: TENANT.try_with(|t| t.len() as u32).unwrap_or(0),
+    })
+}
+
 #[test]
 fn on_a_one_worker_runtime_the_body_runs_in_the_caller_s_task() {
-    let registry = tool_registry![TenantLengthTool].unwrap();
-    let out = block_on(TENANT.scope("acme", registry.call("test.task-local", json!({}))));
-    assert_eq!(out.unwrap(), json!({ "value": 4 }));
-    // A multi-thread runtime with one worker: still the caller's task (a task of its own would
-    // not free the one worker a blocking body holds).
-    let on = |workers| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .enable_time()
-            .build()
-            .unwrap();
-        runtime
-            .block_on(TENANT.scope("acme", registry.call("test.task-local", json!({}))))
-            .unwrap()
-    };
-    assert_eq!(on(1), json!({ "value": 4 }));
-    // With two workers the attempt is a task of its own.
-    assert_eq!(on(2), json!({ "value": 0 }));
+    let registry = tool_registry![TenantLengthTool, TenantLengthRetriedTool].unwrap();
+    for id in ["test.task-local", "test.task-local-retried"] {
+        let out = block_on(TENANT.scope("acme", registry.call(id, json!({}))));
+        assert_eq!(out.unwrap(), json!({ "value": 4 }), "{id}");
+        // A multi-thread runtime with one worker: still the caller's task (a task of its own
+        // would not free the one worker a blocking body holds).
+        let on = |workers| {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_time()
+                .build()
+                .unwrap();
+            runtime
+                .block_on(TENANT.scope("acme", registry.call(id, json!({}))))
+                .unwrap()
+        };
+        assert_eq!(on(1), json!({ "value": 4 }), "{id}");
+        // With two workers the attempt is a task of its own.
+        assert_eq!(on(2), json!({ "value": 0 }), "{id}");
+    }
 }
 
 #[test]
