@@ -252,7 +252,11 @@ mod tests {
             );
         }
         let bare = Sessions::new("", DEFAULT_SESSION_IDLE, 2);
-        assert_eq!(bare.inner_id(&"xyz".into()).unwrap(), "xyz".into());
+        let id: SessionId = "xyz".into();
+        let inner = bare.inner_id(&id).unwrap();
+        assert_eq!(inner, id);
+        // Without a prefix the id is shared, not copied (this runs on every request).
+        assert!(Arc::ptr_eq(&inner, &id));
         assert!(matches!(
             bare.inner_id(&"".into()),
             Err(SessionError::Unknown { .. })
