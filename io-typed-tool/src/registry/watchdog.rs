@@ -229,6 +229,11 @@ mod tests {
         (count.clone(), Waker::from(count))
     }
 
+    /// One poll of `deadline` by the task `waker` wakes.
+    fn poll_with(deadline: &mut Pin<Box<Deadline>>, waker: &Waker) -> Poll<()> {
+        deadline.as_mut().poll(&mut Context::from_waker(waker))
+    }
+
     fn wakes(count: &Counting) -> usize {
         count.0.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -263,16 +268,8 @@ mod tests {
         let (second, second_waker) = counting();
         let mut a = Box::pin(Deadline::on(watchdog, Some(at)));
         let mut b = Box::pin(Deadline::on(watchdog, Some(at)));
-        assert!(
-            a.as_mut()
-                .poll(&mut Context::from_waker(&first_waker))
-                .is_pending()
-        );
-        assert!(
-            b.as_mut()
-                .poll(&mut Context::from_waker(&second_waker))
-                .is_pending()
-        );
+        assert!(poll_with(&mut a, &first_waker).is_pending());
+        assert!(poll_with(&mut b, &second_waker).is_pending());
         assert_ne!(a.key, b.key);
         assert_eq!(lock(watchdog).deadlines.len(), 2);
         // Not before their time.
@@ -280,11 +277,7 @@ mod tests {
         assert_eq!((wakes(&first), wakes(&second)), (0, 0));
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!((wakes(&first), wakes(&second)), (1, 1));
-        assert!(
-            a.as_mut()
-                .poll(&mut Context::from_waker(&first_waker))
-                .is_ready()
-        );
+        assert!(poll_with(&mut a, &first_waker).is_ready());
     }
 
     #[test]
@@ -296,18 +289,8 @@ mod tests {
             watchdog,
             Some(Instant::now() + Duration::from_millis(40)),
         ));
-        assert!(
-            deadline
-                .as_mut()
-                .poll(&mut Context::from_waker(&old_waker))
-                .is_pending()
-        );
-        assert!(
-            deadline
-                .as_mut()
-                .poll(&mut Context::from_waker(&new_waker))
-                .is_pending()
-        );
+        assert!(poll_with(&mut deadline, &old_waker).is_pending());
+        assert!(poll_with(&mut deadline, &new_waker).is_pending());
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!((wakes(&old), wakes(&new)), (0, 1));
     }
@@ -338,30 +321,18 @@ mod tests {
         );
         let (first, first_waker) = counting();
         let mut a = Box::pin(Deadline::on(watchdog, Some(first_at)));
-        assert!(
-            a.as_mut()
-                .poll(&mut Context::from_waker(&first_waker))
-                .is_pending()
-        );
+        assert!(poll_with(&mut a, &first_waker).is_pending());
         // The first deadline woke it; it sleeps until that deadline.
         until_it_sleeps(watchdog, Sleep::Until(first_at));
         // A later one wakes nothing: the sleep is unchanged.
         let (later, later_waker) = counting();
         let mut b = Box::pin(Deadline::on(watchdog, Some(later_at)));
-        assert!(
-            b.as_mut()
-                .poll(&mut Context::from_waker(&later_waker))
-                .is_pending()
-        );
+        assert!(poll_with(&mut b, &later_waker).is_pending());
         assert_eq!(lock(watchdog).sleep, Sleep::Until(first_at));
         // An earlier one wakes it, and it sleeps until that one instead.
         let (earlier, earlier_waker) = counting();
         let mut c = Box::pin(Deadline::on(watchdog, Some(earlier_at)));
-        assert!(
-            c.as_mut()
-                .poll(&mut Context::from_waker(&earlier_waker))
-                .is_pending()
-        );
+        assert!(poll_with(&mut c, &earlier_waker).is_pending());
         until_it_sleeps(watchdog, Sleep::Until(earlier_at));
         // Each fires at its time, not before.
         std::thread::sleep(earlier_at.saturating_duration_since(Instant::now()));
@@ -378,16 +349,8 @@ mod tests {
         until_it_sleeps(watchdog, Sleep::Forever);
         assert!(Instant::now() >= later_at);
         assert_eq!((wakes(&earlier), wakes(&later)), (1, 1));
-        assert!(
-            c.as_mut()
-                .poll(&mut Context::from_waker(&earlier_waker))
-                .is_ready()
-        );
-        assert!(
-            b.as_mut()
-                .poll(&mut Context::from_waker(&later_waker))
-                .is_ready()
-        );
+        assert!(poll_with(&mut c, &earlier_waker).is_ready());
+        assert!(poll_with(&mut b, &later_waker).is_ready());
     }
 
     #[test]
