@@ -68,7 +68,7 @@ impl ToolRegistry {
                         // Taken once: this future ends here.
                         Err(err) => return Err(std::mem::replace(err, AgentError::internal(""))),
                     };
-                    // The common call (one attempt, ungated, no files, on a current-thread
+                    // The common call (one attempt, ungated, no files, on a one-worker
                     // runtime or inside a host's own polling) runs in this future's own
                     // state; the rest of the contract's machinery is boxed, so that the
                     // common call's future does not carry its space.

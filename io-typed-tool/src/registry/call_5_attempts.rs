@@ -292,7 +292,7 @@ pub(super) fn run_attempt<'a, O: Produce>(
     let started = agentio_core::__Started::now(timeout);
     let attempt = match tokio::runtime::Handle::try_current() {
         Err(_) => Attempt::NoRuntime,
-        // Boxed: this path spawns a task anyway, and a call on a current-thread runtime
+        // Boxed: this path spawns a task anyway, and a call on a one-worker runtime
         // should not carry its space.
         Ok(handle) if spawns(&handle) => Attempt::Spawned(Box::pin(spawned_attempt(
             handle,
@@ -355,7 +355,8 @@ pub(super) enum Ended<O> {
     Failed(ToolError),
 }
 
-/// An attempt on a current-thread runtime: the body polled in place, panics contained.
+/// An attempt on a one-worker runtime (see [`spawns`]): the body polled in place, panics
+/// contained.
 ///
 /// Most bodies finish on their first poll: those never arm a timer (arming one can wake the
 /// runtime's driver, a system call per call). A body that waits gets the timer for what is
