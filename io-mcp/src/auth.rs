@@ -358,7 +358,17 @@ fn split_origin(url: &str) -> (&str, &str) {
     }
 }
 
-type HttpBody = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
+use crate::sessions::HttpBody;
+
+/// What [`crate::McpServer::serve_http`] answers each HTTP request with: rmcp's service, the
+/// sessions it keeps (to answer a session's end, [`crate::sessions::answer`]), and the
+/// protected resource when there is one. One `Arc` of it is copied a request.
+pub(crate) struct Front {
+    pub(crate) auth: Option<Arc<HttpAuth>>,
+    pub(crate) service:
+        rmcp::transport::StreamableHttpService<crate::McpServer, crate::sessions::Sessions>,
+    pub(crate) sessions: Arc<crate::sessions::Sessions>,
+}
 
 fn respond(
     status: http::StatusCode,
@@ -390,10 +400,7 @@ fn respond(
 /// One HTTP request to rmcp's service; through the protected resource when there is one: the
 /// metadata document, or a verified bearer token (its caller put in the request's extensions).
 pub(crate) async fn guard<B>(
-    auth: Option<Arc<HttpAuth>>,
-    service: Arc<
-        rmcp::transport::StreamableHttpService<crate::McpServer, crate::sessions::Sessions>,
-    >,
+    front: Arc<Front>,
     mut request: http::Request<B>,
 ) -> Result<http::Response<HttpBody>, std::convert::Infallible>
 where
@@ -403,8 +410,9 @@ where
 {
     // rmcp's own entry, by reference: its tower `call` copies the service (its configuration's
     // host and origin lists with it) and boxes the future, once for every request.
-    let forward = async |request| Ok(service.handle(request).await);
-    let Some(auth) = auth else {
+    let forward =
+        async |request| Ok(crate::sessions::answer(&front.service, &front.sessions, request).await);
+    let Some(auth) = &front.auth else {
         return forward(request).await;
     };
     if request.method() == http::Method::GET && auth.is_metadata_path(request.uri().path()) {

@@ -1419,17 +1419,30 @@ impl McpServer {
         self,
         config: StreamableHttpServerConfig,
     ) -> StreamableHttpService<McpServer, Sessions> {
-        let sessions = Sessions::new(
+        self.http_parts(config).0
+    }
+
+    /// rmcp's service and the sessions it keeps.
+    fn http_parts(
+        self,
+        config: StreamableHttpServerConfig,
+    ) -> (StreamableHttpService<McpServer, Sessions>, Arc<Sessions>) {
+        let sessions = Arc::new(Sessions::new(
             &self.sessions.instance,
             self.sessions.idle,
             self.sessions.max,
-        );
-        StreamableHttpService::new(move || Ok(self.for_session()), Arc::new(sessions), config)
+        ));
+        let service =
+            StreamableHttpService::new(move || Ok(self.for_session()), sessions.clone(), config);
+        (service, sessions)
     }
 
     /// Serves streamable HTTP on `listener` (every path; clients use `http://host:port/mcp`)
     /// until the listener fails. Each connection is served on its own task, with `TCP_NODELAY`
-    /// set (a server mounting [`Self::http_service`] in its own loop should set it too).
+    /// set (a server mounting [`Self::http_service`] in its own loop should set it too). A
+    /// session's end (`DELETE`) is answered `200`, or `404` for a session this server does not
+    /// hold, as the official SDKs' servers answer it ([`crate::sessions`]; rmcp's service says
+    /// `202` to both).
     ///
     /// ```no_run
     /// # use agentio_mcp::McpServer;
@@ -1451,7 +1464,12 @@ impl McpServer {
     /// ```
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         let auth = self.auth.clone();
-        let service = Arc::new(self.http_service());
+        let (service, sessions) = self.http_parts(Self::default_http_config());
+        let front = Arc::new(crate::auth::Front {
+            auth,
+            service,
+            sessions,
+        });
         loop {
             let (stream, _) = listener
                 .accept()
@@ -1461,9 +1479,9 @@ impl McpServer {
             // the client's delayed ACK of the head holds the rest back ~40 ms (measured: 20
             // calls/s on one connection instead of thousands).
             let _ = stream.set_nodelay(true);
-            let (auth, service) = (auth.clone(), service.clone());
+            let front = front.clone();
             let guarded = hyper::service::service_fn(move |request| {
-                crate::auth::guard(auth.clone(), service.clone(), request)
+                crate::auth::guard(front.clone(), request)
             });
             tokio::spawn(async move {
                 // A connection's own failure (a client hanging up) ends that connection only.

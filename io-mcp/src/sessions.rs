@@ -15,6 +15,16 @@
 //!   `initialize` is refused (`500`, rmcp's answer when a session cannot be created, with the
 //!   reason) instead of growing without limit. Requests of open sessions and stateless
 //!   (2026-07-28) requests are not affected.
+//!
+//! And one thing its clients expect: **a session's end** (`DELETE` with the session's id) is
+//! answered as the official Python and TypeScript SDKs' servers answer it, `200 OK` for a
+//! session this server closed and `404 Not Found` for one it does not hold (closed before,
+//! expired, another instance's or made up). rmcp answers both `202 Accepted`, at which the
+//! Python SDK's client logs a warning at the end of every session. The spec names no success
+//! status; `404` is its answer to any request naming a session that has ended. This is
+//! [`McpServer::serve_http`](crate::McpServer::serve_http)'s; a server mounting
+//! [`McpServer::http_service`](crate::McpServer::http_service) in a router of its own gets
+//! rmcp's answers.
 
 use std::fmt;
 use std::sync::Arc;
@@ -168,7 +178,11 @@ impl SessionManager for Sessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        let id = self.inner_id(id)?;
+        // An id this instance did not mint names no session here: nothing to close, as rmcp's
+        // manager says of an id it does not hold (not an error, which rmcp answers `500`).
+        let Ok(id) = self.inner_id(id) else {
+            return Ok(());
+        };
         self.inner
             .close_session(&id)
             .await
@@ -225,6 +239,82 @@ impl SessionManager for Sessions {
             .map_err(SessionError::Session)
     }
 }
+
+/// One request to rmcp's service, with the end of a session (`DELETE`) answered as the official
+/// Python and TypeScript SDKs' servers answer it:
+///
+/// - `200 OK` for a session this server held and closed. rmcp answers `202 Accepted`, and the
+///   Python SDK's client logs a warning (`Session termination failed: 202`) at anything but
+///   `200` or `204` (the spec names no success status; both SDKs' servers say `200`).
+/// - `404 Not Found` for an id this server does not hold: one closed before, expired, another
+///   instance's or made up. rmcp answers those `202` too (and `500` for an id without this
+///   instance's prefix, which its manager reports as an error). `404` is the spec's answer to
+///   any request naming a session that has ended, and the SDKs' servers give it here.
+///
+/// rmcp's own checks (`Host`, `Origin`, the protocol version, the header's presence) run
+/// first and answer as they do; only its success is restated.
+pub(crate) async fn answer<S, B>(
+    service: &rmcp::transport::StreamableHttpService<S, Sessions>,
+    sessions: &Sessions,
+    request: http::Request<B>,
+) -> http::Response<HttpBody>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Error: fmt::Display,
+{
+    if request.method() != http::Method::DELETE {
+        return service.handle(request).await;
+    }
+    end(service, sessions, request).await
+}
+
+/// A `DELETE`: [`answer`]'s rare path, out of line (every other request passes by it).
+#[inline(never)]
+async fn end<S, B>(
+    service: &rmcp::transport::StreamableHttpService<S, Sessions>,
+    sessions: &Sessions,
+    request: http::Request<B>,
+) -> http::Response<HttpBody>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Error: fmt::Display,
+{
+    use http_body_util::BodyExt;
+    let named: Option<SessionId> = request
+        .headers()
+        .get(rmcp::transport::common::http_header::HEADER_SESSION_ID)
+        .and_then(|value| value.to_str().ok())
+        .map(Into::into);
+    // Whether the session is here, asked before rmcp closes it (closing is idempotent).
+    let held = match &named {
+        Some(id) => sessions.has_session(id).await.unwrap_or(false),
+        None => false,
+    };
+    let mut response = service.handle(request).await;
+    // (Without the header rmcp answers `400`: a `202` always named a session.)
+    if response.status() == http::StatusCode::ACCEPTED {
+        if held {
+            *response.status_mut() = http::StatusCode::OK;
+        } else {
+            // rmcp's words for a session it does not hold, on its other methods.
+            response = http::Response::new(
+                http_body_util::Full::new(bytes::Bytes::from_static(
+                    b"Not Found: Session not found",
+                ))
+                .map_err(|never| match never {})
+                .boxed(),
+            );
+            *response.status_mut() = http::StatusCode::NOT_FOUND;
+        }
+    }
+    response
+}
+
+/// The body of an HTTP answer (rmcp's).
+pub(crate) type HttpBody =
+    http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
 
 /// A session's SSE stream, boxed: rmcp's stream type names the borrowed id it was made
 /// with, and the id passed in is the prefixed one, not rmcp's.

@@ -799,9 +799,23 @@ mod sessions {
 
     /// One raw HTTP/1.1 POST of `body` (in session `session`): the status and the whole answer.
     async fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> (u16, String) {
+        send(addr, "POST", session, body).await
+    }
+
+    /// One raw HTTP/1.1 DELETE (the end of session `session`): the status and the whole answer.
+    async fn delete(addr: std::net::SocketAddr, session: Option<&str>) -> (u16, String) {
+        send(addr, "DELETE", session, "").await
+    }
+
+    async fn send(
+        addr: std::net::SocketAddr,
+        method: &str,
+        session: Option<&str>,
+        body: &str,
+    ) -> (u16, String) {
         let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
         let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -814,6 +828,7 @@ mod sessions {
 
     const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
     fn session_of(answer: &str) -> String {
         answer
@@ -868,6 +883,53 @@ mod sessions {
                 assert_eq!(status, 200, "{answer}");
             }
             serving.abort();
+        });
+    }
+
+    /// A session's end is answered as the official SDKs' servers answer it: `200` for a session
+    /// this server closed (rmcp says `202`, at which the Python SDK's client logs a warning),
+    /// then `404` for it, as for any id this server does not hold (rmcp says `202` there too,
+    /// and our prefix check said `500`). rmcp's own checks still come first.
+    #[test]
+    fn a_session_ends_with_200_and_an_unknown_one_is_404() {
+        runtime().block_on(async {
+            for instance in [Some("east-1"), None] {
+                let mut server =
+                    agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
+                if let Some(instance) = instance {
+                    server = server.with_instance(instance);
+                }
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                let serving = tokio::spawn(server.serve_http(listener));
+
+                let (status, answer) = post(addr, None, INITIALIZE).await;
+                assert_eq!(status, 200, "{answer}");
+                let session = session_of(&answer);
+                // Only a session's end is restated: a notification is still `202`.
+                let (status, answer) = post(addr, Some(&session), INITIALIZED).await;
+                assert_eq!(status, 202, "{answer}");
+                let (status, answer) = delete(addr, Some(&session)).await;
+                assert_eq!(status, 200, "{instance:?}: {answer}");
+                let (status, answer) = post(addr, Some(&session), LIST).await;
+                assert_eq!(status, 404, "a closed session: {answer}");
+                let (status, answer) = delete(addr, Some(&session)).await;
+                assert_eq!(status, 404, "closed twice: {answer}");
+                assert!(answer.contains("Session not found"), "{answer}");
+                for unknown in ["west-1.abc", "abc", "east-1."] {
+                    let (status, answer) = delete(addr, Some(unknown)).await;
+                    assert_eq!(status, 404, "{instance:?}: {unknown}: {answer}");
+                }
+                // rmcp's checks: no session named is 400, and another session is untouched.
+                let (status, answer) = delete(addr, None).await;
+                assert_eq!(status, 400, "{answer}");
+                let (status, answer) = post(addr, None, INITIALIZE).await;
+                assert_eq!(status, 200, "{answer}");
+                let other = session_of(&answer);
+                let (status, answer) = post(addr, Some(&other), LIST).await;
+                assert_eq!(status, 200, "{answer}");
+                serving.abort();
+            }
         });
     }
 }
