@@ -12,6 +12,7 @@ tool sees. Exits non-zero on the first failure, naming it.
 
 import asyncio
 import json
+import logging
 import subprocess
 import sys
 
@@ -19,6 +20,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+import sdk_log
 
 FIXTURE = sys.argv[1] if len(sys.argv) > 1 else "target/debug/mcp-fixture"
 
@@ -70,8 +73,11 @@ async def main():
             await refused(url, None, mode, "no token")
             await refused(url, tokens["wrong_audience"], mode, "wrong audience")
             await refused(url, tokens["expired"], mode, "expired")
+            heard = sdk_log.listen()
             me = await asyncio.wait_for(whoami(url, tokens["valid"], mode), timeout=30)
             assert me == {"subject": "alice", "scopes": ["notes:read", "notes:write"]}, me
+            assert not heard.lines, f"served ({mode}), but the SDK warned: {heard.lines}"
+            logging.getLogger("mcp").removeHandler(heard)
             print(f"ok  served ({mode}): {me}")
         # The protected resource metadata (RFC 9728).
         origin = url.rsplit("/mcp", 1)[0]

@@ -9,6 +9,7 @@ initialize handshake, it checks: paging through `tools/list`; a call whose
 2026-07-28); a bad call that comes back as a
 tool error carrying the AIP-14 envelope; progress notifications; a cancelled slow call, which
 the server stops (its audit record says `cancelled`); and approval through elicitation.
+The SDK must log no warning along the way (`sdk_log`).
 Exits non-zero on the first failure, naming it.
 """
 
@@ -25,6 +26,8 @@ import anyio
 import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp import types
+
+import sdk_log
 
 FIXTURE = sys.argv[1] if len(sys.argv) > 1 else "target/debug/mcp-fixture"
 
@@ -197,6 +200,7 @@ async def run_suite(transport, mode, connect, audit_file):
 
 async def main():
     failures = 0
+    heard = sdk_log.listen()
     with tempfile.TemporaryDirectory() as scratch:
         audit_file = os.path.join(scratch, "audit.jsonl")
         open(audit_file, "w").close()
@@ -222,10 +226,13 @@ async def main():
         finally:
             http.kill()
             http.wait()
+    if heard.lines:
+        failures += 1
+        print("FAIL the SDK warned:", *heard.lines, sep="\n  ")
     if failures:
         print(f"{failures} suite(s) failed")
         sys.exit(1)
-    print("all Python mcp SDK checks passed")
+    print("all Python mcp SDK checks passed, and the SDK warned of nothing")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ server, log lines by `logging/setLevel`), it checks: content blocks instead of, 
 structured output; log lines; a typed question to the user, its answer validated; a question to
 the client's model; a tool error, at once, for a client without the capability; and an rmcp
 handler's resource served beside the tools.
+The SDK must log no warning along the way (`sdk_log`).
 Exits non-zero on the first failure, naming it.
 """
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -22,6 +24,8 @@ import traceback
 
 from mcp import Client, StdioServerParameters
 from mcp import types
+
+import sdk_log
 
 FIXTURE = sys.argv[1] if len(sys.argv) > 1 else "target/debug/mcp-fixture"
 
@@ -163,6 +167,7 @@ async def run_suite(transport, mode, connect):
 
 async def main():
     failures = 0
+    heard = sdk_log.listen()
     env = dict(os.environ, AGENT_IO_FIXTURE_VOICE="1")
     http = subprocess.Popen([FIXTURE, "http"], stdout=subprocess.PIPE, env=env, text=True)
     try:
@@ -172,8 +177,14 @@ async def main():
         for mode in ("auto", "legacy"):
             for transport, server in (("stdio", params), ("http", url)):
 
-                def connect(server=server, mode=mode, **options):
-                    return Client(server, mode=mode, read_timeout_seconds=30, **options)
+                @contextlib.asynccontextmanager
+                async def connect(server=server, mode=mode, **options):
+                    async with Client(server, mode=mode, read_timeout_seconds=30, **options) as client:
+                        # Every page first: the SDK then checks each tool's structuredContent
+                        # against its outputSchema (by itself it reads only the first page,
+                        # and of a tool it has not seen it warns and checks nothing).
+                        await list_all(client)
+                        yield client
 
                 try:
                     await run_suite(transport, mode, connect)
@@ -184,10 +195,13 @@ async def main():
     finally:
         http.kill()
         http.wait()
+    if heard.lines:
+        failures += 1
+        print("FAIL the SDK warned:", *heard.lines, sep="\n  ")
     if failures:
         print(f"{failures} suite(s) failed")
         sys.exit(1)
-    print("all Python mcp SDK voice checks passed")
+    print("all Python mcp SDK voice checks passed, and the SDK warned of nothing")
 
 
 if __name__ == "__main__":
