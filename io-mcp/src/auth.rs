@@ -25,6 +25,8 @@ use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Value, json};
 
+use crate::sessions::HttpBody;
+
 /// Why a bearer token was refused: an OAuth error code and a description safe to send back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuthError {
@@ -357,8 +359,6 @@ fn split_origin(url: &str) -> (&str, &str) {
         None => (url, ""),
     }
 }
-
-use crate::sessions::HttpBody;
 
 /// What [`crate::McpServer::serve_http`] answers each HTTP request with: rmcp's service, the
 /// sessions it keeps (to answer a session's end, [`crate::sessions::answer`]), and the

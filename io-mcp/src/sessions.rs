@@ -263,33 +263,18 @@ where
     B: http_body::Body + Send + 'static,
     B::Error: fmt::Display,
 {
+    use http_body_util::BodyExt;
     if request.method() != http::Method::DELETE {
         return service.handle(request).await;
     }
-    end(service, sessions, request).await
-}
-
-/// A `DELETE`: [`answer`]'s rare path, out of line (every other request passes by it).
-#[inline(never)]
-async fn end<S, B>(
-    service: &rmcp::transport::StreamableHttpService<S, Sessions>,
-    sessions: &Sessions,
-    request: http::Request<B>,
-) -> http::Response<HttpBody>
-where
-    S: rmcp::ServerHandler + Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Error: fmt::Display,
-{
-    use http_body_util::BodyExt;
-    let named: Option<SessionId> = request
+    // A session's end. Whether the session is here is asked before rmcp closes it (closing is
+    // idempotent).
+    let held = match request
         .headers()
         .get(rmcp::transport::common::http_header::HEADER_SESSION_ID)
         .and_then(|value| value.to_str().ok())
-        .map(Into::into);
-    // Whether the session is here, asked before rmcp closes it (closing is idempotent).
-    let held = match &named {
-        Some(id) => sessions.has_session(id).await.unwrap_or(false),
+    {
+        Some(id) => sessions.has_session(&id.into()).await.unwrap_or(false),
         None => false,
     };
     let mut response = service.handle(request).await;
