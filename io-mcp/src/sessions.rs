@@ -12,9 +12,11 @@
 //!   request has touched for that long is closed and its memory freed.
 //! - **A bound on open sessions** ([`DEFAULT_MAX_SESSIONS`];
 //!   [`McpServer::with_max_sessions`](crate::McpServer::with_max_sessions)): past it, an
-//!   `initialize` is refused (`500`, rmcp's answer when a session cannot be created, with the
-//!   reason) instead of growing without limit. Requests of open sessions and stateless
-//!   (2026-07-28) requests are not affected.
+//!   `initialize` is refused with the reason instead of growing without limit: `503 Service
+//!   Unavailable` from [`McpServer::serve_http`](crate::McpServer::serve_http), as the Python
+//!   SDK's server refuses one past its own bound (rmcp's service says `500`, its answer when a
+//!   session cannot be created). Requests of open sessions and stateless (2026-07-28) requests
+//!   are not affected.
 //!
 //! And one thing its clients expect: **a session's end** (`DELETE` with the session's id) is
 //! answered as the official Python and TypeScript SDKs' servers answer it, `200 OK` for a
@@ -240,7 +242,8 @@ impl SessionManager for Sessions {
     }
 }
 
-/// One request to rmcp's service, with the end of a session (`DELETE`) answered as the official
+/// One request to rmcp's service, with a session refused for the bound answered `503` (see the
+/// module's documentation), and the end of a session (`DELETE`) answered as the official
 /// Python and TypeScript SDKs' servers answer it:
 ///
 /// - `200 OK` for a session this server held and closed. rmcp answers `202 Accepted`, and the
@@ -252,7 +255,7 @@ impl SessionManager for Sessions {
 ///   any request naming a session that has ended, and the SDKs' servers give it here.
 ///
 /// rmcp's own checks (`Host`, `Origin`, the protocol version, the header's presence) run
-/// first and answer as they do; only its success is restated.
+/// first and answer as they do; only its status is restated, and only in these cases.
 pub(crate) async fn answer<S, B>(
     service: &rmcp::transport::StreamableHttpService<S, Sessions>,
     sessions: &Sessions,
@@ -265,7 +268,19 @@ where
 {
     use http_body_util::BodyExt;
     if request.method() != http::Method::DELETE {
-        return service.handle(request).await;
+        let opening = !request
+            .headers()
+            .contains_key(rmcp::transport::common::http_header::HEADER_SESSION_ID);
+        let mut response = service.handle(request).await;
+        // A session refused for the bound: rmcp says `500` (it could not create one); the
+        // server is full, not broken, so `503`, as the Python SDK's server says it.
+        if opening
+            && response.status() == http::StatusCode::INTERNAL_SERVER_ERROR
+            && sessions.open().await >= sessions.max
+        {
+            *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+        }
+        return response;
     }
     // A session's end. Whether the session is here is asked before rmcp closes it (closing is
     // idempotent).

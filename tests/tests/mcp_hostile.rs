@@ -871,8 +871,11 @@ mod sessions {
             let (status, second) = post(addr, None, INITIALIZE).await;
             assert_eq!(status, 200, "{second}");
             let (status, third) = post(addr, None, INITIALIZE).await;
-            assert_eq!(status, 500, "{third}");
+            assert_eq!(status, 503, "{third}");
             assert!(third.contains("maximum of 2 open sessions"), "{third}");
+            // Full is not broken: the open sessions are still served.
+            let (status, answer) = post(addr, Some(&first), LIST).await;
+            assert_eq!(status, 200, "{answer}");
 
             // Idle past the timeout: closed, their memory freed, and room for new ones.
             tokio::time::sleep(Duration::from_millis(1_200)).await;
