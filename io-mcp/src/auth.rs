@@ -25,7 +25,7 @@ use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Value, json};
 
-use crate::sessions::HttpBody;
+use crate::front::HttpBody;
 
 /// Why a bearer token was refused: an OAuth error code and a description safe to send back.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -361,7 +361,7 @@ fn split_origin(url: &str) -> (&str, &str) {
 }
 
 /// What [`crate::McpServer::serve_http`] answers each HTTP request with: rmcp's service, the
-/// sessions it keeps (to answer a session's end, [`crate::sessions::answer`]), and the
+/// sessions it keeps (to answer a session's end, [`crate::front::answer`]), and the
 /// protected resource when there is one. One `Arc` of it is copied a request.
 pub(crate) struct Front {
     pub(crate) auth: Option<Arc<HttpAuth>>,
@@ -411,7 +411,7 @@ where
     // rmcp's own entry, by reference: its tower `call` copies the service (its configuration's
     // host and origin lists with it) and boxes the future, once for every request.
     let forward =
-        async |request| Ok(crate::sessions::answer(&front.service, &front.sessions, request).await);
+        async |request| Ok(crate::front::answer(&front.service, &front.sessions, request).await);
     let Some(auth) = &front.auth else {
         return forward(request).await;
     };

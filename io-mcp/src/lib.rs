@@ -66,6 +66,7 @@ pub mod auth;
 mod client;
 mod compose;
 mod connect;
+mod front;
 mod server;
 pub mod sessions;
 mod voice;

@@ -1439,10 +1439,16 @@ impl McpServer {
 
     /// Serves streamable HTTP on `listener` (every path; clients use `http://host:port/mcp`)
     /// until the listener fails. Each connection is served on its own task, with `TCP_NODELAY`
-    /// set (a server mounting [`Self::http_service`] in its own loop should set it too). A
-    /// session's end (`DELETE`) is answered `200`, or `404` for a session this server does not
-    /// hold, as the official SDKs' servers answer it ([`crate::sessions`]; rmcp's service says
-    /// `202` to both).
+    /// set (a server mounting [`Self::http_service`] in its own loop should set it too).
+    /// Where rmcp's service answers otherwise than the official SDKs' servers, this answers as
+    /// they do, and rmcp's service mounted on its own does not:
+    ///
+    /// - a body that is not a JSON-RPC message: `400` with a JSON-RPC error, `-32700` (parse
+    ///   error, naming where the JSON stopped) or `-32600` (JSON, but not a message); rmcp says
+    ///   `415 Unsupported Media Type`;
+    /// - a session's end (`DELETE`): `200`, or `404` for a session this server does not hold
+    ///   ([`crate::sessions`]); rmcp says `202` to both;
+    /// - a session refused because the server holds its maximum: `503`; rmcp says `500`.
     ///
     /// ```no_run
     /// # use agentio_mcp::McpServer;

@@ -117,6 +117,11 @@ impl Sessions {
         }
     }
 
+    /// How many sessions may be open at once.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
     /// How many sessions are open.
     pub async fn open(&self) -> usize {
         self.inner.sessions.read().await.len()
@@ -241,80 +246,6 @@ impl SessionManager for Sessions {
             .map_err(SessionError::Session)
     }
 }
-
-/// One request to rmcp's service, with a session refused for the bound answered `503` (see the
-/// module's documentation), and the end of a session (`DELETE`) answered as the official
-/// Python and TypeScript SDKs' servers answer it:
-///
-/// - `200 OK` for a session this server held and closed. rmcp answers `202 Accepted`, and the
-///   Python SDK's client logs a warning (`Session termination failed: 202`) at anything but
-///   `200` or `204` (the spec names no success status; both SDKs' servers say `200`).
-/// - `404 Not Found` for an id this server does not hold: one closed before, expired, another
-///   instance's or made up. rmcp answers those `202` too (and `500` for an id without this
-///   instance's prefix, which its manager reports as an error). `404` is the spec's answer to
-///   any request naming a session that has ended, and the SDKs' servers give it here.
-///
-/// rmcp's own checks (`Host`, `Origin`, the protocol version, the header's presence) run
-/// first and answer as they do; only its status is restated, and only in these cases.
-pub(crate) async fn answer<S, B>(
-    service: &rmcp::transport::StreamableHttpService<S, Sessions>,
-    sessions: &Sessions,
-    request: http::Request<B>,
-) -> http::Response<HttpBody>
-where
-    S: rmcp::ServerHandler + Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Error: fmt::Display,
-{
-    use http_body_util::BodyExt;
-    if request.method() != http::Method::DELETE {
-        let opening = !request
-            .headers()
-            .contains_key(rmcp::transport::common::http_header::HEADER_SESSION_ID);
-        let mut response = service.handle(request).await;
-        // A session refused for the bound: rmcp says `500` (it could not create one); the
-        // server is full, not broken, so `503`, as the Python SDK's server says it.
-        if opening
-            && response.status() == http::StatusCode::INTERNAL_SERVER_ERROR
-            && sessions.open().await >= sessions.max
-        {
-            *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
-        }
-        return response;
-    }
-    // A session's end. Whether the session is here is asked before rmcp closes it (closing is
-    // idempotent).
-    let held = match request
-        .headers()
-        .get(rmcp::transport::common::http_header::HEADER_SESSION_ID)
-        .and_then(|value| value.to_str().ok())
-    {
-        Some(id) => sessions.has_session(&id.into()).await.unwrap_or(false),
-        None => false,
-    };
-    let mut response = service.handle(request).await;
-    // (Without the header rmcp answers `400`: a `202` always named a session.)
-    if response.status() == http::StatusCode::ACCEPTED {
-        if held {
-            *response.status_mut() = http::StatusCode::OK;
-        } else {
-            // rmcp's words for a session it does not hold, on its other methods.
-            response = http::Response::new(
-                http_body_util::Full::new(bytes::Bytes::from_static(
-                    b"Not Found: Session not found",
-                ))
-                .map_err(|never| match never {})
-                .boxed(),
-            );
-            *response.status_mut() = http::StatusCode::NOT_FOUND;
-        }
-    }
-    response
-}
-
-/// The body of an HTTP answer (rmcp's).
-pub(crate) type HttpBody =
-    http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
 
 /// A session's SSE stream, boxed: rmcp's stream type names the borrowed id it was made
 /// with, and the id passed in is the prefixed one, not rmcp's.

@@ -798,7 +798,11 @@ mod sessions {
     use tokio::io::AsyncReadExt;
 
     /// One raw HTTP/1.1 POST of `body` (in session `session`): the status and the whole answer.
-    async fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> (u16, String) {
+    pub(super) async fn post(
+        addr: std::net::SocketAddr,
+        session: Option<&str>,
+        body: &str,
+    ) -> (u16, String) {
         send(addr, "POST", session, body).await
     }
 
@@ -813,9 +817,20 @@ mod sessions {
         session: Option<&str>,
         body: &str,
     ) -> (u16, String) {
+        send_as(addr, method, session, "application/json", body).await
+    }
+
+    /// One raw HTTP/1.1 request with this `Content-Type`: the status and the whole answer.
+    pub(super) async fn send_as(
+        addr: std::net::SocketAddr,
+        method: &str,
+        session: Option<&str>,
+        content_type: &str,
+        body: &str,
+    ) -> (u16, String) {
         let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
         let request = format!(
-            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: {content_type}\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -826,11 +841,11 @@ mod sessions {
         (text[9..12].parse().unwrap(), text)
     }
 
-    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-    const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    pub(super) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    pub(super) const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
-    fn session_of(answer: &str) -> String {
+    pub(super) fn session_of(answer: &str) -> String {
         answer
             .lines()
             .find_map(|line| {
@@ -933,6 +948,113 @@ mod sessions {
                 assert_eq!(status, 200, "{answer}");
                 serving.abort();
             }
+        });
+    }
+}
+
+/// What a body that is not a JSON-RPC message is answered with.
+mod bodies {
+    use super::sessions::{INITIALIZE, LIST, post, send_as, session_of};
+    use super::*;
+
+    /// The JSON-RPC error of a `400` answer, after checking it is one: JSON, no `id`.
+    fn error_of(status: u16, answer: &str) -> (i64, String) {
+        assert_eq!(status, 400, "{answer}");
+        let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{head}"
+        );
+        let error: Value = serde_json::from_str(body).expect("a JSON-RPC error");
+        assert_eq!(error["jsonrpc"], "2.0", "{error}");
+        assert!(error.get("id").is_none(), "no id could be read: {error}");
+        (
+            error["error"]["code"].as_i64().expect("a code"),
+            error["error"]["message"]
+                .as_str()
+                .expect("a message")
+                .to_owned(),
+        )
+    }
+
+    /// rmcp answers a body it cannot read as a JSON-RPC message `415 Unsupported Media Type`
+    /// with a line of text; the official SDKs' servers (and the conformance suite's) answer
+    /// `400` with a JSON-RPC error: `-32700` for what is not JSON, `-32600` for JSON that is
+    /// not a message. A `Content-Type` that is not JSON is still `415`, and the server, and a
+    /// session it holds, go on serving.
+    #[test]
+    fn a_body_that_is_not_a_json_rpc_message_is_400_with_a_json_rpc_error() {
+        runtime().block_on(async {
+            let server =
+                agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let serving = tokio::spawn(server.serve_http(listener));
+            let (status, answer) = post(addr, None, INITIALIZE).await;
+            assert_eq!(status, 200, "{answer}");
+            let session = session_of(&answer);
+
+            let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+            // What went wrong, and where: serde's words, then the line and column it stopped
+            // at (the end of the cut body's 24 bytes; the 128th `[`, where serde's nesting
+            // limit of 128 stops it; the number that does not fit in an f64).
+            let not_json = [
+                (
+                    r#"{"jsonrpc":"2.0","id":1,"#,
+                    "EOF while parsing",
+                    "line 1 column 24",
+                ),
+                ("garbage", "expected value", "line 1 column 1"),
+                ("", "EOF while parsing", "line 1 column 0"),
+                (
+                    deep.as_str(),
+                    "recursion limit exceeded",
+                    "line 1 column 128",
+                ),
+                (
+                    r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400}}"#,
+                    "number out of range",
+                    "line 1 column 59",
+                ),
+            ];
+            for (body, what, at) in not_json {
+                for in_session in [None, Some(session.as_str())] {
+                    let (status, answer) = post(addr, in_session, body).await;
+                    let (code, message) = error_of(status, &answer);
+                    assert_eq!(code, -32700, "{message}");
+                    assert!(message.starts_with("Parse error: "), "{message}");
+                    assert!(message.contains(what) && message.contains(at), "{message}");
+                }
+            }
+            let not_a_message = [
+                r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                r#"{"a":1}"#,
+                "7",
+            ];
+            for body in not_a_message {
+                let (status, answer) = post(addr, Some(&session), body).await;
+                let (code, message) = error_of(status, &answer);
+                assert_eq!(code, -32600, "{body}: {message}");
+                assert!(message.starts_with("Invalid Request: "), "{message}");
+                assert!(message.contains("not a JSON-RPC 2.0 message"), "{message}");
+            }
+
+            // Not JSON by its `Content-Type`: rmcp's `415`, as it was.
+            let (status, answer) = send_as(addr, "POST", None, "text/plain", INITIALIZE).await;
+            assert_eq!(status, 415, "{answer}");
+            assert!(
+                answer.contains("Content-Type must be application/json"),
+                "{answer}"
+            );
+
+            // The server and the session go on.
+            let (status, answer) = post(addr, Some(&session), LIST).await;
+            assert_eq!(status, 200, "{answer}");
+            assert!(answer.contains("fixture.record"), "{answer}");
+            serving.abort();
         });
     }
 }
