@@ -64,14 +64,14 @@ where
     if request.method() != http::Method::DELETE {
         let opening = !request.headers().contains_key(HEADER_SESSION_ID);
         let mut response = service.handle(request).await;
-        match response.status() {
-            http::StatusCode::UNSUPPORTED_MEDIA_TYPE => return unread_body(response).await,
-            http::StatusCode::INTERNAL_SERVER_ERROR
-                if opening && sessions.open().await >= sessions.max() =>
-            {
-                *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
-            }
-            _ => {}
+        if response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            return unread_body(response).await;
+        }
+        if opening
+            && response.status() == http::StatusCode::INTERNAL_SERVER_ERROR
+            && sessions.open().await >= sessions.max
+        {
+            *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
         }
         return response;
     }

@@ -95,7 +95,8 @@ impl std::error::Error for SessionError {
 pub struct Sessions {
     /// `name.`, or empty.
     prefix: Arc<str>,
-    max: usize,
+    /// How many sessions may be open at once.
+    pub(crate) max: usize,
     inner: LocalSessionManager,
 }
 
@@ -115,11 +116,6 @@ impl Sessions {
             max,
             inner,
         }
-    }
-
-    /// How many sessions may be open at once.
-    pub(crate) fn max(&self) -> usize {
-        self.max
     }
 
     /// How many sessions are open.
