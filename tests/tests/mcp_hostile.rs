@@ -504,6 +504,19 @@ fn remote_errors_are_clipped_before_they_become_ours() {
     });
 }
 
+/// `server` serving streamable HTTP on a port of its own: the address, and the task (abort it
+/// at the end).
+async fn serve_http(
+    server: agentio_mcp::McpServer,
+) -> (
+    std::net::SocketAddr,
+    tokio::task::JoinHandle<Result<(), agentio_mcp::ServeError>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    (addr, tokio::spawn(server.serve_http(listener)))
+}
+
 /// One raw HTTP/1.1 `initialize` POST to `addr` with these headers; the status code.
 async fn post_initialize(addr: std::net::SocketAddr, host: &str, origin: Option<&str>) -> u16 {
     use tokio::io::AsyncReadExt;
@@ -532,9 +545,7 @@ async fn post_initialize(addr: std::net::SocketAddr, host: &str, origin: Option<
 fn the_http_server_checks_origin_and_host_on_every_request() {
     runtime().block_on(async {
         let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let serving = tokio::spawn(server.serve_http(listener));
+        let (addr, serving) = serve_http(server).await;
         let host = format!("127.0.0.1:{}", addr.port());
 
         // A foreign page's request, even to a loopback Host: refused.
@@ -864,9 +875,7 @@ mod sessions {
                 .with_instance("east-1")
                 .with_session_idle(Duration::from_millis(400))
                 .with_max_sessions(2);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let serving = tokio::spawn(server.serve_http(listener));
+            let (addr, serving) = serve_http(server).await;
 
             let (status, first) = post(addr, None, INITIALIZE).await;
             assert_eq!(status, 200, "{first}");
@@ -917,9 +926,7 @@ mod sessions {
                 if let Some(instance) = instance {
                     server = server.with_instance(instance);
                 }
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                let addr = listener.local_addr().unwrap();
-                let serving = tokio::spawn(server.serve_http(listener));
+                let (addr, serving) = serve_http(server).await;
 
                 let (status, answer) = post(addr, None, INITIALIZE).await;
                 assert_eq!(status, 200, "{answer}");
@@ -988,9 +995,7 @@ mod bodies {
         runtime().block_on(async {
             let server =
                 agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let serving = tokio::spawn(server.serve_http(listener));
+            let (addr, serving) = serve_http(server).await;
             let (status, answer) = post(addr, None, INITIALIZE).await;
             assert_eq!(status, 200, "{answer}");
             let session = session_of(&answer);
