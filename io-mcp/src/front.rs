@@ -5,11 +5,11 @@
 //!
 //! - **A body that is not a JSON-RPC message** is `400 Bad Request` with a JSON-RPC error
 //!   (no `id`: none could be read): `-32700` (parse error) for a body that is not JSON, naming
-//!   where it stopped (`Parse error: EOF while parsing an object at line 1 column 17`), and
-//!   `-32600` (invalid request) for JSON that is not a JSON-RPC message. rmcp answers both
-//!   `415 Unsupported Media Type` with a line of text, a status that tells a client to change
-//!   its `Content-Type`, which was right. (A `Content-Type` that is not JSON is still rmcp's
-//!   `415`.)
+//!   where it stopped (`Parse error: EOF while parsing a value at line 1 column 24` for the 24
+//!   bytes `{"jsonrpc":"2.0","id":1,`), and `-32600` (invalid request) for JSON that is not a
+//!   JSON-RPC message. rmcp answers both `415 Unsupported Media Type` with a line of text, a
+//!   status that tells a client its `Content-Type` is wrong when it was right. (A
+//!   `Content-Type` that is not JSON is still rmcp's `415`.)
 //! - **A session refused for the bound** is `503` (see [`crate::sessions`]).
 //! - **A session's end** (`DELETE`) is `200` or `404` (see [`crate::sessions`]).
 //!
