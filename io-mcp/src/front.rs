@@ -9,7 +9,9 @@
 //!   bytes `{"jsonrpc":"2.0","id":1,`), and `-32600` (invalid request) for JSON that is not a
 //!   JSON-RPC message. rmcp answers both `415 Unsupported Media Type` with a line of text, a
 //!   status that tells a client its `Content-Type` is wrong when it was right. (A
-//!   `Content-Type` that is not JSON is still rmcp's `415`.)
+//!   `Content-Type` that is not JSON is still rmcp's `415`.) For JSON that is not a message the
+//!   SDKs differ (Python says `-32602`, TypeScript `-32700`); `-32600` is JSON-RPC 2.0's own
+//!   code for it ("the JSON sent is not a valid Request object"), so that is the one given.
 //! - **A session refused for the bound** is `503` (see [`crate::sessions`]).
 //! - **A session's end** (`DELETE`) is `200` or `404` (see [`crate::sessions`]).
 //!

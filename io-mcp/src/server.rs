@@ -1444,8 +1444,8 @@ impl McpServer {
     /// they do, and rmcp's service mounted on its own does not:
     ///
     /// - a body that is not a JSON-RPC message: `400` with a JSON-RPC error, `-32700` (parse
-    ///   error, naming where the JSON stopped) or `-32600` (JSON, but not a message); rmcp says
-    ///   `415 Unsupported Media Type`;
+    ///   error, naming where the JSON stopped) or `-32600` (JSON, but not a message: JSON-RPC
+    ///   2.0's code, where the SDKs differ); rmcp says `415 Unsupported Media Type`;
     /// - a session's end (`DELETE`): `200`, or `404` for a session this server does not hold
     ///   ([`crate::sessions`]); rmcp says `202` to both;
     /// - a session refused because the server holds its maximum: `503`; rmcp says `500`.
