@@ -375,26 +375,15 @@ fn respond(
     body: String,
     challenge: Option<String>,
 ) -> http::Response<HttpBody> {
-    use http_body_util::BodyExt;
-    let mut response = http::Response::builder()
-        .status(status)
-        .header(http::header::CONTENT_TYPE, "application/json");
-    if let Some(challenge) = challenge {
-        response = response.header(http::header::WWW_AUTHENTICATE, challenge);
+    let mut response = crate::front::json(status, body);
+    // (The challenge is built of the metadata URL and a description without controls: always a
+    // header value.)
+    if let Some(challenge) = challenge.and_then(|c| http::HeaderValue::try_from(c).ok()) {
+        response
+            .headers_mut()
+            .insert(http::header::WWW_AUTHENTICATE, challenge);
     }
     response
-        .body(
-            http_body_util::Full::new(bytes::Bytes::from(body))
-                .map_err(|never| match never {})
-                .boxed(),
-        )
-        .unwrap_or_else(|_| {
-            http::Response::new(
-                http_body_util::Empty::new()
-                    .map_err(|never| match never {})
-                    .boxed(),
-            )
-        })
 }
 
 /// One HTTP request to rmcp's service; through the protected resource when there is one: the

@@ -42,17 +42,8 @@ const UNREAD_BODY: &[u8] = b"fail to deserialize request body ";
 /// `expecting` of rmcp's message type).
 const NOT_A_MESSAGE: &str = "unrecognized JSON-RPC message";
 
-/// One request to rmcp's service, its answer restated where the module's documentation says:
-///
-/// - `400` with a JSON-RPC error for a body that is not a JSON-RPC message (rmcp: `415`);
-/// - `503` for a session refused for the bound (rmcp: `500`, its answer when a session cannot
-///   be created; the server is full, not broken, as the Python SDK's server says);
-/// - `200 OK` for the end of a session this server held and closed (rmcp: `202 Accepted`, at
-///   which the Python SDK's client logs `Session termination failed: 202`; the spec names no
-///   success status, and both SDKs' servers say `200`);
-/// - `404 Not Found` for the end of a session this server does not hold: closed before,
-///   expired, another instance's or made up (rmcp: `202`). `404` is the spec's answer to any
-///   request naming a session that has ended, and the SDKs' servers give it here.
+/// One request to rmcp's service, its answer restated in the cases the module's documentation
+/// lists (why each, in [`crate::sessions`]'s for the `503` and a session's end).
 pub(crate) async fn answer<S, B>(
     service: &rmcp::transport::StreamableHttpService<S, Sessions>,
     sessions: &Sessions,
@@ -126,19 +117,27 @@ async fn unread_body(response: http::Response<HttpBody>) -> http::Response<HttpB
         ErrorData::parse_error(format!("Parse error: {detail}"), None)
     };
     // Serializing rmcp's error type cannot fail: its fields are strings, numbers and JSON.
-    let json = serde_json::to_vec(&JsonRpcError::new(None, error)).unwrap_or_default();
-    let mut restated = text(http::StatusCode::BAD_REQUEST, json.into());
-    restated.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    restated
+    let body = serde_json::to_vec(&JsonRpcError::new(None, error)).unwrap_or_default();
+    json(http::StatusCode::BAD_REQUEST, body)
 }
 
 /// An answer of `status` with `body`.
 fn text(status: http::StatusCode, body: bytes::Bytes) -> http::Response<HttpBody> {
     let mut response = http::Response::new(full(body));
     *response.status_mut() = status;
+    response
+}
+
+/// An answer of `status` with the JSON `body`.
+pub(crate) fn json(
+    status: http::StatusCode,
+    body: impl Into<bytes::Bytes>,
+) -> http::Response<HttpBody> {
+    let mut response = text(status, body.into());
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
     response
 }
 
