@@ -1220,3 +1220,79 @@ fn a_host_can_have_auto_calls_shown_to_its_approver() {
     let err = block_on(registry.call("test.echo", json!({ "n": 1 }))).unwrap_err();
     assert_eq!(err.code(), &ErrorCode::ApprovalDenied);
 }
+
+/// How to reach someone.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Method {
+    Phone,
+    Email,
+}
+
+/// Rules serde cannot see, added to the derived schema with `#[schemars(extend(...))]`: a
+/// phone or an email at least, and the one the method names.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentInput)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend(
+    "allOf" = [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+    "if" = { "properties": { "method": { "const": "phone" } }, "required": ["method"] },
+    "then" = { "required": ["phone"] },
+    "else" = { "required": ["email"] },
+))]
+struct Reach {
+    method: Option<Method>,
+    phone: Option<String>,
+    email: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Reached {
+    by: String,
+}
+
+/// Says how it would reach someone.
+#[tool(id = "test.reach")]
+async fn reach(input: Reach) -> Result<Reached, ToolError> {
+    let by = match input.method {
+        Some(Method::Phone) => input.phone,
+        _ => input.email,
+    };
+    Ok(Reached {
+        by: by.unwrap_or_default(),
+    })
+}
+
+#[test]
+fn a_typed_tool_s_composition_and_conditional_rules_are_checked_before_its_body_runs() {
+    let mut registry = ToolRegistry::new();
+    registry.register(ReachTool).unwrap();
+    // The rules are published as written, beside the derived structure.
+    let published = registry.tool_input_schema("test.reach").unwrap();
+    for keyword in ["allOf", "if", "then", "else"] {
+        assert!(published.get(keyword).is_some(), "{keyword}: {published}");
+    }
+    let call = |input: Value| block_on(registry.call("test.reach", input));
+    assert_eq!(
+        call(json!({ "method": "phone", "phone": "555" })).unwrap(),
+        json!({ "by": "555" })
+    );
+    assert_eq!(
+        call(json!({ "email": "a@b.c" })).unwrap(),
+        json!({ "by": "a@b.c" })
+    );
+    // Each input serde decodes but a rule refuses: neither a phone nor an email (`anyOf`),
+    // the phone method without a phone (`then`), a phone without the phone method (`else`).
+    for (input, keyword) in [
+        (json!({}), "required"),
+        (json!({ "method": "phone", "email": "a@b.c" }), "required"),
+        (json!({ "phone": "555" }), "required"),
+    ] {
+        let err = call(input.clone()).unwrap_err();
+        assert_eq!(err.code(), &ErrorCode::InputInvalid, "{input}");
+        assert!(
+            err.violations().iter().any(|v| v.keyword == keyword),
+            "{input}: {:?}",
+            err.violations()
+        );
+    }
+}
