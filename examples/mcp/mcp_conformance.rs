@@ -533,9 +533,10 @@ async fn logging_tool(_: NoArguments, ctx: &ToolContext) -> Result<Contents, Too
     Ok(text(format!("logged: {heard}")))
 }
 
-/// An address (in `$defs` as `address`, the name the suite looks for).
+/// An address (in `$defs` as `address`, the name the suite looks for, with the `$anchor` it
+/// looks for there).
 #[io(input)]
-#[schemars(rename = "address")]
+#[schemars(rename = "address", extend("$anchor" = "addressDef"))]
 pub struct Address {
     /// The street.
     pub street: Option<String>,
@@ -543,24 +544,71 @@ pub struct Address {
     pub city: Option<String>,
 }
 
-/// A name and an address (JSON Schema 2020-12's `$defs` and `$ref`).
+/// How to reach someone.
+#[io]
+#[serde(rename_all = "lowercase")]
+pub enum ContactMethod {
+    /// By phone.
+    Phone,
+    /// By email.
+    Email,
+}
+
+/// A name, an address (JSON Schema 2020-12's `$defs` and `$ref`) and a way to reach them: a
+/// phone or an email at least (`allOf` / `anyOf`), the phone when that is the method asked
+/// for and the email otherwise (`if` / `then` / `else`). serde reads none of those rules; the
+/// registry checks them before the body runs.
 #[io(input)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend(
+    "allOf" = [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+    "if" = { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+    "then" = { "required": ["phone"] },
+    "else" = { "required": ["email"] },
+))]
 pub struct Addressed {
     /// A name.
     pub name: Option<String>,
     /// An address.
     pub address: Option<Address>,
+    /// How to reach them.
+    pub contact_method: Option<ContactMethod>,
+    /// A phone number.
+    pub phone: Option<String>,
+    /// An email address.
+    pub email: Option<String>,
 }
 
 /// Tool with JSON Schema 2020-12 features.
 #[tool(id = "test.json-schema-2020-12")]
 async fn json_schema_2020_12(input: Addressed) -> Result<Contents, ToolError> {
     Ok(text(format!(
-        "Received: name={:?}, address={:?}",
+        "Received: name={:?}, address={:?}, reach by {:?}",
         input.name,
-        input.address.map(|a| (a.street, a.city))
+        input.address.map(|a| (a.street, a.city)),
+        match input.contact_method {
+            Some(ContactMethod::Phone) => input.phone,
+            _ => input.email,
+        }
     )))
+}
+
+/// A query and the region it is routed to.
+#[io(input)]
+pub struct Routed {
+    /// The region, mirrored in the `Mcp-Param-Region` header so that a balancer can route on
+    /// it without reading the body (SEP-2243).
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    pub region: String,
+    /// The query, in the body only.
+    pub query: String,
+}
+
+/// Answers a query in a region. rmcp's HTTP layer checks the `Mcp-Param-Region` header
+/// against the body's `region` (Base64-wrapped or literal) before the call reaches us.
+#[tool(id = "test.custom-header")]
+async fn custom_header(input: Routed) -> Result<Contents, ToolError> {
+    Ok(text(format!("{} in {}", input.query, input.region)))
 }
 
 async fn tokio_sleep(ms: u64) {
@@ -623,6 +671,7 @@ const NAMES: &[(&str, &str)] = &[
     ("test.streaming-elicitation", "test_streaming_elicitation"),
     ("test.logging-tool", "test_logging_tool"),
     ("test.json-schema-2020-12", "json_schema_2020_12_tool"),
+    ("test.custom-header", "test_custom_header"),
 ];
 
 /// The suite's resources, prompts and completions: rmcp's, not ours to reinvent.
@@ -867,6 +916,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.register(StreamingElicitationTool)?;
     registry.register(LoggingToolTool)?;
     registry.register(JsonSchema202012Tool)?;
+    registry.register(CustomHeaderTool)?;
     let mut server = McpServer::new(registry)?
         .with_server_info("agentio-conformance", env!("CARGO_PKG_VERSION"))
         .with_handler(Fixtures);
