@@ -13,10 +13,14 @@
 //!   schema suggests, and answers sampling with a canned message (a real host asks its user and
 //!   its model);
 //! - `auth/*` scenarios authorize through rmcp's OAuth client (`OAuthState`: discovery,
-//!   registration or a client-ID metadata document, PKCE, the issuer check) and connect with
+//!   registration or a client-ID metadata document, PKCE, the issuer check; the client
+//!   credentials grant for `auth/client-credentials-*`, where the client is a machine with a
+//!   secret) and connect with
 //!   [`Connect::http_authorized`](agentio_mcp::Connect::http_authorized). The one thing a host
 //!   does differently is the browser: here the authorization URL is fetched headlessly and the
 //!   code read from its redirect;
+//! - `json-schema-2020-12-preservation` sends the input schema it listed for one tool back as
+//!   the argument of another, for the suite to see what survived the client;
 //! - every other scenario lists the tools (every page) and calls what the context names, or
 //!   each listed tool with arguments made from its input schema.
 
@@ -34,7 +38,8 @@ use agentio_mcp::rmcp::model::{
 use agentio_mcp::rmcp::service::RequestContext;
 use agentio_mcp::rmcp::transport::AuthorizationManager;
 use agentio_mcp::rmcp::transport::auth::{
-    AuthorizationCallback, AuthorizationRequest, OAuthState, WWWAuthenticateParams,
+    AuthorizationCallback, AuthorizationRequest, ClientCredentialsConfig, OAuthState,
+    WWWAuthenticateParams,
 };
 use agentio_mcp::rmcp::{ClientHandler, ClientLifecycleMode, RoleClient};
 use agentio_mcp::{ClientError, Connect, McpClient};
@@ -155,10 +160,13 @@ struct Context {
     tool_calls: Vec<(String, Map<String, Value>)>,
     client_id: Option<String>,
     client_secret: Option<String>,
+    /// The client is a machine with a secret of its own: it authorizes with the client
+    /// credentials grant (SEP-1046), no user and no browser.
+    machine: bool,
 }
 
 impl Context {
-    fn from_env() -> Self {
+    fn from_env(scenario: &str) -> Self {
         let raw = std::env::var("MCP_CONFORMANCE_CONTEXT").unwrap_or_default();
         let context: Value = agentio::serde_json::from_str(&raw).unwrap_or(Value::Null);
         let calls = context
@@ -179,6 +187,10 @@ impl Context {
             tool_calls,
             client_id: text("client_id"),
             client_secret: text("client_secret"),
+            // With a private key instead (`auth/client-credentials-jwt`), not implemented
+            // here, the client tries as a user would, and is refused.
+            machine: scenario.starts_with("auth/client-credentials")
+                && context["client_secret"].is_string(),
         }
     }
 }
@@ -221,6 +233,23 @@ async fn call_tools(client: &McpClient, context: &Context) -> Result<(), ClientE
     first_failure.map_or(Ok(()), Err)
 }
 
+/// The schema round trip a host's schema handling is judged by (SEP-1613, SEP-2106): the input
+/// schema of `json_schema_2020_12_tool`, as this client listed it, sent back as the `schema`
+/// argument of `json_schema_echo`, for the suite to compare keyword by keyword with what it
+/// served.
+async fn echo_schema(client: &McpClient) -> Result<(), ClientError> {
+    let listed = client.list_tools().await?;
+    let Some(focal) = listed.iter().find(|t| t.name == "json_schema_2020_12_tool") else {
+        eprintln!("json_schema_2020_12_tool was not listed");
+        return Ok(());
+    };
+    let schema = Value::Object((*focal.input_schema).clone());
+    let call = CallToolRequestParams::new("json_schema_echo")
+        .with_arguments(Map::from_iter([("schema".to_owned(), schema)]));
+    client.call_tool(call).await?;
+    Ok(())
+}
+
 /// Authorizes through rmcp's OAuth client, from the server's challenge (where to authorize and
 /// for what scope), headlessly: the authorization URL is fetched and the code read from the
 /// redirect it answers with.
@@ -231,6 +260,25 @@ async fn authorize(
     context: &Context,
 ) -> Result<AuthorizationManager, Failure> {
     let mut oauth = OAuthState::new(url, None).await?;
+    if context.machine {
+        let (Some(client_id), Some(client_secret)) = (&context.client_id, &context.client_secret)
+        else {
+            return Err(
+                "the client credentials grant needs a client_id and a client_secret".into(),
+            );
+        };
+        let credentials = ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: client_secret.clone(),
+            scopes: scopes.to_vec(),
+            // The MCP server the token is for: its canonical URI, the one connected to.
+            resource: Some(url.to_owned()),
+        };
+        oauth.authenticate_client_credentials(credentials).await?;
+        return Ok(oauth
+            .into_authorization_manager()
+            .ok_or("the client credentials grant ended unauthorized")?);
+    }
     let mut request = AuthorizationRequest::new(REDIRECT_URI)
         .with_client_name("agent-io conformance client")
         .with_client_metadata_url(CLIENT_METADATA_URL)
@@ -329,12 +377,16 @@ async fn run_authorized(url: &str, revision: &str, context: &Context) -> Result<
 }
 
 async fn run(url: &str, scenario: &str, revision: &str) -> Result<(), Failure> {
-    let context = Context::from_env();
+    let context = Context::from_env(scenario);
     if scenario.starts_with("auth/") {
         return run_authorized(url, revision, &context).await;
     }
     let client = connect(revision).http(url).await?;
-    let outcome = call_tools(&client, &context).await;
+    let outcome = if scenario == "json-schema-2020-12-preservation" {
+        echo_schema(&client).await
+    } else {
+        call_tools(&client, &context).await
+    };
     client.close().await?;
     Ok(outcome?)
 }
