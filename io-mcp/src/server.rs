@@ -1606,6 +1606,62 @@ mod tests {
         McpServer::new(registry).unwrap()
     }
 
+    /// A field mirrored in a header (SEP-2243), as a user writes it.
+    #[derive(
+        serde::Deserialize,
+        serde::Serialize,
+        schemars::JsonSchema,
+        agentio_core::AgentInput,
+        agentio_core::AgentOutput,
+    )]
+    struct Routed {
+        #[schemars(extend("x-mcp-header" = "Region"))]
+        region: String,
+    }
+
+    /// The same field, optional: its schema is `["string", "null"]`.
+    #[derive(
+        serde::Deserialize,
+        serde::Serialize,
+        schemars::JsonSchema,
+        agentio_core::AgentInput,
+        agentio_core::AgentOutput,
+    )]
+    struct MaybeRouted {
+        #[schemars(extend("x-mcp-header" = "Region"))]
+        region: Option<String>,
+    }
+
+    /// Routes.
+    #[tool(id = "t.routed")]
+    async fn routed(r: Routed) -> Result<Routed, ToolError> {
+        Ok(r)
+    }
+
+    /// Routes, maybe.
+    #[tool(id = "t.maybe-routed")]
+    async fn maybe_routed(r: MaybeRouted) -> Result<MaybeRouted, ToolError> {
+        Ok(r)
+    }
+
+    #[test]
+    fn a_header_every_client_would_drop_the_tool_for_is_refused_when_the_server_is_built() {
+        let mut registry = ToolRegistry::new();
+        registry.register(RoutedTool).unwrap();
+        let server = McpServer::new(registry).unwrap();
+        let published = server.get_tool("t.routed").unwrap().input_schema;
+        assert_eq!(published["properties"]["region"]["x-mcp-header"], "Region");
+
+        let mut registry = ToolRegistry::new();
+        registry.register(MaybeRoutedTool).unwrap();
+        let err = McpServer::new(registry).unwrap_err();
+        assert_eq!(err.problems.len(), 1);
+        let (tool, refusal) = &err.problems[0];
+        assert_eq!(tool, "t.maybe-routed@1");
+        assert_eq!(refusal.pointer, "/inputs/properties/region/x-mcp-header");
+        assert!(refusal.reason.contains("#[serde(default)]"), "{refusal}");
+    }
+
     #[test]
     fn pages_hold_at_least_one_tool_and_cursors_name_the_next_one() {
         let server = server().with_page_size(0);

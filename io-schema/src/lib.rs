@@ -20,6 +20,7 @@ mod codec;
 pub mod compat;
 mod error;
 mod formats;
+mod headers;
 pub mod limits;
 pub mod pointer;
 pub mod profiles;

@@ -55,7 +55,10 @@ pub enum Profile {
     /// arrays as `nullable`, `oneOf` as `anyOf`, only the accepted keywords, no Rust integer
     /// `format`s), with types in the proto's upper-case spelling (`STRING`, `OBJECT`, ...).
     Gemini,
-    /// MCP `inputSchema` / `outputSchema`: canonical, with an object root.
+    /// MCP `inputSchema` / `outputSchema`: canonical, with an object root, and every
+    /// `x-mcp-header` one a client can use (SEP-2243: on a property reached through
+    /// `properties` alone, of one primitive type, a unique RFC 9110 token; a client excludes
+    /// a tool that breaks a rule, so the profile refuses it, naming the property).
     Mcp,
     /// Every `$ref` inlined, no `$defs` (recursive types are refused).
     Inlined,
@@ -137,6 +140,13 @@ pub fn apply_reporting(
         }
         Profile::Anthropic | Profile::Mcp => {
             object_root(schema)?;
+            if profile == Profile::Mcp {
+                // A tool whose headers a client cannot use is excluded by every client.
+                let refusals = crate::headers::refusals(schema, MAX_SCHEMA_DEPTH);
+                if !refusals.is_empty() {
+                    return Err(refusals);
+                }
+            }
             let keep = |format: &str| formats::STANDARD.contains(&format);
             canonical(&formats::drop_formats(
                 schema,
