@@ -16,6 +16,8 @@
 //!   is refused too, `["string", "null"]` included: the schema of an `Option` field. A field
 //!   that may be left out is `#[serde(default)]` instead (its header is then left out).
 
+use std::collections::VecDeque;
+
 use serde_json::{Map, Value};
 
 use crate::pointer::escape_token;
@@ -23,50 +25,133 @@ use crate::report::Refusal;
 
 const KEYWORD: &str = "x-mcp-header";
 
-/// Every annotation of `schema` (an input schema) that a client would exclude its tool for.
-pub(crate) fn refusals(schema: &Value, max_depth: usize) -> Vec<Refusal> {
-    let mut refusals = Vec::new();
-    let Some(root) = schema.as_object() else {
-        return refusals;
-    };
-    if root.contains_key(KEYWORD) {
-        refusals.push(Refusal {
-            pointer: format!("/{KEYWORD}"),
-            reason: "`x-mcp-header` annotates a property, not the schema root".into(),
-        });
+/// Where a subschema sits.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    /// The root, or a property reached from it through `properties` alone: its own
+    /// `properties` may carry annotations.
+    Chain,
+    /// Anywhere else.
+    Off,
+}
+
+/// One step of a JSON pointer.
+enum Token<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The pointers of the walk, each a step from its parent's, spelled out only for a refusal:
+/// spelling each as it is queued would cost the square of the depth.
+struct Pointers<'a> {
+    steps: Vec<(usize, Token<'a>)>,
+}
+
+/// The root's pointer, in [`Pointers`].
+const ROOT: usize = usize::MAX;
+
+impl<'a> Pointers<'a> {
+    fn step(&mut self, parent: usize, token: Token<'a>) -> usize {
+        self.steps.push((parent, token));
+        self.steps.len() - 1
     }
+
+    fn spell(&self, mut at: usize) -> String {
+        let mut tokens = Vec::new();
+        while at != ROOT {
+            let (parent, token) = &self.steps[at];
+            tokens.push(token);
+            at = *parent;
+        }
+        let mut pointer = String::new();
+        for token in tokens.into_iter().rev() {
+            pointer.push('/');
+            match token {
+                Token::Key(key) => pointer.push_str(&escape_token(key)),
+                Token::Index(index) => pointer.push_str(&index.to_string()),
+            }
+        }
+        pointer
+    }
+}
+
+/// Every annotation of `schema` (an input schema) that a client would exclude its tool for,
+/// in document order. The walk keeps its own queue, so no depth of nesting overflows a stack.
+pub(crate) fn refusals(schema: &Value) -> Vec<Refusal> {
+    let mut refusals = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new();
-    on_chain(root, "", 0, max_depth, &mut seen, &mut refusals);
-    members(root, "", 0, max_depth, true, &mut refusals);
+    let mut pointers = Pointers { steps: Vec::new() };
+    let mut queue: VecDeque<(&Value, usize, Place)> = VecDeque::new();
+    if let Some(root) = schema.as_object() {
+        if root.contains_key(KEYWORD) {
+            refusals.push(Refusal {
+                pointer: format!("/{KEYWORD}"),
+                reason: "`x-mcp-header` annotates a property, not the schema root".into(),
+            });
+        }
+        members(root, ROOT, Place::Chain, &mut pointers, &mut queue);
+    }
+    while let Some((value, at, place)) = queue.pop_front() {
+        match value {
+            Value::Object(object) => {
+                if let Some(header) = object.get(KEYWORD) {
+                    let spelled = pointers.spell(at);
+                    match place {
+                        Place::Chain => check(object, header, &spelled, &mut seen, &mut refusals),
+                        Place::Off => refusals.push(Refusal {
+                            pointer: format!("{spelled}/{KEYWORD}"),
+                            reason: "`x-mcp-header` annotates a property reached from the root through `properties` alone; clients do not look for it here".into(),
+                        }),
+                    }
+                }
+                members(object, at, place, &mut pointers, &mut queue);
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    let here = pointers.step(at, Token::Index(index));
+                    queue.push_back((item, here, Place::Off));
+                }
+            }
+            _ => {}
+        }
+    }
     refusals
 }
 
-/// The properties of `object`, reached from the root through `properties` alone: each may
-/// carry an annotation.
-fn on_chain(
-    object: &Map<String, Value>,
-    at: &str,
-    depth: usize,
-    max_depth: usize,
-    seen: &mut Vec<(String, String)>,
-    refusals: &mut Vec<Refusal>,
+/// Queues the subschemas of the schema `object` at `at`: the properties of one on the chain
+/// are on it too; everything else is off it.
+fn members<'a>(
+    object: &'a Map<String, Value>,
+    at: usize,
+    place: Place,
+    pointers: &mut Pointers<'a>,
+    queue: &mut VecDeque<(&'a Value, usize, Place)>,
 ) {
-    let Some(Value::Object(properties)) = object.get("properties") else {
-        return;
-    };
-    if depth >= max_depth {
-        return;
-    }
-    for (name, property) in properties {
-        let here = format!("{at}/properties/{}", escape_token(name));
-        let Some(property) = property.as_object() else {
-            continue;
-        };
-        if let Some(header) = property.get(KEYWORD) {
-            check(property, header, &here, seen, refusals);
+    for (key, inner) in object {
+        match (key.as_str(), inner) {
+            // The annotation itself, and data: an `x-mcp-header` key in a default is a value.
+            (KEYWORD | "const" | "enum" | "default" | "examples", _) => {}
+            // Schemas by name: every name is a schema's, whatever it spells.
+            (
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas",
+                Value::Object(named),
+            ) => {
+                let place = if key == "properties" {
+                    place
+                } else {
+                    Place::Off
+                };
+                let there = pointers.step(at, Token::Key(key));
+                for (name, schema) in named {
+                    let here = pointers.step(there, Token::Key(name));
+                    queue.push_back((schema, here, place));
+                }
+            }
+            _ => {
+                let there = pointers.step(at, Token::Key(key));
+                queue.push_back((inner, there, Place::Off));
+            }
         }
-        on_chain(property, &here, depth + 1, max_depth, seen, refusals);
-        members(property, &here, depth + 1, max_depth, true, refusals);
     }
 }
 
@@ -114,67 +199,6 @@ fn check(
         None => refuse(
             "`x-mcp-header` needs one primitive type (string, integer or boolean), and this property has no `type`".into(),
         ),
-    }
-}
-
-/// Anywhere an annotation may not be: below a keyword other than `properties`.
-fn off_chain(value: &Value, at: &str, depth: usize, max_depth: usize, refusals: &mut Vec<Refusal>) {
-    if depth >= max_depth {
-        return;
-    }
-    match value {
-        Value::Object(object) => {
-            if object.contains_key(KEYWORD) {
-                refusals.push(Refusal {
-                    pointer: format!("{at}/{KEYWORD}"),
-                    reason: "`x-mcp-header` annotates a property reached from the root through `properties` alone; clients do not look for it here".into(),
-                });
-            }
-            members(object, at, depth, max_depth, false, refusals);
-        }
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                off_chain(
-                    item,
-                    &format!("{at}/{index}"),
-                    depth + 1,
-                    max_depth,
-                    refusals,
-                );
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The subschemas of the schema `object` at `at`, off the chain; its `properties` too unless
-/// it is on the chain (where [`on_chain`] reads them).
-fn members(
-    object: &Map<String, Value>,
-    at: &str,
-    depth: usize,
-    max_depth: usize,
-    on_the_chain: bool,
-    refusals: &mut Vec<Refusal>,
-) {
-    for (key, inner) in object {
-        let there = format!("{at}/{}", escape_token(key));
-        match (key.as_str(), inner) {
-            // The annotation itself, and data: an `x-mcp-header` key in a default is a value.
-            (KEYWORD | "const" | "enum" | "default" | "examples", _) => {}
-            ("properties", _) if on_the_chain => {}
-            // Schemas by name: every name is a schema's, whatever it spells.
-            (
-                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas",
-                Value::Object(named),
-            ) => {
-                for (name, schema) in named {
-                    let named_at = format!("{there}/{}", escape_token(name));
-                    off_chain(schema, &named_at, depth + 1, max_depth, refusals);
-                }
-            }
-            _ => off_chain(inner, &there, depth + 1, max_depth, refusals),
-        }
     }
 }
 
@@ -343,13 +367,60 @@ mod tests {
     }
 
     #[test]
-    fn a_hostile_depth_is_walked_to_the_bound_only() {
-        let mut schema = json!({ "type": "string", "x-mcp-header": "Deep" });
-        for _ in 0..200 {
-            schema = json!({ "type": "object", "properties": { "p": schema } });
+    fn a_hostile_depth_is_walked_to_the_end_without_recursion() {
+        let mut schema = json!({ "type": "number", "x-mcp-header": "Deep" });
+        let levels = 100_000;
+        for _ in 0..levels {
+            // Built by hand: `json!` would serialize `schema` again at each level, recursively.
+            let properties = serde_json::Map::from_iter([("p".to_owned(), schema)]);
+            schema = Value::Object(serde_json::Map::from_iter([
+                ("type".to_owned(), json!("object")),
+                ("properties".to_owned(), Value::Object(properties)),
+            ]));
         }
-        // No overflow; what lies past the bound is not looked at.
-        assert!(super::refusals(&schema, 64).is_empty());
-        assert_eq!(super::refusals(&schema, 256).len(), 0);
+        let refusals = super::refusals(&schema);
+        assert_eq!(refusals.len(), 1);
+        assert_eq!(
+            refusals[0].pointer,
+            format!("{}/x-mcp-header", "/properties/p".repeat(levels))
+        );
+        // A recursive drop of 100,000 levels would overflow the test's stack.
+        std::mem::forget(schema);
+    }
+
+    #[test]
+    fn a_type_list_is_one_type_too_many_with_or_without_null() {
+        let refusals = refused(&with(
+            json!({ "type": ["string", "integer"], "x-mcp-header": "Either" }),
+        ));
+        assert_eq!(refusals.len(), 1);
+        assert!(
+            refusals[0].1.ends_with(r#"not ["string","integer"]"#),
+            "{}",
+            refusals[0].1
+        );
+    }
+
+    #[test]
+    fn a_definition_is_a_schema_whatever_its_name_spells() {
+        let schema = json!({
+            "type": "object",
+            "$defs": {
+                "default": { "type": "string", "x-mcp-header": "D" },
+                "x-mcp-header": { "type": "string", "x-mcp-header": "E" }
+            },
+            "properties": {
+                "enum": { "type": "object", "properties": { "const": { "type": "number", "x-mcp-header": "C" } } }
+            }
+        });
+        let pointers: Vec<String> = refused(&schema).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/$defs/default/x-mcp-header",
+                "/$defs/x-mcp-header/x-mcp-header",
+                "/properties/enum/properties/const/x-mcp-header",
+            ]
+        );
     }
 }

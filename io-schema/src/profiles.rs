@@ -142,7 +142,7 @@ pub fn apply_reporting(
             object_root(schema)?;
             if profile == Profile::Mcp {
                 // A tool whose headers a client cannot use is excluded by every client.
-                let refusals = crate::headers::refusals(schema, MAX_SCHEMA_DEPTH);
+                let refusals = crate::headers::refusals(schema);
                 if !refusals.is_empty() {
                     return Err(refusals);
                 }
