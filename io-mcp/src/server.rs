@@ -1608,11 +1608,7 @@ mod tests {
 
     /// A field mirrored in a header (SEP-2243), as a user writes it.
     #[derive(
-        serde::Deserialize,
-        serde::Serialize,
-        schemars::JsonSchema,
-        agentio_core::AgentInput,
-        agentio_core::AgentOutput,
+        serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput,
     )]
     struct Routed {
         #[schemars(extend("x-mcp-header" = "Region"))]
@@ -1621,11 +1617,7 @@ mod tests {
 
     /// The same field, optional: its schema is `["string", "null"]`.
     #[derive(
-        serde::Deserialize,
-        serde::Serialize,
-        schemars::JsonSchema,
-        agentio_core::AgentInput,
-        agentio_core::AgentOutput,
+        serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput,
     )]
     struct MaybeRouted {
         #[schemars(extend("x-mcp-header" = "Region"))]
@@ -1634,14 +1626,16 @@ mod tests {
 
     /// Routes.
     #[tool(id = "t.routed")]
-    async fn routed(r: Routed) -> Result<Routed, ToolError> {
-        Ok(r)
+    async fn routed(r: Routed) -> Result<Text, ToolError> {
+        Ok(Text { text: r.region })
     }
 
     /// Routes, maybe.
     #[tool(id = "t.maybe-routed")]
-    async fn maybe_routed(r: MaybeRouted) -> Result<MaybeRouted, ToolError> {
-        Ok(r)
+    async fn maybe_routed(r: MaybeRouted) -> Result<Text, ToolError> {
+        Ok(Text {
+            text: r.region.unwrap_or_default(),
+        })
     }
 
     #[test]
