@@ -183,14 +183,14 @@ impl Context {
             })
             .collect();
         let text = |key: &str| context[key].as_str().map(str::to_owned);
+        let client_secret = text("client_secret");
         Context {
             tool_calls,
             client_id: text("client_id"),
-            client_secret: text("client_secret"),
             // With a private key instead (`auth/client-credentials-jwt`), not implemented
             // here, the client tries as a user would, and is refused.
-            machine: scenario.starts_with("auth/client-credentials")
-                && context["client_secret"].is_string(),
+            machine: scenario.starts_with("auth/client-credentials") && client_secret.is_some(),
+            client_secret,
         }
     }
 }

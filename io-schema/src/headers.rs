@@ -20,13 +20,13 @@ use std::collections::VecDeque;
 
 use serde_json::{Map, Value};
 
-use crate::pointer::escape_token;
+use crate::pointer::push_token;
 use crate::report::Refusal;
 
 const KEYWORD: &str = "x-mcp-header";
 
 /// Where a subschema sits.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Place {
     /// The root, or a property reached from it through `properties` alone: its own
     /// `properties` may carry annotations.
@@ -65,10 +65,9 @@ impl<'a> Pointers<'a> {
         }
         let mut pointer = String::new();
         for token in tokens.into_iter().rev() {
-            pointer.push('/');
             match token {
-                Token::Key(key) => pointer.push_str(&escape_token(key)),
-                Token::Index(index) => pointer.push_str(&index.to_string()),
+                Token::Key(key) => push_token(&mut pointer, key),
+                Token::Index(index) => push_token(&mut pointer, &index.to_string()),
             }
         }
         pointer
