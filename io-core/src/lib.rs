@@ -84,7 +84,11 @@ pub use crate::turn::{ChatMessage, Role, ToolCallRecord, TurnInput, TurnOutput};
 /// internally or adjacently tagged enum); a field serialized as `_workflowFsRoot` is an
 /// `Option<FsRoot>` (recommended: `FsRoot::file(key)` gives a staged file's path),
 /// `Option<PathBuf>` or `Option<String>`; a field that looks like that reserved name but is not
-/// spelled like it is refused.
+/// spelled like it is refused; a field marked as an MCP header
+/// (`#[schemars(extend("x-mcp-header" = "Region"))]`, SEP-2243) names a header (an HTTP token,
+/// one field a header, ignoring case), is a property of the input object (not in an enum
+/// variant, not flattened) and is a string, an integer or a boolean (not an `Option`, a float,
+/// a sequence or a map).
 ///
 /// ```
 /// use agentio_core::AgentInput;

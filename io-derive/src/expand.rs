@@ -32,6 +32,7 @@ pub(crate) fn derive(input: &syn::DeriveInput, side: Side) -> TokenStream {
         match side {
             Side::Input => {
                 check::input_is_object(input, cont, &mut errors);
+                crate::mcp_header::mcp_headers(cont, &mut errors);
                 if let Some(strict) = attrs
                     .as_ref()
                     .and_then(|a| a.strict.is_present().then(|| a.strict.span()))

@@ -14,6 +14,7 @@ mod check;
 mod define_io;
 mod expand;
 mod io_type;
+mod mcp_header;
 mod naming;
 mod paths;
 mod shape;

@@ -1615,13 +1615,18 @@ mod tests {
         region: String,
     }
 
-    /// The same field, optional: its schema is `["string", "null"]`.
+    /// An `Option`, under a name the derive cannot see through: its schema is
+    /// `["string", "null"]`.
+    type MaybeRegion = Option<String>;
+
+    /// The same field, optional. Written `Option<String>`, the derive refuses it at compile
+    /// time (`tests/ui/mcp-header`); behind an alias, the server refuses it when it is built.
     #[derive(
         serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput,
     )]
     struct MaybeRouted {
         #[schemars(extend("x-mcp-header" = "Region"))]
-        region: Option<String>,
+        region: MaybeRegion,
     }
 
     /// Routes.
