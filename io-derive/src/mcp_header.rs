@@ -363,9 +363,30 @@ mod tests {
         ];
         assert_eq!(errors.len(), expected.len(), "{errors:?}");
         for (error, expected) in errors.iter().zip(expected) {
-            assert!(error.contains(expected), "{error} lacks {expected}");
+            assert!(
+                error.contains(expected),
+                "{error} lacks {expected}: {errors:#?}"
+            );
             assert!(error.contains("needs one primitive type"), "{error}");
         }
+    }
+
+    #[test]
+    fn parentheses_and_a_macros_invisible_group_are_looked_through() {
+        let float: Type = syn::parse_quote!(f64);
+        let paren: Type = syn::parse_quote!((f64));
+        assert!(matches!(paren, Type::Paren(_)));
+        // A macro's `$ty` reaches the derive as an invisible group.
+        let group = Type::Group(syn::TypeGroup {
+            attrs: Vec::new(),
+            group_token: Default::default(),
+            elem: Box::new(float),
+        });
+        for ty in [paren, group] {
+            let (_, what) = not_primitive(&ty).expect("a float");
+            assert!(what.contains("`f64` is a JSON `number`"), "{what}");
+        }
+        assert!(not_primitive(&syn::parse_quote!((String))).is_none());
     }
 
     #[test]
