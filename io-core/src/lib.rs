@@ -45,6 +45,7 @@
 mod ceiling;
 mod context;
 mod core;
+mod deadline;
 mod error;
 pub mod files;
 mod future;
@@ -66,6 +67,8 @@ pub use agentio_schema::{bounds, compat, pointer, profiles, residual, rules};
 pub use crate::ceiling::Started as __Started;
 pub use crate::context::{AgentContext, AgentEvent, EventLog, EventSink, ToolCall, ToolInvoker};
 pub use crate::core::{AgentCore, ErasedAgentCore};
+#[doc(hidden)]
+pub use crate::deadline::Deadline as __Deadline;
 pub use crate::error::{AgentError, ErrorCode, ok_envelope};
 pub use crate::future::BoxFuture;
 pub use crate::io::{AgentInput, AgentOutput};

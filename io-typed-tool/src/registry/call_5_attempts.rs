@@ -272,7 +272,7 @@ pub(crate) enum Payload {
 /// On a multi-thread Tokio runtime with two workers or more the body runs as its own task, so
 /// a body that blocks its thread (`std::thread::sleep`, a busy loop) cannot starve the timer:
 /// the caller gets `timeout` at the ceiling (watched by one thread for all calls, which costs
-/// no system call a call: see [`watchdog`](super::watchdog)), and the task is aborted (a
+/// no system call a call: see `agentio_core::__Deadline`), and the task is aborted (a
 /// thread that never yields runs on until it returns, but its result is dropped). On a runtime
 /// with one worker (current-thread, or multi-thread with one worker thread) the body shares the
 /// caller's only thread (see [`spawns`]), so the timer can fire no earlier than the body's next
@@ -411,8 +411,8 @@ pub(super) async fn spawned_attempt<O: Produce>(
     timeout: Duration,
 ) -> Ended<O> {
     // The ceiling on the watchdog's thread, not a Tokio timer: no system call a call (see
-    // `watchdog`).
-    let Some(deadline) = super::watchdog::Deadline::after(timeout) else {
+    // `agentio_core::__Deadline`).
+    let Some(deadline) = agentio_core::__Deadline::after(timeout) else {
         return Ended::Failed(AgentError::internal(
             "the thread that watches the tools' time limits could not be started",
         ));

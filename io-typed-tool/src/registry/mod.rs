@@ -40,7 +40,6 @@ mod call_6_audit;
 mod options;
 mod register;
 mod skills;
-mod watchdog;
 
 pub use approval::{ApprovalDecision, ApprovalOutcome, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditRecord, AuditSink};

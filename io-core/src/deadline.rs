@@ -1,24 +1,27 @@
-//! The ceilings of spawned attempts, watched by one thread instead of a Tokio timer each.
+//! Deadlines watched by one thread instead of a Tokio timer each: the registry's ceilings of
+//! spawned attempts, and the MCP HTTP server's wait for a request's head.
 //!
-//! On a multi-thread runtime a body runs as its own task under its caller's ceiling (see
-//! `run_attempt`). A Tokio timer for that ceiling costs a system call a call: registering the
-//! earliest timer wakes the runtime's driver (an `eventfd` write, then an `epoll_wait` to read
-//! it). The MCP load bench counted it (`strace -c`: two `write`s a call against rmcp's one),
-//! and at one client it was the largest part of the difference. A [`Deadline`] instead puts its
-//! waker in a map this module's thread watches: registering takes a lock and a map insert.
+//! A Tokio timer costs a system call a registration when it is the earliest: registering it
+//! wakes the runtime's driver (an `eventfd` write, then an `epoll_wait` to read it). The MCP
+//! load bench counted it (`strace -c`: two `write`s a call against rmcp's one), and at one
+//! client it was the largest part of the difference. A [`Deadline`] instead puts its waker in a
+//! map this module's thread watches: registering takes a lock and a map insert.
 //!
 //! The thread sleeps until the earliest deadline in the map (with none, until one comes). A
 //! registration wakes it (one system call) only when its deadline is earlier than the one the
-//! thread sleeps until: calls under one contract have one ceiling, so each new deadline is
-//! later than those before it and wakes nothing. A deadline whose call ended is taken out of
-//! the map, not out of the thread's sleep: the thread wakes at that time, finds it gone and
-//! sleeps until the next. Under load the thread wakes about once a ceiling, not once a call or
-//! on a tick (an earlier version looked every 2 ms while anything was watched: 500 wake-ups a
-//! second on the server's core, which the load bench counted as context switches).
+//! thread sleeps until: calls under one contract have one ceiling, and requests on one server
+//! one wait for their head, so each new deadline is later than those before it and wakes
+//! nothing. A deadline whose call ended is taken out of the map, not out of the thread's
+//! sleep: the thread wakes at that time, finds it gone and sleeps until the next. Under load
+//! the thread wakes about once a ceiling, not once a call or on a tick (an earlier version
+//! looked every 2 ms while anything was watched: 500 wake-ups a second on the server's core,
+//! which the load bench counted as context switches).
 //!
-//! A deadline fires at its time (as late as the system's timer slack); the attempt's outcome
-//! is judged by its own clock reading (`attempt_result`), so a late wake-up never turns a
-//! timeout into a success.
+//! A deadline fires at its time (as late as the system's timer slack); a registry attempt's
+//! outcome is judged by its own clock reading (`attempt_result`), so a late wake-up never
+//! turns a timeout into a success.
+//!
+//! Not public API: the tool registry's and the MCP server's (`__Deadline`).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -122,8 +125,9 @@ fn watch(shared: &'static Shared) {
     }
 }
 
-/// A future that is ready at `at` (as late as the system's timer slack).
-pub(crate) struct Deadline {
+/// A future that is ready at its instant (as late as the system's timer slack).
+#[doc(hidden)]
+pub struct Deadline {
     watchdog: &'static Shared,
     /// `None`: never (a ceiling past what `Instant` holds).
     at: Option<Instant>,
@@ -133,8 +137,13 @@ pub(crate) struct Deadline {
 
 impl Deadline {
     /// Ready `after` from now; `None` when the watchdog's thread could not be started.
-    pub(crate) fn after(after: Duration) -> Option<Deadline> {
-        Some(Deadline::on(shared()?, Instant::now().checked_add(after)))
+    pub fn after(after: Duration) -> Option<Deadline> {
+        Deadline::at(Instant::now().checked_add(after))
+    }
+
+    /// Ready at `at` (`None`: never); `None` when the watchdog's thread could not be started.
+    pub fn at(at: Option<Instant>) -> Option<Deadline> {
+        Some(Deadline::on(shared()?, at))
     }
 
     fn on(watchdog: &'static Shared, at: Option<Instant>) -> Deadline {
@@ -149,6 +158,15 @@ impl Deadline {
         if let (Some(at), Some(key)) = (self.at, self.key.take()) {
             lock(self.watchdog).deadlines.remove(&(at, key));
         }
+    }
+}
+
+impl std::fmt::Debug for Deadline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deadline")
+            .field("at", &self.at)
+            .field("registered", &self.key.is_some())
+            .finish()
     }
 }
 
