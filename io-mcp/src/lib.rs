@@ -76,6 +76,8 @@ pub use crate::client::{
     ClientError, DEFAULT_REQUEST_TIMEOUT, ImportOptions, ImportedTool, McpClient, RefusedTool,
 };
 pub use crate::connect::Connect;
-pub use crate::server::{APPROVAL_INPUT_KEY, DEFAULT_PAGE_SIZE, McpServer, ServeError};
+pub use crate::server::{
+    APPROVAL_INPUT_KEY, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_PAGE_SIZE, McpServer, ServeError,
+};
 /// The MCP SDK this crate is built on, for what it does not wrap.
 pub use rmcp;

@@ -105,17 +105,29 @@ pub struct McpServer {
     handler: Option<Arc<dyn crate::compose::DynHandler>>,
     /// Seals a call's state between rounds (MCP 2026-07-28 `requestState`).
     state_codec: Arc<rmcp::model::RequestStateCodec>,
-    /// The HTTP sessions' instance name, idle timeout and bound ([`crate::sessions`]).
+    /// The HTTP sessions' instance name, idle timeout and bound ([`crate::sessions`]), and
+    /// how long [`McpServer::serve_http`] waits for a request's head.
     sessions: SessionSettings,
 }
 
-/// What [`McpServer::http_service`] builds its [`Sessions`] from.
+/// What [`McpServer::http_service`] builds its [`Sessions`] from, and
+/// [`McpServer::serve_http`] its connections.
 #[derive(Clone, Debug)]
 struct SessionSettings {
     instance: Arc<str>,
     idle: std::time::Duration,
     max: usize,
+    header_read: Option<std::time::Duration>,
 }
+
+/// How long [`McpServer::serve_http`] waits for a request's head on a connection, idle
+/// keep-alive connections included, before it closes the connection: 30 seconds (hyper's
+/// default, which hyper applies only where it is given a timer).
+pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long [`McpServer::serve_http`] waits before accepting again when the process is out of
+/// file descriptors or memory.
+const ACCEPT_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl McpServer {
     /// A server for `registry`'s tools. Fails when a tool cannot be exported to MCP (a name
@@ -182,6 +194,7 @@ impl McpServer {
                 instance: Arc::from(""),
                 idle: crate::sessions::DEFAULT_SESSION_IDLE,
                 max: crate::sessions::DEFAULT_MAX_SESSIONS,
+                header_read: Some(DEFAULT_HEADER_READ_TIMEOUT),
             },
         })
     }
@@ -225,6 +238,23 @@ impl McpServer {
     #[must_use]
     pub fn with_max_sessions(mut self, max: usize) -> Self {
         self.sessions.max = max;
+        self
+    }
+
+    /// How long [`Self::serve_http`] waits for a request's head (its request line and
+    /// headers) on a connection, an idle keep-alive connection's next request included
+    /// (default [`DEFAULT_HEADER_READ_TIMEOUT`], 30 seconds): a connection that has not sent
+    /// one by then is closed. Clients that open connections and send nothing, or a byte at a
+    /// time, cannot hold the server's connections and file descriptors for longer. `None`
+    /// waits as long as the client likes. A load balancer keeping idle connections to the
+    /// server should close them first (nginx: `keepalive_timeout` in the `upstream` block,
+    /// below this).
+    #[must_use]
+    pub fn with_header_read_timeout(
+        mut self,
+        timeout: impl Into<Option<std::time::Duration>>,
+    ) -> Self {
+        self.sessions.header_read = timeout.into();
         self
     }
 
@@ -1439,7 +1469,12 @@ impl McpServer {
 
     /// Serves streamable HTTP on `listener` (every path; clients use `http://host:port/mcp`)
     /// until the listener fails. Each connection is served on its own task, with `TCP_NODELAY`
-    /// set (a server mounting [`Self::http_service`] in its own loop should set it too).
+    /// set (a server mounting [`Self::http_service`] in its own loop should set it too), and
+    /// closed when it has not sent a request's head within
+    /// [`Self::with_header_read_timeout`]. A connection that fails before it is accepted is
+    /// skipped; when the process runs out of file descriptors (or the system of buffers or
+    /// memory) the server waits a moment and accepts again, as connections close and free
+    /// theirs, where it would otherwise end: only a failure of the listener itself ends it.
     /// Where rmcp's service answers otherwise than the official SDKs' servers, this answers as
     /// they do, and rmcp's service mounted on its own does not:
     ///
@@ -1470,17 +1505,32 @@ impl McpServer {
     /// ```
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         let auth = self.auth.clone();
+        let header_read = self.sessions.header_read;
         let (service, sessions) = self.http_parts(Self::default_http_config());
         let front = Arc::new(crate::auth::Front {
             auth,
             service,
             sessions,
         });
+        let mut connections = hyper::server::conn::http1::Builder::new();
+        connections
+            .timer(WatchdogTimer)
+            .header_read_timeout(header_read);
+        let connections = Arc::new(connections);
         loop {
-            let (stream, _) = listener
-                .accept()
-                .await
-                .map_err(|e| ServeError::new("the HTTP listener failed", e))?;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => match AcceptFailure::of(&e) {
+                    AcceptFailure::Connection => continue,
+                    AcceptFailure::Exhausted => {
+                        tokio::time::sleep(ACCEPT_PAUSE).await;
+                        continue;
+                    }
+                    AcceptFailure::Listener => {
+                        return Err(ServeError::new("the HTTP listener failed", e));
+                    }
+                },
+            };
             // An answer is written as a head and then an event stream; with Nagle's algorithm on,
             // the client's delayed ACK of the head holds the rest back ~40 ms (measured: 20
             // calls/s on one connection instead of thousands).
@@ -1489,13 +1539,104 @@ impl McpServer {
             let guarded = hyper::service::service_fn(move |request| {
                 crate::auth::guard(front.clone(), request)
             });
+            let connections = connections.clone();
             tokio::spawn(async move {
-                // A connection's own failure (a client hanging up) ends that connection only.
-                let _ = hyper::server::conn::http1::Builder::new()
+                // A connection's own failure (a client hanging up, or not sending a request's
+                // head in time) ends that connection only.
+                let _ = connections
                     .serve_connection(TokioIo::new(stream), guarded)
                     .await;
             });
         }
+    }
+}
+
+/// hyper's timer for [`McpServer::serve_http`]'s wait for a request's head: the deadlines of
+/// `agentio_core`'s watchdog thread, not Tokio's timer. hyper sets a new timer for every
+/// request on a connection; a Tokio timer, the earliest one whenever the server has no other,
+/// would cost a system call a request (see `agentio_core::__Deadline`), and the watchdog's
+/// costs a lock and a map insert. Where the watchdog's thread cannot be started, Tokio's.
+#[derive(Clone, Copy, Debug)]
+struct WatchdogTimer;
+
+/// A deadline of the watchdog's, as hyper's `Sleep`.
+struct WatchdogSleep(agentio_core::__Deadline);
+
+impl Future for WatchdogSleep {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl hyper::rt::Sleep for WatchdogSleep {}
+
+impl hyper::rt::Timer for WatchdogTimer {
+    fn sleep(&self, duration: std::time::Duration) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
+        match agentio_core::__Deadline::after(duration) {
+            Some(deadline) => Box::pin(WatchdogSleep(deadline)),
+            None => hyper_util::rt::TokioTimer::new().sleep(duration),
+        }
+    }
+
+    fn sleep_until(&self, at: std::time::Instant) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
+        match agentio_core::__Deadline::at(Some(at)) {
+            Some(deadline) => Box::pin(WatchdogSleep(deadline)),
+            None => hyper_util::rt::TokioTimer::new().sleep_until(at),
+        }
+    }
+}
+
+/// What an error accepting a connection means for [`McpServer::serve_http`]'s loop.
+#[derive(Debug, PartialEq, Eq)]
+enum AcceptFailure {
+    /// The connection's own: it was reset or aborted before it was accepted, or (Linux passes
+    /// a pending connection's network errors to `accept`) its network failed. Accept the next.
+    Connection,
+    /// The process is out of file descriptors, or the system out of file descriptors, buffers
+    /// or memory: wait while open connections close and free theirs, then accept again.
+    Exhausted,
+    /// The listener's own: the server ends with it.
+    Listener,
+}
+
+impl AcceptFailure {
+    fn of(e: &std::io::Error) -> Self {
+        use std::io::ErrorKind;
+        match e.kind() {
+            ErrorKind::ConnectionAborted
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionRefused
+            | ErrorKind::Interrupted
+            | ErrorKind::WouldBlock
+            | ErrorKind::TimedOut => return AcceptFailure::Connection,
+            ErrorKind::OutOfMemory => return AcceptFailure::Exhausted,
+            _ => {}
+        }
+        #[cfg(unix)]
+        {
+            use rustix::io::Errno;
+            let code = e.raw_os_error();
+            let any = |errnos: &[Errno]| errnos.iter().any(|n| Some(n.raw_os_error()) == code);
+            // accept(2): treat these "like EAGAIN by retrying" (a pending connection's error).
+            if any(&[
+                Errno::NETDOWN,
+                Errno::PROTO,
+                Errno::NOPROTOOPT,
+                Errno::HOSTDOWN,
+                Errno::HOSTUNREACH,
+                Errno::OPNOTSUPP,
+                Errno::NETUNREACH,
+                Errno::PERM,
+            ]) {
+                return AcceptFailure::Connection;
+            }
+            if any(&[Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM]) {
+                return AcceptFailure::Exhausted;
+            }
+        }
+        AcceptFailure::Listener
     }
 }
 
@@ -1641,6 +1782,82 @@ mod tests {
         Ok(Text {
             text: r.region.unwrap_or_default(),
         })
+    }
+
+    #[test]
+    fn accept_errors_of_a_connection_are_skipped_exhaustion_waited_out_the_listeners_end_it() {
+        use std::io::{Error, ErrorKind};
+        for kind in [
+            ErrorKind::ConnectionAborted,
+            ErrorKind::ConnectionReset,
+            ErrorKind::ConnectionRefused,
+            ErrorKind::Interrupted,
+            ErrorKind::WouldBlock,
+            ErrorKind::TimedOut,
+        ] {
+            assert_eq!(
+                AcceptFailure::of(&Error::from(kind)),
+                AcceptFailure::Connection,
+                "{kind:?}"
+            );
+        }
+        assert_eq!(
+            AcceptFailure::of(&Error::from(ErrorKind::OutOfMemory)),
+            AcceptFailure::Exhausted
+        );
+        assert_eq!(
+            AcceptFailure::of(&Error::other("broken")),
+            AcceptFailure::Listener
+        );
+        #[cfg(unix)]
+        {
+            use rustix::io::Errno;
+            let of =
+                |errno: Errno| AcceptFailure::of(&Error::from_raw_os_error(errno.raw_os_error()));
+            for errno in [
+                Errno::NETDOWN,
+                Errno::PROTO,
+                Errno::NOPROTOOPT,
+                Errno::HOSTDOWN,
+                Errno::HOSTUNREACH,
+                Errno::OPNOTSUPP,
+                Errno::NETUNREACH,
+                Errno::PERM,
+                Errno::CONNABORTED,
+                Errno::INTR,
+                Errno::AGAIN,
+            ] {
+                assert_eq!(of(errno), AcceptFailure::Connection, "{errno:?}");
+            }
+            for errno in [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM] {
+                assert_eq!(of(errno), AcceptFailure::Exhausted, "{errno:?}");
+            }
+            for errno in [Errno::BADF, Errno::INVAL, Errno::NOTSOCK, Errno::FAULT] {
+                assert_eq!(of(errno), AcceptFailure::Listener, "{errno:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_watchdog_timer_sleeps_for_its_time_and_until_its_instant() {
+        use hyper::rt::Timer;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let started = std::time::Instant::now();
+        runtime.block_on(WatchdogTimer.sleep(std::time::Duration::from_millis(40)));
+        assert!(started.elapsed() >= std::time::Duration::from_millis(40));
+        let at = std::time::Instant::now() + std::time::Duration::from_millis(40);
+        runtime.block_on(WatchdogTimer.sleep_until(at));
+        assert!(std::time::Instant::now() >= at);
+        // Reset to an earlier instant: ready then, not at the first one.
+        let mut sleep = WatchdogTimer.sleep(std::time::Duration::from_secs(60));
+        let at = std::time::Instant::now() + std::time::Duration::from_millis(20);
+        WatchdogTimer.reset(&mut sleep, at);
+        runtime.block_on(sleep);
+        assert!(std::time::Instant::now() >= at);
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }
 
     #[test]

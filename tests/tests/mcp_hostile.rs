@@ -1063,3 +1063,178 @@ mod bodies {
         });
     }
 }
+
+/// Clients that hold connections without sending requests, and a process out of file
+/// descriptors: the server closes the first and outlives the second.
+mod connections {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// Whether the server closed `stream` within `within` of `since`, reading whatever it
+    /// sends; when, after `since`.
+    async fn closed_within(
+        stream: &mut tokio::net::TcpStream,
+        since: Instant,
+        within: Duration,
+    ) -> Option<Duration> {
+        let mut buf = [0u8; 4096];
+        loop {
+            match tokio::time::timeout_at((since + within).into(), stream.read(&mut buf)).await {
+                Err(_) => return None,
+                Ok(Ok(0) | Err(_)) => return Some(since.elapsed()),
+                Ok(Ok(_)) => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_connection_that_sends_no_request_head_in_time_is_closed() {
+        runtime().block_on(async {
+            let timeout = Duration::from_millis(300);
+            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
+                .unwrap()
+                .with_header_read_timeout(timeout);
+            let (addr, serving) = serve_http(server).await;
+
+            // Silent; half a request head; a whole request answered, then idle (keep-alive).
+            let opened = Instant::now();
+            let mut silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let mut trickle = tokio::net::TcpStream::connect(addr).await.unwrap();
+            trickle
+                .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+                .await
+                .unwrap();
+            let mut idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let body = sessions::INITIALIZE;
+            idle.write_all(
+                format!(
+                    "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+            let mut answer = Vec::new();
+            while !answer.ends_with(b"0\r\n\r\n") {
+                let mut buf = [0u8; 4096];
+                let n = idle.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the answer ended early: {}", String::from_utf8_lossy(&answer));
+                answer.extend_from_slice(&buf[..n]);
+            }
+            assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+            let answered = Instant::now();
+
+            for (what, stream, since) in [
+                ("silent", &mut silent, opened),
+                ("trickle", &mut trickle, opened),
+                ("idle", &mut idle, answered),
+            ] {
+                let took = closed_within(stream, since, Duration::from_secs(10))
+                    .await
+                    .unwrap_or_else(|| panic!("the {what} connection is still open after 10 s"));
+                // Closed by the timeout, not before it.
+                assert!(took >= timeout - Duration::from_millis(50), "{what}: {took:?}");
+            }
+            serving.abort();
+        });
+    }
+
+    #[test]
+    fn without_a_header_read_timeout_a_silent_connection_stays_open() {
+        runtime().block_on(async {
+            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
+                .unwrap()
+                .with_header_read_timeout(None);
+            let (addr, serving) = serve_http(server).await;
+            let opened = Instant::now();
+            let mut silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+            assert_eq!(
+                closed_within(&mut silent, opened, Duration::from_millis(800)).await,
+                None
+            );
+            // And it is served when it speaks.
+            let host = format!("127.0.0.1:{}", addr.port());
+            assert_eq!(post_initialize(addr, &host, None).await, 200);
+            serving.abort();
+        });
+    }
+
+    /// The child process's marker: run the scenario instead of starting a child.
+    #[cfg(target_os = "linux")]
+    const CHILD: &str = "AGENTIO_TEST_FD_EXHAUSTION_CHILD";
+
+    /// Out of file descriptors, `accept` fails (`EMFILE`) while a client waits in the
+    /// listener's queue. The server waits and accepts it once descriptors are free, instead of
+    /// ending. The limit is lowered in a child process (this test binary, run again for this
+    /// test alone), so that no other test runs short of descriptors.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_server_outlives_running_out_of_file_descriptors() {
+        if std::env::var_os(CHILD).is_none() {
+            let output = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "mcp_hostile::connections::the_server_outlives_running_out_of_file_descriptors",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "{said}");
+            assert!(said.contains("1 passed"), "the child ran no test: {said}");
+            return;
+        }
+        use rustix::process::{Resource, getrlimit, setrlimit};
+        use std::io::{Read, Write};
+
+        let runtime = runtime();
+        let (addr, serving) = runtime.block_on(serve_http(
+            agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap(),
+        ));
+        // A few descriptors above those open, then every one of them taken.
+        let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+        let mut limit = getrlimit(Resource::Nofile);
+        limit.current = Some(open + 16);
+        setrlimit(Resource::Nofile, limit).unwrap();
+        let mut fillers = Vec::new();
+        loop {
+            match std::fs::File::open("/dev/null") {
+                Ok(file) => fillers.push(file),
+                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::MFILE.raw_os_error()) => {
+                    break;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(fillers.len() >= 4, "{}", fillers.len());
+        // One descriptor for the client; the server has none left to accept it with.
+        fillers.pop();
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            !serving.is_finished(),
+            "the server ended when accept failed"
+        );
+
+        // Descriptors free again: the waiting client is served.
+        drop(fillers);
+        let body = sessions::INITIALIZE;
+        write!(
+            client,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        serving.abort();
+    }
+}

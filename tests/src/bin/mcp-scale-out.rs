@@ -110,10 +110,12 @@ http {{
         server 127.0.0.1:{a} max_fails=1 fail_timeout=10s;
         server 127.0.0.1:{b} max_fails=1 fail_timeout=10s;
         keepalive 32;
+        # Idle connections are closed here before an instance closes them (30 s).
+        keepalive_timeout 20s;
     }}
     # One per instance: a session's requests go where its id says it lives.
-    upstream mcp_a {{ server 127.0.0.1:{a}; keepalive 16; }}
-    upstream mcp_b {{ server 127.0.0.1:{b}; keepalive 16; }}
+    upstream mcp_a {{ server 127.0.0.1:{a}; keepalive 16; keepalive_timeout 20s; }}
+    upstream mcp_b {{ server 127.0.0.1:{b}; keepalive 16; keepalive_timeout 20s; }}
     map $http_mcp_session_id $mcp_upstream {{
         ~^a\.   mcp_a;
         ~^b\.   mcp_b;
