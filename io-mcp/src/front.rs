@@ -13,6 +13,10 @@
 //!   SDKs differ (Python says `-32602`, TypeScript `-32700`); `-32600` is JSON-RPC 2.0's own
 //!   code for it ("the JSON sent is not a valid Request object"), so that is the one given.
 //! - **A session refused for the bound** is `503` (see [`crate::sessions`]).
+//! - **A request body that has not arrived** within
+//!   [`McpServer::with_header_read_timeout`](crate::McpServer::with_header_read_timeout) of
+//!   when the server starts reading it ([`TimedBody`]) is `408 Request Timeout`, and the
+//!   connection closed; rmcp says `500` (it failed to read the body).
 //! - **A session's end** (`DELETE`) is `200` or `404` (see [`crate::sessions`]).
 //!
 //! rmcp's own checks (`Host`, `Origin`, `Accept`, the protocol version, the body's size) run
@@ -22,6 +26,9 @@
 //! rmcp's answers.
 
 use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http_body_util::BodyExt;
 use rmcp::model::{ErrorData, JsonRpcError};
@@ -42,6 +49,77 @@ const UNREAD_BODY: &[u8] = b"fail to deserialize request body ";
 /// `expecting` of rmcp's message type).
 const NOT_A_MESSAGE: &str = "unrecognized JSON-RPC message";
 
+/// How rmcp's answer to a body that failed to arrive starts (then [`BodyError`]'s words).
+const FAILED_BODY: &[u8] = b"Failed to read request body: ";
+
+/// [`BodyError::Late`]'s words, up to the time.
+const LATE_BODY: &str = "the request body did not arrive within ";
+
+/// A request body that must arrive within `within` of its first read that had to wait (a body
+/// sent with its head never waits, and never sets a timer): a client feeding a body a byte at
+/// a time cannot hold a connection longer than that. Late, it ends in [`BodyError::Late`].
+pub(crate) struct TimedBody<B> {
+    inner: B,
+    within: Option<Duration>,
+    deadline: Option<Pin<Box<dyn hyper::rt::Sleep>>>,
+}
+
+impl<B> TimedBody<B> {
+    pub(crate) fn new(inner: B, within: Option<Duration>) -> Self {
+        TimedBody {
+            inner,
+            within,
+            deadline: None,
+        }
+    }
+}
+
+/// Why a [`TimedBody`] ended.
+#[derive(Debug)]
+pub(crate) enum BodyError<E> {
+    /// The body's own error (the connection failed).
+    Body(E),
+    /// The body had not arrived in this time.
+    Late(Duration),
+}
+
+impl<E: fmt::Display> fmt::Display for BodyError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Body(e) => e.fmt(f),
+            BodyError::Late(within) => write!(f, "{LATE_BODY}{} s", within.as_secs_f64()),
+        }
+    }
+}
+
+impl<B> http_body::Body for TimedBody<B>
+where
+    B: http_body::Body + Unpin,
+{
+    type Data = B::Data;
+    type Error = BodyError<B::Error>;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<B::Data>, Self::Error>>> {
+        let this = &mut *self;
+        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(frame.map(|frame| frame.map_err(BodyError::Body)));
+        }
+        let Some(within) = this.within else {
+            return Poll::Pending;
+        };
+        let deadline = this
+            .deadline
+            .get_or_insert_with(|| hyper::rt::Timer::sleep(&crate::server::WatchdogTimer, within));
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(BodyError::Late(within)))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
 /// One request to rmcp's service, its answer restated in the cases the module's documentation
 /// lists (why each, in [`crate::sessions`]'s for the `503` and a session's end).
 pub(crate) async fn answer<S, B>(
@@ -59,6 +137,9 @@ where
         let mut response = service.handle(request).await;
         if response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
             return unread_body(response).await;
+        }
+        if response.status() == http::StatusCode::INTERNAL_SERVER_ERROR {
+            response = late_body(response).await;
         }
         if opening
             && response.status() == http::StatusCode::INTERNAL_SERVER_ERROR
@@ -121,6 +202,32 @@ async fn unread_body(response: http::Response<HttpBody>) -> http::Response<HttpB
     json(http::StatusCode::BAD_REQUEST, body)
 }
 
+/// rmcp's `500`: restated as `408 Request Timeout` (the connection closed) when it is rmcp's
+/// answer to a [`TimedBody`] that did not arrive in time, kept as it is otherwise.
+async fn late_body(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
+    let (parts, body) = response.into_parts();
+    // rmcp's `500`s are one line of text, whole in memory: collecting it cannot wait or fail.
+    let body = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let late = body
+        .strip_prefix(FAILED_BODY)
+        .is_some_and(|detail| detail.starts_with(LATE_BODY.as_bytes()));
+    if !late {
+        return http::Response::from_parts(parts, full(body));
+    }
+    let mut answer = text(
+        http::StatusCode::REQUEST_TIMEOUT,
+        body.slice(FAILED_BODY.len()..),
+    );
+    answer.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    answer
+}
+
 /// An answer of `status` with `body`.
 fn text(status: http::StatusCode, body: bytes::Bytes) -> http::Response<HttpBody> {
     let mut response = http::Response::new(full(body));
@@ -145,4 +252,106 @@ fn full(body: bytes::Bytes) -> HttpBody {
     http_body_util::Full::new(body)
         .map_err(|never| match never {})
         .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    async fn answered(response: http::Response<HttpBody>) -> (http::StatusCode, String) {
+        let status = response.status();
+        let body = match response.into_body().collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(never) => match never {},
+        };
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[test]
+    fn only_rmcps_500_for_a_late_body_is_restated_as_408() {
+        block_on(async {
+            let late = BodyError::<std::convert::Infallible>::Late(Duration::from_millis(1500));
+            let rmcp = text(
+                http::StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Failed to read request body: {late}").into(),
+            );
+            let restated = late_body(rmcp).await;
+            assert_eq!(
+                restated.headers().get(http::header::CONNECTION).unwrap(),
+                "close"
+            );
+            assert_eq!(
+                answered(restated).await,
+                (
+                    http::StatusCode::REQUEST_TIMEOUT,
+                    "the request body did not arrive within 1.5 s".to_owned()
+                )
+            );
+            // Another failure to read the body, or another 500: as rmcp said it.
+            for said in [
+                "Failed to read request body: connection reset",
+                "Internal Server Error: the request body did not arrive within 1 s",
+            ] {
+                let kept =
+                    late_body(text(http::StatusCode::INTERNAL_SERVER_ERROR, said.into())).await;
+                assert!(kept.headers().get(http::header::CONNECTION).is_none());
+                assert_eq!(
+                    answered(kept).await,
+                    (http::StatusCode::INTERNAL_SERVER_ERROR, said.to_owned())
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn a_timed_body_passes_its_frames_and_errors_through_and_ends_late_at_its_time() {
+        use http_body_util::BodyExt as _;
+        block_on(async {
+            // Whole: its bytes, and no timer is needed.
+            let whole = TimedBody::new(
+                http_body_util::Full::new(bytes::Bytes::from_static(b"{}")),
+                Some(Duration::from_millis(1)),
+            );
+            assert_eq!(whole.collect().await.unwrap().to_bytes(), "{}");
+            // One that never ends: late at its time, not before.
+            let (_sender, never) = futures::channel::mpsc::channel::<
+                Result<http_body::Frame<bytes::Bytes>, std::io::Error>,
+            >(1);
+            let started = std::time::Instant::now();
+            let within = Duration::from_millis(50);
+            let err = TimedBody::new(http_body_util::StreamBody::new(never), Some(within))
+                .collect()
+                .await
+                .unwrap_err();
+            assert!(started.elapsed() >= within);
+            assert!(matches!(err, BodyError::Late(d) if d == within), "{err}");
+            // Its own error, as it is.
+            let failing = http_body_util::StreamBody::new(futures::stream::iter([Err::<
+                http_body::Frame<bytes::Bytes>,
+                _,
+            >(
+                std::io::Error::other("reset"),
+            )]));
+            let err = TimedBody::new(failing, None).collect().await.unwrap_err();
+            assert_eq!(err.to_string(), "reset");
+            // Without a time, a body that never ends waits.
+            let (_sender, never) = futures::channel::mpsc::channel::<
+                Result<http_body::Frame<bytes::Bytes>, std::io::Error>,
+            >(1);
+            let waiting = TimedBody::new(http_body_util::StreamBody::new(never), None).collect();
+            assert!(
+                tokio::time::timeout(Duration::from_millis(100), waiting)
+                    .await
+                    .is_err()
+            );
+        });
+    }
 }

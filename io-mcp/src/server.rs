@@ -244,8 +244,10 @@ impl McpServer {
     /// How long [`Self::serve_http`] waits for a request's head (its request line and
     /// headers) on a connection, an idle keep-alive connection's next request included
     /// (default [`DEFAULT_HEADER_READ_TIMEOUT`], 30 seconds): a connection that has not sent
-    /// one by then is closed. Clients that open connections and send nothing, or a byte at a
-    /// time, cannot hold the server's connections and file descriptors for longer. `None`
+    /// one by then is closed. A request's body gets as long again, from the first time the
+    /// server has to wait for it: one still arriving then is answered `408 Request Timeout`
+    /// and its connection closed. Clients that open connections and send nothing, or a byte at
+    /// a time, cannot hold the server's connections and file descriptors for longer. `None`
     /// waits as long as the client likes. A load balancer keeping idle connections to the
     /// server should close them first (nginx: `keepalive_timeout` in the `upstream` block,
     /// below this).
@@ -1483,7 +1485,9 @@ impl McpServer {
     ///   2.0's code, where the SDKs differ); rmcp says `415 Unsupported Media Type`;
     /// - a session's end (`DELETE`): `200`, or `404` for a session this server does not hold
     ///   ([`crate::sessions`]); rmcp says `202` to both;
-    /// - a session refused because the server holds its maximum: `503`; rmcp says `500`.
+    /// - a session refused because the server holds its maximum: `503`; rmcp says `500`;
+    /// - a request body still arriving after [`Self::with_header_read_timeout`]: `408`, and the
+    ///   connection closed; rmcp says `500`.
     ///
     /// ```no_run
     /// # use agentio_mcp::McpServer;
@@ -1536,7 +1540,8 @@ impl McpServer {
             // calls/s on one connection instead of thousands).
             let _ = stream.set_nodelay(true);
             let front = front.clone();
-            let guarded = hyper::service::service_fn(move |request| {
+            let guarded = hyper::service::service_fn(move |request: http::Request<_>| {
+                let request = request.map(|body| crate::front::TimedBody::new(body, header_read));
                 crate::auth::guard(front.clone(), request)
             });
             let connections = connections.clone();
@@ -1557,7 +1562,7 @@ impl McpServer {
 /// would cost a system call a request (see `agentio_core::__Deadline`), and the watchdog's
 /// costs a lock and a map insert. Where the watchdog's thread cannot be started, Tokio's.
 #[derive(Clone, Copy, Debug)]
-struct WatchdogTimer;
+pub(crate) struct WatchdogTimer;
 
 /// A deadline of the watchdog's, as hyper's `Sleep`.
 struct WatchdogSleep(agentio_core::__Deadline);

@@ -1141,6 +1141,65 @@ mod connections {
     }
 
     #[test]
+    fn a_body_that_does_not_arrive_in_time_is_408_and_its_connection_closed() {
+        runtime().block_on(async {
+            let timeout = Duration::from_millis(300);
+            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
+                .unwrap()
+                .with_header_read_timeout(timeout);
+            let (addr, serving) = serve_http(server).await;
+            let body = sessions::INITIALIZE;
+            let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+            // The head, and ten bytes of the body: the rest never comes.
+            slow.write_all(
+                format!(
+                    "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{}",
+                    body.len(),
+                    &body[..10]
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+            let sent = Instant::now();
+            let mut answer = Vec::new();
+            tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut answer))
+                .await
+                .expect("answered, and the connection closed, within 10 s")
+                .unwrap();
+            let took = sent.elapsed();
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+            assert!(
+                answer.contains("the request body did not arrive within 0.3 s"),
+                "{answer}"
+            );
+            assert!(took >= timeout - Duration::from_millis(50), "{took:?}");
+
+            // A body sent whole, or in pieces in time, is served.
+            let mut pieces = tokio::net::TcpStream::connect(addr).await.unwrap();
+            pieces
+                .write_all(
+                    format!(
+                        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                        body.len(),
+                        &body[..10]
+                    )
+                    .as_bytes(),
+                )
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            pieces.write_all(&body.as_bytes()[10..]).await.unwrap();
+            let mut answer = Vec::new();
+            pieces.read_to_end(&mut answer).await.unwrap();
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+            serving.abort();
+        });
+    }
+
+    #[test]
     fn without_a_header_read_timeout_a_silent_connection_stays_open() {
         runtime().block_on(async {
             let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
