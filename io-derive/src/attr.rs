@@ -58,3 +58,15 @@ pub(crate) fn crate_path(meta: &syn::Meta) -> darling::Result<Option<syn::Path>>
         other => Err(darling::Error::custom(expected).with_span(other)),
     }
 }
+
+/// Skips the rest of one entry of a `parse_nested_meta` walk over an attribute of another
+/// crate's (serde's, schemars'): the value of `key = value`, or the one group of `key(...)`,
+/// so that the entries after it are read too.
+pub(crate) fn skip_entry(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _: proc_macro2::TokenTree = meta.input.parse()?;
+    }
+    Ok(())
+}

@@ -44,13 +44,8 @@ fn serde_word_span(input: &syn::DeriveInput, word: &str) -> Option<Span> {
             if meta.path.is_ident(word) {
                 found = Some(meta.path.span());
             }
-            // Skip the value of `key = value` entries; only the key matters here.
-            if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                let _: proc_macro2::TokenStream = meta.input.parse()?;
-            }
-            Ok(())
+            // Only the key matters here.
+            crate::attr::skip_entry(&meta)
         });
     }
     found
@@ -192,12 +187,7 @@ fn serde_field_word_span(field: &ast::Field<'_>, word: &str) -> Option<Span> {
             if meta.path.is_ident(word) {
                 found = Some(meta.path.span());
             }
-            if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                let _: proc_macro2::TokenStream = meta.input.parse()?;
-            }
-            Ok(())
+            crate::attr::skip_entry(&meta)
         });
     }
     found
@@ -260,10 +250,7 @@ pub(crate) fn strict_word_span(input: &syn::DeriveInput) -> Option<Span> {
             if meta.path.is_ident("strict") {
                 found = Some(meta.path.span());
             }
-            if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            }
-            Ok(())
+            crate::attr::skip_entry(&meta)
         });
     }
     found
@@ -338,6 +325,25 @@ pub(crate) fn strict_name(attrs: &ContainerAttrs, errors: &mut Accumulator) {
     }
 }
 
+/// `read` of `input` as serde reads it for deserializing (a test's input, which serde reads).
+#[cfg(test)]
+pub(crate) fn read_as_input<R>(
+    input: &syn::DeriveInput,
+    read: impl FnOnce(&ast::Container<'_>) -> R,
+) -> R {
+    let cx = serde_derive_internals::Ctxt::new();
+    let private = syn::Ident::new("__private", Span::call_site());
+    let cont = ast::Container::from_ast(
+        &cx,
+        input,
+        serde_derive_internals::Derive::Deserialize,
+        &private,
+    )
+    .expect("serde reads it");
+    cx.check().expect("serde reads it");
+    read(&cont)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,17 +389,7 @@ mod tests {
 
     /// `accepts_fs_root` of `input`, read as serde reads it for deserializing.
     fn accepts(input: syn::DeriveInput) -> bool {
-        let cx = serde_derive_internals::Ctxt::new();
-        let private = syn::Ident::new("__private", proc_macro2::Span::call_site());
-        let cont = ast::Container::from_ast(
-            &cx,
-            &input,
-            serde_derive_internals::Derive::Deserialize,
-            &private,
-        )
-        .expect("serde reads it");
-        cx.check().expect("serde reads it");
-        accepts_fs_root(&cont)
+        read_as_input(&input, accepts_fs_root)
     }
 
     #[test]

@@ -148,13 +148,7 @@ pub(crate) fn names_crate(attrs: &[syn::Attribute], helper: &str) -> bool {
             if meta.path.is_ident("crate") {
                 found = true;
             }
-            // Skip the value of `key = value` entries and the body of `key(...)`.
-            if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                let _: TokenStream = meta.input.parse()?;
-            }
-            Ok(())
+            crate::attr::skip_entry(&meta)
         });
     }
     found

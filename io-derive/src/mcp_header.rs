@@ -72,12 +72,7 @@ fn annotations(field: &syn::Field) -> Annotations {
             if meta.path.is_ident("with") || meta.path.is_ident("schema_with") {
                 found.schema_given = true;
             }
-            if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                let _: TokenStream = meta.input.parse()?;
-            }
-            Ok(())
+            crate::attr::skip_entry(&meta)
         });
     }
     found
@@ -234,18 +229,8 @@ mod tests {
     use super::*;
 
     fn errors_of(input: syn::DeriveInput) -> Vec<String> {
-        let cx = serde_derive_internals::Ctxt::new();
-        let private = syn::Ident::new("__private", Span::call_site());
-        let cont = ast::Container::from_ast(
-            &cx,
-            &input,
-            serde_derive_internals::Derive::Deserialize,
-            &private,
-        )
-        .expect("serde reads it");
-        cx.check().expect("serde reads it");
         let mut errors = darling::Error::accumulator();
-        mcp_headers(&cont, &mut errors);
+        crate::check::read_as_input(&input, |cont| mcp_headers(cont, &mut errors));
         match errors.finish() {
             Ok(()) => Vec::new(),
             Err(err) => err.into_iter().map(|e| e.to_string()).collect(),
@@ -272,6 +257,30 @@ mod tests {
             }
         });
         assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn an_annotation_after_other_entries_of_the_attribute_is_read() {
+        let errors = errors_of(syn::parse_quote! {
+            struct Routed {
+                #[schemars(length(min = 1), with = "u8", extend("x-other" = 1), extend("x-mcp-header" = "A b"))]
+                a: String,
+                #[schemars(range(min = 1))]
+                #[schemars(extend("x-mcp-header" = "B"))]
+                b: f64,
+            }
+        });
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].contains("\"A b\" is not an HTTP header name"),
+            "{}",
+            errors[0]
+        );
+        assert!(
+            errors[1].contains("`f64` is a JSON `number`"),
+            "{}",
+            errors[1]
+        );
     }
 
     #[test]
