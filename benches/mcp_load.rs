@@ -178,7 +178,8 @@ fn serve(server: &str, port: u16) {
                     let (stream, _) = listener.accept().await.expect("accepts");
                     // rmcp's service as a tower service (what its examples mount in axum,
                     // without axum's router), with `TCP_NODELAY` as `McpServer::serve_http`
-                    // sets it.
+                    // sets it. No timer, as `axum::serve` gives none: ours also times each
+                    // request's head and a body that has to be waited for (its default).
                     let _ = stream.set_nodelay(true);
                     let service = hyper_util::service::TowerToHyperService::new(service.clone());
                     tokio::spawn(async move {

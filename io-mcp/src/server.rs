@@ -1621,29 +1621,44 @@ impl AcceptFailure {
         }
         #[cfg(unix)]
         {
-            use rustix::io::Errno;
             let code = e.raw_os_error();
-            let any = |errnos: &[Errno]| errnos.iter().any(|n| Some(n.raw_os_error()) == code);
-            // accept(2): treat these "like EAGAIN by retrying" (a pending connection's error).
-            if any(&[
-                Errno::NETDOWN,
-                Errno::PROTO,
-                Errno::NOPROTOOPT,
-                Errno::HOSTDOWN,
-                Errno::HOSTUNREACH,
-                Errno::OPNOTSUPP,
-                Errno::NETUNREACH,
-                Errno::PERM,
-            ]) {
+            let any = |errnos: &[rustix::io::Errno]| {
+                errnos.iter().any(|n| Some(n.raw_os_error()) == code)
+            };
+            if any(PENDING_CONNECTION_ERRORS) {
                 return AcceptFailure::Connection;
             }
-            if any(&[Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM]) {
+            if any(EXHAUSTION_ERRORS) {
                 return AcceptFailure::Exhausted;
             }
         }
         AcceptFailure::Listener
     }
 }
+
+/// accept(2) on Linux: a pending connection's network errors, which it says to treat "like
+/// EAGAIN by retrying".
+#[cfg(unix)]
+const PENDING_CONNECTION_ERRORS: &[rustix::io::Errno] = {
+    use rustix::io::Errno;
+    &[
+        Errno::NETDOWN,
+        Errno::PROTO,
+        Errno::NOPROTOOPT,
+        Errno::HOSTDOWN,
+        Errno::HOSTUNREACH,
+        Errno::OPNOTSUPP,
+        Errno::NETUNREACH,
+        Errno::PERM,
+    ]
+};
+
+/// Out of file descriptors (the process's, the system's), buffers or memory.
+#[cfg(unix)]
+const EXHAUSTION_ERRORS: &[rustix::io::Errno] = {
+    use rustix::io::Errno;
+    &[Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM]
+};
 
 #[cfg(test)]
 mod tests {
@@ -1819,24 +1834,18 @@ mod tests {
             use rustix::io::Errno;
             let of =
                 |errno: Errno| AcceptFailure::of(&Error::from_raw_os_error(errno.raw_os_error()));
-            for errno in [
-                Errno::NETDOWN,
-                Errno::PROTO,
-                Errno::NOPROTOOPT,
-                Errno::HOSTDOWN,
-                Errno::HOSTUNREACH,
-                Errno::OPNOTSUPP,
-                Errno::NETUNREACH,
-                Errno::PERM,
-                Errno::CONNABORTED,
-                Errno::INTR,
-                Errno::AGAIN,
-            ] {
+            // Those std names a kind, and accept(2)'s list of a pending connection's errors.
+            for &errno in [Errno::CONNABORTED, Errno::INTR, Errno::AGAIN]
+                .iter()
+                .chain(PENDING_CONNECTION_ERRORS)
+            {
                 assert_eq!(of(errno), AcceptFailure::Connection, "{errno:?}");
             }
-            for errno in [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM] {
+            assert!(PENDING_CONNECTION_ERRORS.contains(&Errno::PROTO));
+            for &errno in EXHAUSTION_ERRORS {
                 assert_eq!(of(errno), AcceptFailure::Exhausted, "{errno:?}");
             }
+            assert!(EXHAUSTION_ERRORS.contains(&Errno::MFILE));
             for errno in [Errno::BADF, Errno::INVAL, Errno::NOTSOCK, Errno::FAULT] {
                 assert_eq!(of(errno), AcceptFailure::Listener, "{errno:?}");
             }

@@ -1087,14 +1087,24 @@ mod connections {
         }
     }
 
+    /// The fixture's server over HTTP, waiting `timeout` for a request's head and body.
+    async fn serve_timed(
+        timeout: Option<Duration>,
+    ) -> (
+        std::net::SocketAddr,
+        tokio::task::JoinHandle<Result<(), agentio_mcp::ServeError>>,
+    ) {
+        let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
+            .unwrap()
+            .with_header_read_timeout(timeout);
+        serve_http(server).await
+    }
+
     #[test]
     fn a_connection_that_sends_no_request_head_in_time_is_closed() {
         runtime().block_on(async {
             let timeout = Duration::from_millis(300);
-            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
-                .unwrap()
-                .with_header_read_timeout(timeout);
-            let (addr, serving) = serve_http(server).await;
+            let (addr, serving) = serve_timed(Some(timeout)).await;
 
             // Silent; half a request head; a whole request answered, then idle (keep-alive).
             let opened = Instant::now();
@@ -1144,10 +1154,7 @@ mod connections {
     fn a_body_that_does_not_arrive_in_time_is_408_and_its_connection_closed() {
         runtime().block_on(async {
             let timeout = Duration::from_millis(300);
-            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
-                .unwrap()
-                .with_header_read_timeout(timeout);
-            let (addr, serving) = serve_http(server).await;
+            let (addr, serving) = serve_timed(Some(timeout)).await;
             let body = sessions::INITIALIZE;
             let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
             // The head, and ten bytes of the body: the rest never comes.
@@ -1202,10 +1209,7 @@ mod connections {
     #[test]
     fn without_a_header_read_timeout_a_silent_connection_stays_open() {
         runtime().block_on(async {
-            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
-                .unwrap()
-                .with_header_read_timeout(None);
-            let (addr, serving) = serve_http(server).await;
+            let (addr, serving) = serve_timed(None).await;
             let opened = Instant::now();
             let mut silent = tokio::net::TcpStream::connect(addr).await.unwrap();
             assert_eq!(
