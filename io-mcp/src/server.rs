@@ -1518,7 +1518,7 @@ impl McpServer {
         });
         let mut connections = hyper::server::conn::http1::Builder::new();
         connections
-            .timer(WatchdogTimer)
+            .timer(crate::front::WatchdogTimer)
             .header_read_timeout(header_read);
         let connections = Arc::new(connections);
         loop {
@@ -1552,43 +1552,6 @@ impl McpServer {
                     .serve_connection(TokioIo::new(stream), guarded)
                     .await;
             });
-        }
-    }
-}
-
-/// hyper's timer for [`McpServer::serve_http`]'s wait for a request's head: the deadlines of
-/// `agentio_core`'s watchdog thread, not Tokio's timer. hyper sets a new timer for every
-/// request on a connection; a Tokio timer, the earliest one whenever the server has no other,
-/// would cost a system call a request (see `agentio_core::__Deadline`), and the watchdog's
-/// costs a lock and a map insert. Where the watchdog's thread cannot be started, Tokio's.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct WatchdogTimer;
-
-/// A deadline of the watchdog's, as hyper's `Sleep`.
-struct WatchdogSleep(agentio_core::__Deadline);
-
-impl Future for WatchdogSleep {
-    type Output = ();
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-impl hyper::rt::Sleep for WatchdogSleep {}
-
-impl hyper::rt::Timer for WatchdogTimer {
-    fn sleep(&self, duration: std::time::Duration) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
-        match agentio_core::__Deadline::after(duration) {
-            Some(deadline) => Box::pin(WatchdogSleep(deadline)),
-            None => hyper_util::rt::TokioTimer::new().sleep(duration),
-        }
-    }
-
-    fn sleep_until(&self, at: std::time::Instant) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
-        match agentio_core::__Deadline::at(Some(at)) {
-            Some(deadline) => Box::pin(WatchdogSleep(deadline)),
-            None => hyper_util::rt::TokioTimer::new().sleep_until(at),
         }
     }
 }
@@ -1850,28 +1813,6 @@ mod tests {
                 assert_eq!(of(errno), AcceptFailure::Listener, "{errno:?}");
             }
         }
-    }
-
-    #[test]
-    fn the_watchdog_timer_sleeps_for_its_time_and_until_its_instant() {
-        use hyper::rt::Timer;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        let started = std::time::Instant::now();
-        runtime.block_on(WatchdogTimer.sleep(std::time::Duration::from_millis(40)));
-        assert!(started.elapsed() >= std::time::Duration::from_millis(40));
-        let at = std::time::Instant::now() + std::time::Duration::from_millis(40);
-        runtime.block_on(WatchdogTimer.sleep_until(at));
-        assert!(std::time::Instant::now() >= at);
-        // Reset to an earlier instant: ready then, not at the first one.
-        let mut sleep = WatchdogTimer.sleep(std::time::Duration::from_secs(60));
-        let at = std::time::Instant::now() + std::time::Duration::from_millis(20);
-        WatchdogTimer.reset(&mut sleep, at);
-        runtime.block_on(sleep);
-        assert!(std::time::Instant::now() >= at);
-        assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }
 
     #[test]
