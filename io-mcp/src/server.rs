@@ -1415,7 +1415,10 @@ impl McpServer {
 
     /// The server as rmcp's streamable HTTP tower service (sessions kept in memory), to mount
     /// at a path of your own router, with the defaults of [`Self::default_http_config`]:
-    /// loopback `Host`s and loopback `Origin`s only.
+    /// loopback `Host`s and loopback `Origin`s only. Your server owns the connections: what
+    /// [`Self::serve_http`] does for them (`TCP_NODELAY`, the time a request's head and body
+    /// may take, waiting out running out of file descriptors) is yours to set there (hyper:
+    /// `http1::Builder::timer` and `header_read_timeout`).
     pub fn http_service(self) -> StreamableHttpService<McpServer, Sessions> {
         self.http_service_with(Self::default_http_config())
     }
