@@ -85,7 +85,7 @@ fn start() -> Option<&'static Shared> {
         wake: Condvar::new(),
     }));
     std::thread::Builder::new()
-        .name("agentio-ceilings".into())
+        .name("agentio-deadlines".into())
         .spawn(move || watch(shared))
         .ok()?;
     Some(shared)

@@ -172,7 +172,6 @@ const SEQUENCES: &[&str] = &[
     "IndexSet",
     "BinaryHeap",
 ];
-const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map", "Value"];
 
 /// Where and why `ty`, by its syntax, is not a string, integer or boolean in its schema; `None`
 /// when it may be one (any type syntax does not rule out).
@@ -201,7 +200,7 @@ fn not_primitive(ty: &Type) -> Option<(Span, String)> {
                     last.ident.span(),
                     format!("`{name}` is an array"),
                 )),
-                _ if MAPS.contains(&name.as_str()) => Some((
+                _ if crate::ty::MAPS.contains(&name.as_str()) || name == "Value" => Some((
                     last.ident.span(),
                     format!("`{name}` is an object"),
                 )),

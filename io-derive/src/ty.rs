@@ -12,7 +12,8 @@ pub(crate) enum Unexpressible<'a> {
     Tuple(&'a syn::TypeTuple),
 }
 
-const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map"];
+/// The map types, by their last path segment.
+pub(crate) const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map"];
 
 /// The first map or `Value` anywhere inside `ty`, generic arguments included, or else the
 /// first tuple (`()` is `null`, which strict mode can say).

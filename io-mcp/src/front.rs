@@ -218,11 +218,7 @@ where
 /// that is not JSON).
 async fn unread_body(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
     let (parts, body) = response.into_parts();
-    // rmcp's answer is one line of text, whole in memory: collecting it cannot wait or fail.
-    let body = match body.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(never) => match never {},
-    };
+    let body = whole(body).await;
     let Some(detail) = body.strip_prefix(UNREAD_BODY) else {
         return http::Response::from_parts(parts, full(body));
     };
@@ -244,11 +240,7 @@ async fn unread_body(response: http::Response<HttpBody>) -> http::Response<HttpB
 /// answer to a [`TimedBody`] that did not arrive in time, kept as it is otherwise.
 async fn late_body(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
     let (parts, body) = response.into_parts();
-    // rmcp's `500`s are one line of text, whole in memory: collecting it cannot wait or fail.
-    let body = match body.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(never) => match never {},
-    };
+    let body = whole(body).await;
     let late = body
         .strip_prefix(FAILED_BODY)
         .is_some_and(|detail| detail.starts_with(LATE_BODY.as_bytes()));
@@ -264,6 +256,15 @@ async fn late_body(response: http::Response<HttpBody>) -> http::Response<HttpBod
         http::HeaderValue::from_static("close"),
     );
     answer
+}
+
+/// The bytes of one of rmcp's error answers: a line of text, whole in memory, so collecting
+/// it cannot wait or fail.
+async fn whole(body: HttpBody) -> bytes::Bytes {
+    match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    }
 }
 
 /// An answer of `status` with `body`.
@@ -306,33 +307,27 @@ mod tests {
 
     async fn answered(response: http::Response<HttpBody>) -> (http::StatusCode, String) {
         let status = response.status();
-        let body = match response.into_body().collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(never) => match never {},
-        };
+        let body = whole(response.into_body()).await;
         (status, String::from_utf8_lossy(&body).into_owned())
     }
 
     #[test]
     fn the_watchdog_timer_sleeps_for_its_time_and_until_its_instant() {
         use hyper::rt::Timer;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        let started = std::time::Instant::now();
-        runtime.block_on(WatchdogTimer.sleep(std::time::Duration::from_millis(40)));
-        assert!(started.elapsed() >= std::time::Duration::from_millis(40));
-        let at = std::time::Instant::now() + std::time::Duration::from_millis(40);
-        runtime.block_on(WatchdogTimer.sleep_until(at));
-        assert!(std::time::Instant::now() >= at);
+        use std::time::Instant;
+        let started = Instant::now();
+        block_on(WatchdogTimer.sleep(Duration::from_millis(40)));
+        assert!(started.elapsed() >= Duration::from_millis(40));
+        let at = Instant::now() + Duration::from_millis(40);
+        block_on(WatchdogTimer.sleep_until(at));
+        assert!(Instant::now() >= at);
         // Reset to an earlier instant: ready then, not at the first one.
-        let mut sleep = WatchdogTimer.sleep(std::time::Duration::from_secs(60));
-        let at = std::time::Instant::now() + std::time::Duration::from_millis(20);
+        let mut sleep = WatchdogTimer.sleep(Duration::from_secs(60));
+        let at = Instant::now() + Duration::from_millis(20);
         WatchdogTimer.reset(&mut sleep, at);
-        runtime.block_on(sleep);
-        assert!(std::time::Instant::now() >= at);
-        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        block_on(sleep);
+        assert!(Instant::now() >= at);
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 
     #[test]

@@ -105,19 +105,19 @@ pub struct McpServer {
     handler: Option<Arc<dyn crate::compose::DynHandler>>,
     /// Seals a call's state between rounds (MCP 2026-07-28 `requestState`).
     state_codec: Arc<rmcp::model::RequestStateCodec>,
-    /// The HTTP sessions' instance name, idle timeout and bound ([`crate::sessions`]), and
-    /// how long [`McpServer::serve_http`] waits for a request's head.
+    /// The HTTP sessions' instance name, idle timeout and bound ([`crate::sessions`]).
     sessions: SessionSettings,
+    /// How long [`McpServer::serve_http`] waits for a request's head, and for a body it has to
+    /// wait for.
+    header_read: Option<std::time::Duration>,
 }
 
-/// What [`McpServer::http_service`] builds its [`Sessions`] from, and
-/// [`McpServer::serve_http`] its connections.
+/// What [`McpServer::http_service`] builds its [`Sessions`] from.
 #[derive(Clone, Debug)]
 struct SessionSettings {
     instance: Arc<str>,
     idle: std::time::Duration,
     max: usize,
-    header_read: Option<std::time::Duration>,
 }
 
 /// How long [`McpServer::serve_http`] waits for a request's head on a connection, idle
@@ -194,8 +194,8 @@ impl McpServer {
                 instance: Arc::from(""),
                 idle: crate::sessions::DEFAULT_SESSION_IDLE,
                 max: crate::sessions::DEFAULT_MAX_SESSIONS,
-                header_read: Some(DEFAULT_HEADER_READ_TIMEOUT),
             },
+            header_read: Some(DEFAULT_HEADER_READ_TIMEOUT),
         })
     }
 
@@ -256,7 +256,7 @@ impl McpServer {
         mut self,
         timeout: impl Into<Option<std::time::Duration>>,
     ) -> Self {
-        self.sessions.header_read = timeout.into();
+        self.header_read = timeout.into();
         self
     }
 
@@ -1512,7 +1512,7 @@ impl McpServer {
     /// ```
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         let auth = self.auth.clone();
-        let header_read = self.sessions.header_read;
+        let header_read = self.header_read;
         let (service, sessions) = self.http_parts(Self::default_http_config());
         let front = Arc::new(crate::auth::Front {
             auth,

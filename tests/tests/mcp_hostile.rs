@@ -1070,6 +1070,16 @@ mod connections {
     use super::*;
     use tokio::io::AsyncReadExt;
 
+    /// The head of an `initialize` POST to `addr` (its body is `sessions::INITIALIZE`), asking
+    /// the server to close the connection after answering when `close`.
+    fn initialize_head(addr: std::net::SocketAddr, close: bool) -> String {
+        let close = if close { "Connection: close\r\n" } else { "" };
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n{close}\r\n",
+            sessions::INITIALIZE.len()
+        )
+    }
+
     /// Whether the server closed `stream` within `within` of `since`, reading whatever it
     /// sends; when, after `since`.
     async fn closed_within(
@@ -1115,24 +1125,25 @@ mod connections {
                 .await
                 .unwrap();
             let mut idle = tokio::net::TcpStream::connect(addr).await.unwrap();
-            let body = sessions::INITIALIZE;
-            idle.write_all(
-                format!(
-                    "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                )
-                .as_bytes(),
-            )
-            .await
-            .unwrap();
+            idle.write_all((initialize_head(addr, false) + sessions::INITIALIZE).as_bytes())
+                .await
+                .unwrap();
             let mut answer = Vec::new();
             while !answer.ends_with(b"0\r\n\r\n") {
                 let mut buf = [0u8; 4096];
                 let n = idle.read(&mut buf).await.unwrap();
-                assert!(n > 0, "the answer ended early: {}", String::from_utf8_lossy(&answer));
+                assert!(
+                    n > 0,
+                    "the answer ended early: {}",
+                    String::from_utf8_lossy(&answer)
+                );
                 answer.extend_from_slice(&buf[..n]);
             }
-            assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+            assert!(
+                answer.starts_with(b"HTTP/1.1 200"),
+                "{}",
+                String::from_utf8_lossy(&answer)
+            );
             let answered = Instant::now();
 
             for (what, stream, since) in [
@@ -1144,7 +1155,10 @@ mod connections {
                     .await
                     .unwrap_or_else(|| panic!("the {what} connection is still open after 10 s"));
                 // Closed by the timeout, not before it.
-                assert!(took >= timeout - Duration::from_millis(50), "{what}: {took:?}");
+                assert!(
+                    took >= timeout - Duration::from_millis(50),
+                    "{what}: {took:?}"
+                );
             }
             serving.abort();
         });
@@ -1158,16 +1172,9 @@ mod connections {
             let body = sessions::INITIALIZE;
             let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
             // The head, and ten bytes of the body: the rest never comes.
-            slow.write_all(
-                format!(
-                    "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{}",
-                    body.len(),
-                    &body[..10]
-                )
-                .as_bytes(),
-            )
-            .await
-            .unwrap();
+            slow.write_all((initialize_head(addr, false) + &body[..10]).as_bytes())
+                .await
+                .unwrap();
             let sent = Instant::now();
             let mut answer = Vec::new();
             tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut answer))
@@ -1186,14 +1193,7 @@ mod connections {
             // A body sent whole, or in pieces in time, is served.
             let mut pieces = tokio::net::TcpStream::connect(addr).await.unwrap();
             pieces
-                .write_all(
-                    format!(
-                        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                        body.len(),
-                        &body[..10]
-                    )
-                    .as_bytes(),
-                )
+                .write_all((initialize_head(addr, true) + &body[..10]).as_bytes())
                 .await
                 .unwrap();
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -1285,11 +1285,11 @@ mod connections {
 
         // Descriptors free again: the waiting client is served.
         drop(fillers);
-        let body = sessions::INITIALIZE;
         write!(
             client,
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
+            "{}{}",
+            initialize_head(addr, true),
+            sessions::INITIALIZE
         )
         .unwrap();
         client
