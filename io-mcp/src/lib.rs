@@ -8,7 +8,8 @@
 //!
 //! - [`McpServer`]: a registry as an MCP server, over stdio ([`McpServer::serve_stdio`]) or
 //!   streamable HTTP ([`McpServer::serve_http`], or [`McpServer::http_service`] to mount the
-//!   tower service in a router of your own).
+//!   tower service in a router of your own). A tool's calls can run as MCP tasks
+//!   ([`McpServer::with_task_support`], the Tasks extension: see [`tasks`]).
 //! - [`McpClient`]: a connection to an MCP server (a child process or an HTTP endpoint)
 //!   whose tools [`McpClient::import_into`] registers as contract-enforced tools: untrusted
 //!   by default (every imported tool needs approval, whatever its annotations claim) and
@@ -69,6 +70,7 @@ mod connect;
 mod front;
 mod server;
 pub mod sessions;
+pub mod tasks;
 mod voice;
 
 pub use crate::answer::{MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};

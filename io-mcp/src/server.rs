@@ -110,6 +110,10 @@ pub struct McpServer {
     /// How long [`McpServer::serve_http`] waits for a request's head, and for a body it has to
     /// wait for.
     header_read: Option<std::time::Duration>,
+    /// The tasks of the tools that run as tasks ([`crate::tasks`]), shared by every session.
+    tasks: Arc<crate::tasks::Tasks>,
+    /// Whether any tool runs as a task (the Tasks extension is advertised).
+    serves_tasks: bool,
 }
 
 /// What [`McpServer::http_service`] builds its [`Sessions`] from.
@@ -172,6 +176,7 @@ impl McpServer {
                         id,
                         gated,
                         content_only,
+                        task: None,
                     },
                 );
             }
@@ -196,6 +201,11 @@ impl McpServer {
                 max: crate::sessions::DEFAULT_MAX_SESSIONS,
             },
             header_read: Some(DEFAULT_HEADER_READ_TIMEOUT),
+            tasks: Arc::new(crate::tasks::Tasks::new(
+                crate::tasks::DEFAULT_TASK_TTL,
+                crate::tasks::DEFAULT_MAX_TASKS,
+            )),
+            serves_tasks: false,
         })
     }
 
@@ -373,15 +383,8 @@ impl McpServer {
                 },
             )],
         };
-        let identity = self.registry.contract(tool_id).map(|c| c.identity());
         let current = self
-            .names
-            .iter()
-            .find(|(_, target)| {
-                identity.is_some()
-                    && self.registry.contract(&target.id).map(|c| c.identity()) == identity
-            })
-            .map(|(current, _)| current.clone())
+            .name_of(tool_id)
             .ok_or_else(|| refuse(format!("no tool `{tool_id}` to rename")))?;
         let valid = (1..=128).contains(&name.len())
             && name
@@ -408,6 +411,85 @@ impl McpServer {
         self.names = Arc::new(names);
         self.tools = tools.into();
         Ok(self)
+    }
+
+    /// The MCP name of the tool `tool_id` (an id, or `id@major`) names.
+    fn name_of(&self, tool_id: &str) -> Option<String> {
+        let identity = self.registry.contract(tool_id).map(|c| c.identity())?;
+        self.names
+            .iter()
+            .find(|(_, target)| {
+                self.registry
+                    .contract(&target.id)
+                    .map(|c| c.identity())
+                    .as_deref()
+                    == Some(identity.as_str())
+            })
+            .map(|(current, _)| current.clone())
+    }
+
+    /// Runs the calls of `tool_id` (an id, or `id@major`) as MCP tasks (the Tasks extension,
+    /// SEP-2663; see [`crate::tasks`]): `tools/call` answers at once with the task, and the
+    /// client polls `tasks/get` for its result. The server then advertises the extension. An
+    /// id that names no tool is refused, naming it.
+    ///
+    /// ```
+    /// use agentio_mcp::McpServer;
+    /// use agentio_mcp::rmcp::ServerHandler;
+    /// use agentio_mcp::tasks::TaskSupport;
+    /// use agentio_tools::{ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// struct Report { rows: u64 }
+    /// /// Builds the monthly report (minutes).
+    /// #[tool(id = "reports.build", timeout_ms = 600000)]
+    /// async fn build(report: Report) -> Result<Report, ToolError> { Ok(report) }
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(BuildTool)?;
+    /// let server = McpServer::new(registry)?
+    ///     .with_task_support("reports.build", TaskSupport::Optional)?
+    ///     .with_task_ttl(std::time::Duration::from_secs(3600));
+    /// assert!(server.get_info().capabilities.supports_tasks());
+    /// assert!(server.with_task_support("reports.nope", TaskSupport::Required).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_task_support(
+        mut self,
+        tool_id: &str,
+        support: crate::tasks::TaskSupport,
+    ) -> Result<Self, ExportError> {
+        let name = self.name_of(tool_id).ok_or_else(|| ExportError {
+            problems: vec![(
+                tool_id.to_owned(),
+                agentio_core::profiles::Refusal {
+                    pointer: String::new(),
+                    reason: format!("no tool `{tool_id}` to run as a task"),
+                },
+            )],
+        })?;
+        if let Some(target) = Arc::make_mut(&mut self.names).get_mut(&name) {
+            target.task = Some(support);
+        }
+        self.serves_tasks = true;
+        Ok(self)
+    }
+
+    /// Sets how long a task is kept (default [`crate::tasks::DEFAULT_TASK_TTL`]): one still
+    /// running then is failed, one that ended is kept as long again for its client to read.
+    /// Set it above the tools' timeouts.
+    #[must_use]
+    pub fn with_task_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.tasks = Arc::new(crate::tasks::Tasks::new(ttl, self.tasks.max));
+        self
+    }
+
+    /// Sets how many tasks run at once (default [`crate::tasks::DEFAULT_MAX_TASKS`]); past it
+    /// a call that would start one is answered `isError` with `rate_limited`.
+    #[must_use]
+    pub fn with_max_tasks(mut self, max: usize) -> Self {
+        self.tasks = Arc::new(crate::tasks::Tasks::new(self.tasks.ttl, max));
+        self
     }
 
     /// Sets the name and version the server gives clients at initialization.
@@ -653,13 +735,7 @@ impl McpServer {
                 && inline
             {
                 // 2026-07-28: a request that needs a capability the client did not declare.
-                return Err(McpError::new(
-                    rmcp::model::ErrorCode(-32021),
-                    format!(
-                        "the tool needs the client's `{capability}` capability, which it did not declare"
-                    ),
-                    Some(serde_json::json!({ "requiredCapabilities": { capability: {} } })),
-                ));
+                return Err(missing_capability(capability));
             }
             if let Some(questions) = peer.take_pending() {
                 let round = Round {
@@ -688,6 +764,7 @@ impl McpServer {
             id: target,
             gated,
             content_only,
+            task,
         }) = self.names.get(request.name.as_ref())
         else {
             return Err(Box::new(Err(McpError::invalid_params(
@@ -701,11 +778,7 @@ impl McpServer {
         };
         // The caller the HTTP layer verified (none over stdio), and the scopes the tool needs,
         // checked before anyone is asked to approve the call.
-        let caller = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
-            .cloned();
+        let caller = caller_of(context);
         if let Some(needed) = self.scopes.get(target).filter(|needed| !needed.is_empty()) {
             let missing: Vec<&str> = needed
                 .iter()
@@ -722,6 +795,15 @@ impl McpServer {
                 );
                 return Err(Box::new(Ok(error_result(&err).into())));
             }
+        }
+        // A tool that runs as a task, for a client that cannot take one: a plain call, or
+        // (when it runs only as a task) the refusal, before anyone is asked to approve it.
+        let as_task = task.is_some()
+            && context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks());
+        if *task == Some(crate::tasks::TaskSupport::Required) && !as_task {
+            return Err(Box::new(Err(crate::tasks::required())));
         }
         let input = Value::Object(request.arguments.take().unwrap_or_default());
         let approver: Option<Arc<dyn Approver>> = if *gated {
@@ -779,6 +861,28 @@ impl McpServer {
         } else {
             self.log_threshold.clone()
         };
+        if as_task
+            && self
+                .registry
+                .input_boundary(target)
+                .is_some_and(|schema| schema.validate(&input).is_ok())
+        {
+            // A bad input is refused as a plain call, below: there is nothing to run.
+            let call_peer = Arc::new(crate::voice::CallPeer::new(
+                context.peer.clone(),
+                None,
+                threshold,
+                abilities,
+            ));
+            return Err(Box::new(self.start_task(
+                target,
+                *content_only,
+                input,
+                options,
+                cancellation,
+                call_peer,
+            )));
+        }
         let peer = Arc::new(
             crate::voice::CallPeer::new(
                 context.peer.clone(),
@@ -806,6 +910,107 @@ impl McpServer {
             inline: abilities.inline,
             target: target.clone(),
         })
+    }
+}
+
+/// The caller the HTTP layer verified, if any (none over stdio, or without authentication).
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
+        .cloned()
+}
+
+/// `-32021` for a call that needs a capability the client did not declare.
+fn missing_capability(capability: &str) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode(-32021),
+        format!("the tool needs the client's `{capability}` capability, which it did not declare"),
+        Some(serde_json::json!({ "requiredCapabilities": { capability: {} } })),
+    )
+}
+
+impl McpServer {
+    /// Starts a call as a task ([`crate::tasks`]) and answers with it; or, when the server
+    /// runs its maximum of tasks, refuses it as a retryable `rate_limited` tool error.
+    fn start_task(
+        &self,
+        target: &str,
+        content_only: bool,
+        input: Value,
+        mut options: CallOptions,
+        cancellation: Option<Cancellation>,
+        call_peer: Arc<crate::voice::CallPeer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if !self.tasks.has_room() {
+            let err = agentio_core::AgentError::new(
+                agentio_core::ErrorCode::RateLimited,
+                format!(
+                    "this server runs its maximum of {} tasks; call again when one has ended",
+                    self.tasks.max
+                ),
+            )
+            .with_retryable(true);
+            return Ok(error_result(&err).into());
+        }
+        // `tasks/cancel` ends the call itself, so that its record (when audited) says so.
+        let cancellation = cancellation.unwrap_or_default();
+        options.cancellation = Some(cancellation.clone());
+        let owner = options.caller.as_ref().map(|caller| caller.subject.clone());
+        let registry = Arc::clone(&self.registry);
+        let target = target.to_owned();
+        let abilities = call_peer.abilities();
+        let task = self.tasks.spawn(owner.as_deref(), move |task| {
+            let peer = Arc::new(crate::voice::TaskPeer::new(
+                task.clone(),
+                call_peer,
+                abilities,
+            ));
+            options.progress = Some(ProgressReporter::from_sink(peer.clone()));
+            options.client = Some(peer.clone());
+            let content = agentio_tools::content::ContentCollector::new();
+            options.content = Some(content.clone());
+            Box::pin(async move {
+                let call = registry.call_with(&target, input, options);
+                let result =
+                    until_done_or_cancelled(call, task.cancelled(), Some(&cancellation)).await;
+                task_outcome(
+                    result,
+                    &content,
+                    content_only,
+                    peer.missing_capability(),
+                    task.is_cancel_requested(),
+                )
+            })
+        });
+        Ok(rmcp::model::CreateTaskResult::new(task).into())
+    }
+}
+
+/// How a task's call settles (see [`crate::tasks`]): its result, a tool error as `isError`, or
+/// a failure of the machinery, a question the client cannot answer or a cancel as the task's
+/// own end.
+fn task_outcome(
+    result: Result<Value, ToolError>,
+    content: &agentio_tools::content::ContentCollector,
+    content_only: bool,
+    missing: Option<&'static str>,
+    cancel_requested: bool,
+) -> Result<CallToolResult, rmcp::task_manager::TaskExit> {
+    use rmcp::task_manager::TaskExit;
+    if let Some(capability) = missing {
+        return Err(TaskExit::Error(missing_capability(capability)));
+    }
+    match result {
+        Ok(value) => Ok(success(value, content.take(), content_only)),
+        Err(err) if cancel_requested && *err.code() == agentio_core::ErrorCode::Cancelled => {
+            Err(TaskExit::Cancelled)
+        }
+        Err(err) if *err.code() == agentio_core::ErrorCode::Internal => Err(TaskExit::Error(
+            McpError::internal_error(err.message().to_owned(), Some(err.to_envelope())),
+        )),
+        Err(err) => Ok(error_result(&err)),
     }
 }
 
@@ -882,6 +1087,8 @@ struct Target {
     gated: bool,
     /// Whether the tool answers in content blocks ([`agentio_tools::content::Contents`]).
     content_only: bool,
+    /// Whether its calls run as tasks ([`McpServer::with_task_support`]).
+    task: Option<crate::tasks::TaskSupport>,
 }
 
 const NO_ELICITATION: &str = "the tool needs approval, and the MCP client does not support elicitation, so no one could be asked";
@@ -1121,6 +1328,15 @@ impl ServerHandler for McpServer {
             .build();
         capabilities.tools = ours.tools;
         capabilities.logging = ours.logging;
+        if self.serves_tasks {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                    rmcp::model::JsonObject::new(),
+                );
+        }
         let mut config = ServerConfig::new(capabilities).with_server_info((*self.info).clone());
         let instructions = self
             .instructions
@@ -1282,6 +1498,45 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        let caller = caller_of(&context);
+        self.tasks
+            .get(
+                &request.task_id,
+                caller.as_deref().map(|c| c.subject.as_str()),
+            )
+            .map(rmcp::model::GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let caller = caller_of(&context);
+        self.tasks.update(
+            &request.task_id,
+            caller.as_deref().map(|c| c.subject.as_str()),
+            request.input_responses,
+        )
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let caller = caller_of(&context);
+        self.tasks.cancel(
+            &request.task_id,
+            caller.as_deref().map(|c| c.subject.as_str()),
+        )
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

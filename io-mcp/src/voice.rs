@@ -170,6 +170,11 @@ impl CallPeer {
         *self.missing.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// What the client declared it can do.
+    pub(crate) fn abilities(&self) -> ClientAbilities {
+        self.abilities
+    }
+
     pub(crate) fn has_progress_token(&self) -> bool {
         self.progress_token.is_some()
     }
@@ -217,11 +222,7 @@ impl CallPeer {
     }
 
     fn declared(&self, capability: &str) -> bool {
-        match capability {
-            "elicitation" => self.abilities.elicitation,
-            "sampling" => self.abilities.sampling,
-            _ => self.abilities.roots,
-        }
+        declared(&self.abilities, capability)
     }
 
     /// Asks one question over a server-to-client request (protocols before 2026-07-28) and
@@ -263,6 +264,15 @@ impl CallPeer {
             }
         };
         result.map_err(|err| AgentError::internal(format!("the client's answer to `{key}`: {err}")))
+    }
+}
+
+/// Whether the client declared `capability` (`elicitation`, `sampling`, else `roots`).
+fn declared(abilities: &ClientAbilities, capability: &str) -> bool {
+    match capability {
+        "elicitation" => abilities.elicitation,
+        "sampling" => abilities.sampling,
+        _ => abilities.roots,
     }
 }
 
@@ -383,6 +393,120 @@ impl ClientPeer for CallPeer {
     fn keep_state(&self, state: Value) -> bool {
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
         self.abilities.inline
+    }
+}
+
+/// A task's line to the client (the Tasks extension, [`crate::tasks`]): the body's questions
+/// become the task's `inputRequests`, answered with `tasks/update` while the body waits; its
+/// progress becomes the task's `statusMessage`; its log lines go as the call's would.
+pub(crate) struct TaskPeer {
+    task: rmcp::task_manager::TaskContext,
+    /// The call's own line, for log lines.
+    call: Arc<CallPeer>,
+    abilities: ClientAbilities,
+    /// A question needed a capability the client did not declare (its name).
+    missing: Mutex<Option<&'static str>>,
+}
+
+impl TaskPeer {
+    pub(crate) fn new(
+        task: rmcp::task_manager::TaskContext,
+        call: Arc<CallPeer>,
+        abilities: ClientAbilities,
+    ) -> Self {
+        TaskPeer {
+            task,
+            call,
+            abilities,
+            missing: Mutex::new(None),
+        }
+    }
+
+    /// The capability a question needed and the client did not declare.
+    pub(crate) fn missing_capability(&self) -> Option<&'static str> {
+        *self.missing.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Asks one question as an input request of the task and waits for its answer.
+    async fn request(&self, key: &str, question: &Question) -> Result<(String, Value), ToolError> {
+        let request: rmcp::model::InputRequest = serde_json::from_value(input_request(question)?)
+            .map_err(|err| {
+            AgentError::internal(format!("`{key}` is not an MCP input request: {err}"))
+        })?;
+        let answer = self
+            .task
+            .request_input(key, request)
+            .await
+            .map_err(|exit| match exit {
+                rmcp::task_manager::TaskExit::Cancelled => AgentError::new(
+                    ErrorCode::Cancelled,
+                    format!("the task was cancelled while it waited for `{key}`"),
+                ),
+                rmcp::task_manager::TaskExit::Error(err) => AgentError::new(
+                    ErrorCode::UpstreamError,
+                    format!("`{key}` could not be asked: {}", err.message),
+                ),
+            })?;
+        // A key is asked once in a task's life: an answer of the wrong shape cannot be asked
+        // again under it, so it fails the question.
+        if !well_formed(question, &answer) {
+            return Err(AgentError::new(
+                ErrorCode::UpstreamError,
+                format!("the client's answer to `{key}` is not an answer to its question"),
+            ));
+        }
+        Ok((key.to_owned(), answer))
+    }
+}
+
+impl ProgressSink for TaskPeer {
+    fn send(&self, report: Progress) {
+        let mut line = match report.total {
+            Some(total) => format!("{}/{total}", report.progress),
+            None => report.progress.to_string(),
+        };
+        if let Some(message) = report.message {
+            line.push_str(": ");
+            line.push_str(&message);
+        }
+        self.task.set_status_message(line);
+    }
+}
+
+impl ClientPeer for TaskPeer {
+    fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
+        self.call.log(level, logger, data)
+    }
+
+    fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
+        Box::pin(async move {
+            for (key, question) in questions.iter() {
+                let capability = question.capability();
+                if !declared(&self.abilities, capability) {
+                    *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(capability);
+                    return Err(AgentError::new(
+                        ErrorCode::NoRoute,
+                        format!(
+                            "the tool asked `{key}`, but the MCP client did not declare the `{capability}` capability"
+                        ),
+                    ));
+                }
+            }
+            // Asked together: the task shows every question at once, and the client may
+            // answer them one `tasks/update` at a time.
+            let answers = futures::future::try_join_all(
+                questions
+                    .iter()
+                    .map(|(key, question)| self.request(key, question)),
+            )
+            .await?;
+            Ok(Answers::new(answers.into_iter().collect()))
+        })
+    }
+
+    fn can(&self, capability: &str) -> bool {
+        matches!(capability, "elicitation" | "sampling" | "roots")
+            && declared(&self.abilities, capability)
     }
 }
 
