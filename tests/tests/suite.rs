@@ -12,6 +12,7 @@ mod integration;
 mod mcp;
 mod mcp_client_answers;
 mod mcp_hostile;
+mod mcp_tasks;
 mod mcp_voice;
 mod promptos;
 mod residual;

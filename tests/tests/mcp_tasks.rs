@@ -1,0 +1,698 @@
+//! Long calls as MCP tasks (the Tasks extension, SEP-2663), through rmcp's own client: which
+//! calls become tasks, how a task settles (result, tool error, broken body, cancel), questions
+//! answered with `tasks/update`, approval before the task, the bound, and tasks that belong to
+//! the caller who started them.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use agentio_mcp::McpServer;
+use agentio_mcp::rmcp::ServerHandler;
+use agentio_mcp::tasks::TaskSupport;
+use agentio_tools::voice::{Elicited, Questions};
+use agentio_tools::{Progress, ToolContext, ToolError, ToolRegistry, tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
+    ElicitationCapability, GetTaskParams, GetTaskResult, Implementation, TaskPayload, TaskStatus,
+    UpdateTaskParams,
+};
+use rmcp::service::RunningService;
+use rmcp::{ClientHandler, RoleClient, ServiceError};
+use serde_json::{Value, json};
+
+/// How long to wait.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
+pub(crate) struct Wait {
+    /// Milliseconds.
+    pub(crate) ms: u64,
+}
+
+/// How long it waited.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentOutput)]
+pub(crate) struct Waited {
+    /// Milliseconds.
+    pub(crate) waited: u64,
+}
+
+/// The waits of the bodies of `job.wait` that ran to their end (each test waits its own times).
+static FINISHED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+fn finished(ms: u64) -> bool {
+    FINISHED.lock().unwrap().contains(&ms)
+}
+
+/// Waits, reporting its progress first.
+#[tool(id = "job.wait", timeout_ms = 60000)]
+async fn wait(input: Wait, ctx: &ToolContext) -> Result<Waited, ToolError> {
+    ctx.report_progress(Progress::new(1.0).with_total(4.0).with_message("waiting"));
+    tokio::time::sleep(Duration::from_millis(input.ms)).await;
+    FINISHED.lock().unwrap().push(input.ms);
+    Ok(Waited { waited: input.ms })
+}
+
+/// Nothing.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
+pub(crate) struct Nothing {}
+
+/// A yes or a no.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentOutput)]
+pub(crate) struct Said {
+    /// What.
+    pub(crate) said: String,
+}
+
+/// Fails as tools fail.
+#[tool(id = "job.fail")]
+async fn fail(_: Nothing) -> Result<Said, ToolError> {
+    Err(ToolError::new(
+        agentio_core::ErrorCode::UpstreamError,
+        "the upstream said no",
+    ))
+}
+
+/// Breaks.
+#[tool(id = "job.break")]
+async fn broken(_: Nothing) -> Result<Said, ToolError> {
+    panic!("the body broke")
+}
+
+/// A name.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
+pub(crate) struct Named {
+    /// The name.
+    pub(crate) name: String,
+}
+
+/// Asks two names at once.
+#[tool(id = "job.ask")]
+async fn ask(_: Nothing, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let answers = ctx
+        .ask(
+            &Questions::new()
+                .elicit::<Named>("first", "Your name?")
+                .elicit::<Named>("second", "Your friend's?"),
+        )
+        .await?;
+    let name = |key| match answers.elicited::<Named>(key) {
+        Ok(Elicited::Accepted(Named { name })) => name,
+        _ => "nobody".into(),
+    };
+    Ok(Said {
+        said: format!("{} and {}", name("first"), name("second")),
+    })
+}
+
+/// Needs a person's yes.
+#[tool(id = "job.gate", approval = "always", mutates = ["external:ledger"], risk_level = 2)]
+async fn gate(_: Nothing) -> Result<Said, ToolError> {
+    Ok(Said {
+        said: "done".into(),
+    })
+}
+
+/// Not a task.
+#[tool(id = "job.plain")]
+async fn plain(_: Nothing) -> Result<Said, ToolError> {
+    Ok(Said {
+        said: "plain".into(),
+    })
+}
+
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(WaitTool).unwrap();
+    registry.register(FailTool).unwrap();
+    registry.register(BrokenTool).unwrap();
+    registry.register(AskTool).unwrap();
+    registry.register(GateTool).unwrap();
+    registry.register(PlainTool).unwrap();
+    registry
+}
+
+fn server() -> McpServer {
+    let mut server = McpServer::new(registry()).unwrap();
+    for (id, support) in [
+        ("job.wait", TaskSupport::Optional),
+        ("job.fail", TaskSupport::Required),
+        ("job.break", TaskSupport::Optional),
+        ("job.ask", TaskSupport::Optional),
+        ("job.gate", TaskSupport::Optional),
+    ] {
+        server = server.with_task_support(id, support).unwrap();
+    }
+    server
+}
+
+/// A client that declares the Tasks extension (when `tasks`) and elicitation.
+#[derive(Clone)]
+struct Client {
+    tasks: bool,
+    elicitation: bool,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = if self.tasks {
+            ClientCapabilities::builder().enable_tasks().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        if self.elicitation {
+            capabilities.elicitation = Some(ElicitationCapability::default());
+        }
+        ClientConfig::new(capabilities, Implementation::new("tasks-test", "0.0.0"))
+    }
+}
+
+const TASKS: Client = Client {
+    tasks: true,
+    elicitation: true,
+};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `server` to `client` on protocol 2026-07-28 (stateless: each request carries the client's
+/// capabilities).
+async fn connect(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    rmcp::ClientServiceExt::serve_with_lifecycle(client, client_side, lifecycle)
+        .await
+        .unwrap()
+}
+
+fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object")
+    };
+    CallToolRequestParams::new(name.to_owned()).with_arguments(arguments)
+}
+
+/// The task a call started (panics on any other answer).
+async fn started(
+    client: &RunningService<RoleClient, Client>,
+    request: CallToolRequestParams,
+) -> String {
+    match client.call_tool_once(request).await.unwrap() {
+        CallToolResponse::Task(created) => {
+            let wire = serde_json::to_value(&created).unwrap();
+            assert_eq!(wire["resultType"], "task", "{wire}");
+            assert_eq!(wire["pollIntervalMs"], 1_000, "{wire}");
+            created.task.task_id
+        }
+        other => panic!("not a task: {other:?}"),
+    }
+}
+
+async fn get(client: &RunningService<RoleClient, Client>, id: &str) -> GetTaskResult {
+    client.get_task(GetTaskParams::new(id)).await.unwrap()
+}
+
+/// The task once it has reached `status` or ended (five seconds at most).
+async fn settled(
+    client: &RunningService<RoleClient, Client>,
+    id: &str,
+    status: TaskStatus,
+) -> GetTaskResult {
+    for _ in 0..500 {
+        let task = get(client, id).await;
+        if task.task.status() == status || task.task.status().is_terminal() {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {id} did not reach {status:?}")
+}
+
+fn result_of(task: &GetTaskResult) -> Value {
+    match &task.task.payload {
+        TaskPayload::Completed { result } => Value::Object(result.clone()),
+        other => panic!("not completed: {other:?}"),
+    }
+}
+
+/// The AIP-14 envelope of an `isError` result.
+fn envelope(result: &Value) -> Value {
+    assert_eq!(result["isError"], true, "{result}");
+    serde_json::from_str::<Value>(result["content"][0]["text"].as_str().unwrap()).unwrap()["error"]
+        .clone()
+}
+
+#[test]
+fn a_task_runs_the_call_under_its_contract_and_inlines_its_result() {
+    runtime().block_on(async {
+        let client = connect(TASKS, server()).await;
+        let CallToolResponse::Task(created) = client
+            .call_tool_once(call("job.wait", json!({ "ms": 300 })))
+            .await
+            .unwrap()
+        else {
+            panic!("no task")
+        };
+        // Kept five minutes by default.
+        assert_eq!(created.task.ttl_ms, Some(300_000));
+        let id = created.task.task_id;
+        // Found at once, working, its progress as its status message.
+        let working = settled(&client, &id, TaskStatus::Working).await;
+        assert_eq!(working.task.status(), TaskStatus::Working);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let working = get(&client, &id).await;
+        assert_eq!(
+            working.task.task.status_message.as_deref(),
+            Some("1/4: waiting")
+        );
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        let result = result_of(&done);
+        assert_eq!(
+            result["structuredContent"],
+            json!({ "waited": 300 }),
+            "{result}"
+        );
+        assert_eq!(result["content"][0]["text"], r#"{"waited":300}"#);
+        assert!(finished(300));
+        let wire = serde_json::to_value(&done).unwrap();
+        assert_eq!(wire["resultType"], "complete", "{wire}");
+        assert!(wire.get("requestState").is_none(), "{wire}");
+
+        // A bad input is refused at once, as a plain call: no task.
+        let CallToolResponse::Complete(refused) = client
+            .call_tool_once(call("job.wait", json!({ "ms": "soon" })))
+            .await
+            .unwrap()
+        else {
+            panic!("a bad input started a task")
+        };
+        let refused = serde_json::to_value(&refused).unwrap();
+        assert_eq!(envelope(&refused)["code"], "input_invalid", "{refused}");
+
+        // A tool that does not run as a task answers as ever.
+        let CallToolResponse::Complete(plain) = client
+            .call_tool_once(call("job.plain", json!({})))
+            .await
+            .unwrap()
+        else {
+            panic!("job.plain started a task")
+        };
+        assert_eq!(plain.structured_content, Some(json!({ "said": "plain" })));
+
+        // An id no task has: -32602.
+        let unknown = client
+            .get_task(GetTaskParams::new("no-such-task"))
+            .await
+            .unwrap_err();
+        let ServiceError::McpError(unknown) = unknown else {
+            panic!("{unknown}")
+        };
+        assert_eq!(unknown.code.0, -32602, "{unknown:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_tool_error_completes_with_is_error_and_a_broken_body_fails_the_task() {
+    runtime().block_on(async {
+        let client = connect(TASKS, server()).await;
+        let id = started(&client, call("job.fail", json!({}))).await;
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        assert_eq!(done.task.status(), TaskStatus::Completed);
+        let error = envelope(&result_of(&done));
+        assert_eq!(error["code"], "upstream_error", "{error}");
+        assert_eq!(error["message"], "the upstream said no");
+
+        let id = started(&client, call("job.break", json!({}))).await;
+        let failed = settled(&client, &id, TaskStatus::Failed).await;
+        let TaskPayload::Failed { error } = &failed.task.payload else {
+            panic!("{failed:?}")
+        };
+        assert_eq!(error["code"], -32603, "{error:?}");
+        assert_eq!(error["data"]["error"]["code"], "internal", "{error:?}");
+        // The panic's message is the operator's, not the client's.
+        assert!(
+            !Value::Object(error.clone())
+                .to_string()
+                .contains("the body broke"),
+            "{error:?}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn cancel_ends_the_body_and_the_task_says_cancelled() {
+    runtime().block_on(async {
+        let client = connect(TASKS, server()).await;
+        let id = started(&client, call("job.wait", json!({ "ms": 1500 }))).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        client
+            .cancel_task(CancelTaskParams::new(&id))
+            .await
+            .unwrap();
+        let cancelled = settled(&client, &id, TaskStatus::Cancelled).await;
+        assert_eq!(cancelled.task.status(), TaskStatus::Cancelled);
+        // The body was dropped, not left to run to its end.
+        tokio::time::sleep(Duration::from_millis(1700)).await;
+        assert!(!finished(1500));
+        // Cancelling an ended task is acknowledged, and changes nothing.
+        client
+            .cancel_task(CancelTaskParams::new(&id))
+            .await
+            .unwrap();
+        assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Cancelled);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn questions_wait_in_the_task_until_tasks_update_answers_them() {
+    runtime().block_on(async {
+        let client = connect(TASKS, server()).await;
+        let id = started(&client, call("job.ask", json!({}))).await;
+        let asking = settled(&client, &id, TaskStatus::InputRequired).await;
+        let TaskPayload::InputRequired { input_requests } = &asking.task.payload else {
+            panic!("{asking:?}")
+        };
+        let keys: Vec<&String> = input_requests.keys().collect();
+        assert_eq!(keys, ["first", "second"]);
+        let wire = serde_json::to_value(&input_requests["first"]).unwrap();
+        assert_eq!(wire["method"], "elicitation/create", "{wire}");
+        assert_eq!(wire["params"]["message"], "Your name?", "{wire}");
+
+        // One answer: the other question is still open.
+        let answer = |name: &str| json!({ "action": "accept", "content": { "name": name } });
+        let mut first = std::collections::BTreeMap::new();
+        first.insert("first".to_owned(), answer("Ada"));
+        client
+            .update_task(UpdateTaskParams::new(&id, first))
+            .await
+            .unwrap();
+        let still = get(&client, &id).await;
+        let TaskPayload::InputRequired { input_requests } = &still.task.payload else {
+            panic!("{still:?}")
+        };
+        assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["second"]);
+
+        let mut second = std::collections::BTreeMap::new();
+        second.insert("second".to_owned(), answer("Grace"));
+        client
+            .update_task(UpdateTaskParams::new(&id, second))
+            .await
+            .unwrap();
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        assert_eq!(
+            result_of(&done)["structuredContent"]["said"],
+            "Ada and Grace"
+        );
+
+        // An answer that is no answer fails the question: it cannot be asked again.
+        let id = started(&client, call("job.ask", json!({}))).await;
+        settled(&client, &id, TaskStatus::InputRequired).await;
+        let mut junk = std::collections::BTreeMap::new();
+        junk.insert("first".to_owned(), json!({ "name": "no action" }));
+        junk.insert("second".to_owned(), answer("Grace"));
+        client
+            .update_task(UpdateTaskParams::new(&id, junk))
+            .await
+            .unwrap();
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        let error = envelope(&result_of(&done));
+        assert_eq!(error["code"], "upstream_error", "{error}");
+        assert!(
+            error["message"].as_str().unwrap().contains("`first`"),
+            "{error}"
+        );
+        client.cancel().await.unwrap();
+
+        // A client that cannot answer: the task fails with MCP's missing-capability error.
+        let client = connect(
+            Client {
+                tasks: true,
+                elicitation: false,
+            },
+            server(),
+        )
+        .await;
+        let id = started(&client, call("job.ask", json!({}))).await;
+        let failed = settled(&client, &id, TaskStatus::Failed).await;
+        let TaskPayload::Failed { error } = &failed.task.payload else {
+            panic!("{failed:?}")
+        };
+        assert_eq!(error["code"], -32021, "{error:?}");
+        assert_eq!(
+            error["data"],
+            json!({ "requiredCapabilities": { "elicitation": {} } })
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_client_without_the_extension_gets_a_plain_call_or_the_refusal() {
+    runtime().block_on(async {
+        let client = connect(
+            Client {
+                tasks: false,
+                elicitation: true,
+            },
+            server(),
+        )
+        .await;
+        let CallToolResponse::Complete(result) = client
+            .call_tool_once(call("job.wait", json!({ "ms": 1 })))
+            .await
+            .unwrap()
+        else {
+            panic!("a task for a client that did not declare the extension")
+        };
+        assert_eq!(result.structured_content, Some(json!({ "waited": 1 })));
+        let refused = client
+            .call_tool_once(call("job.fail", json!({})))
+            .await
+            .unwrap_err();
+        let ServiceError::McpError(refused) = refused else {
+            panic!("{refused}")
+        };
+        assert_eq!(refused.code.0, -32021, "{refused:?}");
+        assert!(
+            refused.message.contains("io.modelcontextprotocol/tasks"),
+            "{refused:?}"
+        );
+        assert_eq!(
+            refused.data.unwrap()["requiredCapabilities"]["extensions"],
+            json!({ "io.modelcontextprotocol/tasks": {} })
+        );
+        // Nor may it poll: the methods need the extension too.
+        let gated = client.get_task(GetTaskParams::new("x")).await.unwrap_err();
+        let ServiceError::McpError(gated) = gated else {
+            panic!("{gated}")
+        };
+        assert_eq!(gated.code.0, -32021, "{gated:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn approval_is_asked_before_the_task_is_made() {
+    runtime().block_on(async {
+        let client = connect(TASKS, server()).await;
+        // Round 1: the approval question, no task.
+        let CallToolResponse::InputRequired(question) = client
+            .call_tool_once(call("job.gate", json!({})))
+            .await
+            .unwrap()
+        else {
+            panic!("no approval question")
+        };
+        let wire = serde_json::to_value(&question).unwrap();
+        assert!(wire.get("taskId").is_none(), "{wire}");
+        let key = agentio_mcp::APPROVAL_INPUT_KEY;
+        assert!(wire["inputRequests"][key].is_object(), "{wire}");
+        // Round 2, approved: the task.
+        let mut answers = std::collections::BTreeMap::new();
+        answers.insert(
+            key.to_owned(),
+            json!({ "action": "accept", "content": { "approve": true } }),
+        );
+        let mut approved = call("job.gate", json!({}));
+        approved.input_responses = Some(answers.clone());
+        let id = started(&client, approved).await;
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        assert_eq!(result_of(&done)["structuredContent"]["said"], "done");
+        // Declined: the task says so.
+        answers.insert(key.to_owned(), json!({ "action": "decline" }));
+        let mut declined = call("job.gate", json!({}));
+        declined.input_responses = Some(answers);
+        let id = started(&client, declined).await;
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        assert_eq!(envelope(&result_of(&done))["code"], "approval_denied");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn past_the_bound_a_call_is_refused_until_a_task_ends() {
+    runtime().block_on(async {
+        let client = connect(TASKS, server().with_max_tasks(1)).await;
+        let first = started(&client, call("job.wait", json!({ "ms": 400 }))).await;
+        let CallToolResponse::Complete(refused) = client
+            .call_tool_once(call("job.wait", json!({ "ms": 1 })))
+            .await
+            .unwrap()
+        else {
+            panic!("a second task past a bound of one")
+        };
+        let refused = serde_json::to_value(&refused).unwrap();
+        let error = envelope(&refused);
+        assert_eq!(error["code"], "rate_limited", "{error}");
+        assert_eq!(error["retryable"], true, "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("maximum of 1 tasks"),
+            "{error}"
+        );
+        settled(&client, &first, TaskStatus::Completed).await;
+        started(&client, call("job.wait", json!({ "ms": 1 }))).await;
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn the_extension_is_advertised_only_by_a_server_with_task_tools() {
+    let plain = McpServer::new(registry()).unwrap();
+    assert!(!plain.get_info().capabilities.supports_tasks());
+    let tasks = server();
+    assert!(tasks.get_info().capabilities.supports_tasks());
+    let refused = McpServer::new(registry())
+        .unwrap()
+        .with_task_support("job.nope", TaskSupport::Optional)
+        .unwrap_err();
+    assert!(refused.to_string().contains("job.nope"), "{refused}");
+    // A renamed tool keeps its task support, whichever is set first.
+    let renamed = McpServer::new(registry())
+        .unwrap()
+        .with_task_support("job.wait", TaskSupport::Required)
+        .unwrap()
+        .with_tool_name("job.wait", "wait_for")
+        .unwrap();
+    runtime().block_on(async {
+        let client = connect(
+            Client {
+                tasks: false,
+                elicitation: false,
+            },
+            renamed,
+        )
+        .await;
+        let refused = client
+            .call_tool_once(call("wait_for", json!({ "ms": 1 })))
+            .await
+            .unwrap_err();
+        let ServiceError::McpError(refused) = refused else {
+            panic!("{refused}")
+        };
+        assert_eq!(refused.code.0, -32021, "{refused:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+/// Two service tokens: `alice-token` and `bob-token`.
+fn tokens(token: &str) -> Result<agentio_tools::Caller, agentio_mcp::auth::AuthError> {
+    match token {
+        "alice-token" => Ok(agentio_tools::Caller::new("alice")),
+        "bob-token" => Ok(agentio_tools::Caller::new("bob")),
+        _ => Err(agentio_mcp::auth::AuthError::invalid("unknown token")),
+    }
+}
+
+/// A client of `url` on protocol 2026-07-28 over streamable HTTP, with `token`.
+async fn connect_http(url: &str, token: &str) -> RunningService<RoleClient, Client> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    let lifecycle = rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    rmcp::ClientServiceExt::serve_with_lifecycle(TASKS, transport, lifecycle)
+        .await
+        .unwrap()
+}
+
+#[test]
+fn over_http_a_task_is_the_callers_who_started_it() {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let auth = agentio_mcp::auth::HttpAuth::new(std::sync::Arc::new(tokens), url.clone());
+        let serving = tokio::spawn(server().with_auth(auth).serve_http(listener));
+        let alice = connect_http(&url, "alice-token").await;
+        let bob = connect_http(&url, "bob-token").await;
+        let id = started(&alice, call("job.wait", json!({ "ms": 600 }))).await;
+        assert_eq!(get(&alice, &id).await.task.status(), TaskStatus::Working);
+        // To another caller the id names no task: not to read, answer or cancel.
+        let expect_unknown = |err: ServiceError| {
+            let ServiceError::McpError(err) = err else {
+                panic!("{err}")
+            };
+            assert_eq!(err.code.0, -32602, "{err:?}");
+            assert_eq!(err.message, format!("unknown task: {id}"));
+        };
+        expect_unknown(bob.get_task(GetTaskParams::new(&id)).await.unwrap_err());
+        expect_unknown(
+            bob.cancel_task(CancelTaskParams::new(&id))
+                .await
+                .unwrap_err(),
+        );
+        let answers = std::collections::BTreeMap::new();
+        expect_unknown(
+            bob.update_task(UpdateTaskParams::new(&id, answers))
+                .await
+                .unwrap_err(),
+        );
+        // Bob's cancel did nothing: Alice's task runs to its end.
+        let done = settled(&alice, &id, TaskStatus::Completed).await;
+        assert_eq!(
+            result_of(&done)["structuredContent"],
+            json!({ "waited": 600 })
+        );
+        alice.cancel().await.unwrap();
+        bob.cancel().await.unwrap();
+        serving.abort();
+    });
+}
+
+#[test]
+fn a_task_still_running_past_its_time_to_live_fails_and_its_body_is_dropped() {
+    runtime().block_on(async {
+        let server = server().with_task_ttl(Duration::from_millis(200));
+        let client = connect(TASKS, server).await;
+        let CallToolResponse::Task(created) = client
+            .call_tool_once(call("job.wait", json!({ "ms": 1200 })))
+            .await
+            .unwrap()
+        else {
+            panic!("no task")
+        };
+        assert_eq!(created.task.ttl_ms, Some(200));
+        let id = created.task.task_id;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let expired = get(&client, &id).await;
+        assert_eq!(expired.task.status(), TaskStatus::Failed, "{expired:?}");
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert!(!finished(1200));
+        client.cancel().await.unwrap();
+    });
+}
