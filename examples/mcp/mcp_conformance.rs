@@ -27,6 +27,7 @@ use agentio_mcp::rmcp::model::{
 };
 use agentio_mcp::rmcp::service::RequestContext;
 use agentio_mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
+use agentio_mcp::tasks::TaskSupport;
 
 /// A 1×1 PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -611,6 +612,107 @@ async fn custom_header(input: Routed) -> Result<Contents, ToolError> {
     Ok(text(format!("{} in {}", input.query, input.region)))
 }
 
+/// A name to greet.
+#[io(input)]
+pub struct Greeting {
+    /// Whom to greet.
+    pub name: String,
+}
+
+/// Greets (a plain call: the Tasks extension's sync tool).
+#[tool(id = "tasks.greet")]
+async fn greet(input: Greeting) -> Result<Contents, ToolError> {
+    Ok(text(format!("Hello, {}!", input.name)))
+}
+
+/// How long to compute.
+#[io(input)]
+pub struct Compute {
+    /// Seconds to take.
+    pub seconds: f64,
+    /// A label for the result.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// Computes for `seconds`, then answers (a task when the client takes one).
+#[tool(id = "tasks.slow-compute", timeout_ms = 120000)]
+async fn slow_compute(input: Compute) -> Result<Contents, ToolError> {
+    let ms = (input.seconds.clamp(0.0, 100.0) * 1000.0) as u64;
+    tokio_sleep(ms).await;
+    Ok(text(format!(
+        "computed {} in {}s",
+        input.label.as_deref().unwrap_or("it"),
+        input.seconds
+    )))
+}
+
+/// Fails after a second, as a tool error (always a task).
+#[tool(id = "tasks.failing-job")]
+async fn failing_job(_: NoArguments) -> Result<Contents, ToolError> {
+    tokio_sleep(1000).await;
+    Err(ToolError::new(
+        agentio::core::ErrorCode::UpstreamError,
+        "the job failed",
+    ))
+}
+
+/// Breaks (a panic: the task fails with a protocol error).
+#[tool(id = "tasks.protocol-error-job")]
+async fn protocol_error_job(_: NoArguments) -> Result<Contents, ToolError> {
+    tokio_sleep(100).await;
+    panic!("the job broke");
+}
+
+/// A file to delete.
+#[io(input)]
+pub struct Deletion {
+    /// The file.
+    pub filename: String,
+}
+
+/// A confirmation of a deletion.
+#[io(input)]
+pub struct ConfirmDeletion {
+    /// Whether to delete.
+    pub confirm: bool,
+}
+
+/// Asks before it deletes (in a task: the task waits for the answer).
+#[tool(id = "tasks.confirm-delete")]
+async fn confirm_delete(input: Deletion, ctx: &ToolContext) -> Result<Contents, ToolError> {
+    let question = format!("Delete {}?", input.filename);
+    let answers = ctx
+        .ask(&Questions::new().elicit::<ConfirmDeletion>("confirm", question))
+        .await?;
+    let confirmed = matches!(
+        answers.elicited::<ConfirmDeletion>("confirm")?,
+        Elicited::Accepted(ConfirmDeletion { confirm: true })
+    );
+    Ok(text(if confirmed {
+        format!("deleted {}", input.filename)
+    } else {
+        format!("kept {}", input.filename)
+    }))
+}
+
+/// Asks two things at once.
+#[tool(id = "tasks.multi-input")]
+async fn multi_input(_: NoArguments, ctx: &ToolContext) -> Result<Contents, ToolError> {
+    let answers = ctx
+        .ask(
+            &Questions::new()
+                .elicit::<Named>("first", "Your name?")
+                .elicit::<Named>("second", "Your friend's name?"),
+        )
+        .await?;
+    Ok(text(format!(
+        "{} and {}",
+        name_of(&answers, "first")?,
+        name_of(&answers, "second")?
+    )))
+}
+
 async fn tokio_sleep(ms: u64) {
     agentio::tokio::time::sleep(Duration::from_millis(ms)).await;
 }
@@ -672,6 +774,21 @@ const NAMES: &[(&str, &str)] = &[
     ("test.logging-tool", "test_logging_tool"),
     ("test.json-schema-2020-12", "json_schema_2020_12_tool"),
     ("test.custom-header", "test_custom_header"),
+    ("tasks.greet", "greet"),
+    ("tasks.slow-compute", "slow_compute"),
+    ("tasks.failing-job", "failing_job"),
+    ("tasks.protocol-error-job", "protocol_error_job"),
+    ("tasks.confirm-delete", "confirm_delete"),
+    ("tasks.multi-input", "multi_input"),
+];
+
+/// The tools that run as tasks (the Tasks extension's fixtures).
+const TASKS: &[(&str, TaskSupport)] = &[
+    ("tasks.slow-compute", TaskSupport::Optional),
+    ("tasks.failing-job", TaskSupport::Required),
+    ("tasks.protocol-error-job", TaskSupport::Optional),
+    ("tasks.confirm-delete", TaskSupport::Optional),
+    ("tasks.multi-input", TaskSupport::Optional),
 ];
 
 /// The suite's resources, prompts and completions: rmcp's, not ours to reinvent.
@@ -917,11 +1034,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.register(LoggingToolTool)?;
     registry.register(JsonSchema202012Tool)?;
     registry.register(CustomHeaderTool)?;
+    registry.register(GreetTool)?;
+    registry.register(SlowComputeTool)?;
+    registry.register(FailingJobTool)?;
+    registry.register(ProtocolErrorJobTool)?;
+    registry.register(ConfirmDeleteTool)?;
+    registry.register(MultiInputTool)?;
     let mut server = McpServer::new(registry)?
         .with_server_info("agentio-conformance", env!("CARGO_PKG_VERSION"))
         .with_handler(Fixtures);
     for (id, name) in NAMES {
         server = server.with_tool_name(id, *name)?;
+    }
+    for (id, support) in TASKS {
+        server = server.with_task_support(id, *support)?;
     }
 
     let args: Vec<String> = std::env::args().skip(1).collect();
