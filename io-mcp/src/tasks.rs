@@ -83,15 +83,6 @@ pub(crate) struct Tasks {
     owners: Mutex<HashMap<String, String>>,
 }
 
-impl std::fmt::Debug for Tasks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tasks")
-            .field("ttl", &self.ttl)
-            .field("max", &self.max)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Tasks {
     pub(crate) fn new(ttl: Duration, max: usize) -> Self {
         Tasks {

@@ -3,6 +3,8 @@
 //! answered with `tasks/update`, approval before the task, the bound, and tasks that belong to
 //! the caller who started them.
 
+#![allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); MCP still has it.
+
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -83,9 +85,16 @@ pub(crate) struct Named {
     pub(crate) name: String,
 }
 
-/// Asks two names at once.
+/// Says what its client can do and whether its log line went out, then asks two names at
+/// once.
 #[tool(id = "job.ask")]
 async fn ask(_: Nothing, ctx: &ToolContext) -> Result<Said, ToolError> {
+    let can = [
+        ctx.client_can("elicitation"),
+        ctx.client_can("sampling"),
+        ctx.client_can("tasks"),
+    ];
+    let logged = ctx.log(agentio_tools::voice::LogLevel::Info, "asking");
     let answers = ctx
         .ask(
             &Questions::new()
@@ -98,7 +107,11 @@ async fn ask(_: Nothing, ctx: &ToolContext) -> Result<Said, ToolError> {
         _ => "nobody".into(),
     };
     Ok(Said {
-        said: format!("{} and {}", name("first"), name("second")),
+        said: format!(
+            "{} and {} (can {can:?}, logged {logged})",
+            name("first"),
+            name("second")
+        ),
     })
 }
 
@@ -413,7 +426,28 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
         let done = settled(&client, &id, TaskStatus::Completed).await;
         assert_eq!(
             result_of(&done)["structuredContent"]["said"],
-            "Ada and Grace"
+            "Ada and Grace (can [true, false, false], logged false)"
+        );
+
+        // A request that names a log level: the body's line goes out (as the call's would).
+        let mut logging = call("job.ask", json!({}));
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        meta.set_log_level(rmcp::model::LoggingLevel::Info);
+        logging.meta = Some(meta);
+        let id = started(&client, logging).await;
+        settled(&client, &id, TaskStatus::InputRequired).await;
+        let mut both = std::collections::BTreeMap::new();
+        both.insert("first".to_owned(), answer("Ada"));
+        both.insert("second".to_owned(), answer("Grace"));
+        client
+            .update_task(UpdateTaskParams::new(&id, both))
+            .await
+            .unwrap();
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        let said = result_of(&done)["structuredContent"]["said"].clone();
+        assert_eq!(
+            said,
+            "Ada and Grace (can [true, false, false], logged true)"
         );
 
         // An answer that is no answer fails the question: it cannot be asked again.
