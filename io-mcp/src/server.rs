@@ -874,6 +874,9 @@ impl McpServer {
                 threshold,
                 abilities,
             ));
+            // Before 2026-07-28 a gated call's approval is asked in the task, as its questions
+            // are (on 2026-07-28 it was asked above, before the task).
+            let approve_in_task = *gated && !abilities.inline && abilities.elicitation;
             return Err(Box::new(self.start_task(
                 target,
                 *content_only,
@@ -881,6 +884,7 @@ impl McpServer {
                 options,
                 cancellation,
                 call_peer,
+                approve_in_task,
             )));
         }
         let peer = Arc::new(
@@ -942,6 +946,7 @@ impl McpServer {
         mut options: CallOptions,
         cancellation: Option<Cancellation>,
         call_peer: Arc<crate::voice::CallPeer>,
+        approve_in_task: bool,
     ) -> Result<CallToolResponse, McpError> {
         if !self.tasks.has_room() {
             let err = agentio_core::AgentError::new(
@@ -969,6 +974,9 @@ impl McpServer {
             ));
             options.progress = Some(ProgressReporter::from_sink(peer.clone()));
             options.client = Some(peer.clone());
+            if approve_in_task {
+                options.approver = Some(Arc::new(InTask(task.clone())));
+            }
             let content = agentio_tools::content::ContentCollector::new();
             options.content = Some(content.clone());
             Box::pin(async move {
@@ -1004,7 +1012,14 @@ fn task_outcome(
     }
     match result {
         Ok(value) => Ok(success(value, content.take(), content_only)),
-        Err(err) if cancel_requested && *err.code() == agentio_core::ErrorCode::Cancelled => {
+        // Cancelled, or refused because the approval it waited for was cancelled with it.
+        Err(err)
+            if cancel_requested
+                && matches!(
+                    err.code(),
+                    agentio_core::ErrorCode::Cancelled | agentio_core::ErrorCode::ApprovalDenied
+                ) =>
+        {
             Err(TaskExit::Cancelled)
         }
         Err(err) if *err.code() == agentio_core::ErrorCode::Internal => Err(TaskExit::Error(
@@ -1225,6 +1240,33 @@ impl Approver for Elicit {
 }
 
 /// The approval request the registry would make, for the question asked before the call.
+/// Approval asked in a task (before 2026-07-28): the form is the task's input request
+/// [`APPROVAL_INPUT_KEY`], answered with `tasks/update`.
+struct InTask(rmcp::task_manager::TaskContext);
+
+impl Approver for InTask {
+    fn approve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> agentio_core::BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let form = InputRequest::Elicitation(Request::new(
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: approval_message(request),
+                    requested_schema: approval_schema(),
+                },
+            ));
+            match self.0.request_input(APPROVAL_INPUT_KEY, form).await {
+                Ok(answer) => decision_of(&answer),
+                Err(_) => ApprovalDecision::Deny {
+                    reason: "the task was cancelled before anyone approved the call".into(),
+                },
+            }
+        })
+    }
+}
+
 fn question(target: &str, registry: &ToolRegistry, input: &Value) -> ApprovalRequest {
     let contract = registry.contract(target);
     ApprovalRequest {

@@ -730,3 +730,61 @@ fn a_task_still_running_past_its_time_to_live_fails_and_its_body_is_dropped() {
         client.cancel().await.unwrap();
     });
 }
+
+#[test]
+fn before_2026_07_28_approval_is_asked_in_the_task() {
+    runtime().block_on(async {
+        // The `initialize` handshake (2025-11-25): the extension declared for the session.
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        let server = server();
+        tokio::spawn(async move {
+            if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = rmcp::ServiceExt::serve(TASKS, client_side).await.unwrap();
+        let key = agentio_mcp::APPROVAL_INPUT_KEY;
+        for (answer, expected) in [
+            (
+                json!({ "action": "accept", "content": { "approve": true } }),
+                None,
+            ),
+            (json!({ "action": "decline" }), Some("approval_denied")),
+        ] {
+            let id = started(&client, call("job.gate", json!({}))).await;
+            let asking = settled(&client, &id, TaskStatus::InputRequired).await;
+            let TaskPayload::InputRequired { input_requests } = &asking.task.payload else {
+                panic!("{asking:?}")
+            };
+            let form = serde_json::to_value(&input_requests[key]).unwrap();
+            assert_eq!(form["method"], "elicitation/create", "{form}");
+            let message = form["params"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with("Approve a call to `job.gate@"),
+                "{message}"
+            );
+            let mut answers = std::collections::BTreeMap::new();
+            answers.insert(key.to_owned(), answer);
+            client
+                .update_task(UpdateTaskParams::new(&id, answers))
+                .await
+                .unwrap();
+            let done = settled(&client, &id, TaskStatus::Completed).await;
+            let result = result_of(&done);
+            match expected {
+                None => assert_eq!(result["structuredContent"]["said"], "done", "{result}"),
+                Some(code) => assert_eq!(envelope(&result)["code"], code, "{result}"),
+            }
+        }
+        // Cancelled while it waits for a yes: the call never runs.
+        let id = started(&client, call("job.gate", json!({}))).await;
+        settled(&client, &id, TaskStatus::InputRequired).await;
+        client
+            .cancel_task(CancelTaskParams::new(&id))
+            .await
+            .unwrap();
+        let ended = settled(&client, &id, TaskStatus::Cancelled).await;
+        assert_eq!(ended.task.status(), TaskStatus::Cancelled, "{ended:?}");
+        client.cancel().await.unwrap();
+    });
+}
