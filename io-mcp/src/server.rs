@@ -877,15 +877,15 @@ impl McpServer {
             // Before 2026-07-28 a gated call's approval is asked in the task, as its questions
             // are (on 2026-07-28 it was asked above, before the task).
             let approve_in_task = *gated && !abilities.inline && abilities.elicitation;
-            return Err(Box::new(self.start_task(
+            return Err(Box::new(self.start_task(TaskCall {
                 target,
-                *content_only,
+                content_only: *content_only,
                 input,
                 options,
                 cancellation,
                 call_peer,
                 approve_in_task,
-            )));
+            })));
         }
         let peer = Arc::new(
             crate::voice::CallPeer::new(
@@ -938,16 +938,16 @@ fn missing_capability(capability: &str) -> McpError {
 impl McpServer {
     /// Starts a call as a task ([`crate::tasks`]) and answers with it; or, when the server
     /// runs its maximum of tasks, refuses it as a retryable `rate_limited` tool error.
-    fn start_task(
-        &self,
-        target: &str,
-        content_only: bool,
-        input: Value,
-        mut options: CallOptions,
-        cancellation: Option<Cancellation>,
-        call_peer: Arc<crate::voice::CallPeer>,
-        approve_in_task: bool,
-    ) -> Result<CallToolResponse, McpError> {
+    fn start_task(&self, call: TaskCall<'_>) -> Result<CallToolResponse, McpError> {
+        let TaskCall {
+            target,
+            content_only,
+            input,
+            mut options,
+            cancellation,
+            call_peer,
+            approve_in_task,
+        } = call;
         if !self.tasks.has_room() {
             let err = agentio_core::AgentError::new(
                 agentio_core::ErrorCode::RateLimited,
@@ -994,6 +994,20 @@ impl McpServer {
         });
         Ok(rmcp::model::CreateTaskResult::new(task).into())
     }
+}
+
+/// A call to start as a task: what [`McpServer::start_call`] has made of the request.
+struct TaskCall<'a> {
+    /// The registry's name for the tool.
+    target: &'a str,
+    content_only: bool,
+    input: Value,
+    options: CallOptions,
+    cancellation: Option<Cancellation>,
+    /// The call's line to the client, for the task's log lines.
+    call_peer: Arc<crate::voice::CallPeer>,
+    /// Whether the approval is asked in the task ([`InTask`]).
+    approve_in_task: bool,
 }
 
 /// How a task's call settles (see [`crate::tasks`]): its result, a tool error as `isError`, or
