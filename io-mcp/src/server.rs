@@ -484,8 +484,9 @@ impl McpServer {
         self
     }
 
-    /// Sets how many tasks run at once (default [`crate::tasks::DEFAULT_MAX_TASKS`]); past it
-    /// a call that would start one is answered `isError` with `rate_limited`.
+    /// Sets how many tasks the server holds at most, running or ended and kept for their
+    /// clients' `tasks/get` (default [`crate::tasks::DEFAULT_MAX_TASKS`]); past it a call that
+    /// would start one is answered `isError` with `rate_limited` (retryable).
     #[must_use]
     pub fn with_max_tasks(mut self, max: usize) -> Self {
         self.tasks = Arc::new(crate::tasks::Tasks::new(self.tasks.ttl, max));
@@ -937,7 +938,7 @@ fn missing_capability(capability: &str) -> McpError {
 
 impl McpServer {
     /// Starts a call as a task ([`crate::tasks`]) and answers with it; or, when the server
-    /// runs its maximum of tasks, refuses it as a retryable `rate_limited` tool error.
+    /// holds its maximum of tasks, refuses it as a retryable `rate_limited` tool error.
     fn start_task(&self, call: TaskCall<'_>) -> Result<CallToolResponse, McpError> {
         let TaskCall {
             target,
@@ -948,17 +949,6 @@ impl McpServer {
             call_peer,
             approve_in_task,
         } = call;
-        if !self.tasks.has_room() {
-            let err = agentio_core::AgentError::new(
-                agentio_core::ErrorCode::RateLimited,
-                format!(
-                    "this server runs its maximum of {} tasks; call again when one has ended",
-                    self.tasks.max
-                ),
-            )
-            .with_retryable(true);
-            return Ok(error_result(&err).into());
-        }
         // `tasks/cancel` ends the call itself, so that its record (when audited) says so.
         let cancellation = cancellation.unwrap_or_default();
         options.cancellation = Some(cancellation.clone());
@@ -992,7 +982,21 @@ impl McpServer {
                 )
             })
         });
-        Ok(rmcp::model::CreateTaskResult::new(task).into())
+        match task {
+            Some(task) => Ok(rmcp::model::CreateTaskResult::new(task).into()),
+            None => {
+                let err = agentio_core::AgentError::new(
+                    agentio_core::ErrorCode::RateLimited,
+                    format!(
+                        "this server holds its maximum of {} tasks (running, or ended and kept {} s for their clients); call again later",
+                        self.tasks.max,
+                        self.tasks.ttl.as_secs()
+                    ),
+                )
+                .with_retryable(true);
+                Ok(error_result(&err).into())
+            }
+        }
     }
 }
 

@@ -16,9 +16,13 @@
 //!   client that did not declare it is refused with `-32021` (Missing Required Client
 //!   Capability) naming the extension. A call whose input fails the tool's schema is refused
 //!   at once, as a plain call (`isError`), without a task: there is nothing to run.
-//! - **Approval comes first.** A tool whose contract requires approval asks for it before the
-//!   task is made (on 2026-07-28 as an `input_required` round, then the round that carries the
-//!   answer gets the `CreateTaskResult`), so no task exists for a call nobody approved.
+//! - **Approval.** A tool whose contract requires approval asks for it as its calls always do
+//!   on 2026-07-28, before the task is made: an `input_required` round, then the round that
+//!   carries the answer gets the `CreateTaskResult` (no task exists for a call nobody
+//!   approved). Before 2026-07-28, where approval is otherwise an `elicitation/create` request
+//!   on the call's stream, which a task's client no longer listens on, it is asked in the task:
+//!   its input request [`APPROVAL_INPUT_KEY`](crate::APPROVAL_INPUT_KEY), the same form. A
+//!   task cancelled while it waits for the answer ends `cancelled`, its call never run.
 //! - **Questions.** A body's questions ([`ToolContext::ask`](agentio_tools::ToolContext)) are
 //!   the task's `inputRequests` (status `input_required`), each under the body's key, all of
 //!   one `ask` at once; the client answers with `tasks/update`, in one update or several, and
@@ -31,13 +35,15 @@
 //!   panic, an output that broke its schema) or a question the client cannot answer:
 //!   `failed` with the JSON-RPC error (`-32603` with the envelope in `data`, or `-32021`).
 //!   `tasks/cancel` cancels the body (as a client's cancel of a call does): `cancelled`.
-//! - **Bounds.** At most [`DEFAULT_MAX_TASKS`] tasks run at once
-//!   ([`McpServer::with_max_tasks`](crate::McpServer::with_max_tasks)); past it a call is
-//!   answered `isError` with `rate_limited` (retryable). A task is kept for its time to live
-//!   ([`DEFAULT_TASK_TTL`], [`McpServer::with_task_ttl`](crate::McpServer::with_task_ttl)):
-//!   one still running then is failed and its body dropped, and one that ended is kept one
-//!   more time to live for its client to read (rmcp's policy). Set the time to live above the
-//!   tool's timeout.
+//! - **Bounds.** A task is kept for its time to live ([`DEFAULT_TASK_TTL`],
+//!   [`McpServer::with_task_ttl`](crate::McpServer::with_task_ttl)): one still running then
+//!   is failed and its body dropped, and one that ended is kept one more time to live for its
+//!   client to read (rmcp's policy). Set the time to live above the tool's timeout. A server
+//!   holds at most [`DEFAULT_MAX_TASKS`] tasks, running or ended and kept
+//!   ([`McpServer::with_max_tasks`](crate::McpServer::with_max_tasks)): an ended task holds its
+//!   result, so it is the tasks held, not only the running ones, that the bound counts, or a
+//!   client starting quick tasks it never reads would grow the server without limit. Past it
+//!   a call is answered `isError` with `rate_limited` (retryable) until held tasks expire.
 //! - **Whose task.** Behind [`McpServer::with_auth`](crate::McpServer::with_auth), a task
 //!   belongs to the caller who started it: for any other caller its id names no task
 //!   (`-32602`, as an unknown id). Without authentication the id, a random UUID, is the only
@@ -47,8 +53,8 @@
 //!   an instance that did not make the task answers `-32602`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ClientCapabilities, DetailedTask, Task};
@@ -68,19 +74,30 @@ pub enum TaskSupport {
 /// How long a task is kept: five minutes (rmcp's default).
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(300);
 
-/// How many tasks one server runs at once: 1,000.
-pub const DEFAULT_MAX_TASKS: usize = 1_000;
+/// How many tasks one server holds at most, running or ended and kept for their clients:
+/// 10,000.
+pub const DEFAULT_MAX_TASKS: usize = 10_000;
 
 /// How often a client is told to poll a task: every second (rmcp's default).
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
-/// A server's tasks: rmcp's manager, the bound, and who started each task.
+/// A server's tasks: rmcp's manager, and what the server keeps of each task it holds (for the
+/// bound, and whose it is).
 pub(crate) struct Tasks {
     manager: TaskManager,
     pub(crate) ttl: Duration,
     pub(crate) max: usize,
-    /// Task id -> the subject of the caller who started it, for tasks started by one.
-    owners: Mutex<HashMap<String, String>>,
+    /// Task id -> what this server knows of it, while rmcp may still hold it.
+    held: Mutex<HashMap<String, Held>>,
+}
+
+/// What the server knows of one task.
+struct Held {
+    /// The subject of the caller who started it, when one did.
+    owner: Option<String>,
+    created: Instant,
+    /// When its call ended (not when rmcp failed it past its time to live).
+    ended: Option<Instant>,
 }
 
 impl Tasks {
@@ -89,45 +106,72 @@ impl Tasks {
             manager: TaskManager::new(),
             ttl,
             max,
-            owners: Mutex::new(HashMap::new()),
+            held: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Whether another task may start now.
-    pub(crate) fn has_room(&self) -> bool {
-        self.manager.running_task_count() < self.max
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Starts `make` as a task owned by `owner` (a caller's subject), and returns its seed
-    /// state. `tasks/get` finds it before this returns.
+    /// Until when rmcp may hold a task: a time to live after it ended, or, for one still
+    /// running at its time to live (which rmcp then fails), a time to live after that.
+    fn released_at(&self, held: &Held) -> Instant {
+        let ended = held.ended.unwrap_or(held.created + self.ttl);
+        ended.checked_add(self.ttl).unwrap_or(ended)
+    }
+
+    /// Starts `make` as a task of `owner` (a caller's subject) and returns its seed state
+    /// (`tasks/get` finds it before this returns); or `None` when the server holds its maximum
+    /// of tasks.
     pub(crate) fn spawn(
-        &self,
+        self: &Arc<Self>,
         owner: Option<&str>,
         make: impl FnOnce(TaskContext) -> TaskFuture,
-    ) -> Task {
+    ) -> Option<Task> {
         let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
         let options = TaskOptions::new()
             .with_ttl_ms(ttl_ms)
             .with_poll_interval_ms(POLL_INTERVAL.as_millis() as u64);
-        if let Some(owner) = owner {
-            let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-            // Forget the owners of tasks rmcp has dropped (past their time to live), once the
-            // table holds more than the tasks that may run.
-            if owners.len() >= self.max.saturating_mul(2) {
-                owners.retain(|id, _| self.manager.get_task(id).is_ok());
+        // Held across rmcp's spawn: the call, which may end at once on another thread, marks
+        // its end only once its task is in the table.
+        let mut held = self.held();
+        if held.len() >= self.max {
+            let now = Instant::now();
+            held.retain(|_, task| now < self.released_at(task));
+            if held.len() >= self.max {
+                return None;
             }
-            let task = self.manager.spawn(options, make);
-            owners.insert(task.task_id.clone(), owner.to_owned());
-            return task;
         }
-        self.manager.spawn(options, make)
+        let tasks = Arc::clone(self);
+        let task = self.manager.spawn(options, move |context| {
+            let id = context.task_id().to_owned();
+            let call = make(context);
+            Box::pin(async move {
+                let outcome = call.await;
+                if let Some(task) = tasks.held().get_mut(&id) {
+                    task.ended = Some(Instant::now());
+                }
+                outcome
+            })
+        });
+        held.insert(
+            task.task_id.clone(),
+            Held {
+                owner: owner.map(str::to_owned),
+                created: Instant::now(),
+                ended: None,
+            },
+        );
+        Some(task)
     }
 
     /// Refuses `task_id` to a caller other than its owner as if there were no such task.
     fn check_owner(&self, task_id: &str, caller: Option<&str>) -> Result<(), McpError> {
-        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        match owners.get(task_id) {
-            Some(owner) if Some(owner.as_str()) != caller => Err(unknown(task_id)),
+        match self.held().get(task_id) {
+            Some(Held {
+                owner: Some(owner), ..
+            }) if Some(owner.as_str()) != caller => Err(unknown(task_id)),
             _ => Ok(()),
         }
     }
@@ -139,7 +183,7 @@ impl Tasks {
         caller: Option<&str>,
     ) -> Result<DetailedTask, McpError> {
         self.check_owner(task_id, caller)?;
-        self.manager.get_task(task_id)
+        self.manager.get_task(task_id).map_err(|_| unknown(task_id))
     }
 
     /// `tasks/update`.
@@ -150,21 +194,30 @@ impl Tasks {
         responses: impl IntoIterator<Item = (String, serde_json::Value)>,
     ) -> Result<(), McpError> {
         self.check_owner(task_id, caller)?;
-        self.manager.update_task(task_id, responses)
+        self.manager
+            .update_task(task_id, responses)
+            .map_err(|_| unknown(task_id))
     }
 
     /// `tasks/cancel`.
     pub(crate) fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), McpError> {
         self.check_owner(task_id, caller)?;
-        self.manager.cancel_task(task_id)
+        self.manager
+            .cancel_task(task_id)
+            .map_err(|_| unknown(task_id))
     }
 }
 
-/// rmcp's answer to an id it does not know (`-32602`), for an id whose task is another's.
+/// The answer to an id that names no task of the caller's (`-32602`, rmcp's answer too): the
+/// id escaped and cut to a bound, whatever the client sent.
 fn unknown(task_id: &str) -> McpError {
-    let mut shown = task_id.to_owned();
-    agentio_core::limits::clip(&mut shown, 128);
-    McpError::invalid_params(format!("unknown task: {shown}"), None)
+    McpError::invalid_params(
+        format!(
+            "unknown task: {}",
+            agentio_core::limits::bounded_display(&task_id.escape_debug(), 128)
+        ),
+        None,
+    )
 }
 
 /// `-32021` for a call that can only run as a task, from a client that did not declare the
@@ -185,10 +238,21 @@ mod tests {
         Box::pin(std::future::pending())
     }
 
+    fn quick(_: TaskContext) -> TaskFuture {
+        Box::pin(async { Ok(Default::default()) })
+    }
+
     #[tokio::test]
     async fn a_task_is_its_owners_alone() {
-        let tasks = Tasks::new(DEFAULT_TASK_TTL, 4);
-        let task = tasks.spawn(Some("alice"), idle);
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4));
+        let contexts = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&contexts);
+        let task = tasks
+            .spawn(Some("alice"), move |context| {
+                kept.lock().unwrap().push(context);
+                Box::pin(std::future::pending())
+            })
+            .unwrap();
         let id = task.task_id.as_str();
         assert_eq!(task.ttl_ms, Some(300_000));
         assert_eq!(task.poll_interval_ms, Some(1_000));
@@ -201,61 +265,77 @@ mod tests {
             assert!(tasks.update(id, stranger, []).is_err());
         }
         // The stranger's cancel changed nothing; the owner's does.
-        assert!(
-            !tasks
-                .manager
-                .get_task(id)
-                .is_ok_and(|t| t.status().is_terminal())
-        );
+        let context = contexts.lock().unwrap().pop().unwrap();
+        assert!(!context.is_cancel_requested());
         tasks.cancel(id, Some("alice")).unwrap();
+        assert!(context.is_cancel_requested());
+        tasks.update(id, Some("alice"), []).unwrap();
         // A task started without a caller is anyone's who has its id.
-        let open = tasks.spawn(None, idle);
+        let open = tasks.spawn(None, idle).unwrap();
         assert!(tasks.get(&open.task_id, Some("bob")).is_ok());
         assert!(tasks.get(&open.task_id, None).is_ok());
         tasks.manager.shutdown();
     }
 
     #[tokio::test]
-    async fn the_bound_counts_running_tasks() {
-        let tasks = Tasks::new(DEFAULT_TASK_TTL, 2);
-        assert!(tasks.has_room());
-        tasks.spawn(None, idle);
-        assert!(tasks.has_room());
-        tasks.spawn(None, idle);
-        assert!(!tasks.has_room());
-        let done = tasks.spawn(None, |_| Box::pin(async { Ok(Default::default()) }));
-        tokio::task::yield_now().await;
-        for _ in 0..100 {
-            if tasks
-                .get(&done.task_id, None)
-                .unwrap()
-                .status()
-                .is_terminal()
-            {
-                break;
+    async fn an_unknown_id_is_echoed_escaped_and_bounded() {
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4));
+        let id = format!("\u{1b}[2J{}", "x".repeat(100_000));
+        for err in [
+            tasks.get(&id, None).unwrap_err(),
+            tasks.update(&id, None, []).unwrap_err(),
+            tasks.cancel(&id, None).unwrap_err(),
+        ] {
+            assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+            assert!(err.message.len() < 200, "{}", err.message.len());
+            assert!(
+                err.message.starts_with("unknown task: \\u{1b}[2Jxxx"),
+                "{}",
+                err.message
+            );
+        }
+    }
+
+    /// Waits until rmcp says the task has ended (a second at most).
+    async fn ended(tasks: &Tasks, id: &str) {
+        for _ in 0..200 {
+            if tasks.get(id, None).unwrap().status().is_terminal() {
+                return;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        // An ended task does not count.
-        assert_eq!(tasks.manager.running_task_count(), 2);
-        tasks.manager.shutdown();
-        assert!(tasks.has_room());
+        panic!("{id} did not end");
     }
 
     #[tokio::test]
-    async fn owners_of_dropped_tasks_are_forgotten() {
-        let tasks = Tasks::new(DEFAULT_TASK_TTL, 1);
-        let first = tasks.spawn(Some("a"), idle);
-        tasks.spawn(Some("a"), idle);
-        assert_eq!(tasks.owners.lock().unwrap().len(), 2);
+    async fn an_ended_task_counts_until_a_time_to_live_after_its_end() {
+        let ttl = Duration::from_millis(200);
+        let tasks = Arc::new(Tasks::new(ttl, 1));
+        let done = tasks.spawn(None, quick).unwrap();
+        ended(&tasks, &done.task_id).await;
+        assert!(tasks.held().get(&done.task_id).unwrap().ended.is_some());
+        // Full: the ended task holds its result for its client.
+        assert!(tasks.spawn(None, quick).is_none());
+        tokio::time::sleep(ttl + Duration::from_millis(20)).await;
+        let next = tasks.spawn(None, quick).unwrap();
+        assert!(!tasks.held().contains_key(&done.task_id));
+        assert!(tasks.held().contains_key(&next.task_id));
         tasks.manager.shutdown();
-        // The table is at twice the bound: the next spawn sweeps what rmcp no longer has.
-        let third = tasks.spawn(Some("b"), idle);
-        let owners = tasks.owners.lock().unwrap();
-        assert_eq!(owners.len(), 1);
-        assert!(!owners.contains_key(&first.task_id));
-        assert_eq!(owners.get(&third.task_id).map(String::as_str), Some("b"));
-        drop(owners);
+    }
+
+    #[tokio::test]
+    async fn a_task_still_running_counts_until_a_time_to_live_after_its_own() {
+        let ttl = Duration::from_millis(300);
+        let tasks = Arc::new(Tasks::new(ttl, 1));
+        let started = Instant::now();
+        let running = tasks.spawn(None, idle).unwrap();
+        // Past its time to live (rmcp fails it) but not a time to live after: still held.
+        tokio::time::sleep(ttl + Duration::from_millis(100)).await;
+        assert!(tasks.spawn(None, quick).is_none() || started.elapsed() >= 2 * ttl);
+        assert!(tasks.held().get(&running.task_id).unwrap().ended.is_none());
+        tokio::time::sleep_until((started + 2 * ttl + Duration::from_millis(20)).into()).await;
+        assert!(tasks.spawn(None, quick).is_some());
+        assert!(!tasks.held().contains_key(&running.task_id));
         tasks.manager.shutdown();
     }
 

@@ -576,29 +576,34 @@ fn approval_is_asked_before_the_task_is_made() {
 }
 
 #[test]
-fn past_the_bound_a_call_is_refused_until_a_task_ends() {
+fn past_the_bound_a_call_is_refused_until_a_held_task_expires() {
     runtime().block_on(async {
-        let client = connect(TASKS, server().with_max_tasks(1)).await;
-        let first = started(&client, call("job.wait", json!({ "ms": 400 }))).await;
-        let CallToolResponse::Complete(refused) = client
-            .call_tool_once(call("job.wait", json!({ "ms": 1 })))
-            .await
-            .unwrap()
-        else {
-            panic!("a second task past a bound of one")
+        let ttl = Duration::from_millis(300);
+        let server = server().with_max_tasks(1).with_task_ttl(ttl);
+        let client = connect(TASKS, server).await;
+        let first = started(&client, call("job.wait", json!({ "ms": 100 }))).await;
+        let refused_now = || async {
+            let CallToolResponse::Complete(refused) = client
+                .call_tool_once(call("job.wait", json!({ "ms": 1 })))
+                .await
+                .unwrap()
+            else {
+                return None;
+            };
+            Some(envelope(&serde_json::to_value(&refused).unwrap()))
         };
-        let refused = serde_json::to_value(&refused).unwrap();
-        let error = envelope(&refused);
+        let error = refused_now()
+            .await
+            .expect("a second task past a bound of one");
         assert_eq!(error["code"], "rate_limited", "{error}");
         assert_eq!(error["retryable"], true, "{error}");
-        assert!(
-            error["message"]
-                .as_str()
-                .unwrap()
-                .contains("maximum of 1 tasks"),
-            "{error}"
-        );
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("maximum of 1 tasks"), "{error}");
+        // Ended, it is still held for its client to read.
         settled(&client, &first, TaskStatus::Completed).await;
+        assert!(refused_now().await.is_some());
+        // A time to live later it is let go.
+        tokio::time::sleep(ttl + Duration::from_millis(50)).await;
         started(&client, call("job.wait", json!({ "ms": 1 }))).await;
         client.cancel().await.unwrap();
     });
