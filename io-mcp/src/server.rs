@@ -204,6 +204,7 @@ impl McpServer {
             tasks: Arc::new(crate::tasks::Tasks::new(
                 crate::tasks::DEFAULT_TASK_TTL,
                 crate::tasks::DEFAULT_MAX_TASKS,
+                "",
             )),
             serves_tasks: false,
         })
@@ -212,7 +213,8 @@ impl McpServer {
     /// Names this server's instance among several behind one load balancer: every HTTP session
     /// id it mints starts with `name` and a dot, so the balancer can send a session's requests
     /// to the instance that holds it by the `Mcp-Session-Id` header (see [`crate::sessions`] and
-    /// the README's nginx configuration). Stateless (2026-07-28) requests need no affinity; a
+    /// the README's nginx configuration); so does every task id, which a `tasks/*` request
+    /// carries in its `Mcp-Name` header ([`crate::tasks`]). Stateless (2026-07-28) requests need no affinity; a
     /// 2026-07-28 call that asks for input carries its state sealed with this server's key, so
     /// instances that share a balancer share a key too ([`Self::with_request_state_key`]).
     ///
@@ -230,6 +232,11 @@ impl McpServer {
             "an instance name is 1 to 32 ASCII letters, digits, `-` or `_`, not {name:?}"
         );
         self.sessions.instance = Arc::from(name);
+        self.tasks = Arc::new(crate::tasks::Tasks::new(
+            self.tasks.ttl,
+            self.tasks.max,
+            name,
+        ));
         self
     }
 
@@ -480,7 +487,11 @@ impl McpServer {
     /// Set it above the tools' timeouts.
     #[must_use]
     pub fn with_task_ttl(mut self, ttl: std::time::Duration) -> Self {
-        self.tasks = Arc::new(crate::tasks::Tasks::new(ttl, self.tasks.max));
+        self.tasks = Arc::new(crate::tasks::Tasks::new(
+            ttl,
+            self.tasks.max,
+            &self.sessions.instance,
+        ));
         self
     }
 
@@ -489,7 +500,11 @@ impl McpServer {
     /// would start one is answered `isError` with `rate_limited` (retryable).
     #[must_use]
     pub fn with_max_tasks(mut self, max: usize) -> Self {
-        self.tasks = Arc::new(crate::tasks::Tasks::new(self.tasks.ttl, max));
+        self.tasks = Arc::new(crate::tasks::Tasks::new(
+            self.tasks.ttl,
+            max,
+            &self.sessions.instance,
+        ));
         self
     }
 

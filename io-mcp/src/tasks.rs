@@ -48,9 +48,13 @@
 //!   belongs to the caller who started it: for any other caller its id names no task
 //!   (`-32602`, as an unknown id). Without authentication the id, a random UUID, is the only
 //!   key.
-//! - **Where.** Tasks live in the memory of the server process: behind a load balancer,
-//!   `tasks/*` requests carry the task id in `Mcp-Name`, which a balancer can route on, but
-//!   an instance that did not make the task answers `-32602`.
+//! - **Where.** Tasks live in the memory of the server process that started them. Behind a
+//!   load balancer, an instance named with
+//!   [`McpServer::with_instance`](crate::McpServer::with_instance) starts every task id it gives
+//!   out with its name and a dot (`a.` then rmcp's UUID), as it does session ids, and a
+//!   `tasks/*` request carries the id in its `Mcp-Name` header (SEP-2243), so the balancer
+//!   routes the polls of a task to the instance that holds it (the README's nginx
+//!   configuration); an id without this instance's prefix names no task here (`-32602`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -87,6 +91,9 @@ pub(crate) struct Tasks {
     manager: TaskManager,
     pub(crate) ttl: Duration,
     pub(crate) max: usize,
+    /// `name.` of the instance ([`McpServer::with_instance`](crate::McpServer::with_instance)),
+    /// before rmcp's id in every task id this server gives out; or empty.
+    prefix: String,
     /// Task id -> what this server knows of it, while rmcp may still hold it.
     held: Mutex<HashMap<String, Held>>,
 }
@@ -101,13 +108,28 @@ struct Held {
 }
 
 impl Tasks {
-    pub(crate) fn new(ttl: Duration, max: usize) -> Self {
+    /// Tasks kept `ttl`, at most `max` held, their ids starting with `instance` and a dot
+    /// (none when `instance` is empty).
+    pub(crate) fn new(ttl: Duration, max: usize, instance: &str) -> Self {
         Tasks {
             manager: TaskManager::new(),
             ttl,
             max,
+            prefix: if instance.is_empty() {
+                String::new()
+            } else {
+                format!("{instance}.")
+            },
             held: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// rmcp's id for the task id a client has: the id without this instance's prefix; `None`
+    /// for an id this instance did not give out.
+    fn inner<'a>(&self, task_id: &'a str) -> Option<&'a str> {
+        task_id
+            .strip_prefix(self.prefix.as_str())
+            .filter(|rest| !rest.is_empty())
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
@@ -155,6 +177,7 @@ impl Tasks {
                 outcome
             })
         });
+        let mut task = task;
         held.insert(
             task.task_id.clone(),
             Held {
@@ -163,16 +186,19 @@ impl Tasks {
                 ended: None,
             },
         );
+        task.task_id.insert_str(0, &self.prefix);
         Some(task)
     }
 
-    /// Refuses `task_id` to a caller other than its owner as if there were no such task.
-    fn check_owner(&self, task_id: &str, caller: Option<&str>) -> Result<(), McpError> {
-        match self.held().get(task_id) {
+    /// rmcp's id for `task_id`, refused (as if there were no such task) when this instance
+    /// did not give it out, or to a caller other than its owner.
+    fn open<'a>(&self, task_id: &'a str, caller: Option<&str>) -> Result<&'a str, McpError> {
+        let inner = self.inner(task_id).ok_or_else(|| unknown(task_id))?;
+        match self.held().get(inner) {
             Some(Held {
                 owner: Some(owner), ..
             }) if Some(owner.as_str()) != caller => Err(unknown(task_id)),
-            _ => Ok(()),
+            _ => Ok(inner),
         }
     }
 
@@ -182,8 +208,10 @@ impl Tasks {
         task_id: &str,
         caller: Option<&str>,
     ) -> Result<DetailedTask, McpError> {
-        self.check_owner(task_id, caller)?;
-        self.manager.get_task(task_id).map_err(|_| unknown(task_id))
+        let inner = self.open(task_id, caller)?;
+        let mut task = self.manager.get_task(inner).map_err(|_| unknown(task_id))?;
+        task.task.task_id = task_id.to_owned();
+        Ok(task)
     }
 
     /// `tasks/update`.
@@ -193,17 +221,17 @@ impl Tasks {
         caller: Option<&str>,
         responses: impl IntoIterator<Item = (String, serde_json::Value)>,
     ) -> Result<(), McpError> {
-        self.check_owner(task_id, caller)?;
+        let inner = self.open(task_id, caller)?;
         self.manager
-            .update_task(task_id, responses)
+            .update_task(inner, responses)
             .map_err(|_| unknown(task_id))
     }
 
     /// `tasks/cancel`.
     pub(crate) fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), McpError> {
-        self.check_owner(task_id, caller)?;
+        let inner = self.open(task_id, caller)?;
         self.manager
-            .cancel_task(task_id)
+            .cancel_task(inner)
             .map_err(|_| unknown(task_id))
     }
 }
@@ -244,7 +272,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_task_is_its_owners_alone() {
-        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4));
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, ""));
         let contexts = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&contexts);
         let task = tasks
@@ -278,8 +306,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_instances_task_ids_carry_its_name_and_others_are_unknown() {
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, "a"));
+        let task = tasks.spawn(Some("alice"), idle).unwrap();
+        let id = task.task_id.clone();
+        let bare = id
+            .strip_prefix("a.")
+            .expect("the instance's prefix")
+            .to_owned();
+        assert!(!bare.is_empty());
+        let found = tasks.get(&id, Some("alice")).unwrap();
+        assert_eq!(found.task.task_id, id);
+        tasks.update(&id, Some("alice"), []).unwrap();
+        for foreign in [
+            bare.clone(),
+            format!("b.{bare}"),
+            "a.".into(),
+            format!("ab.{bare}"),
+        ] {
+            let err = tasks.get(&foreign, Some("alice")).unwrap_err();
+            assert_eq!(err.message, format!("unknown task: {foreign}"));
+            assert!(tasks.cancel(&foreign, Some("alice")).is_err());
+        }
+        tasks.cancel(&id, Some("alice")).unwrap();
+        tasks.manager.shutdown();
+    }
+
+    #[tokio::test]
     async fn an_unknown_id_is_echoed_escaped_and_bounded() {
-        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4));
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, ""));
         let id = format!("\u{1b}[2J{}", "x".repeat(100_000));
         for err in [
             tasks.get(&id, None).unwrap_err(),
@@ -310,7 +365,7 @@ mod tests {
     #[tokio::test]
     async fn an_ended_task_counts_until_a_time_to_live_after_its_end() {
         let ttl = Duration::from_millis(200);
-        let tasks = Arc::new(Tasks::new(ttl, 1));
+        let tasks = Arc::new(Tasks::new(ttl, 1, ""));
         let done = tasks.spawn(None, quick).unwrap();
         ended(&tasks, &done.task_id).await;
         assert!(tasks.held().get(&done.task_id).unwrap().ended.is_some());
@@ -326,7 +381,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_still_running_counts_until_a_time_to_live_after_its_own() {
         let ttl = Duration::from_millis(300);
-        let tasks = Arc::new(Tasks::new(ttl, 1));
+        let tasks = Arc::new(Tasks::new(ttl, 1, ""));
         let started = Instant::now();
         let running = tasks.spawn(None, idle).unwrap();
         // Past its time to live (rmcp fails it) but not a time to live after: still held.

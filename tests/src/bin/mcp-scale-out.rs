@@ -7,6 +7,9 @@
 //!
 //! 1. **Stateless calls spread** (2026-07-28): 200 calls, each answered by the instance that
 //!    ran it, reach both instances (round robin, no affinity).
+//!    Then 20 tasks (the Tasks extension, stateless): each started on either instance, and
+//!    every `tasks/get` for it, sent without affinity, reaches the instance that holds it (the
+//!    balancer reads the instance from the task id in `Mcp-Name`).
 //! 2. **Sessions stay on their instance** (2025-11-25): 8 clients `initialize` and call 20
 //!    times each; every call is answered by the instance named in the session id.
 //! 3. **One instance killed mid-load** (SIGKILL to `b` while 12 stateless clients and 4 session
@@ -79,6 +82,8 @@ fn serve(name: &str, port: u16, log: &str) {
             .expect("the port is free");
         McpServer::new(registry)
             .expect("exports")
+            .with_task_support("scale.note", agentio_mcp::tasks::TaskSupport::Optional)
+            .expect("a tool")
             .with_instance(name)
             .with_request_state_key(*b"the-instances-share-this-key-32b")
             .expect("a 32-byte key")
@@ -116,10 +121,17 @@ http {{
     # One per instance: a session's requests go where its id says it lives.
     upstream mcp_a {{ server 127.0.0.1:{a}; keepalive 16; keepalive_timeout 20s; }}
     upstream mcp_b {{ server 127.0.0.1:{b}; keepalive 16; keepalive_timeout 20s; }}
+    # A task's requests (tasks/get, tasks/update, tasks/cancel name it in Mcp-Name): the
+    # instance whose name starts its id.
+    map "$http_mcp_method $http_mcp_name" $mcp_task_upstream {{
+        "~^tasks/\S+ a\."   mcp_a;
+        "~^tasks/\S+ b\."   mcp_b;
+        default             mcp;
+    }}
     map $http_mcp_session_id $mcp_upstream {{
         ~^a\.   mcp_a;
         ~^b\.   mcp_b;
-        default mcp;
+        default $mcp_task_upstream;
     }}
 
     server {{
@@ -184,10 +196,21 @@ fn post(
         .ok()
         .and_then(|v| v["method"].as_str().map(str::to_owned))
         .unwrap_or_default();
-    let name = if method == "tools/call" {
-        "Mcp-Name: scale.note\r\n"
-    } else {
-        ""
+    let params = serde_json::from_str::<serde_json::Value>(body)
+        .map(|v| v["params"].clone())
+        .unwrap_or_default();
+    let name = match method.as_str() {
+        "tools/call" => format!(
+            "Mcp-Name: {}\r\n",
+            params["name"].as_str().unwrap_or_default()
+        ),
+        m if m.starts_with("tasks/") => {
+            format!(
+                "Mcp-Name: {}\r\n",
+                params["taskId"].as_str().unwrap_or_default()
+            )
+        }
+        _ => String::new(),
     };
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{session}Mcp-Method: {method}\r\n{name}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {version}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -249,6 +272,58 @@ fn stateless_call(call: &str) -> String {
         },
     })
     .to_string()
+}
+
+/// The `_meta` of a stateless request from a client that takes tasks.
+fn task_meta() -> serde_json::Value {
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": { "io.modelcontextprotocol/tasks": {} },
+        },
+        "io.modelcontextprotocol/clientInfo": { "name": "scale-out", "version": "1" },
+    })
+}
+
+/// A stateless `tools/call` of `scale.note` from a client that takes tasks: its task's id.
+fn start_task(addr: SocketAddr, call: &str) -> Result<String, String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": { "name": "scale.note", "arguments": { "call": call }, "_meta": task_meta() },
+    })
+    .to_string();
+    let answer = post(addr, None, "2026-07-28", &body)?;
+    let result =
+        json_result(&answer).ok_or_else(|| format!("{} {}", answer.status, answer.body))?;
+    result["taskId"]
+        .as_str()
+        .filter(|_| result["resultType"] == "task")
+        .map(str::to_owned)
+        .ok_or_else(|| format!("not a task: {result}"))
+}
+
+/// `tasks/get` of `id`, stateless: the task, or what came instead.
+fn get_task(addr: SocketAddr, id: &str) -> Result<serde_json::Value, String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 4, "method": "tasks/get",
+        "params": { "taskId": id, "_meta": task_meta() },
+    })
+    .to_string();
+    let answer = post(addr, None, "2026-07-28", &body)?;
+    json_result(&answer).ok_or_else(|| format!("{} {}", answer.status, answer.body))
+}
+
+/// The `result` of a JSON-RPC answer (JSON, or an event stream's `data:` line).
+fn json_result(answer: &Answer) -> Option<serde_json::Value> {
+    let json = answer
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|l| l.contains("\"result\""))
+        .unwrap_or(answer.body.trim());
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    (answer.status == 200 && value["result"].is_object()).then(|| value["result"].clone())
 }
 
 fn session_call(call: &str) -> String {
@@ -451,6 +526,45 @@ fn main() {
         by_instance.get("a").is_some_and(|n| *n >= 50)
             && by_instance.get("b").is_some_and(|n| *n >= 50),
         "stateless calls did not spread across both instances: {by_instance:?}"
+    );
+
+    // 1b. A task's polls reach the instance that holds it: stateless, without affinity, the
+    // balancer reads the instance from the task id in `Mcp-Name`.
+    let mut task_homes: HashMap<String, usize> = HashMap::new();
+    for n in 0..20 {
+        let call = format!("task-{n}");
+        let id = start_task(addr, &call).expect("a task through nginx");
+        let home = id.split('.').next().unwrap_or_default().to_owned();
+        let mut polls = 0;
+        let task = loop {
+            polls += 1;
+            let task = get_task(addr, &id).unwrap_or_else(|e| panic!("tasks/get {id}: {e}"));
+            assert_eq!(task["taskId"], id.as_str(), "{task}");
+            if task["status"] == "completed" || polls > 200 {
+                break task;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let output = &task["result"]["structuredContent"];
+        assert_eq!(output["call"], call.as_str(), "{task}");
+        assert_eq!(
+            output["instance"],
+            home.as_str(),
+            "task {id} ran elsewhere: {task}"
+        );
+        // Polled a few times more, each poll still finds it.
+        for _ in 0..3 {
+            let again = get_task(addr, &id).unwrap_or_else(|e| panic!("tasks/get {id}: {e}"));
+            assert_eq!(again["status"], "completed", "{again}");
+        }
+        *task_homes.entry(home).or_default() += 1;
+    }
+    println!(
+        "tasks, 20 started and polled stateless, each poll on the task's instance: {task_homes:?}"
+    );
+    assert!(
+        task_homes.len() == 2,
+        "tasks did not spread: {task_homes:?}"
     );
 
     // 2. Sessions stay on their instance.
