@@ -22,6 +22,8 @@ use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
+use crate::mcp_common::{connect_2026, runtime};
+
 /// How long to wait.
 #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
 pub(crate) struct Wait {
@@ -182,31 +184,6 @@ const TASKS: Client = Client {
     elicitation: true,
 };
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// `server` to `client` on protocol 2026-07-28 (stateless: each request carries the client's
-/// capabilities).
-async fn connect(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let lifecycle = rmcp::ClientLifecycleMode::Discover {
-        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-    };
-    rmcp::ClientServiceExt::serve_with_lifecycle(client, client_side, lifecycle)
-        .await
-        .unwrap()
-}
-
 fn call(name: &str, arguments: Value) -> CallToolRequestParams {
     let Value::Object(arguments) = arguments else {
         panic!("arguments are an object")
@@ -267,7 +244,7 @@ fn envelope(result: &Value) -> Value {
 #[test]
 fn a_task_runs_the_call_under_its_contract_and_inlines_its_result() {
     runtime().block_on(async {
-        let client = connect(TASKS, server()).await;
+        let client = connect_2026(TASKS, server()).await;
         let CallToolResponse::Task(created) = client
             .call_tool_once(call("job.wait", json!({ "ms": 300 })))
             .await
@@ -337,7 +314,7 @@ fn a_task_runs_the_call_under_its_contract_and_inlines_its_result() {
 #[test]
 fn a_tool_error_completes_with_is_error_and_a_broken_body_fails_the_task() {
     runtime().block_on(async {
-        let client = connect(TASKS, server()).await;
+        let client = connect_2026(TASKS, server()).await;
         let id = started(&client, call("job.fail", json!({}))).await;
         let done = settled(&client, &id, TaskStatus::Completed).await;
         assert_eq!(done.task.status(), TaskStatus::Completed);
@@ -366,7 +343,7 @@ fn a_tool_error_completes_with_is_error_and_a_broken_body_fails_the_task() {
 #[test]
 fn cancel_ends_the_body_and_the_task_says_cancelled() {
     runtime().block_on(async {
-        let client = connect(TASKS, server()).await;
+        let client = connect_2026(TASKS, server()).await;
         let id = started(&client, call("job.wait", json!({ "ms": 1500 }))).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         client
@@ -391,7 +368,7 @@ fn cancel_ends_the_body_and_the_task_says_cancelled() {
 #[test]
 fn questions_wait_in_the_task_until_tasks_update_answers_them() {
     runtime().block_on(async {
-        let client = connect(TASKS, server()).await;
+        let client = connect_2026(TASKS, server()).await;
         let id = started(&client, call("job.ask", json!({}))).await;
         let asking = settled(&client, &id, TaskStatus::InputRequired).await;
         let TaskPayload::InputRequired { input_requests } = &asking.task.payload else {
@@ -470,7 +447,7 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
         client.cancel().await.unwrap();
 
         // A client that cannot answer: the task fails with MCP's missing-capability error.
-        let client = connect(
+        let client = connect_2026(
             Client {
                 tasks: true,
                 elicitation: false,
@@ -495,7 +472,7 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
 #[test]
 fn a_client_without_the_extension_gets_a_plain_call_or_the_refusal() {
     runtime().block_on(async {
-        let client = connect(
+        let client = connect_2026(
             Client {
                 tasks: false,
                 elicitation: true,
@@ -540,7 +517,7 @@ fn a_client_without_the_extension_gets_a_plain_call_or_the_refusal() {
 #[test]
 fn approval_is_asked_before_the_task_is_made() {
     runtime().block_on(async {
-        let client = connect(TASKS, server()).await;
+        let client = connect_2026(TASKS, server()).await;
         // Round 1: the approval question, no task.
         let CallToolResponse::InputRequired(question) = client
             .call_tool_once(call("job.gate", json!({})))
@@ -580,7 +557,7 @@ fn past_the_bound_a_call_is_refused_until_a_held_task_expires() {
     runtime().block_on(async {
         let ttl = Duration::from_millis(300);
         let server = server().with_max_tasks(1).with_task_ttl(ttl);
-        let client = connect(TASKS, server).await;
+        let client = connect_2026(TASKS, server).await;
         let first = started(&client, call("job.wait", json!({ "ms": 100 }))).await;
         let refused_now = || async {
             let CallToolResponse::Complete(refused) = client
@@ -628,7 +605,7 @@ fn the_extension_is_advertised_only_by_a_server_with_task_tools() {
         .with_tool_name("job.wait", "wait_for")
         .unwrap();
     runtime().block_on(async {
-        let client = connect(
+        let client = connect_2026(
             Client {
                 tasks: false,
                 elicitation: false,
@@ -717,7 +694,7 @@ fn over_http_a_task_is_the_callers_who_started_it() {
 fn a_task_still_running_past_its_time_to_live_fails_and_its_body_is_dropped() {
     runtime().block_on(async {
         let server = server().with_task_ttl(Duration::from_millis(200));
-        let client = connect(TASKS, server).await;
+        let client = connect_2026(TASKS, server).await;
         let CallToolResponse::Task(created) = client
             .call_tool_once(call("job.wait", json!({ "ms": 1200 })))
             .await

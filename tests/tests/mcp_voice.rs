@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use agentio_mcp::McpServer;
 use agentio_tests::voice_fixture::{Docs, registry};
+
+use crate::mcp_common::{connect_2026, runtime};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -116,31 +118,6 @@ async fn heard(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     std::mem::take(&mut *logs.lock().unwrap())
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// `server` to a client on protocol 2026-07-28 (no `initialize`; questions come back as
-/// `input_required` results, which rmcp's client answers through its handler and retries).
-async fn connect_2026(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let lifecycle = rmcp::ClientLifecycleMode::Discover {
-        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-    };
-    rmcp::ClientServiceExt::serve_with_lifecycle(client, client_side, lifecycle)
-        .await
-        .unwrap()
 }
 
 async fn connect(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {

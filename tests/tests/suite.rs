@@ -11,6 +11,7 @@ mod fuzz;
 mod integration;
 mod mcp;
 mod mcp_client_answers;
+mod mcp_common;
 mod mcp_hostile;
 mod mcp_tasks;
 mod mcp_voice;

@@ -242,19 +242,11 @@ fn post(
 
 /// The instance that answered `call`, when the answer is the tool's.
 fn answered_by(answer: &Answer, call: &str) -> Option<String> {
-    if answer.status != 200 || answer.body.contains("\"isError\":true") {
+    if answer.body.contains("\"isError\":true") {
         return None;
     }
-    // JSON, or an event stream whose `data:` line is the JSON-RPC response.
-    let json = answer
-        .body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .find(|l| l.contains("\"result\""))
-        .unwrap_or(answer.body.trim());
-    let value: serde_json::Value = serde_json::from_str(json).ok()?;
-    let output = &value["result"]["structuredContent"];
+    let result = json_result(answer)?;
+    let output = &result["structuredContent"];
     (output["call"] == call).then(|| output["instance"].as_str().map(str::to_owned))?
 }
 

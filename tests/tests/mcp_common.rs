@@ -1,0 +1,36 @@
+//! What the MCP parts of the suite share: a runtime, and an agent-io server wired to an rmcp
+//! client over an in-memory pipe.
+
+use agentio_mcp::McpServer;
+use rmcp::service::RunningService;
+use rmcp::{ClientHandler, RoleClient};
+
+/// A runtime with two workers, as a server on a small machine has.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `server` to `client` on protocol 2026-07-28 (no `initialize`: each request carries the
+/// client's capabilities; questions come back as `input_required` results, which rmcp's
+/// client answers through its handler and retries).
+pub(crate) async fn connect_2026<C: ClientHandler>(
+    client: C,
+    server: McpServer,
+) -> RunningService<RoleClient, C> {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    rmcp::ClientServiceExt::serve_with_lifecycle(client, client_side, lifecycle)
+        .await
+        .unwrap()
+}
