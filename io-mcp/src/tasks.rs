@@ -30,10 +30,11 @@
 //! - **Progress** becomes the task's `statusMessage` (`3/10: indexing`); log lines go to the
 //!   client as the call's would.
 //! - **How it ends.** The body's output: `completed` with the result `tools/call` would have
-//!   given. A failure the tool reported (any AIP-14 code but `internal`): `completed` with
-//!   `isError` and the envelope, as without a task. A failure of the machinery (`internal`: a
-//!   panic, an output that broke its schema) or a question the client cannot answer:
-//!   `failed` with the JSON-RPC error (`-32603` with the envelope in `data`, or `-32021`).
+//!   given. A failure with any AIP-14 code but `internal` (one the tool reported, an input or
+//!   output that broke its schema, a timeout, a denied approval): `completed` with `isError`
+//!   and the envelope, as without a task. A failure of the machinery (`internal`: a body that
+//!   panicked) or a question the client cannot answer: `failed` with the JSON-RPC error
+//!   (`-32603` with the envelope in `data`, or `-32021`).
 //!   `tasks/cancel` cancels the body (as a client's cancel of a call does): `cancelled`.
 //! - **Bounds.** A task is kept for its time to live ([`DEFAULT_TASK_TTL`],
 //!   [`McpServer::with_task_ttl`](crate::McpServer::with_task_ttl)): one still running then
