@@ -214,9 +214,10 @@ impl McpServer {
     /// id it mints starts with `name` and a dot, so the balancer can send a session's requests
     /// to the instance that holds it by the `Mcp-Session-Id` header (see [`crate::sessions`] and
     /// the README's nginx configuration); so does every task id, which a `tasks/*` request
-    /// carries in its `Mcp-Name` header ([`crate::tasks`]). Stateless (2026-07-28) requests need no affinity; a
-    /// 2026-07-28 call that asks for input carries its state sealed with this server's key, so
-    /// instances that share a balancer share a key too ([`Self::with_request_state_key`]).
+    /// carries in its `Mcp-Name` header ([`crate::tasks`]). Stateless (2026-07-28) requests
+    /// need no affinity; a 2026-07-28 call that asks for input carries its state sealed with
+    /// this server's key, so instances that share a balancer share a key too
+    /// ([`Self::with_request_state_key`]).
     ///
     /// # Panics
     ///
@@ -232,12 +233,8 @@ impl McpServer {
             "an instance name is 1 to 32 ASCII letters, digits, `-` or `_`, not {name:?}"
         );
         self.sessions.instance = Arc::from(name);
-        self.tasks = Arc::new(crate::tasks::Tasks::new(
-            self.tasks.ttl,
-            self.tasks.max,
-            name,
-        ));
-        self
+        let (ttl, max) = (self.tasks.ttl, self.tasks.max);
+        self.retask(ttl, max)
     }
 
     /// Closes an HTTP session no request has touched for `idle` (default
@@ -486,25 +483,24 @@ impl McpServer {
     /// running then is failed, one that ended is kept as long again for its client to read.
     /// Set it above the tools' timeouts.
     #[must_use]
-    pub fn with_task_ttl(mut self, ttl: std::time::Duration) -> Self {
-        self.tasks = Arc::new(crate::tasks::Tasks::new(
-            ttl,
-            self.tasks.max,
-            &self.sessions.instance,
-        ));
-        self
+    pub fn with_task_ttl(self, ttl: std::time::Duration) -> Self {
+        let max = self.tasks.max;
+        self.retask(ttl, max)
     }
 
     /// Sets how many tasks the server holds at most, running or ended and kept for their
     /// clients' `tasks/get` (default [`crate::tasks::DEFAULT_MAX_TASKS`]); past it a call that
     /// would start one is answered `isError` with `rate_limited` (retryable).
     #[must_use]
-    pub fn with_max_tasks(mut self, max: usize) -> Self {
-        self.tasks = Arc::new(crate::tasks::Tasks::new(
-            self.tasks.ttl,
-            max,
-            &self.sessions.instance,
-        ));
+    pub fn with_max_tasks(self, max: usize) -> Self {
+        let ttl = self.tasks.ttl;
+        self.retask(ttl, max)
+    }
+
+    /// The server with its tasks kept `ttl`, at most `max`, under its instance's name (set
+    /// while it is built, before it holds any task).
+    fn retask(mut self, ttl: std::time::Duration, max: usize) -> Self {
+        self.tasks = Arc::new(crate::tasks::Tasks::new(ttl, max, &self.sessions.instance));
         self
     }
 
@@ -942,6 +938,11 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
         .cloned()
 }
 
+/// The subject of the caller the HTTP layer verified, if any: whose a task is.
+fn subject_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    caller_of(context).map(|caller| caller.subject.clone())
+}
+
 /// `-32021` for a call that needs a capability the client did not declare.
 fn missing_capability(capability: &str) -> McpError {
     McpError::new(
@@ -970,13 +971,8 @@ impl McpServer {
         let owner = options.caller.as_ref().map(|caller| caller.subject.clone());
         let registry = Arc::clone(&self.registry);
         let target = target.to_owned();
-        let abilities = call_peer.abilities();
         let task = self.tasks.spawn(owner.as_deref(), move |task| {
-            let peer = Arc::new(crate::voice::TaskPeer::new(
-                task.clone(),
-                call_peer,
-                abilities,
-            ));
+            let peer = Arc::new(crate::voice::TaskPeer::new(task.clone(), call_peer));
             options.progress = Some(ProgressReporter::from_sink(peer.clone()));
             options.client = Some(peer.clone());
             if approve_in_task {
@@ -1182,15 +1178,21 @@ fn approval_schema() -> ElicitationSchema {
 }
 
 fn approval_question(target: &str, registry: &ToolRegistry, input: &Value) -> InputRequiredResult {
-    let request =
-        InputRequest::Elicitation(Request::new(ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: approval_message(&question(target, registry, input)),
-            requested_schema: approval_schema(),
-        }));
     let mut requests = InputRequests::new();
-    requests.insert(APPROVAL_INPUT_KEY.to_owned(), request);
+    requests.insert(
+        APPROVAL_INPUT_KEY.to_owned(),
+        approval_form(&question(target, registry, input)),
+    );
     InputRequiredResult::new(Some(requests), None)
+}
+
+/// The approval question as an MCP input request: a form with one required boolean.
+fn approval_form(request: &ApprovalRequest) -> InputRequest {
+    InputRequest::Elicitation(Request::new(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: approval_message(request),
+        requested_schema: approval_schema(),
+    }))
 }
 
 /// A yes only for an accepted form whose `approve` is `true`.
@@ -1272,7 +1274,6 @@ impl Approver for Elicit {
     }
 }
 
-/// The approval request the registry would make, for the question asked before the call.
 /// Approval asked in a task (before 2026-07-28): the form is the task's input request
 /// [`APPROVAL_INPUT_KEY`], answered with `tasks/update`.
 struct InTask(rmcp::task_manager::TaskContext);
@@ -1283,14 +1284,11 @@ impl Approver for InTask {
         request: &'a ApprovalRequest,
     ) -> agentio_core::BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
-            let form = InputRequest::Elicitation(Request::new(
-                ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message: approval_message(request),
-                    requested_schema: approval_schema(),
-                },
-            ));
-            match self.0.request_input(APPROVAL_INPUT_KEY, form).await {
+            match self
+                .0
+                .request_input(APPROVAL_INPUT_KEY, approval_form(request))
+                .await
+            {
                 Ok(answer) => decision_of(&answer),
                 Err(_) => ApprovalDecision::Deny {
                     reason: "the task was cancelled before anyone approved the call".into(),
@@ -1300,6 +1298,7 @@ impl Approver for InTask {
     }
 }
 
+/// The approval request the registry would make, for the question asked before the call.
 fn question(target: &str, registry: &ToolRegistry, input: &Value) -> ApprovalRequest {
     let contract = registry.contract(target);
     ApprovalRequest {
@@ -1580,12 +1579,8 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
-        let caller = caller_of(&context);
         self.tasks
-            .get(
-                &request.task_id,
-                caller.as_deref().map(|c| c.subject.as_str()),
-            )
+            .get(&request.task_id, subject_of(&context).as_deref())
             .map(rmcp::model::GetTaskResult::new)
     }
 
@@ -1594,10 +1589,9 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let caller = caller_of(&context);
         self.tasks.update(
             &request.task_id,
-            caller.as_deref().map(|c| c.subject.as_str()),
+            subject_of(&context).as_deref(),
             request.input_responses,
         )
     }
@@ -1607,11 +1601,8 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let caller = caller_of(&context);
-        self.tasks.cancel(
-            &request.task_id,
-            caller.as_deref().map(|c| c.subject.as_str()),
-        )
+        self.tasks
+            .cancel(&request.task_id, subject_of(&context).as_deref())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

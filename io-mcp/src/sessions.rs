@@ -106,13 +106,8 @@ impl Sessions {
     pub fn new(instance: &str, idle: Duration, max: usize) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(idle);
-        let prefix = if instance.is_empty() {
-            String::new()
-        } else {
-            format!("{instance}.")
-        };
         Sessions {
-            prefix: prefix.into(),
+            prefix: id_prefix(instance).into(),
             max,
             inner,
         }
@@ -125,15 +120,30 @@ impl Sessions {
 
     /// The id rmcp's manager knows `id` by: `id` without this instance's prefix.
     fn inner_id(&self, id: &SessionId) -> Result<SessionId, SessionError> {
-        match id.strip_prefix(&*self.prefix) {
+        match strip_id_prefix(&self.prefix, id) {
             // Without a prefix, the id itself (shared, not copied: this runs every request).
-            Some(rest) if !rest.is_empty() && self.prefix.is_empty() => Ok(id.clone()),
-            Some(rest) if !rest.is_empty() => Ok(rest.into()),
-            _ => Err(SessionError::Unknown {
+            Some(_) if self.prefix.is_empty() => Ok(id.clone()),
+            Some(rest) => Ok(rest.into()),
+            None => Err(SessionError::Unknown {
                 id: id.chars().take(80).collect(),
             }),
         }
     }
+}
+
+/// The start of every id an instance gives out, its session ids and its task ids
+/// ([`crate::tasks`]): its name and a dot; nothing for a server without a name.
+pub(crate) fn id_prefix(instance: &str) -> String {
+    if instance.is_empty() {
+        String::new()
+    } else {
+        format!("{instance}.")
+    }
+}
+
+/// `id` without `prefix`; `None` for an id that does not start with it, or is nothing more.
+pub(crate) fn strip_id_prefix<'a>(prefix: &str, id: &'a str) -> Option<&'a str> {
+    id.strip_prefix(prefix).filter(|rest| !rest.is_empty())
 }
 
 impl SessionManager for Sessions {

@@ -116,11 +116,7 @@ impl Tasks {
             manager: TaskManager::new(),
             ttl,
             max,
-            prefix: if instance.is_empty() {
-                String::new()
-            } else {
-                format!("{instance}.")
-            },
+            prefix: crate::sessions::id_prefix(instance),
             held: Mutex::new(HashMap::new()),
         }
     }
@@ -128,9 +124,7 @@ impl Tasks {
     /// rmcp's id for the task id a client has: the id without this instance's prefix; `None`
     /// for an id this instance did not give out.
     fn inner<'a>(&self, task_id: &'a str) -> Option<&'a str> {
-        task_id
-            .strip_prefix(self.prefix.as_str())
-            .filter(|rest| !rest.is_empty())
+        crate::sessions::strip_id_prefix(&self.prefix, task_id)
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
@@ -167,7 +161,7 @@ impl Tasks {
             }
         }
         let tasks = Arc::clone(self);
-        let task = self.manager.spawn(options, move |context| {
+        let mut task = self.manager.spawn(options, move |context| {
             let id = context.task_id().to_owned();
             let call = make(context);
             Box::pin(async move {
@@ -178,7 +172,6 @@ impl Tasks {
                 outcome
             })
         });
-        let mut task = task;
         held.insert(
             task.task_id.clone(),
             Held {

@@ -170,11 +170,6 @@ impl CallPeer {
         *self.missing.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// What the client declared it can do.
-    pub(crate) fn abilities(&self) -> ClientAbilities {
-        self.abilities
-    }
-
     pub(crate) fn has_progress_token(&self) -> bool {
         self.progress_token.is_some()
     }
@@ -222,7 +217,29 @@ impl CallPeer {
     }
 
     fn declared(&self, capability: &str) -> bool {
-        declared(&self.abilities, capability)
+        match capability {
+            "elicitation" => self.abilities.elicitation,
+            "sampling" => self.abilities.sampling,
+            _ => self.abilities.roots,
+        }
+    }
+
+    /// Refuses `questions` when one needs a capability the client did not declare, and
+    /// remembers which ([`Self::missing_capability`]).
+    fn check_declared(&self, questions: &Questions) -> Result<(), ToolError> {
+        for (key, question) in questions.iter() {
+            let capability = question.capability();
+            if !self.declared(capability) {
+                *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(capability);
+                return Err(AgentError::new(
+                    ErrorCode::NoRoute,
+                    format!(
+                        "the tool asked `{key}`, but the MCP client did not declare the `{capability}` capability"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Asks one question over a server-to-client request (protocols before 2026-07-28) and
@@ -264,15 +281,6 @@ impl CallPeer {
             }
         };
         result.map_err(|err| AgentError::internal(format!("the client's answer to `{key}`: {err}")))
-    }
-}
-
-/// Whether the client declared `capability` (`elicitation`, `sampling`, else `roots`).
-fn declared(abilities: &ClientAbilities, capability: &str) -> bool {
-    match capability {
-        "elicitation" => abilities.elicitation,
-        "sampling" => abilities.sampling,
-        _ => abilities.roots,
     }
 }
 
@@ -335,18 +343,7 @@ impl ClientPeer for CallPeer {
 
     fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
         Box::pin(async move {
-            for (key, question) in questions.iter() {
-                let capability = question.capability();
-                if !self.declared(capability) {
-                    *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(capability);
-                    return Err(AgentError::new(
-                        ErrorCode::NoRoute,
-                        format!(
-                            "the tool asked `{key}`, but the MCP client did not declare the `{capability}` capability"
-                        ),
-                    ));
-                }
-            }
+            self.check_declared(questions)?;
             let mut answers = BTreeMap::new();
             if !self.abilities.inline {
                 for (key, question) in questions.iter() {
@@ -401,30 +398,18 @@ impl ClientPeer for CallPeer {
 /// progress becomes the task's `statusMessage`; its log lines go as the call's would.
 pub(crate) struct TaskPeer {
     task: rmcp::task_manager::TaskContext,
-    /// The call's own line, for log lines.
+    /// The call's own line: what its client declared, and its log lines.
     call: Arc<CallPeer>,
-    abilities: ClientAbilities,
-    /// A question needed a capability the client did not declare (its name).
-    missing: Mutex<Option<&'static str>>,
 }
 
 impl TaskPeer {
-    pub(crate) fn new(
-        task: rmcp::task_manager::TaskContext,
-        call: Arc<CallPeer>,
-        abilities: ClientAbilities,
-    ) -> Self {
-        TaskPeer {
-            task,
-            call,
-            abilities,
-            missing: Mutex::new(None),
-        }
+    pub(crate) fn new(task: rmcp::task_manager::TaskContext, call: Arc<CallPeer>) -> Self {
+        TaskPeer { task, call }
     }
 
     /// The capability a question needed and the client did not declare.
     pub(crate) fn missing_capability(&self) -> Option<&'static str> {
-        *self.missing.lock().unwrap_or_else(|e| e.into_inner())
+        self.call.missing_capability()
     }
 
     /// Asks one question as an input request of the task and waits for its answer.
@@ -480,18 +465,7 @@ impl ClientPeer for TaskPeer {
 
     fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
         Box::pin(async move {
-            for (key, question) in questions.iter() {
-                let capability = question.capability();
-                if !declared(&self.abilities, capability) {
-                    *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(capability);
-                    return Err(AgentError::new(
-                        ErrorCode::NoRoute,
-                        format!(
-                            "the tool asked `{key}`, but the MCP client did not declare the `{capability}` capability"
-                        ),
-                    ));
-                }
-            }
+            self.call.check_declared(questions)?;
             // Asked together: the task shows every question at once, and the client may
             // answer them one `tasks/update` at a time.
             let answers = futures::future::try_join_all(
@@ -505,8 +479,7 @@ impl ClientPeer for TaskPeer {
     }
 
     fn can(&self, capability: &str) -> bool {
-        matches!(capability, "elicitation" | "sampling" | "roots")
-            && declared(&self.abilities, capability)
+        self.call.can(capability)
     }
 }
 

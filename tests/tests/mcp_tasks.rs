@@ -227,11 +227,48 @@ async fn settled(
     panic!("task {id} did not reach {status:?}")
 }
 
+/// The task once it asks `count` questions (five seconds at most): the questions of one
+/// `ask` are registered with rmcp one at a time, and a poll may land between two.
+async fn asking(
+    client: &RunningService<RoleClient, Client>,
+    id: &str,
+    count: usize,
+) -> GetTaskResult {
+    for _ in 0..500 {
+        let task = get(client, id).await;
+        if let TaskPayload::InputRequired { input_requests } = &task.task.payload
+            && input_requests.len() >= count
+        {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {id} did not ask {count} questions")
+}
+
 fn result_of(task: &GetTaskResult) -> Value {
     match &task.task.payload {
         TaskPayload::Completed { result } => Value::Object(result.clone()),
         other => panic!("not completed: {other:?}"),
     }
+}
+
+/// The MCP error a request was answered with (panics on any other failure).
+fn mcp_error(err: ServiceError) -> rmcp::ErrorData {
+    match err {
+        ServiceError::McpError(err) => err,
+        other => panic!("{other}"),
+    }
+}
+
+/// Answers to a task's questions, by key.
+fn responses<const N: usize>(
+    answers: [(&str, Value); N],
+) -> std::collections::BTreeMap<String, Value> {
+    answers
+        .into_iter()
+        .map(|(key, answer)| (key.to_owned(), answer))
+        .collect()
 }
 
 /// The AIP-14 envelope of an `isError` result.
@@ -303,9 +340,7 @@ fn a_task_runs_the_call_under_its_contract_and_inlines_its_result() {
             .get_task(GetTaskParams::new("no-such-task"))
             .await
             .unwrap_err();
-        let ServiceError::McpError(unknown) = unknown else {
-            panic!("{unknown}")
-        };
+        let unknown = mcp_error(unknown);
         assert_eq!(unknown.code.0, -32602, "{unknown:?}");
         client.cancel().await.unwrap();
     });
@@ -370,9 +405,9 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
     runtime().block_on(async {
         let client = connect_2026(TASKS, server()).await;
         let id = started(&client, call("job.ask", json!({}))).await;
-        let asking = settled(&client, &id, TaskStatus::InputRequired).await;
-        let TaskPayload::InputRequired { input_requests } = &asking.task.payload else {
-            panic!("{asking:?}")
+        let shown = asking(&client, &id, 2).await;
+        let TaskPayload::InputRequired { input_requests } = &shown.task.payload else {
+            panic!("{shown:?}")
         };
         let keys: Vec<&String> = input_requests.keys().collect();
         assert_eq!(keys, ["first", "second"]);
@@ -382,8 +417,7 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
 
         // One answer: the other question is still open.
         let answer = |name: &str| json!({ "action": "accept", "content": { "name": name } });
-        let mut first = std::collections::BTreeMap::new();
-        first.insert("first".to_owned(), answer("Ada"));
+        let first = responses([("first", answer("Ada"))]);
         client
             .update_task(UpdateTaskParams::new(&id, first))
             .await
@@ -394,8 +428,7 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
         };
         assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["second"]);
 
-        let mut second = std::collections::BTreeMap::new();
-        second.insert("second".to_owned(), answer("Grace"));
+        let second = responses([("second", answer("Grace"))]);
         client
             .update_task(UpdateTaskParams::new(&id, second))
             .await
@@ -412,10 +445,8 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
         meta.set_log_level(rmcp::model::LoggingLevel::Info);
         logging.meta = Some(meta);
         let id = started(&client, logging).await;
-        settled(&client, &id, TaskStatus::InputRequired).await;
-        let mut both = std::collections::BTreeMap::new();
-        both.insert("first".to_owned(), answer("Ada"));
-        both.insert("second".to_owned(), answer("Grace"));
+        asking(&client, &id, 2).await;
+        let both = responses([("first", answer("Ada")), ("second", answer("Grace"))]);
         client
             .update_task(UpdateTaskParams::new(&id, both))
             .await
@@ -429,10 +460,11 @@ fn questions_wait_in_the_task_until_tasks_update_answers_them() {
 
         // An answer that is no answer fails the question: it cannot be asked again.
         let id = started(&client, call("job.ask", json!({}))).await;
-        settled(&client, &id, TaskStatus::InputRequired).await;
-        let mut junk = std::collections::BTreeMap::new();
-        junk.insert("first".to_owned(), json!({ "name": "no action" }));
-        junk.insert("second".to_owned(), answer("Grace"));
+        asking(&client, &id, 2).await;
+        let junk = responses([
+            ("first", json!({ "name": "no action" })),
+            ("second", answer("Grace")),
+        ]);
         client
             .update_task(UpdateTaskParams::new(&id, junk))
             .await
@@ -492,9 +524,7 @@ fn a_client_without_the_extension_gets_a_plain_call_or_the_refusal() {
             .call_tool_once(call("job.fail", json!({})))
             .await
             .unwrap_err();
-        let ServiceError::McpError(refused) = refused else {
-            panic!("{refused}")
-        };
+        let refused = mcp_error(refused);
         assert_eq!(refused.code.0, -32021, "{refused:?}");
         assert!(
             refused.message.contains("io.modelcontextprotocol/tasks"),
@@ -506,9 +536,7 @@ fn a_client_without_the_extension_gets_a_plain_call_or_the_refusal() {
         );
         // Nor may it poll: the methods need the extension too.
         let gated = client.get_task(GetTaskParams::new("x")).await.unwrap_err();
-        let ServiceError::McpError(gated) = gated else {
-            panic!("{gated}")
-        };
+        let gated = mcp_error(gated);
         assert_eq!(gated.code.0, -32021, "{gated:?}");
         client.cancel().await.unwrap();
     });
@@ -531,20 +559,15 @@ fn approval_is_asked_before_the_task_is_made() {
         let key = agentio_mcp::APPROVAL_INPUT_KEY;
         assert!(wire["inputRequests"][key].is_object(), "{wire}");
         // Round 2, approved: the task.
-        let mut answers = std::collections::BTreeMap::new();
-        answers.insert(
-            key.to_owned(),
-            json!({ "action": "accept", "content": { "approve": true } }),
-        );
+        let yes = json!({ "action": "accept", "content": { "approve": true } });
         let mut approved = call("job.gate", json!({}));
-        approved.input_responses = Some(answers.clone());
+        approved.input_responses = Some(responses([(key, yes)]));
         let id = started(&client, approved).await;
         let done = settled(&client, &id, TaskStatus::Completed).await;
         assert_eq!(result_of(&done)["structuredContent"]["said"], "done");
         // Declined: the task says so.
-        answers.insert(key.to_owned(), json!({ "action": "decline" }));
         let mut declined = call("job.gate", json!({}));
-        declined.input_responses = Some(answers);
+        declined.input_responses = Some(responses([(key, json!({ "action": "decline" }))]));
         let id = started(&client, declined).await;
         let done = settled(&client, &id, TaskStatus::Completed).await;
         assert_eq!(envelope(&result_of(&done))["code"], "approval_denied");
@@ -617,9 +640,7 @@ fn the_extension_is_advertised_only_by_a_server_with_task_tools() {
             .call_tool_once(call("wait_for", json!({ "ms": 1 })))
             .await
             .unwrap_err();
-        let ServiceError::McpError(refused) = refused else {
-            panic!("{refused}")
-        };
+        let refused = mcp_error(refused);
         assert_eq!(refused.code.0, -32021, "{refused:?}");
         client.cancel().await.unwrap();
     });
@@ -660,9 +681,7 @@ fn over_http_a_task_is_the_callers_who_started_it() {
         assert_eq!(get(&alice, &id).await.task.status(), TaskStatus::Working);
         // To another caller the id names no task: not to read, answer or cancel.
         let expect_unknown = |err: ServiceError| {
-            let ServiceError::McpError(err) = err else {
-                panic!("{err}")
-            };
+            let err = mcp_error(err);
             assert_eq!(err.code.0, -32602, "{err:?}");
             assert_eq!(err.message, format!("unknown task: {id}"));
         };
@@ -672,7 +691,7 @@ fn over_http_a_task_is_the_callers_who_started_it() {
                 .await
                 .unwrap_err(),
         );
-        let answers = std::collections::BTreeMap::new();
+        let answers = responses([]);
         expect_unknown(
             bob.update_task(UpdateTaskParams::new(&id, answers))
                 .await
@@ -745,10 +764,8 @@ fn before_2026_07_28_approval_is_asked_in_the_task() {
                 message.starts_with("Approve a call to `job.gate@"),
                 "{message}"
             );
-            let mut answers = std::collections::BTreeMap::new();
-            answers.insert(key.to_owned(), answer);
             client
-                .update_task(UpdateTaskParams::new(&id, answers))
+                .update_task(UpdateTaskParams::new(&id, responses([(key, answer)])))
                 .await
                 .unwrap();
             let done = settled(&client, &id, TaskStatus::Completed).await;
