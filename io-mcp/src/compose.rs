@@ -2,7 +2,8 @@
 //!
 //! [`McpServer::with_handler`] takes any rmcp [`ServerHandler`]: `tools/*` and
 //! `logging/setLevel` are the registry's, everything else (resources and their templates and
-//! subscriptions, prompts, completions, other requests and notifications) is the handler's,
+//! subscriptions, the skills extension's `skills/*` and `resources/directory/read`, prompts,
+//! completions, other requests and notifications) is the handler's,
 //! and `initialize` declares both sides' capabilities. The other direction needs nothing new:
 //! an rmcp handler of your own can hold an [`McpServer`] and forward `list_tools` and
 //! `call_tool` to it, since it is a `ServerHandler` too.
@@ -14,10 +15,11 @@ use std::sync::Arc;
 use agentio_core::BoxFuture;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CustomNotification, CustomRequest, CustomResult,
-    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
+    PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -63,6 +65,21 @@ pub(crate) trait DynHandler: Send + Sync + 'static {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> BoxFuture<'_, Result<ReadResourceResponse, McpError>>;
+    fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> BoxFuture<'_, Result<ReadResourceDirectoryResult, McpError>>;
+    fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> BoxFuture<'_, Result<ListSkillsResult, McpError>>;
+    fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> BoxFuture<'_, Result<GetSkillResult, McpError>>;
     fn subscribe(
         &self,
         request: SubscribeRequestParams,
@@ -143,6 +160,29 @@ impl<H: ServerHandler + 'static> DynHandler for H {
         context: RequestContext<RoleServer>,
     ) -> BoxFuture<'_, Result<ReadResourceResponse, McpError>> {
         Box::pin(ServerHandler::read_resource(self, request, context))
+    }
+    fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> BoxFuture<'_, Result<ReadResourceDirectoryResult, McpError>> {
+        Box::pin(ServerHandler::read_resource_directory(
+            self, request, context,
+        ))
+    }
+    fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> BoxFuture<'_, Result<ListSkillsResult, McpError>> {
+        Box::pin(ServerHandler::list_skills(self, request, context))
+    }
+    fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> BoxFuture<'_, Result<GetSkillResult, McpError>> {
+        Box::pin(ServerHandler::get_skill(self, request, context))
     }
     fn subscribe(
         &self,
