@@ -48,6 +48,9 @@ pub enum ClientError {
         /// The server's `WWW-Authenticate` header.
         challenge: String,
     },
+    /// A skill was not loaded, or a file of it not read ([`crate::skills`]): the server does
+    /// not offer skills, or what it sent is not what the skill's entry lists.
+    Skill(crate::skills::SkillError),
 }
 
 impl ClientError {
@@ -103,6 +106,7 @@ impl fmt::Display for ClientError {
                 f,
                 "the MCP server refused the request's authorization (WWW-Authenticate: {challenge})"
             ),
+            ClientError::Skill(refusal) => write!(f, "skill refused: {refusal}"),
         }
     }
 }
@@ -303,34 +307,9 @@ impl McpClient {
                 params: Some(params),
                 extensions: Default::default(),
             });
-            let answer = async {
-                self.service
-                    .peer()
-                    .send_request_with_option(
-                        request,
-                        PeerRequestOptions::with_timeout(options.request_timeout),
-                    )
-                    .await?
-                    .await_response()
-                    .await
-            };
-            // rmcp's own timeout, and ours around the whole exchange (sending included).
-            let answer = match tokio::time::timeout(options.request_timeout, answer).await {
-                Ok(Ok(answer)) => answer,
-                Ok(Err(ServiceError::Timeout { .. })) | Err(_) => {
-                    return Err(ClientError::Timeout {
-                        request: "tools/list",
-                        after: options.request_timeout,
-                    });
-                }
-                Ok(Err(e)) => {
-                    return Err(ClientError::refused_or(
-                        e.auth_challenge(),
-                        &e,
-                        ClientError::Request,
-                    ));
-                }
-            };
+            let answer = self
+                .ask(request, "tools/list", options.request_timeout)
+                .await?;
             let (entries, next) = page_of(answer)?;
             if tools.len() + entries.len() > options.max_tools {
                 return Err(ClientError::Bound(format!(
@@ -355,6 +334,36 @@ impl McpClient {
             "the server's tools/list goes on past {} pages",
             options.max_pages
         )))
+    }
+
+    /// Sends `request` (named `name` in a timeout) and waits for its answer at most `timeout`:
+    /// rmcp's own timeout, and ours around the whole exchange (sending included).
+    pub(crate) async fn ask(
+        &self,
+        request: ClientRequest,
+        name: &'static str,
+        timeout: Duration,
+    ) -> Result<ServerResult, ClientError> {
+        let answer = async {
+            self.service
+                .peer()
+                .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+                .await?
+                .await_response()
+                .await
+        };
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(ServiceError::Timeout { .. })) | Err(_) => Err(ClientError::Timeout {
+                request: name,
+                after: timeout,
+            }),
+            Ok(Err(e)) => Err(ClientError::refused_or(
+                e.auth_challenge(),
+                &e,
+                ClientError::Request,
+            )),
+        }
     }
 
     /// Registers every tool the server lists in `registry`, as `<namespace>.<name>`, with the

@@ -9,7 +9,8 @@
 //! - [`McpServer`]: a registry as an MCP server, over stdio ([`McpServer::serve_stdio`]) or
 //!   streamable HTTP ([`McpServer::serve_http`], or [`McpServer::http_service`] to mount the
 //!   tower service in a router of your own). A tool's calls can run as MCP tasks
-//!   ([`McpServer::with_task_support`], the Tasks extension: see [`tasks`]).
+//!   ([`McpServer::with_task_support`], the Tasks extension: see [`tasks`]), and it can serve
+//!   a folder of agent skills ([`McpServer::with_skills`], the Skills extension: see [`skills`]).
 //! - [`McpClient`]: a connection to an MCP server (a child process or an HTTP endpoint)
 //!   whose tools [`McpClient::import_into`] registers as contract-enforced tools: untrusted
 //!   by default (every imported tool needs approval, whatever its annotations claim) and
@@ -18,7 +19,8 @@
 //!   `ClientHandler` that answers the server's questions (sampling, elicitation, roots) under
 //!   either protocol revision, another lifecycle, or an OAuth authorization (feature `oauth`,
 //!   on rmcp's OAuth client; a refused one is [`ClientError::Unauthorized`] with the server's
-//!   challenge).
+//!   challenge). [`McpClient::load_skill`] loads a server's skill only when its files are the
+//!   ones its entry lists ([`skills`]).
 //!
 //! The crate is separate from `agentio-tools` because it needs rmcp, Tokio's networking and
 //! hyper; a registry that never speaks MCP does not build them.
@@ -70,6 +72,7 @@ mod connect;
 mod front;
 mod server;
 pub mod sessions;
+pub mod skills;
 pub mod tasks;
 mod voice;
 

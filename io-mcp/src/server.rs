@@ -114,6 +114,8 @@ pub struct McpServer {
     tasks: Arc<crate::tasks::Tasks>,
     /// Whether any tool runs as a task (the Tasks extension is advertised).
     serves_tasks: bool,
+    /// The skills this server serves itself ([`crate::skills`]), beside a handler's resources.
+    skills: Option<Arc<crate::skills::SkillCatalog>>,
 }
 
 /// What [`McpServer::http_service`] builds its [`Sessions`] from.
@@ -207,6 +209,7 @@ impl McpServer {
                 "",
             )),
             serves_tasks: false,
+            skills: None,
         })
     }
 
@@ -1351,6 +1354,10 @@ impl McpServer {
         self.handler = Some(handler);
     }
 
+    pub(crate) fn set_skills(&mut self, catalog: Arc<crate::skills::SkillCatalog>) {
+        self.skills = Some(catalog);
+    }
+
     /// A copy of the server for one more session: the same registry and handler, its own
     /// logging level.
     fn for_session(&self) -> Self {
@@ -1410,6 +1417,9 @@ impl ServerHandler for McpServer {
                     rmcp::model::TASKS_EXTENSION_ID.to_owned(),
                     rmcp::model::JsonObject::new(),
                 );
+        }
+        if self.skills.is_some() {
+            crate::skills::serve::declare(&mut capabilities);
         }
         let mut config = ServerConfig::new(capabilities).with_server_info((*self.info).clone());
         let instructions = self
@@ -1475,9 +1485,18 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        match &self.handler {
-            Some(handler) => handler.list_resources(request, context).await,
-            None => Err(not_served("resources/list")),
+        let first = request.as_ref().and_then(|r| r.cursor.as_ref()).is_none();
+        match (&self.skills, &self.handler) {
+            (Some(catalog), handler) if first => {
+                let theirs = match handler {
+                    Some(handler) => Some(handler.list_resources(request, context).await?),
+                    None => None,
+                };
+                Ok(crate::skills::serve::first_page(catalog, theirs))
+            }
+            (_, Some(handler)) => handler.list_resources(request, context).await,
+            (Some(_), None) => Err(crate::skills::serve::unknown_cursor("resources/list")),
+            (None, None) => Err(not_served("resources/list")),
         }
     }
 
@@ -1497,9 +1516,62 @@ impl ServerHandler for McpServer {
         request: rmcp::model::ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        if let Some(file) = self
+            .skills
+            .as_ref()
+            .and_then(|c| c.read_resource(&request.uri))
+        {
+            return Ok(file.into());
+        }
         match &self.handler {
             Some(handler) => handler.read_resource(request, context).await,
+            None if self.skills.is_some() => Err(McpError::resource_not_found(
+                format!("no resource `{}`", crate::answer::clipped(request.uri)),
+                None,
+            )),
             None => Err(not_served("resources/read")),
+        }
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: rmcp::model::ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceDirectoryResult, McpError> {
+        match (&self.skills, &self.handler) {
+            (Some(_), _) if request.cursor.is_some() => Err(crate::skills::serve::unknown_cursor(
+                "resources/directory/read",
+            )),
+            (Some(catalog), _) => catalog.read_resource_directory(&request.uri),
+            (None, Some(handler)) => handler.read_resource_directory(request, context).await,
+            (None, None) => Err(not_served("resources/directory/read")),
+        }
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        match (&self.skills, &self.handler) {
+            (Some(_), _) if request.as_ref().and_then(|r| r.cursor.as_ref()).is_some() => {
+                Err(crate::skills::serve::unknown_cursor("skills/list"))
+            }
+            (Some(catalog), _) => Ok(catalog.list_skills()),
+            (None, Some(handler)) => handler.list_skills(request, context).await,
+            (None, None) => Err(not_served("skills/list")),
+        }
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        match (&self.skills, &self.handler) {
+            (Some(catalog), _) => catalog.get_skill(&request.uri),
+            (None, Some(handler)) => handler.get_skill(request, context).await,
+            (None, None) => Err(not_served("skills/get")),
         }
     }
 
