@@ -1,6 +1,7 @@
 //! The MCP conformance suite's fixture server (`@modelcontextprotocol/conformance`), written
 //! with agent-io: its tools are `#[tool]`s behind a registry, its resources, prompts and
-//! completions an rmcp `ServerHandler` served beside them ([`McpServer::with_handler`]).
+//! completions an rmcp `ServerHandler` served beside them ([`McpServer::with_handler`]), and
+//! the folder `skills/` beside this file served as agent skills ([`McpServer::with_skills`]).
 //!
 //! `cargo run --example mcp_conformance -- --http PORT` serves it at
 //! `http://127.0.0.1:PORT/mcp`; `.ci/run` runs the suite's server scenarios against it.
@@ -1042,7 +1043,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.register(MultiInputTool)?;
     let mut server = McpServer::new(registry)?
         .with_server_info("agentio-conformance", env!("CARGO_PKG_VERSION"))
-        .with_handler(Fixtures);
+        .with_handler(Fixtures)
+        // The Skills extension's scenarios: a folder of one skill, served beside the fixtures.
+        .with_skills(agentio_mcp::skills::SkillCatalog::from_dir(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/skills"
+        ))?);
     for (id, name) in NAMES {
         server = server.with_tool_name(id, *name)?;
     }

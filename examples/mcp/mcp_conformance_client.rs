@@ -21,6 +21,11 @@
 //!   code read from its redirect;
 //! - `json-schema-2020-12-preservation` sends the input schema it listed for one tool back as
 //!   the argument of another, for the suite to see what survived the client;
+//! - `sep-2640-*` (the Skills extension) list the server's skills; the `verify` scenarios then
+//!   load each skill ([`McpClient::load_skill`]: its `SKILL.md` checked against the entry's
+//!   size, digest and frontmatter) and read its other files, each checked, and a tampered skill
+//!   is refused before any of its other files is read; `no-prefetch` has no task that needs a
+//!   skill, so it reads nothing;
 //! - every other scenario lists the tools (every page) and calls what the context names, or
 //!   each listed tool with arguments made from its input schema.
 
@@ -376,6 +381,30 @@ async fn run_authorized(url: &str, revision: &str, context: &Context) -> Result<
     }
 }
 
+/// The Skills extension as a host meets it: list the skills; load one only when a task needs
+/// it (here: every `verify` scenario's), then read its files, each checked against the entry.
+async fn use_skills(client: &McpClient, scenario: &str) -> Result<(), ClientError> {
+    let skills = client.list_skills().await?;
+    eprintln!("{} skill(s) listed", skills.len());
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    for skill in &skills {
+        let loaded = client.load_skill(skill).await?;
+        for file in loaded.files() {
+            if file.uri != skill.uri {
+                client.read_skill_file(&loaded, &file.uri).await?;
+            }
+        }
+        eprintln!(
+            "loaded `{}` and its {} file(s)",
+            loaded.name(),
+            loaded.files().len()
+        );
+    }
+    Ok(())
+}
+
 async fn run(url: &str, scenario: &str, revision: &str) -> Result<(), Failure> {
     let context = Context::from_env(scenario);
     if scenario.starts_with("auth/") {
@@ -384,6 +413,8 @@ async fn run(url: &str, scenario: &str, revision: &str) -> Result<(), Failure> {
     let client = connect(revision).http(url).await?;
     let outcome = if scenario == "json-schema-2020-12-preservation" {
         echo_schema(&client).await
+    } else if scenario.starts_with("sep-2640-") {
+        use_skills(&client, scenario).await
     } else {
         call_tools(&client, &context).await
     };
