@@ -1,7 +1,8 @@
 //! The MCP client against a lying server: one that calls its delete tool read-only, lists
 //! without end, never answers, sends pages too large to hold, hostile names and schemas whose
-//! checking never finishes, and errors megabytes long. Every import ends within its bounds,
-//! and nothing imported runs without the approval the host requires.
+//! checking never finishes, and errors megabytes long, and skill listings that never end or
+//! name other skills than asked. Every import ends within its bounds, and nothing imported
+//! runs without the approval the host requires.
 //!
 //! The liar is a raw line-level peer over an in-memory pipe (it must be able to say what no
 //! SDK would let it say); the client under test is agent-io's, on rmcp.
@@ -67,7 +68,11 @@ async fn liar(
             } else if method == "initialize" {
                 Answer::Result(json!({
                     "protocolVersion": message["params"]["protocolVersion"],
-                    "capabilities": { "tools": {} },
+                    "capabilities": {
+                        "tools": {},
+                        "resources": {},
+                        "extensions": { "io.modelcontextprotocol/skills": {} },
+                    },
                     "serverInfo": { "name": "liar", "version": "1.0.0" },
                 }))
             } else {
@@ -1299,5 +1304,130 @@ mod connections {
         client.read_to_string(&mut answer).unwrap();
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         serving.abort();
+    }
+}
+
+mod skills {
+    use super::*;
+    use agentio_mcp::skills::SkillError;
+
+    /// A valid skill entry named `name`, with its `SKILL.md`'s digest and size.
+    fn entry(name: &str) -> Value {
+        let uri = format!("skill://{name}/SKILL.md");
+        let text = format!("---\nname: {name}\ndescription: A skill\n---\n");
+        let file = rmcp::model::SkillResource::from_bytes(&uri, text.as_bytes());
+        json!({
+            "uri": uri,
+            "frontmatter": { "name": name, "description": "A skill" },
+            "resources": [{ "uri": file.uri, "digest": file.digest, "size": file.size }],
+        })
+    }
+
+    fn names(skills: &[rmcp::model::Skill]) -> Vec<&str> {
+        skills.iter().map(|skill| skill.name()).collect()
+    }
+
+    fn asked(received: &Mutex<Vec<String>>, method: &str) -> usize {
+        received
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|m| *m == method)
+            .count()
+    }
+
+    #[test]
+    fn skill_lists_follow_pages_leave_out_broken_entries_and_end_at_their_bounds() {
+        runtime().block_on(async {
+            // Two pages; the first holds an entry whose name is not its URI's.
+            let (client, _) = liar(1 << 20, |_, params, _| {
+                Answer::Result(if params.get("cursor").is_some() {
+                    json!({ "skills": [entry("four")] })
+                } else {
+                    let mut broken = entry("two");
+                    broken["frontmatter"]["name"] = json!("three");
+                    json!({ "skills": [entry("one"), broken], "nextCursor": "p1" })
+                })
+            })
+            .await;
+            assert_eq!(names(&client.list_skills().await.unwrap()), ["one", "four"]);
+
+            // A fresh cursor on every page, forever: 64 pages (the import bound), not one more.
+            let (client, received) = liar(1 << 20, |_, _, page| {
+                Answer::Result(json!({
+                    "skills": [entry(&format!("s{page}"))],
+                    "nextCursor": format!("c{}", page + 1),
+                }))
+            })
+            .await;
+            let err = client.list_skills().await.unwrap_err();
+            assert!(matches!(err, ClientError::Bound(_)), "{err}");
+            assert!(err.to_string().contains("past 64 pages"), "{err}");
+            assert_eq!(asked(&received, "skills/list"), 64);
+
+            // The same cursor again: refused at once.
+            let (client, received) = liar(1 << 20, |_, _, _| {
+                Answer::Result(json!({ "skills": [], "nextCursor": "again" }))
+            })
+            .await;
+            let err = client.list_skills().await.unwrap_err();
+            assert!(err.to_string().contains("cursor repeats"), "{err}");
+            assert_eq!(asked(&received, "skills/list"), 2);
+
+            // A cursor is at most 1 KiB: one of 1,024 bytes is followed, one of 1,025 is not.
+            for (length, followed) in [(1024, true), (1025, false)] {
+                let (client, _) = liar(1 << 20, move |_, params, _| {
+                    Answer::Result(if params.get("cursor").is_some() {
+                        json!({ "skills": [entry("last")] })
+                    } else {
+                        json!({ "skills": [entry("first")], "nextCursor": "c".repeat(length) })
+                    })
+                })
+                .await;
+                match client.list_skills().await {
+                    Ok(skills) => {
+                        assert!(followed, "a {length}-byte cursor was followed");
+                        assert_eq!(names(&skills), ["first", "last"]);
+                    }
+                    Err(err) => {
+                        assert!(!followed, "a {length}-byte cursor was refused: {err}");
+                        assert!(err.to_string().contains("is not a cursor"), "{err}");
+                    }
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn a_skill_answered_for_another_uri_or_breaking_the_rules_is_refused_named() {
+        runtime().block_on(async {
+            let (client, received) = liar(1 << 20, |_, params, _| {
+                Answer::Result(match params["uri"].as_str() {
+                    Some("skill://one/SKILL.md") => json!({ "skill": entry("other") }),
+                    Some("skill://two/SKILL.md") => {
+                        let mut broken = entry("two");
+                        broken["frontmatter"]["name"] = json!("three");
+                        json!({ "skill": broken })
+                    }
+                    _ => json!({ "skill": entry("good") }),
+                })
+            })
+            .await;
+            let err = client.get_skill("skill://one/SKILL.md").await.unwrap_err();
+            assert!(
+                matches!(&err, ClientError::Skill(SkillError::Entry { uri, reason })
+                    if uri == "skill://one/SKILL.md" && reason.contains("skill://other/SKILL.md")),
+                "{err}"
+            );
+            let err = client.get_skill("skill://two/SKILL.md").await.unwrap_err();
+            assert!(
+                matches!(&err, ClientError::Skill(SkillError::Entry { uri, .. }) if uri == "skill://two/SKILL.md"),
+                "{err}"
+            );
+            let good = client.get_skill("skill://good/SKILL.md").await.unwrap();
+            assert_eq!(good.name(), "good");
+            assert_eq!(asked(&received, "skills/get"), 3);
+            assert_eq!(asked(&received, "resources/read"), 0, "getting an entry reads no file");
+        });
     }
 }

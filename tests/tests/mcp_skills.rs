@@ -408,6 +408,8 @@ enum Lie {
     BadBlob,
     /// An entry claiming a SKILL.md of 1 GiB.
     Huge,
+    /// An entry claiming a SKILL.md of exactly the limit, 16 MiB: read, and then found short.
+    AtLimit,
 }
 
 /// A server that lists `pdf-processing` and serves its files as `lie` says, recording reads.
@@ -440,6 +442,7 @@ impl Liar {
                 files[0] = SkillResource::from_bytes(&skill.uri, self.skill_md().as_bytes())
             }
             Lie::Huge => files[0].size = 1 << 30,
+            Lie::AtLimit => files[0].size = agentio_mcp::skills::SKILL_BYTE_LIMIT,
             _ => {}
         }
         skill
@@ -499,6 +502,7 @@ fn a_skill_whose_files_are_not_what_its_entry_lists_is_refused_named_and_nothing
             (Lie::Empty, "unreadable"),
             (Lie::BadBlob, "unreadable"),
             (Lie::Huge, "too large"),
+            (Lie::AtLimit, "size"),
         ] {
             let reads = Arc::new(Mutex::new(Vec::new()));
             let client = connect(Liar {
@@ -523,8 +527,13 @@ fn a_skill_whose_files_are_not_what_its_entry_lists_is_refused_named_and_nothing
                     expected,
                     ..
                 }) => {
-                    assert_eq!(*expected as usize, PDF_SKILL_MD.len());
-                    assert!(*actual > *expected);
+                    let served = Liar {
+                        lie,
+                        reads: Arc::default(),
+                    }
+                    .skill_md();
+                    assert_eq!(*actual as usize, served.len());
+                    assert_ne!(actual, expected);
                     "size"
                 }
                 SkillError::FrontmatterMismatch { field, uri } => {
