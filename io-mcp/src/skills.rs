@@ -202,6 +202,10 @@ impl McpServer {
     /// and any handler's resources: see [`crate::skills`]. The server then declares the
     /// extension (with `directoryRead`) and the resources capability.
     ///
+    /// The catalog is a snapshot: keep an `Arc` of it and call [`SkillCatalog::reload`] to
+    /// serve the folder's changes (every session sees the new snapshot at its next request;
+    /// no `list_changed` notification is sent).
+    ///
     /// ```
     /// use agentio_mcp::McpServer;
     /// use agentio_mcp::rmcp::ServerHandler;

@@ -342,6 +342,11 @@ fn a_skill_folder_is_read_as_a_directory_and_a_file_is_not_one() {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("-32602"), "{err}");
+        // The catalog lists a folder on one page: a cursor is not one it gave out.
+        let mut paged = ReadResourceDirectoryRequestParams::new("skill://pdf-processing");
+        paged.cursor = Some("2".into());
+        let err = peer.read_resource_directory(paged).await.unwrap_err();
+        assert!(err.to_string().contains("has one page"), "{err}");
     });
 }
 
@@ -402,6 +407,8 @@ enum Lie {
     Frontmatter,
     /// Contents that name another resource.
     OtherUri,
+    /// A blob that names another resource.
+    OtherUriBlob,
     /// No contents at all.
     Empty,
     /// A blob that is not base64.
@@ -484,6 +491,7 @@ impl ServerHandler for Liar {
             Lie::Blob => vec![ResourceContents::blob(blob, request.uri)],
             Lie::BadBlob => vec![ResourceContents::blob("not base64!", request.uri)],
             Lie::OtherUri => vec![ResourceContents::text(text, "skill://other/SKILL.md")],
+            Lie::OtherUriBlob => vec![ResourceContents::blob(blob, "skill://other/SKILL.md")],
             Lie::Empty => vec![],
             _ => vec![ResourceContents::text(text, request.uri)],
         };
@@ -499,6 +507,7 @@ fn a_skill_whose_files_are_not_what_its_entry_lists_is_refused_named_and_nothing
             (Lie::Size, "size"),
             (Lie::Frontmatter, "frontmatter"),
             (Lie::OtherUri, "unreadable"),
+            (Lie::OtherUriBlob, "unreadable"),
             (Lie::Empty, "unreadable"),
             (Lie::BadBlob, "unreadable"),
             (Lie::Huge, "too large"),
@@ -633,5 +642,106 @@ fn a_server_without_the_extension_is_not_asked_for_skills() {
                 "{err}"
             );
         }
+    });
+}
+
+#[test]
+fn without_skills_or_a_handler_no_resource_method_is_served() {
+    runtime().block_on(async {
+        let client = connect(McpServer::new(ToolRegistry::new()).unwrap()).await;
+        let peer = client.peer();
+        let info = peer.peer_info().unwrap();
+        assert!(info.capabilities.resources.is_none());
+        assert!(!info.capabilities.supports_skills());
+        let err = peer
+            .read_resource(ReadResourceRequestParams::new(
+                "skill://pdf-processing/SKILL.md",
+            ))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not serve `resources/read`"), "{err}");
+        let err = peer.list_resources(None).await.unwrap_err().to_string();
+        assert!(err.contains("does not serve `resources/list`"), "{err}");
+    });
+}
+
+/// A server whose one skill is `"dynamic"`: no digests, its files served as they are now.
+#[derive(Clone, Default)]
+struct Dynamic {
+    reads: Arc<Mutex<Vec<String>>>,
+}
+
+impl ServerHandler for Dynamic {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_skills()
+                .build(),
+        )
+    }
+
+    async fn list_skills(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let mut skill = pdf_skill(PDF_SKILL_MD, FORMS_MD);
+        skill.resources = SkillResources::Dynamic;
+        Ok(ListSkillsResult::with_all_items(vec![skill]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.reads.lock().unwrap().push(request.uri.clone());
+        let text = if request.uri.ends_with("SKILL.md") {
+            PDF_SKILL_MD
+        } else {
+            FORMS_MD
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
+    }
+}
+
+#[test]
+fn a_dynamic_skill_is_loaded_by_its_frontmatter_and_read_only_within_its_folder() {
+    runtime().block_on(async {
+        let server = Dynamic::default();
+        let reads = server.reads.clone();
+        let client = connect(server).await;
+        let skills = client.list_skills().await.unwrap();
+        let loaded = client.load_skill(&skills[0]).await.unwrap();
+        assert_eq!(loaded.instructions(), PDF_SKILL_MD);
+        assert!(loaded.files().is_empty(), "a dynamic skill lists no files");
+        let forms = client
+            .read_skill_file(&loaded, "skill://pdf-processing/references/FORMS.md")
+            .await
+            .unwrap();
+        assert_eq!(
+            (forms.bytes.as_slice(), forms.digest),
+            (FORMS_MD.as_bytes(), None)
+        );
+        for uri in [
+            "skill://other/SKILL.md",
+            "skill://pdf-processing/../other/SKILL.md",
+        ] {
+            let err = client.read_skill_file(&loaded, uri).await.unwrap_err();
+            assert!(
+                matches!(&err, ClientError::Skill(SkillError::NotInSkill { .. })),
+                "{uri}: {err}"
+            );
+        }
+        assert_eq!(
+            *reads.lock().unwrap(),
+            [
+                "skill://pdf-processing/SKILL.md",
+                "skill://pdf-processing/references/FORMS.md"
+            ],
+            "nothing outside the skill's folder was asked for"
+        );
     });
 }
