@@ -417,6 +417,8 @@ enum Lie {
     Huge,
     /// An entry claiming a SKILL.md of exactly the limit, 16 MiB: read, and then found short.
     AtLimit,
+    /// No lie: an entry whose files are `"dynamic"` (no digests), served as they are.
+    Dynamic,
 }
 
 /// A server that lists `pdf-processing` and serves its files as `lie` says, recording reads.
@@ -450,6 +452,7 @@ impl Liar {
             }
             Lie::Huge => files[0].size = 1 << 30,
             Lie::AtLimit => files[0].size = agentio_mcp::skills::SKILL_BYTE_LIMIT,
+            Lie::Dynamic => skill.resources = SkillResources::Dynamic,
             _ => {}
         }
         skill
@@ -666,53 +669,15 @@ fn without_skills_or_a_handler_no_resource_method_is_served() {
     });
 }
 
-/// A server whose one skill is `"dynamic"`: no digests, its files served as they are now.
-#[derive(Clone, Default)]
-struct Dynamic {
-    reads: Arc<Mutex<Vec<String>>>,
-}
-
-impl ServerHandler for Dynamic {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_resources()
-                .enable_skills()
-                .build(),
-        )
-    }
-
-    async fn list_skills(
-        &self,
-        _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ListSkillsResult, ErrorData> {
-        let mut skill = pdf_skill(PDF_SKILL_MD, FORMS_MD);
-        skill.resources = SkillResources::Dynamic;
-        Ok(ListSkillsResult::with_all_items(vec![skill]))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        self.reads.lock().unwrap().push(request.uri.clone());
-        let text = if request.uri.ends_with("SKILL.md") {
-            PDF_SKILL_MD
-        } else {
-            FORMS_MD
-        };
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
-    }
-}
-
 #[test]
 fn a_dynamic_skill_is_loaded_by_its_frontmatter_and_read_only_within_its_folder() {
     runtime().block_on(async {
-        let server = Dynamic::default();
-        let reads = server.reads.clone();
-        let client = connect(server).await;
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let client = connect(Liar {
+            lie: Lie::Dynamic,
+            reads: reads.clone(),
+        })
+        .await;
         let skills = client.list_skills().await.unwrap();
         let loaded = client.load_skill(&skills[0]).await.unwrap();
         assert_eq!(loaded.instructions(), PDF_SKILL_MD);
