@@ -110,6 +110,8 @@ pub struct McpServer {
     /// How long [`McpServer::serve_http`] waits for a request's head, and for a body it has to
     /// wait for.
     header_read: Option<std::time::Duration>,
+    /// How many connections [`McpServer::serve_http`] holds open at once.
+    max_connections: usize,
     /// The tasks of the tools that run as tasks ([`crate::tasks`]), shared by every session.
     tasks: Arc<crate::tasks::Tasks>,
     /// Whether any tool runs as a task (the Tasks extension is advertised).
@@ -130,6 +132,10 @@ struct SessionSettings {
 /// keep-alive connections included, before it closes the connection: 30 seconds (hyper's
 /// default, which hyper applies only where it is given a timer).
 pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How many connections [`McpServer::serve_http`] holds open at once by default: 10,000, as
+/// many as it holds sessions ([`crate::sessions::DEFAULT_MAX_SESSIONS`]).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
 /// How long [`McpServer::serve_http`] waits before accepting again when the process is out of
 /// file descriptors or memory.
@@ -203,6 +209,7 @@ impl McpServer {
                 max: crate::sessions::DEFAULT_MAX_SESSIONS,
             },
             header_read: Some(DEFAULT_HEADER_READ_TIMEOUT),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             tasks: Arc::new(crate::tasks::Tasks::new(
                 crate::tasks::DEFAULT_TASK_TTL,
                 crate::tasks::DEFAULT_MAX_TASKS,
@@ -274,6 +281,20 @@ impl McpServer {
         timeout: impl Into<Option<std::time::Duration>>,
     ) -> Self {
         self.header_read = timeout.into();
+        self
+    }
+
+    /// How many connections [`McpServer::serve_http`] holds open at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`]; at least one). At the bound it accepts no more until one
+    /// closes: a new client waits in the listener's backlog (the kernel's queue of connections
+    /// not yet accepted) and is served when a slot frees, or is refused by the kernel once
+    /// that queue is full; no connection is accepted and then dropped. With the header
+    /// timeout ([`Self::with_header_read_timeout`]) a connection that sends nothing frees its
+    /// slot within that timeout, so clients that open connections and hold them cannot keep
+    /// the server from others for longer.
+    #[must_use]
+    pub fn with_max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         self
     }
 
@@ -1906,6 +1927,7 @@ impl McpServer {
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
         let auth = self.auth.clone();
         let header_read = self.header_read;
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));
         let (service, sessions) = self.http_parts(Self::default_http_config());
         let front = Arc::new(crate::auth::Front {
             auth,
@@ -1918,6 +1940,10 @@ impl McpServer {
             .header_read_timeout(header_read);
         let connections = Arc::new(connections);
         loop {
+            // At the bound, accept nothing until a connection closes and gives its slot back.
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                unreachable!("the semaphore of connection slots is never closed");
+            };
             let stream = match listener.accept().await {
                 Ok((stream, _)) => stream,
                 Err(e) => match AcceptFailure::of(&e) {
@@ -1947,6 +1973,7 @@ impl McpServer {
                 let _ = connections
                     .serve_connection(TokioIo::new(stream), guarded)
                     .await;
+                drop(slot);
             });
         }
     }

@@ -1212,6 +1212,40 @@ mod connections {
     }
 
     #[test]
+    fn at_the_connection_bound_a_new_client_waits_until_a_connection_closes() {
+        runtime().block_on(async {
+            let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry())
+                .unwrap()
+                .with_header_read_timeout(None)
+                .with_max_connections(2);
+            let (addr, serving) = serve_http(server).await;
+            // Two connections that send nothing hold both slots.
+            let first = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let _second = tokio::net::TcpStream::connect(addr).await.unwrap();
+            // The third is queued by the kernel, not accepted: its request is not answered.
+            let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
+            third
+                .write_all((initialize_head(addr, true) + sessions::INITIALIZE).as_bytes())
+                .await
+                .unwrap();
+            let mut answer = Vec::new();
+            let waited =
+                tokio::time::timeout(Duration::from_millis(500), third.read_to_end(&mut answer))
+                    .await;
+            assert!(waited.is_err(), "answered past the bound: {answer:?}");
+            // One closes: the third is accepted and answered.
+            drop(first);
+            tokio::time::timeout(Duration::from_secs(10), third.read_to_end(&mut answer))
+                .await
+                .expect("answered within 10 s of a slot freeing")
+                .unwrap();
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+            serving.abort();
+        });
+    }
+
+    #[test]
     fn without_a_header_read_timeout_a_silent_connection_stays_open() {
         runtime().block_on(async {
             let (addr, serving) = serve_timed(None).await;
