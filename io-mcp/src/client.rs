@@ -200,6 +200,55 @@ impl ImportOptions {
     }
 }
 
+/// One `*/list` walk's pages: at most `max` of them, each cursor new and at most 1 KiB, so a
+/// server whose list never ends, or comes round again, is refused, not followed forever.
+pub(crate) struct Pages {
+    method: &'static str,
+    max: usize,
+    asked: usize,
+    cursor: Option<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl Pages {
+    pub(crate) fn new(method: &'static str, max: usize) -> Self {
+        Pages {
+            method,
+            max,
+            asked: 0,
+            cursor: None,
+            seen: std::collections::HashSet::new(),
+        }
+    }
+
+    /// The next page's parameters (its cursor), or the refusal once `max` pages were asked for.
+    pub(crate) fn next_request(&mut self) -> Result<PaginatedRequestParams, ClientError> {
+        if self.asked == self.max {
+            return Err(ClientError::Bound(format!(
+                "the server's {} goes on past {} pages",
+                self.method, self.max
+            )));
+        }
+        self.asked += 1;
+        Ok(PaginatedRequestParams::default().with_cursor(self.cursor.take()))
+    }
+
+    /// Takes a page's `nextCursor`: whether there is a page after it.
+    pub(crate) fn more(&mut self, next: Option<String>) -> Result<bool, ClientError> {
+        match next {
+            None => Ok(false),
+            Some(next) if next.len() <= 1024 && self.seen.insert(next.clone()) => {
+                self.cursor = Some(next);
+                Ok(true)
+            }
+            Some(_) => Err(ClientError::Bound(format!(
+                "the server's {} cursor repeats or is not a cursor",
+                self.method
+            ))),
+        }
+    }
+}
+
 /// A connection to an MCP server whose tools can be imported into a [`ToolRegistry`].
 ///
 /// Imported tools are [`ToolPlugin`]s whose contract is built from the server's `tools/list`
@@ -298,13 +347,11 @@ impl McpClient {
         options: &ImportOptions,
     ) -> Result<Vec<Result<Tool, RefusedTool>>, ClientError> {
         let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen_cursors = std::collections::HashSet::new();
-        for _page in 0..options.max_pages {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+        let mut pages = Pages::new("tools/list", options.max_pages);
+        loop {
             let request = ClientRequest::ListToolsRequest(ListToolsRequest {
                 method: Default::default(),
-                params: Some(params),
+                params: Some(pages.next_request()?),
                 extensions: Default::default(),
             });
             let answer = self
@@ -318,22 +365,10 @@ impl McpClient {
                 )));
             }
             tools.extend(entries.into_iter().map(|entry| tool_of(entry, options)));
-            match next {
-                None => return Ok(tools),
-                Some(next) => {
-                    if next.len() > 1024 || !seen_cursors.insert(next.clone()) {
-                        return Err(ClientError::Bound(
-                            "the server's tools/list cursor repeats or is not a cursor".into(),
-                        ));
-                    }
-                    cursor = Some(next);
-                }
+            if !pages.more(next)? {
+                return Ok(tools);
             }
         }
-        Err(ClientError::Bound(format!(
-            "the server's tools/list goes on past {} pages",
-            options.max_pages
-        )))
     }
 
     /// Sends `request` (named `name` in a timeout) and waits for its answer at most `timeout`:

@@ -1506,9 +1506,8 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        let first = request.as_ref().and_then(|r| r.cursor.as_ref()).is_none();
         match (&self.skills, &self.handler) {
-            (Some(catalog), handler) if first => {
+            (Some(catalog), handler) if !crate::skills::serve::has_cursor(&request) => {
                 let theirs = match handler {
                     Some(handler) => Some(handler.list_resources(request, context).await?),
                     None => None,
@@ -1575,7 +1574,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListSkillsResult, McpError> {
         match (&self.skills, &self.handler) {
-            (Some(_), _) if request.as_ref().and_then(|r| r.cursor.as_ref()).is_some() => {
+            (Some(_), _) if crate::skills::serve::has_cursor(&request) => {
                 Err(crate::skills::serve::unknown_cursor("skills/list"))
             }
             (Some(catalog), _) => Ok(catalog.list_skills()),

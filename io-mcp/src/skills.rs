@@ -29,8 +29,11 @@
 //! are read only within its folder, unverified ([`SkillFile::digest`] is `None`).
 //!
 //! Decisions the extension leaves open, taken here:
-//! - Frontmatter values are compared as JSON, numbers by value (`1` and `1.0` are the same, as
-//!   the YAML and JSON texts of one number may differ in form).
+//! - A `SKILL.md`'s frontmatter is read as a TOOL.md's is
+//!   ([`agentio_tools::manifest_limits`]): its fences, and within its limits (1 MiB, 32 levels,
+//!   4 MiB once aliases are expanded), since the text is the server's.
+//! - Frontmatter values are compared as JSON Schema compares instances, numbers by value (`1`
+//!   and `1.0` are the same, as the YAML and JSON texts of one number may differ in form).
 //! - A file's bytes are the text of a text answer, or the decoded base64 of a blob answer; an
 //!   answer whose contents name another URI, or that holds no contents, is refused.
 //! - A file whose entry claims more than [`SKILL_BYTE_LIMIT`] bytes is not read at all.
@@ -41,17 +44,20 @@
 use std::fmt;
 use std::sync::Arc;
 
+use agentio_core::compat::same_instance;
+use agentio_tools::manifest_limits::{self, MissingFence};
 use base64::Engine;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ClientRequest, GetSkillRequest, GetSkillRequestParams, ListSkillsRequest,
-    PaginatedRequestParams, ReadResourceRequest, ReadResourceRequestParams, ResourceContents,
-    SKILL_MD, ServerResult, Skill, SkillIntegrityError, SkillResource, SkillResources,
+    ClientRequest, GetSkillRequest, GetSkillRequestParams, ListSkillsRequest, ReadResourceRequest,
+    ReadResourceRequestParams, ResourceContents, SKILL_MD, ServerResult, Skill,
+    SkillIntegrityError, SkillResource, SkillResources,
 };
 use serde_json::Value;
 
 use crate::answer::clipped;
-use crate::{ClientError, ImportOptions, McpClient, McpServer};
+use crate::client::Pages;
+use crate::{ClientError, DEFAULT_REQUEST_TIMEOUT, ImportOptions, McpClient, McpServer};
 
 pub use rmcp::handler::server::skill_catalog::{
     SKILL_BYTE_LIMIT, SKILL_FILE_LIMIT, SkillCatalog, SkillCatalogError,
@@ -233,24 +239,28 @@ impl McpServer {
 
 /// The server side: what [`McpServer`]'s handler methods answer when it serves a catalog.
 pub(crate) mod serve {
-    use rmcp::model::{ListResourcesResult, ServerCapabilities, SkillsCapability};
+    use rmcp::model::{ListResourcesResult, PaginatedRequestParams, ServerCapabilities};
 
     use super::*;
 
     /// Declares the extension (with `directoryRead`) and the resources capability.
     pub(crate) fn declare(capabilities: &mut ServerCapabilities) {
-        capabilities.resources.get_or_insert_with(Default::default);
-        let settings = serde_json::to_value(SkillsCapability::new().with_directory_read())
-            .ok()
-            .and_then(|value| match value {
-                Value::Object(settings) => Some(settings),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let ours = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_skills_with_directory_read()
+            .build();
+        if capabilities.resources.is_none() {
+            capabilities.resources = ours.resources;
+        }
         capabilities
             .extensions
             .get_or_insert_with(Default::default)
-            .insert(SKILLS_EXTENSION_ID.to_owned(), settings);
+            .extend(ours.extensions.unwrap_or_default());
+    }
+
+    /// Whether a list request names a page after the first.
+    pub(crate) fn has_cursor(request: &Option<PaginatedRequestParams>) -> bool {
+        request.as_ref().is_some_and(|r| r.cursor.is_some())
     }
 
     /// `resources/list`'s first page: the catalog's `SKILL.md`s, then `theirs` (the handler's
@@ -287,12 +297,11 @@ impl McpClient {
         self.offers_skills()?;
         let options = ImportOptions::default();
         let mut skills = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
-        for _page in 0..options.max_pages {
+        let mut pages = Pages::new("skills/list", options.max_pages);
+        loop {
             let request = ClientRequest::ListSkillsRequest(ListSkillsRequest {
                 method: Default::default(),
-                params: Some(PaginatedRequestParams::default().with_cursor(cursor.take())),
+                params: Some(pages.next_request()?),
                 extensions: Default::default(),
             });
             let page = match self
@@ -307,22 +316,10 @@ impl McpClient {
                 }
             };
             skills.extend(page.skills.into_iter().filter(|s| s.validate().is_ok()));
-            match page.next_cursor {
-                None => return Ok(skills),
-                Some(next) if next.len() <= 1024 && seen.insert(next.clone()) => {
-                    cursor = Some(next);
-                }
-                Some(_) => {
-                    return Err(ClientError::Bound(
-                        "the server's skills/list cursor repeats or is not a cursor".into(),
-                    ));
-                }
+            if !pages.more(page.next_cursor)? {
+                return Ok(skills);
             }
         }
-        Err(ClientError::Bound(format!(
-            "the server's skills/list goes on past {} pages",
-            options.max_pages
-        )))
     }
 
     /// The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`), reading none of its
@@ -332,8 +329,10 @@ impl McpClient {
         self.offers_skills()?;
         let request =
             ClientRequest::GetSkillRequest(GetSkillRequest::new(GetSkillRequestParams::new(uri)));
-        let timeout = ImportOptions::default().request_timeout;
-        match self.ask(request, "skills/get", timeout).await? {
+        match self
+            .ask(request, "skills/get", DEFAULT_REQUEST_TIMEOUT)
+            .await?
+        {
             ServerResult::GetSkillResult(answer) if answer.skill.uri == uri => {
                 valid(answer.skill).map_err(ClientError::from)
             }
@@ -431,12 +430,14 @@ impl McpClient {
         let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
             ReadResourceRequestParams::new(uri),
         ));
-        let timeout = ImportOptions::default().request_timeout;
         let unreadable = |reason: &str| SkillError::Unreadable {
             uri: clipped(uri.to_owned()),
             reason: reason.to_owned(),
         };
-        let contents = match self.ask(request, "resources/read", timeout).await? {
+        let contents = match self
+            .ask(request, "resources/read", DEFAULT_REQUEST_TIMEOUT)
+            .await?
+        {
             ServerResult::ReadResourceResult(answer) => answer.contents,
             _ => return Err(unreadable("the answer is not a resource's contents").into()),
         };
@@ -501,33 +502,21 @@ fn within_folder(skill_uri: &str, uri: &str) -> bool {
         })
 }
 
-/// The YAML between a `SKILL.md`'s leading `---` lines (after a byte order mark, if any).
-fn frontmatter_of(text: &str) -> Option<&str> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    if lines.next()?.trim_end() != "---" {
-        return None;
-    }
-    let start = text.find('\n')? + 1;
-    let mut end = start;
-    for line in lines {
-        if line.trim_end() == "---" {
-            return Some(&text[start..end]);
-        }
-        end += line.len();
-    }
-    None
-}
-
 /// Whether the `SKILL.md` text's frontmatter is the entry's, field by field.
 fn same_frontmatter(skill: &Skill, text: &str) -> Result<(), SkillError> {
     let problem = |reason: &str| SkillError::Frontmatter {
         uri: clipped(skill.uri.clone()),
         reason: reason.to_owned(),
     };
-    let yaml = frontmatter_of(text).ok_or_else(|| problem("no leading --- block"))?;
-    let Value::Object(file) = serde_norway::from_str::<Value>(yaml)
-        .map_err(|e| problem(&clipped(format!("not YAML: {e}"))))?
+    // Read as a TOOL.md's is: within its limits (size, nesting, aliases expanded), since the
+    // text is the server's.
+    let yaml = match manifest_limits::split(text) {
+        Ok((yaml, _)) => yaml,
+        Err(MissingFence::Opening) => return Err(problem("no leading --- line")),
+        Err(MissingFence::Closing) => return Err(problem("no --- line closes the frontmatter")),
+    };
+    let Value::Object(file) =
+        manifest_limits::parse(yaml).map_err(|(_, message)| problem(&clipped(message)))?
     else {
         return Err(problem("the block is not a mapping"));
     };
@@ -549,22 +538,10 @@ fn same_frontmatter(skill: &Skill, text: &str) -> Result<(), SkillError> {
     }
 }
 
-/// JSON equality, numbers by value; a missing field is `null`, as the extension's JSON
-/// rendering of the frontmatter has it.
+/// JSON Schema's equality (numbers by value); a missing field is `null`, as the extension's
+/// JSON rendering of the frontmatter has it.
 fn same_value(a: Option<&Value>, b: Option<&Value>) -> bool {
-    let (a, b) = (a.unwrap_or(&Value::Null), b.unwrap_or(&Value::Null));
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_value(Some(x), Some(y)))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(Some(v), Some(w))))
-        }
-        _ => a == b,
-    }
+    same_instance(a.unwrap_or(&Value::Null), b.unwrap_or(&Value::Null))
 }
 
 #[cfg(test)]
@@ -576,19 +553,6 @@ mod tests {
     fn skill(frontmatter: SkillFrontmatter) -> Skill {
         let uri = "skill://pdf-processing/SKILL.md";
         Skill::new(uri, frontmatter, SkillResources::Dynamic)
-    }
-
-    #[test]
-    fn frontmatter_is_the_block_between_the_leading_dashes() {
-        assert_eq!(frontmatter_of("---\nname: a\n---\nbody"), Some("name: a\n"));
-        assert_eq!(
-            frontmatter_of("\u{feff}---\r\nname: a\r\n---  \r\n"),
-            Some("name: a\r\n")
-        );
-        assert_eq!(frontmatter_of("---\n---\n"), Some(""));
-        assert_eq!(frontmatter_of("name: a\n---\n"), None);
-        assert_eq!(frontmatter_of("---\nname: a\n"), None);
-        assert_eq!(frontmatter_of(" ---\nname: a\n---\n"), None);
     }
 
     #[test]

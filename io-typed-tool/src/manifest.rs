@@ -117,68 +117,28 @@ impl ToolManifest {
     /// # Ok::<(), agentio_tools::ManifestError>(())
     /// ```
     pub fn parse(text: &str) -> Result<ToolManifest, ManifestError> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        // A fence is `---` with nothing after it but ASCII spaces, tabs and the line break
-        // (Unicode whitespace is not trimmed: it would not be a YAML fence either).
-        let is_fence = |line: &str| line.trim_end_matches([' ', '\t', '\r', '\n']) == "---";
-        let mut lines = text.split_inclusive('\n');
-        let opening = match lines.next() {
-            Some(line) if is_fence(line) => line.len(),
-            _ => {
+        use crate::manifest_limits::MissingFence;
+        let (yaml, rest) = match crate::manifest_limits::split(text) {
+            Ok(parts) => parts,
+            Err(MissingFence::Opening) => {
                 return Err(one(
                     "",
                     Some(1),
                     "a TOOL.md starts with a `---` line opening the YAML frontmatter",
                 ));
             }
-        };
-        let mut yaml_len = 0;
-        let mut closed = None;
-        for line in lines {
-            if is_fence(line) {
-                closed = Some(opening + yaml_len + line.len());
-                break;
+            Err(MissingFence::Closing) => {
+                return Err(one(
+                    "",
+                    None,
+                    "the frontmatter is not closed: add a `---` line after it",
+                ));
             }
-            yaml_len += line.len();
-        }
-        let Some(body_start) = closed else {
-            return Err(one(
-                "",
-                None,
-                "the frontmatter is not closed: add a `---` line after it",
-            ));
         };
-        let yaml = &text[opening..opening + yaml_len];
-        if let Err((line, message)) = crate::manifest_limits::check(yaml) {
-            // The YAML starts on line 2 of the file.
-            return Err(one("", line.map(|l| l + 1), message));
-        }
-        let body = text[body_start..]
-            .strip_prefix('\n')
-            .unwrap_or(&text[body_start..])
-            .to_owned();
-
-        let mut frontmatter: Value = serde_norway::from_str(yaml).map_err(|err| {
-            // The YAML starts on line 2 of the file.
-            let line = err.location().map(|l| l.line() + 1);
-            one(
-                "",
-                line,
-                format!("the frontmatter is not valid YAML: {err}"),
-            )
-        })?;
-        if agentio_core::limits::check_depth(&frontmatter, crate::manifest_limits::MAX_DEPTH)
-            .is_err()
-        {
-            return Err(one(
-                "",
-                None,
-                format!(
-                    "the frontmatter nests deeper than {} levels",
-                    crate::manifest_limits::MAX_DEPTH
-                ),
-            ));
-        }
+        let body = rest.strip_prefix('\n').unwrap_or(rest).to_owned();
+        // The YAML starts on line 2 of the file.
+        let mut frontmatter = crate::manifest_limits::parse(yaml)
+            .map_err(|(line, message)| one("", line.map(|l| l + 1), message))?;
         let Some(fields) = frontmatter.as_object_mut() else {
             return Err(one(
                 "",

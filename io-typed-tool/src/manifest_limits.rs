@@ -2,8 +2,64 @@
 //! nests, and how large it becomes once aliases are expanded. A YAML parser's cost can grow
 //! faster than the text (deep nesting, alias bombs); these checks stream the events once and
 //! stop at the first limit crossed.
+//!
+//! [`split`] and [`parse`] read any Markdown file's frontmatter this way (a TOOL.md, an agent
+//! skill's SKILL.md that an MCP server sends).
 
 use saphyr_parser::{Event, Parser};
+use serde_json::Value;
+
+/// Which fence of a frontmatter [`split`] did not find.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingFence {
+    /// The text does not start with a `---` line.
+    Opening,
+    /// No `---` line closes the frontmatter.
+    Closing,
+}
+
+/// A Markdown text's YAML frontmatter and the rest: after a byte order mark, if any, a fence
+/// line, the YAML, and the next fence line; the rest starts after that line. A fence is `---`
+/// with nothing after it but ASCII spaces, tabs and the line break (Unicode whitespace is not
+/// trimmed: it would not be a YAML fence either).
+pub fn split(text: &str) -> Result<(&str, &str), MissingFence> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let is_fence = |line: &str| line.trim_end_matches([' ', '\t', '\r', '\n']) == "---";
+    let mut lines = text.split_inclusive('\n');
+    let opening = match lines.next() {
+        Some(line) if is_fence(line) => line.len(),
+        _ => return Err(MissingFence::Opening),
+    };
+    let mut yaml_len = 0;
+    for line in lines {
+        if is_fence(line) {
+            let rest = opening + yaml_len + line.len();
+            return Ok((&text[opening..opening + yaml_len], &text[rest..]));
+        }
+        yaml_len += line.len();
+    }
+    Err(MissingFence::Closing)
+}
+
+/// `yaml` (a frontmatter [`split`] gave) as a JSON value, read only once it is within the
+/// limits ([`MAX_FRONTMATTER_BYTES`], [`MAX_DEPTH`], [`MAX_EXPANDED_WEIGHT`]).
+/// `Err((line in the YAML, 1-based; message))` names the first problem.
+pub fn parse(yaml: &str) -> Result<Value, (Option<usize>, String)> {
+    check(yaml)?;
+    let value: Value = serde_norway::from_str(yaml).map_err(|err| {
+        (
+            err.location().map(|l| l.line()),
+            format!("the frontmatter is not valid YAML: {err}"),
+        )
+    })?;
+    if agentio_core::limits::check_depth(&value, MAX_DEPTH).is_err() {
+        return Err((
+            None,
+            format!("the frontmatter nests deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    Ok(value)
+}
 
 /// The largest frontmatter accepted, in bytes.
 pub const MAX_FRONTMATTER_BYTES: usize = 1024 * 1024;
@@ -102,6 +158,35 @@ pub(crate) fn check(yaml: &str) -> Result<(), (Option<usize>, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frontmatter_is_the_yaml_between_the_leading_fences() {
+        assert_eq!(split("---\nname: a\n---\nbody"), Ok(("name: a\n", "body")));
+        assert_eq!(
+            split("\u{feff}---\r\nname: a\r\n---  \r\n"),
+            Ok(("name: a\r\n", ""))
+        );
+        assert_eq!(split("---\n---\n"), Ok(("", "")));
+        assert_eq!(split("name: a\n---\n"), Err(MissingFence::Opening));
+        assert_eq!(split("---\nname: a\n"), Err(MissingFence::Closing));
+        assert_eq!(split(" ---\nname: a\n---\n"), Err(MissingFence::Opening));
+        assert_eq!(split("---\u{a0}\n---\n"), Err(MissingFence::Opening));
+    }
+
+    #[test]
+    fn parse_reads_only_what_is_within_the_limits() {
+        assert_eq!(
+            parse("name: a\nn: 1\n"),
+            Ok(serde_json::json!({ "name": "a", "n": 1 }))
+        );
+        let (over, _) = aliased(1023, 4094, 1016);
+        assert!(parse(&over).unwrap_err().1.contains("too large"));
+        let deep = format!("a: {}1{}\n", "[".repeat(40), "]".repeat(40));
+        assert!(parse(&deep).unwrap_err().1.contains("deeper than 32"));
+        let (line, message) = parse("a: 1\nb: [\n").unwrap_err();
+        assert!(message.contains("not valid YAML"), "{message}");
+        assert!(line.is_some());
+    }
 
     /// `a: &x <L bytes>`, `b:` a list of `n` aliases of it, `c: <P bytes>`. Its weight: the
     /// mapping and the list (1 each), the keys (2 each: a node and a byte), the anchored scalar

@@ -410,8 +410,15 @@ pub(super) fn fixed_apart(a: &Map<String, Value>, b: &Map<String, Value>) -> boo
     })
 }
 
-/// JSON Schema's equality: numbers by value (`1` is `1.0`), the rest structurally.
-pub(super) fn same_instance(a: &Value, b: &Value) -> bool {
+/// JSON Schema's equality (`const`, `enum`, `uniqueItems`): numbers by value (`1` is `1.0`),
+/// the rest structurally.
+///
+/// ```
+/// use serde_json::json;
+/// assert!(agentio_schema::compat::same_instance(&json!({ "n": [1] }), &json!({ "n": [1.0] })));
+/// assert!(!agentio_schema::compat::same_instance(&json!(1), &json!("1")));
+/// ```
+pub fn same_instance(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {

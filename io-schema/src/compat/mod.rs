@@ -74,6 +74,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 pub use answer::{Compatibility, Counterexample, Undecided};
+pub use checker::same_instance;
 use checker::*;
 #[doc(hidden)]
 pub use references::keep_root_refs;
