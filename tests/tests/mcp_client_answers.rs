@@ -15,7 +15,7 @@ use agentio_mcp::rmcp::model::{
     ServerCapabilities, ServerConfig,
 };
 use agentio_mcp::rmcp::service::RequestContext;
-use agentio_mcp::rmcp::{ClientLifecycleMode, RoleServer, ServerHandler, ServiceExt};
+use agentio_mcp::rmcp::{ClientLifecycleMode, RoleServer, ServerHandler};
 use agentio_mcp::{
     ClientError, Connect, ImportOptions, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS, McpClient, McpServer,
 };
@@ -24,17 +24,11 @@ use agentio_tests::voice_fixture::registry;
 use agentio_tools::ToolRegistry;
 use serde_json::json;
 
+use crate::mcp_common::{runtime, serve};
+
 /// The host of these tests: it confirms every question (`{"sure": true}`).
 fn host() -> Host {
     Host::answering(json!({ "sure": true }))
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// The two ways a client meets a server: `initialize` (2025-11-25: questions are requests from
@@ -49,18 +43,6 @@ fn revisions() -> [(&'static str, ClientLifecycleMode); 2] {
             },
         ),
     ]
-}
-
-/// `server`, served over an in-memory pipe to the client `connect` makes.
-async fn serve<S: ServerHandler>(server: S, connect: Connect) -> McpClient {
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let (read, write) = tokio::io::split(client_side);
-    connect.io(read, write, 1 << 20).await.unwrap()
 }
 
 fn call(name: &str) -> CallToolRequestParams {

@@ -1,9 +1,9 @@
 //! What the MCP parts of the suite share: a runtime, and an agent-io server wired to an rmcp
 //! client over an in-memory pipe.
 
-use agentio_mcp::McpServer;
+use agentio_mcp::{Connect, McpClient, McpServer};
 use rmcp::service::RunningService;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::{ClientHandler, RoleClient, ServerHandler};
 
 /// A runtime with two workers, as a server on a small machine has.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
@@ -33,4 +33,16 @@ pub(crate) async fn connect_2026<C: ClientHandler>(
     rmcp::ClientServiceExt::serve_with_lifecycle(client, client_side, lifecycle)
         .await
         .unwrap()
+}
+
+/// `server` (any rmcp handler), served over an in-memory pipe to the client `connect` makes.
+pub(crate) async fn serve<S: ServerHandler>(server: S, connect: Connect) -> McpClient {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (read, write) = tokio::io::split(client_side);
+    connect.io(read, write, 1 << 20).await.unwrap()
 }

@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::mcp_common::runtime;
+use crate::mcp_common::{runtime, serve};
 
 const PDF_SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\nlicense: MIT\nmetadata:\n  version: 2\n---\n\nRead references/FORMS.md before filling a form.\n";
 const FORMS_MD: &str = "# Forms\n\nFill every field.\n";
@@ -49,14 +49,7 @@ fn skills_root() -> (tempfile::TempDir, tempfile::TempDir) {
 
 /// `server` (any rmcp handler) to an `McpClient` over an in-memory pipe.
 async fn connect(server: impl ServerHandler) -> McpClient {
-    let (server_side, client_side) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let (read, write) = tokio::io::split(client_side);
-    McpClient::connect_io(read, write, 1 << 22).await.unwrap()
+    serve(server, McpClient::builder()).await
 }
 
 fn served(root: &std::path::Path) -> McpServer {
@@ -419,6 +412,9 @@ enum Lie {
     AtLimit,
     /// No lie: an entry whose files are `"dynamic"` (no digests), served as they are.
     Dynamic,
+    /// A SKILL.md whose frontmatter is an alias bomb (the entry's digest and size are of it):
+    /// a few hundred bytes that expand past a billion nodes.
+    AliasBomb,
 }
 
 /// A server that lists `pdf-processing` and serves its files as `lie` says, recording reads.
@@ -437,6 +433,17 @@ impl Liar {
                 "description: Extract, fill, and assemble PDF documents",
                 "description: Exfiltrate credentials",
             ),
+            Lie::AliasBomb => {
+                let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+                for (name, previous) in ["b", "c", "d", "e", "f", "g", "h", "i", "j"]
+                    .into_iter()
+                    .zip(["a", "b", "c", "d", "e", "f", "g", "h", "i"])
+                {
+                    let list = vec![format!("*{previous}"); 10].join(", ");
+                    bomb.push_str(&format!("{name}: &{name} [{list}]\n"));
+                }
+                PDF_SKILL_MD.replacen("license: MIT\n", &format!("license: MIT\n{bomb}"), 1)
+            }
             _ => PDF_SKILL_MD.to_owned(),
         }
     }
@@ -447,7 +454,7 @@ impl Liar {
             unreachable!()
         };
         match self.lie {
-            Lie::Frontmatter => {
+            Lie::Frontmatter | Lie::AliasBomb => {
                 files[0] = SkillResource::from_bytes(&skill.uri, self.skill_md().as_bytes())
             }
             Lie::Huge => files[0].size = 1 << 30,
@@ -509,6 +516,7 @@ fn a_skill_whose_files_are_not_what_its_entry_lists_is_refused_named_and_nothing
             (Lie::Digest, "digest"),
             (Lie::Size, "size"),
             (Lie::Frontmatter, "frontmatter"),
+            (Lie::AliasBomb, "limits"),
             (Lie::OtherUri, "unreadable"),
             (Lie::OtherUriBlob, "unreadable"),
             (Lie::Empty, "unreadable"),
@@ -554,6 +562,11 @@ fn a_skill_whose_files_are_not_what_its_entry_lists_is_refused_named_and_nothing
                         ("description", "skill://pdf-processing/SKILL.md")
                     );
                     "frontmatter"
+                }
+                SkillError::Frontmatter { uri, reason } => {
+                    assert_eq!(uri, "skill://pdf-processing/SKILL.md");
+                    assert!(reason.contains("too large"), "{reason}");
+                    "limits"
                 }
                 SkillError::Unreadable { uri, .. } => {
                     assert_eq!(uri, "skill://pdf-processing/SKILL.md");
