@@ -16,6 +16,7 @@ use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
 
 use crate::answer::{Answerer, CallFailure, clipped};
+use crate::skills::error::SkillError;
 use serde_json::{Value, json};
 
 /// Why a connection or an import failed.
@@ -50,7 +51,7 @@ pub enum ClientError {
     },
     /// A skill was not loaded, or a file of it not read ([`crate::skills`]): the server does
     /// not offer skills, or what it sent is not what the skill's entry lists.
-    Skill(crate::skills::SkillError),
+    Skill(SkillError),
 }
 
 impl ClientError {
@@ -112,6 +113,12 @@ impl fmt::Display for ClientError {
 }
 
 impl std::error::Error for ClientError {}
+
+impl From<SkillError> for ClientError {
+    fn from(error: SkillError) -> Self {
+        ClientError::Skill(error)
+    }
+}
 
 /// A remote tool that was imported: its name on the server and its id in the registry.
 #[derive(Clone, Debug, PartialEq, Eq)]
