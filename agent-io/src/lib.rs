@@ -12,7 +12,7 @@
 //! | [`core`] | `agentio-core` | `AgentInput`/`AgentOutput`, `AgentError`, `AgentCore`, `AgentRuntime`, file contracts (re-exports `schema` at its old paths) | always |
 //! | [`tools`] | `agentio-tools` | `#[tool]`, `TypedTool`, `ToolPlugin`, `ToolRegistry`, TOOL.md, provider exports | `tools` (default) |
 //! | [`workflow`] | `agentio-workflow` | RFC-0024 workflows, the executor, durable runs (an embedded journal), the command line | `workflows` (default; `restate` adds `workflow::restate`, runs on a Restate server) |
-//! | `mcp` | `agentio-mcp` | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry; `mcp::auth` for authenticated streamable HTTP, `mcp::tasks` for long calls as MCP tasks, `mcp::skills` for agent skills served and loaded | `mcp` (`jwt` adds `mcp::auth::JwtVerifier`; `oauth` adds `mcp::Connect::http_authorized`, a client of an OAuth-protected server) |
+//! | `mcp` | `agentio-mcp` | `McpServer` and `McpClient`: a registry over MCP, an MCP server's tools in a registry; `mcp::auth` for authenticated streamable HTTP, `mcp::tasks` for long calls as MCP tasks, `mcp::skills` for agent skills served and loaded | `mcp` (`jwt` adds `mcp::auth::JwtVerifier`; `oauth` adds `mcp::Connect::http_authorized`, a client of an OAuth-protected server, and `mcp::machine`, a client with no user: a private key JWT with `jwt` too, a workload's JWT, an enterprise-managed token) |
 //! | `promptos` | `agentio-promptos` | PromptOS task input, `scc.submit.v1`, verdicts, scope pins, the gateway | `promptos` |
 // The macros name the facade `::agentio` wherever they expand, here too.
 #[allow(unused_extern_crates)]

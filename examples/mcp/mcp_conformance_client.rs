@@ -13,12 +13,16 @@
 //!   schema suggests, and answers sampling with a canned message (a real host asks its user and
 //!   its model);
 //! - `auth/*` scenarios authorize through rmcp's OAuth client (`OAuthState`: discovery,
-//!   registration or a client-ID metadata document, PKCE, the issuer check; the client
-//!   credentials grant for `auth/client-credentials-*`, where the client is a machine with a
-//!   secret) and connect with
+//!   registration or a client-ID metadata document, PKCE, the issuer check), and connect with
 //!   [`Connect::http_authorized`](agentio_mcp::Connect::http_authorized). The one thing a host
 //!   does differently is the browser: here the authorization URL is fetched headlessly and the
-//!   code read from its redirect;
+//!   code read from its redirect. A client with no user authorizes as a machine: with a
+//!   client secret (`auth/client-credentials-basic`, rmcp's client credentials grant), a
+//!   private key (`auth/client-credentials-jwt`, [`machine::authorize`] with
+//!   [`MachineGrant::private_key_jwt`]), a workload's identity token (`auth/wif-jwt-bearer`,
+//!   [`MachineGrant::jwt_bearer`]), or a user's enterprise ID token
+//!   (`auth/enterprise-managed-authorization`: rmcp's enterprise-managed exchange, its token
+//!   handed over by [`machine::with_enterprise_token`]);
 //! - `json-schema-2020-12-preservation` sends the input schema it listed for one tool back as
 //!   the argument of another, for the suite to see what survived the client;
 //! - `sep-2640-*` (the Skills extension) list the server's skills; the `verify` scenarios then
@@ -34,6 +38,7 @@
 use std::time::Duration;
 
 use agentio::serde_json::{Map, Value, json};
+use agentio_mcp::machine::{self, MachineGrant};
 use agentio_mcp::rmcp::model::{
     CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
@@ -42,12 +47,16 @@ use agentio_mcp::rmcp::model::{
 };
 use agentio_mcp::rmcp::service::RequestContext;
 use agentio_mcp::rmcp::transport::AuthorizationManager;
+use agentio_mcp::rmcp::transport::auth::enterprise::{
+    EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+};
 use agentio_mcp::rmcp::transport::auth::{
     AuthorizationCallback, AuthorizationRequest, ClientCredentialsConfig, OAuthState,
-    WWWAuthenticateParams,
+    WWWAuthenticateParams, default_oauth_http_client,
 };
 use agentio_mcp::rmcp::{ClientHandler, ClientLifecycleMode, RoleClient};
 use agentio_mcp::{ClientError, Connect, McpClient};
+use oauth2::ClientSecret;
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
@@ -165,9 +174,27 @@ struct Context {
     tool_calls: Vec<(String, Map<String, Value>)>,
     client_id: Option<String>,
     client_secret: Option<String>,
-    /// The client is a machine with a secret of its own: it authorizes with the client
-    /// credentials grant (SEP-1046), no user and no browser.
-    machine: bool,
+    /// How the client authorizes when it has no user (`None`: a user, with a browser).
+    machine: Option<Machine>,
+}
+
+/// A client with no user behind it, and what it authorizes with.
+enum Machine {
+    /// A client secret: the client credentials grant (SEP-1046), rmcp's own.
+    Secret,
+    /// A private key: the client credentials grant with a signed client assertion (SEP-1046,
+    /// `private_key_jwt`).
+    PrivateKey { pem: String, algorithm: String },
+    /// A workload's identity token: the JWT bearer grant (SEP-1933).
+    Workload { jwt: String },
+    /// A user's ID token from the enterprise identity provider, exchanged there for an
+    /// ID-JAG and the ID-JAG for the server's token (SEP-990, rmcp's exchange).
+    Enterprise {
+        id_token: String,
+        idp_client_id: String,
+        idp_issuer: String,
+        idp_token_endpoint: String,
+    },
 }
 
 impl Context {
@@ -189,13 +216,39 @@ impl Context {
             .collect();
         let text = |key: &str| context[key].as_str().map(str::to_owned);
         let client_secret = text("client_secret");
+        let machine = if let (Some(pem), Some(algorithm)) =
+            (text("private_key_pem"), text("signing_algorithm"))
+        {
+            Some(Machine::PrivateKey { pem, algorithm })
+        } else if let Some(jwt) = text("valid_jwt") {
+            Some(Machine::Workload { jwt })
+        } else if let (
+            Some(id_token),
+            Some(idp_client_id),
+            Some(idp_issuer),
+            Some(idp_token_endpoint),
+        ) = (
+            text("idp_id_token"),
+            text("idp_client_id"),
+            text("idp_issuer"),
+            text("idp_token_endpoint"),
+        ) {
+            Some(Machine::Enterprise {
+                id_token,
+                idp_client_id,
+                idp_issuer,
+                idp_token_endpoint,
+            })
+        } else if scenario.starts_with("auth/client-credentials") && client_secret.is_some() {
+            Some(Machine::Secret)
+        } else {
+            None
+        };
         Context {
             tool_calls,
             client_id: text("client_id"),
-            // With a private key instead (`auth/client-credentials-jwt`), not implemented
-            // here, the client tries as a user would, and is refused.
-            machine: scenario.starts_with("auth/client-credentials") && client_secret.is_some(),
             client_secret,
+            machine,
         }
     }
 }
@@ -264,26 +317,10 @@ async fn authorize(
     scopes: &[String],
     context: &Context,
 ) -> Result<AuthorizationManager, Failure> {
-    let mut oauth = OAuthState::new(url, None).await?;
-    if context.machine {
-        let (Some(client_id), Some(client_secret)) = (&context.client_id, &context.client_secret)
-        else {
-            return Err(
-                "the client credentials grant needs a client_id and a client_secret".into(),
-            );
-        };
-        let credentials = ClientCredentialsConfig::ClientSecret {
-            client_id: client_id.clone(),
-            client_secret: client_secret.clone(),
-            scopes: scopes.to_vec(),
-            // The MCP server the token is for: its canonical URI, the one connected to.
-            resource: Some(url.to_owned()),
-        };
-        oauth.authenticate_client_credentials(credentials).await?;
-        return Ok(oauth
-            .into_authorization_manager()
-            .ok_or("the client credentials grant ended unauthorized")?);
+    if let Some(how) = &context.machine {
+        return authorize_machine(url, how, scopes, context).await;
     }
+    let mut oauth = OAuthState::new(url, None).await?;
     let mut request = AuthorizationRequest::new(REDIRECT_URI)
         .with_client_name("agent-io conformance client")
         .with_client_metadata_url(CLIENT_METADATA_URL)
@@ -319,6 +356,68 @@ async fn authorize(
     Ok(oauth
         .into_authorization_manager()
         .ok_or("the OAuth flow ended unauthorized")?)
+}
+
+/// A machine client's authorization: each grant through the library, none retried (a refused
+/// grant is the authorization server's answer, returned as it is).
+async fn authorize_machine(
+    url: &str,
+    how: &Machine,
+    scopes: &[String],
+    context: &Context,
+) -> Result<AuthorizationManager, Failure> {
+    let client_id = context.client_id.clone().unwrap_or_default();
+    match how {
+        Machine::Secret => {
+            let client_secret = context.client_secret.clone().unwrap_or_default();
+            let mut oauth = OAuthState::new(url, None).await?;
+            let credentials = ClientCredentialsConfig::ClientSecret {
+                client_id,
+                client_secret,
+                scopes: scopes.to_vec(),
+                // The MCP server the token is for: its canonical URI, the one connected to.
+                resource: Some(url.to_owned()),
+            };
+            oauth.authenticate_client_credentials(credentials).await?;
+            Ok(oauth
+                .into_authorization_manager()
+                .ok_or("the client credentials grant ended unauthorized")?)
+        }
+        Machine::PrivateKey { pem, algorithm } => {
+            let grant = MachineGrant::private_key_jwt(client_id, pem.as_bytes(), algorithm)?;
+            Ok(machine::authorize(url, &grant, scopes).await?)
+        }
+        Machine::Workload { jwt } => {
+            let grant = MachineGrant::jwt_bearer(jwt.as_str()).with_client_id(client_id);
+            Ok(machine::authorize(url, &grant, scopes).await?)
+        }
+        Machine::Enterprise {
+            id_token,
+            idp_client_id,
+            idp_issuer,
+            idp_token_endpoint,
+        } => {
+            let resource_as = machine::authorization_server(url).await?;
+            let issuer = resource_as
+                .issuer
+                .ok_or("the authorization server publishes no issuer")?;
+            let secret = ClientSecret::new(context.client_secret.clone().unwrap_or_default());
+            let idp = EmaAuthorizationServer::new(
+                idp_issuer.as_str(),
+                idp_token_endpoint.as_str(),
+                idp_client_id.as_str(),
+            );
+            let resource_as =
+                EmaAuthorizationServer::new(issuer, resource_as.token_endpoint, client_id.as_str())
+                    .with_client_authentication(EmaClientAuthentication::ClientSecretBasic(secret));
+            let http = default_oauth_http_client()?;
+            let token = EmaExchangeRequest::new_with_id_token(idp, resource_as, url, id_token)
+                .with_scopes(scopes.iter().cloned())
+                .exchange(&http, &http)
+                .await?;
+            Ok(machine::with_enterprise_token(url, &client_id, &token).await?)
+        }
+    }
 }
 
 /// The scopes a challenge asks for (its `scope="a b"`), read by rmcp's own parser.

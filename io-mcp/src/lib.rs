@@ -19,7 +19,8 @@
 //!   `ClientHandler` that answers the server's questions (sampling, elicitation, roots) under
 //!   either protocol revision, another lifecycle, or an OAuth authorization (feature `oauth`,
 //!   on rmcp's OAuth client; a refused one is [`ClientError::Unauthorized`] with the server's
-//!   challenge). [`McpClient::load_skill`] loads a server's skill only when its files are the
+//!   challenge; a client with no user authorizes with `machine`: a private key JWT, a
+//!   workload's JWT, or an enterprise-managed token). [`McpClient::load_skill`] loads a server's skill only when its files are the
 //!   ones its entry lists ([`skills`]).
 //!
 //! The crate is separate from `agentio-tools` because it needs rmcp, Tokio's networking and
@@ -70,6 +71,8 @@ mod client;
 mod compose;
 mod connect;
 mod front;
+#[cfg(feature = "oauth")]
+pub mod machine;
 mod server;
 pub mod sessions;
 pub mod skills;

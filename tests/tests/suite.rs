@@ -13,6 +13,7 @@ mod mcp;
 mod mcp_client_answers;
 mod mcp_common;
 mod mcp_hostile;
+mod mcp_machine;
 mod mcp_skills;
 mod mcp_tasks;
 mod mcp_voice;

@@ -1,0 +1,856 @@
+//! A client with no user behind it: the OAuth grants a machine authorizes with (feature
+//! `oauth`).
+//!
+//! A user-driven client authorizes through rmcp's [`OAuthState`] (a browser, PKCE, a code);
+//! a machine client with a client secret through its
+//! [`authenticate_client_credentials`]. This module adds the two machine grants rmcp leaves
+//! out of a RustCrypto build, and hands the token to rmcp's [`AuthorizationManager`], so a
+//! machine client then connects exactly as a user-driven one does
+//! ([`Connect::http_authorized`]):
+//!
+//! - [`MachineGrant::private_key_jwt`] (SEP-1046, RFC 7523 §2.2; with the `jwt` feature): the
+//!   client credentials grant, the client authenticating with a JWT it signs with its private
+//!   key (`iss` and `sub` its client ID, `aud` the authorization server's issuer, a five-minute
+//!   `exp`, a fresh `jti`) instead of a shared secret. rmcp has this grant behind its
+//!   `auth-client-credentials-jwt` feature, which builds `jsonwebtoken` on aws-lc; two
+//!   crypto backends in one `jsonwebtoken` panic at the first signature, so agent-io signs
+//!   with the RustCrypto backend its JWT verification already uses.
+//! - [`MachineGrant::jwt_bearer`] (SEP-1933 workload identity federation, RFC 7523 §2.1): the
+//!   JWT a workload's platform issued it (a Kubernetes service account token, a cloud
+//!   workload identity) as the grant itself, with no secret to keep.
+//! - [`with_token`]: a token obtained elsewhere, such as the access token of rmcp's
+//!   enterprise-managed exchange (`rmcp::transport::auth::enterprise`, SEP-990: an identity
+//!   provider's ID token exchanged for an ID-JAG, the ID-JAG for the MCP server's token).
+//!
+//! [`authorize`] discovers the server's authorization server through rmcp (RFC 9728 protected
+//! resource metadata, then RFC 8414 metadata, with rmcp's address checks), and refuses, before
+//! anything is sent, a server that published no metadata, an authorization server that does
+//! not offer the grant (or, for a private key JWT, the `private_key_jwt` method or the key's
+//! algorithm) where its metadata lists what it offers, and a token endpoint that is not
+//! `https` (plain `http` only where both the MCP server and the token endpoint are loopback,
+//! as rmcp allows). The token request names the MCP server as its `resource` (RFC 8707) and
+//! carries the scopes asked for.
+//!
+//! Decisions, where the specifications leave a choice:
+//! - **No retry, no other grant.** A refused token request ([`MachineAuthError::Refused`]:
+//!   `invalid_grant`, `invalid_scope`, `unauthorized_client`, ...) is returned as the
+//!   authorization server said it, and nothing else is tried: a workload's identity or a
+//!   client's key does not get better by asking again, and falling back to another grant
+//!   would hide a misconfiguration (SEP-1933).
+//! - **Bounded.** The token request has [`TOKEN_TIMEOUT`] and its answer [`MAX_TOKEN_RESPONSE`]
+//!   bytes; redirects are not followed (OAuth 2.1 token endpoints do not redirect).
+//! - **Expiry.** These grants give no refresh token: when the token expires, rmcp's manager
+//!   answers `AuthorizationRequired` and the client sees [`ClientError::Unauthorized`]; a
+//!   machine client authorizes again (a fresh assertion) and reconnects.
+//!
+//! [`OAuthState`]: rmcp::transport::auth::OAuthState
+//! [`authenticate_client_credentials`]: rmcp::transport::auth::OAuthState::authenticate_client_credentials
+//! [`Connect::http_authorized`]: crate::Connect::http_authorized
+//! [`ClientError::Unauthorized`]: crate::ClientError::Unauthorized
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::transport::AuthorizationManager;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationMetadata, CredentialStore, InMemoryCredentialStore, OAuthTokenResponse,
+    StoredCredentials,
+};
+use serde_json::Value;
+
+/// How long a token request may take: 30 seconds, as rmcp's OAuth requests.
+pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most a token endpoint's answer may hold: 64 KiB. A token response is a few hundred
+/// bytes; an endpoint sending more is not read further.
+pub const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
+
+/// How long a signed client assertion is good for: five minutes (RFC 7523 §3 asks for an
+/// expiry; a short one limits what a leaked assertion is worth).
+pub const ASSERTION_LIFETIME: Duration = Duration::from_secs(300);
+
+/// `grant_type` of the JWT bearer grant (RFC 7523 §2.1).
+pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
+pub const JWT_CLIENT_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// How a machine client gets its token. Its `Debug` shows no key and no assertion.
+pub struct MachineGrant {
+    kind: Kind,
+}
+
+enum Kind {
+    #[cfg(feature = "jwt")]
+    PrivateKeyJwt {
+        client_id: String,
+        key: jsonwebtoken::EncodingKey,
+        algorithm: jsonwebtoken::Algorithm,
+    },
+    JwtBearer {
+        assertion: String,
+        client_id: Option<String>,
+    },
+}
+
+impl MachineGrant {
+    /// The client credentials grant, authenticated by a JWT signed with `key_pem` (a PKCS#8
+    /// or SEC1 EC key, a PKCS#1 or PKCS#8 RSA key, or a PKCS#8 Ed25519 key, in PEM) under
+    /// `algorithm` (its JOSE name: `ES256`, `ES384`, `RS256`, `PS256`, `EdDSA`, ...). The key
+    /// is read now, so a key that does not fit the algorithm is an error here, not at the
+    /// first token request. HMAC algorithms (`HS256`, ...) are refused: they sign with a
+    /// shared secret, which is `client_secret_jwt`, not a private key.
+    #[cfg(feature = "jwt")]
+    pub fn private_key_jwt(
+        client_id: impl Into<String>,
+        key_pem: &[u8],
+        algorithm: &str,
+    ) -> Result<Self, MachineAuthError> {
+        use jsonwebtoken::{Algorithm, EncodingKey};
+        let unusable = |reason: String| MachineAuthError::Key { reason };
+        let algorithm: Algorithm = algorithm
+            .parse()
+            .map_err(|_| unusable(format!("`{algorithm}` is not a JOSE signing algorithm")))?;
+        let key = match algorithm {
+            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(key_pem),
+            Algorithm::RS256
+            | Algorithm::RS384
+            | Algorithm::RS512
+            | Algorithm::PS256
+            | Algorithm::PS384
+            | Algorithm::PS512 => EncodingKey::from_rsa_pem(key_pem),
+            Algorithm::EdDSA => EncodingKey::from_ed_pem(key_pem),
+            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => {
+                return Err(unusable(format!(
+                    "`{algorithm:?}` signs with a shared secret, not a private key"
+                )));
+            }
+            _ => {
+                return Err(unusable(format!(
+                    "`{algorithm:?}` is not supported for a client assertion"
+                )));
+            }
+        }
+        .map_err(|error| {
+            unusable(format!(
+                "the key is not a {algorithm:?} key in PEM: {error}"
+            ))
+        })?;
+        let grant = MachineGrant {
+            kind: Kind::PrivateKeyJwt {
+                client_id: client_id.into(),
+                key,
+                algorithm,
+            },
+        };
+        // Sign once now: a key of another curve or size than the algorithm's parses as PEM
+        // and fails only when it signs.
+        grant.assertion("https://authorization-server.invalid")?;
+        Ok(grant)
+    }
+
+    /// The JWT bearer grant: `assertion` (a JWT issued to this workload, whose audience is
+    /// the authorization server) is the grant. It is sent as it is; the authorization
+    /// server verifies it.
+    pub fn jwt_bearer(assertion: impl Into<String>) -> Self {
+        MachineGrant {
+            kind: Kind::JwtBearer {
+                assertion: assertion.into(),
+                client_id: None,
+            },
+        }
+    }
+
+    /// The client ID sent with a JWT bearer grant, for an authorization server that registers
+    /// its workloads as public clients (`token_endpoint_auth_method` `none`). A private key
+    /// JWT grant has its client ID already.
+    #[cfg_attr(not(feature = "jwt"), allow(irrefutable_let_patterns))]
+    pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
+        if let Kind::JwtBearer { client_id, .. } = &mut self.kind {
+            *client_id = Some(id.into());
+        }
+        self
+    }
+
+    /// The `grant_type` this grant asks for.
+    pub fn grant_type(&self) -> &'static str {
+        match &self.kind {
+            #[cfg(feature = "jwt")]
+            Kind::PrivateKeyJwt { .. } => "client_credentials",
+            Kind::JwtBearer { .. } => JWT_BEARER_GRANT,
+        }
+    }
+
+    /// The client ID the grant names, if any.
+    pub fn client_id(&self) -> Option<&str> {
+        match &self.kind {
+            #[cfg(feature = "jwt")]
+            Kind::PrivateKeyJwt { client_id, .. } => Some(client_id),
+            Kind::JwtBearer { client_id, .. } => client_id.as_deref(),
+        }
+    }
+
+    /// A fresh client assertion for `audience` (private key JWT only).
+    #[cfg(feature = "jwt")]
+    fn assertion(&self, audience: &str) -> Result<String, MachineAuthError> {
+        let Kind::PrivateKeyJwt {
+            client_id,
+            key,
+            algorithm,
+        } = &self.kind
+        else {
+            return Err(MachineAuthError::Key {
+                reason: "only a private key JWT grant signs an assertion".to_owned(),
+            });
+        };
+        let now = now_secs();
+        let claims = serde_json::json!({
+            "iss": client_id,
+            "sub": client_id,
+            "aud": audience,
+            "iat": now,
+            "exp": now + ASSERTION_LIFETIME.as_secs(),
+            "jti": random_id(),
+        });
+        jsonwebtoken::encode(&jsonwebtoken::Header::new(*algorithm), &claims, key).map_err(
+            |error| MachineAuthError::Key {
+                reason: format!("signing the client assertion failed: {error}"),
+            },
+        )
+    }
+
+    /// The token request's form, for the authorization server `metadata` describes.
+    #[cfg_attr(not(feature = "jwt"), allow(unused_variables))]
+    fn form(
+        &self,
+        metadata: &AuthorizationMetadata,
+        resource: &str,
+        scopes: &[String],
+    ) -> Result<String, MachineAuthError> {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", self.grant_type());
+        match &self.kind {
+            #[cfg(feature = "jwt")]
+            Kind::PrivateKeyJwt { .. } => {
+                // The authorization server's issuer identifies it (RFC 7523 §3; the token
+                // endpoint where it publishes none). No `client_id`: the assertion's `sub`
+                // names the client (RFC 7523 §3).
+                let audience = metadata
+                    .issuer
+                    .as_deref()
+                    .unwrap_or(&metadata.token_endpoint);
+                form.append_pair("client_assertion_type", JWT_CLIENT_ASSERTION);
+                form.append_pair("client_assertion", &self.assertion(audience)?);
+            }
+            Kind::JwtBearer {
+                assertion,
+                client_id,
+            } => {
+                form.append_pair("assertion", assertion);
+                if let Some(client_id) = client_id {
+                    form.append_pair("client_id", client_id);
+                }
+            }
+        }
+        if !scopes.is_empty() {
+            form.append_pair("scope", &scopes.join(" "));
+        }
+        form.append_pair("resource", resource);
+        Ok(form.finish())
+    }
+
+    /// Whether the authorization server, as its metadata describes it, takes this grant.
+    fn check_offered(&self, metadata: &AuthorizationMetadata) -> Result<(), MachineAuthError> {
+        let listed = |field: &str| -> Option<Vec<String>> {
+            let values = metadata.additional_fields.get(field)?.as_array()?;
+            Some(
+                values
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+            )
+        };
+        let refuse = |what: &'static str, wanted: String, offered: Vec<String>| {
+            Err(MachineAuthError::NotOffered {
+                what,
+                wanted,
+                offered,
+            })
+        };
+        if let Some(offered) = listed("grant_types_supported")
+            && !offered.iter().any(|g| g == self.grant_type())
+        {
+            return refuse("grant type", self.grant_type().to_owned(), offered);
+        }
+        #[cfg(feature = "jwt")]
+        if let Kind::PrivateKeyJwt { algorithm, .. } = &self.kind {
+            if let Some(offered) = listed("token_endpoint_auth_methods_supported")
+                && !offered.iter().any(|m| m == "private_key_jwt")
+            {
+                return refuse(
+                    "client authentication",
+                    "private_key_jwt".to_owned(),
+                    offered,
+                );
+            }
+            let name = format!("{algorithm:?}");
+            if let Some(offered) = listed("token_endpoint_auth_signing_alg_values_supported")
+                && !offered.contains(&name)
+            {
+                return refuse("signing algorithm", name, offered);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for MachineGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MachineGrant")
+            .field("grant_type", &self.grant_type())
+            .field("client_id", &self.client_id())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Authorizes a machine client for the MCP server at `server_url` with `grant`, asking for
+/// `scopes`: discovers its authorization server, makes the token request, and returns rmcp's
+/// manager holding the token, for [`Connect::http_authorized`](crate::Connect::http_authorized).
+///
+/// ```no_run
+/// use agentio_mcp::McpClient;
+/// use agentio_mcp::machine::{self, MachineGrant};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let url = "https://mcp.example.com/mcp";
+/// // The workload's identity token, as its platform mounts it.
+/// let jwt = std::fs::read_to_string("/var/run/secrets/tokens/mcp")?;
+/// let manager = machine::authorize(url, &MachineGrant::jwt_bearer(jwt.trim()), &[]).await?;
+/// let client = McpClient::builder().http_authorized(url, manager).await?;
+/// # Ok(()) }
+/// ```
+pub async fn authorize(
+    server_url: &str,
+    grant: &MachineGrant,
+    scopes: &[String],
+) -> Result<AuthorizationManager, MachineAuthError> {
+    let (manager, metadata) = discover(server_url).await?;
+    grant.check_offered(&metadata)?;
+    let endpoint = token_endpoint(server_url, &metadata)?;
+    let form = grant.form(&metadata, server_url, scopes)?;
+    let token = request_token(&endpoint, form).await?;
+    let client_id = grant.client_id().unwrap_or_default().to_owned();
+    seed(manager, metadata, client_id, token, scopes).await
+}
+
+/// rmcp's manager for the MCP server at `server_url`, holding `token`, a token response
+/// obtained elsewhere (`{"access_token": ..., "token_type": "Bearer", "expires_in": ...}`),
+/// issued to `client_id`: such as the access token of rmcp's enterprise-managed exchange.
+/// The server's authorization server is discovered as [`authorize`] does, so the token is
+/// bound to the issuer it came from (rmcp drops tokens of another issuer).
+pub async fn with_token(
+    server_url: &str,
+    client_id: &str,
+    token: Value,
+) -> Result<AuthorizationManager, MachineAuthError> {
+    let token: OAuthTokenResponse =
+        serde_json::from_value(token).map_err(|error| MachineAuthError::Response {
+            status: 200,
+            reason: format!("not a token response: {error}"),
+        })?;
+    let (manager, metadata) = discover(server_url).await?;
+    seed(manager, metadata, client_id.to_owned(), token, &[]).await
+}
+
+/// The metadata of the MCP server's authorization server, discovered as [`authorize`] does:
+/// what a flow this module does not run needs, such as the issuer and token endpoint of
+/// rmcp's enterprise-managed exchange.
+pub async fn authorization_server(
+    server_url: &str,
+) -> Result<AuthorizationMetadata, MachineAuthError> {
+    Ok(discover(server_url).await?.1)
+}
+
+/// rmcp's manager for the MCP server at `server_url`, holding the access token rmcp's
+/// enterprise-managed exchange (SEP-990) obtained for `client_id` at the server's
+/// authorization server.
+///
+/// ```no_run
+/// use agentio_mcp::McpClient;
+/// use agentio_mcp::machine;
+/// use agentio_mcp::rmcp::transport::auth::default_oauth_http_client;
+/// use agentio_mcp::rmcp::transport::auth::enterprise::{
+///     EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+/// };
+///
+/// // `id_token`: the user's, from the enterprise identity provider; `authentication`: how
+/// // this client authenticates at the MCP server's authorization server (such as
+/// // `EmaClientAuthentication::ClientSecretBasic`).
+/// # async fn run(id_token: &str, authentication: EmaClientAuthentication) -> Result<(), Box<dyn std::error::Error>> {
+/// let url = "https://mcp.example.com/mcp";
+/// let resource_as = machine::authorization_server(url).await?;
+/// let idp = EmaAuthorizationServer::new("https://idp.example", "https://idp.example/token", "idp-client");
+/// let resource_as = EmaAuthorizationServer::new(
+///     resource_as.issuer.unwrap_or_default(), resource_as.token_endpoint, "mcp-client",
+/// ).with_client_authentication(authentication);
+/// let http = default_oauth_http_client()?;
+/// let token = EmaExchangeRequest::new_with_id_token(idp, resource_as, url, id_token)
+///     .exchange(&http, &http)
+///     .await?;
+/// let manager = machine::with_enterprise_token(url, "mcp-client", &token).await?;
+/// let client = McpClient::builder().http_authorized(url, manager).await?;
+/// # Ok(()) }
+/// ```
+pub async fn with_enterprise_token(
+    server_url: &str,
+    client_id: &str,
+    token: &rmcp::transport::auth::enterprise::EmaAccessToken,
+) -> Result<AuthorizationManager, MachineAuthError> {
+    let mut response = serde_json::json!({
+        "access_token": token.access_token.secret(),
+        "token_type": "Bearer",
+    });
+    if let Some(expires_in) = token.expires_in {
+        response["expires_in"] = expires_in.as_secs().into();
+    }
+    if !token.scopes.is_empty() {
+        let mut scopes: Vec<&str> = token.scopes.iter().map(String::as_str).collect();
+        scopes.sort_unstable();
+        response["scope"] = scopes.join(" ").into();
+    }
+    with_token(server_url, client_id, response).await
+}
+
+/// The server's authorization server, through rmcp's discovery.
+async fn discover(
+    server_url: &str,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), MachineAuthError> {
+    let manager = AuthorizationManager::new(server_url)
+        .await
+        .map_err(MachineAuthError::Discovery)?;
+    let resolution = manager
+        .resolve_metadata()
+        .await
+        .map_err(MachineAuthError::Discovery)?;
+    if !resolution.source.is_discovered() {
+        return Err(MachineAuthError::NoMetadata {
+            server: server_url.to_owned(),
+        });
+    }
+    Ok((manager, resolution.metadata))
+}
+
+/// The token endpoint, if it may carry a credential: `https`, or `http` where the MCP
+/// server and the endpoint are both loopback (a development setup).
+fn token_endpoint(
+    server_url: &str,
+    metadata: &AuthorizationMetadata,
+) -> Result<reqwest::Url, MachineAuthError> {
+    let insecure = || MachineAuthError::InsecureTokenEndpoint {
+        endpoint: metadata.token_endpoint.clone(),
+    };
+    let endpoint = reqwest::Url::parse(&metadata.token_endpoint).map_err(|_| insecure())?;
+    let loopback = |url: &reqwest::Url| {
+        url.host_str().is_some_and(|host| {
+            let ip = host.trim_start_matches('[').trim_end_matches(']');
+            host.eq_ignore_ascii_case("localhost")
+                || ip
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        })
+    };
+    let server = reqwest::Url::parse(server_url).map_err(|_| insecure())?;
+    let allowed = endpoint.scheme() == "https"
+        || (endpoint.scheme() == "http" && loopback(&endpoint) && loopback(&server));
+    if !allowed || !endpoint.username().is_empty() || endpoint.password().is_some() {
+        return Err(insecure());
+    }
+    Ok(endpoint)
+}
+
+/// Posts `form` to `endpoint` and reads its answer: a token response, or the OAuth error it
+/// refused with.
+async fn request_token(
+    endpoint: &reqwest::Url,
+    form: String,
+) -> Result<OAuthTokenResponse, MachineAuthError> {
+    let failed = |reason: String| MachineAuthError::Request {
+        endpoint: endpoint.to_string(),
+        reason,
+    };
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TOKEN_TIMEOUT)
+        .build()
+        .map_err(|error| failed(error.to_string()))?;
+    let mut response = client
+        .post(endpoint.clone())
+        .header(
+            http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .header(http::header::ACCEPT, "application/json")
+        .body(form)
+        .send()
+        .await
+        .map_err(|error| failed(error.to_string()))?;
+    let status = response.status().as_u16();
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| failed(error.to_string()))?
+    {
+        if body.len() + chunk.len() > MAX_TOKEN_RESPONSE {
+            return Err(MachineAuthError::Response {
+                status,
+                reason: format!("the answer is over {MAX_TOKEN_RESPONSE} bytes"),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if !(200..300).contains(&status) {
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let text = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
+        return Err(match text("error") {
+            Some(error) => MachineAuthError::Refused {
+                status,
+                error,
+                description: text("error_description"),
+            },
+            None => MachineAuthError::Response {
+                status,
+                reason: "a refusal without an OAuth error".to_owned(),
+            },
+        });
+    }
+    serde_json::from_slice(&body).map_err(|error| MachineAuthError::Response {
+        status,
+        reason: format!("not a token response: {error}"),
+    })
+}
+
+/// rmcp's manager, holding `token` as if its own flow had obtained it.
+async fn seed(
+    mut manager: AuthorizationManager,
+    metadata: AuthorizationMetadata,
+    client_id: String,
+    token: OAuthTokenResponse,
+    asked: &[String],
+) -> Result<AuthorizationManager, MachineAuthError> {
+    // The scopes granted: the response's, or those asked for where it names none
+    // (RFC 6749 §5.1: omitted when they are the ones asked for).
+    let granted = granted_scopes(&token).unwrap_or_else(|| asked.to_vec());
+    let issuer = metadata.issuer.clone();
+    let store = InMemoryCredentialStore::new();
+    let credentials = StoredCredentials::new(client_id, Some(token), granted, Some(now_secs()))
+        .with_issuer(issuer);
+    store
+        .save(credentials)
+        .await
+        .map_err(MachineAuthError::Store)?;
+    manager.set_metadata(metadata);
+    manager.set_credential_store(store);
+    manager
+        .initialize_from_store()
+        .await
+        .map_err(MachineAuthError::Store)?;
+    Ok(manager)
+}
+
+/// The scopes a token response names, read from its JSON form (`oauth2`'s accessor is a
+/// trait of a crate this one does not depend on).
+fn granted_scopes(token: &OAuthTokenResponse) -> Option<Vec<String>> {
+    let json = serde_json::to_value(token).ok()?;
+    let scope = json.get("scope")?.as_str()?;
+    Some(scope.split_whitespace().map(str::to_owned).collect())
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// 128 random bits, hex: a `jti`.
+#[cfg(feature = "jwt")]
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    // No entropy source is a broken machine; an all-zero `jti` would be replayed, so fail
+    // loudly rather than sign one.
+    getrandom::fill(&mut bytes).expect("the operating system's random number generator");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Why a machine client is not authorized. Each says what failed and where; none is retried.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum MachineAuthError {
+    /// rmcp's discovery of the server's authorization server failed.
+    Discovery(AuthError),
+    /// The server published no protected resource or authorization server metadata.
+    NoMetadata {
+        /// The MCP server.
+        server: String,
+    },
+    /// The authorization server's metadata lists what it offers, and this is not in it.
+    NotOffered {
+        /// `grant type`, `client authentication` or `signing algorithm`.
+        what: &'static str,
+        /// What the grant needs.
+        wanted: String,
+        /// What the authorization server offers.
+        offered: Vec<String>,
+    },
+    /// The token endpoint would carry the credential in the clear (not `https`, and not
+    /// loopback with a loopback MCP server), or has credentials in its URL.
+    InsecureTokenEndpoint {
+        /// The endpoint the metadata named.
+        endpoint: String,
+    },
+    /// The key or algorithm cannot sign a client assertion.
+    Key {
+        /// Why.
+        reason: String,
+    },
+    /// The token request did not get an answer (connection, timeout).
+    Request {
+        /// The token endpoint.
+        endpoint: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The authorization server refused the grant, with an OAuth error (RFC 6749 §5.2).
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// `invalid_grant`, `invalid_scope`, `unauthorized_client`, `invalid_client`, ...
+        error: String,
+        /// The server's `error_description`.
+        description: Option<String>,
+    },
+    /// The answer is not a token response (nor an OAuth error), or is too large.
+    Response {
+        /// The HTTP status.
+        status: u16,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// rmcp's manager did not take the token.
+    Store(AuthError),
+}
+
+impl fmt::Display for MachineAuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MachineAuthError::Discovery(error) => {
+                write!(f, "discovering the authorization server failed: {error}")
+            }
+            MachineAuthError::NoMetadata { server } => write!(
+                f,
+                "`{server}` publishes no authorization metadata (RFC 9728 / RFC 8414): \
+                 there is no authorization server to ask"
+            ),
+            MachineAuthError::NotOffered {
+                what,
+                wanted,
+                offered,
+            } => write!(
+                f,
+                "the authorization server does not offer the {what} `{wanted}` (it offers: {})",
+                offered.join(", ")
+            ),
+            MachineAuthError::InsecureTokenEndpoint { endpoint } => write!(
+                f,
+                "the token endpoint `{endpoint}` is not https (plain http only on loopback, \
+                 for a loopback server), so no credential is sent to it"
+            ),
+            MachineAuthError::Key { reason } => write!(f, "client assertion key: {reason}"),
+            MachineAuthError::Request { endpoint, reason } => {
+                write!(f, "the token request to `{endpoint}` failed: {reason}")
+            }
+            MachineAuthError::Refused {
+                status,
+                error,
+                description,
+            } => {
+                write!(
+                    f,
+                    "the authorization server refused the grant ({status}): {error}"
+                )?;
+                match description {
+                    Some(description) => write!(f, ": {description}"),
+                    None => Ok(()),
+                }
+            }
+            MachineAuthError::Response { status, reason } => {
+                write!(
+                    f,
+                    "the token endpoint's answer ({status}) is unusable: {reason}"
+                )
+            }
+            MachineAuthError::Store(error) => {
+                write!(
+                    f,
+                    "the authorization manager did not take the token: {error}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for MachineAuthError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MachineAuthError::Discovery(error) | MachineAuthError::Store(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metadata(token_endpoint: &str) -> AuthorizationMetadata {
+        let mut metadata = AuthorizationMetadata::default();
+        metadata.token_endpoint = token_endpoint.to_owned();
+        metadata
+    }
+
+    #[test]
+    fn a_credential_goes_only_to_https_or_between_loopback_hosts() {
+        let allowed =
+            |server: &str, endpoint: &str| token_endpoint(server, &metadata(endpoint)).is_ok();
+        assert!(allowed(
+            "https://mcp.example/mcp",
+            "https://auth.example/token"
+        ));
+        assert!(allowed(
+            "http://127.0.0.1:9/mcp",
+            "https://auth.example/token"
+        ));
+        for loopback in [
+            "http://127.0.0.1:8/token",
+            "http://localhost:8/token",
+            "http://LOCALHOST/token",
+            "http://[::1]:8/token",
+            "http://127.9.9.9/token",
+        ] {
+            assert!(allowed("http://localhost:9/mcp", loopback), "{loopback}");
+            assert!(allowed("http://[::1]:9/mcp", loopback), "{loopback}");
+            // A loopback endpoint named by a server elsewhere is not trusted with a secret.
+            assert!(!allowed("https://mcp.example/mcp", loopback), "{loopback}");
+        }
+        assert!(!allowed(
+            "http://127.0.0.1:9/mcp",
+            "http://auth.example/token"
+        ));
+        assert!(!allowed("http://127.0.0.1:9/mcp", "http://10.0.0.1/token"));
+        assert!(!allowed(
+            "https://mcp.example/mcp",
+            "ftp://auth.example/token"
+        ));
+        assert!(!allowed(
+            "https://mcp.example/mcp",
+            "https://user:pw@auth.example/token"
+        ));
+        assert!(!allowed(
+            "https://mcp.example/mcp",
+            "https://user@auth.example/token"
+        ));
+        assert!(!allowed("https://mcp.example/mcp", "not a url"));
+        assert!(!allowed("not a url", "http://127.0.0.1/token"));
+        let err =
+            token_endpoint("https://m.example/mcp", &metadata("http://a.example/t")).unwrap_err();
+        assert!(
+            matches!(&err, MachineAuthError::InsecureTokenEndpoint { endpoint } if endpoint == "http://a.example/t")
+        );
+    }
+
+    #[test]
+    fn a_jwt_bearer_form_carries_the_assertion_scopes_and_resource() {
+        let grant = MachineGrant::jwt_bearer("a.b.c").with_client_id("wl");
+        let form = grant
+            .form(
+                &metadata("https://a.example/t"),
+                "https://m.example/mcp",
+                &["x".into(), "y".into()],
+            )
+            .unwrap();
+        let fields: Vec<(String, String)> = form_urlencoded::parse(form.as_bytes())
+            .into_owned()
+            .collect();
+        let expected = [
+            ("grant_type", JWT_BEARER_GRANT),
+            ("assertion", "a.b.c"),
+            ("client_id", "wl"),
+            ("scope", "x y"),
+            ("resource", "https://m.example/mcp"),
+        ];
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(fields, expected);
+        assert_eq!(grant.client_id(), Some("wl"));
+        assert_eq!(MachineGrant::jwt_bearer("a.b.c").client_id(), None);
+    }
+
+    #[test]
+    fn an_offer_is_checked_only_where_the_metadata_lists_one() {
+        let grant = MachineGrant::jwt_bearer("a.b.c");
+        let mut listed = metadata("https://a.example/t");
+        assert!(
+            grant.check_offered(&listed).is_ok(),
+            "nothing listed: nothing refused"
+        );
+        listed.additional_fields.insert(
+            "grant_types_supported".into(),
+            serde_json::json!(["client_credentials", JWT_BEARER_GRANT]),
+        );
+        assert!(grant.check_offered(&listed).is_ok());
+        listed.additional_fields.insert(
+            "grant_types_supported".into(),
+            serde_json::json!(["client_credentials"]),
+        );
+        assert!(matches!(
+            grant.check_offered(&listed),
+            Err(MachineAuthError::NotOffered {
+                what: "grant type",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_errors_say_what_failed() {
+        let refused = MachineAuthError::Refused {
+            status: 401,
+            error: "invalid_client".into(),
+            description: None,
+        };
+        assert_eq!(
+            refused.to_string(),
+            "the authorization server refused the grant (401): invalid_client"
+        );
+        let offered = MachineAuthError::NotOffered {
+            what: "grant type",
+            wanted: "x".into(),
+            offered: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            offered.to_string(),
+            "the authorization server does not offer the grant type `x` (it offers: a, b)"
+        );
+        let missing = MachineAuthError::NoMetadata {
+            server: "https://m.example/mcp".into(),
+        };
+        assert!(
+            missing
+                .to_string()
+                .starts_with("`https://m.example/mcp` publishes no authorization metadata")
+        );
+    }
+}

@@ -1,0 +1,492 @@
+//! A client with no user (`agentio_mcp::machine`, feature `oauth`): a private key JWT and a
+//! workload's JWT authorize at an authorization server the MCP server names, and the client
+//! then calls the server with the token. The authorization server here is a loopback stub
+//! that records every request, so each test can say what was sent, and what was not.
+#![cfg(feature = "oauth")]
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use agentio_mcp::auth::{AuthError, HttpAuth};
+use agentio_mcp::machine::{self, MachineAuthError, MachineGrant};
+use agentio_mcp::{McpClient, McpServer};
+use agentio_tools::Caller;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::mcp_common::runtime;
+
+/// A P-256 key (PKCS#8) made for these tests, and its public half.
+const EC_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgMtlVQznjtxi6Jkth
++G8Wkt8eYfjfaTjxFOjBsDVD4e6hRANCAARFl1EUBdqPa4ETqsP6jrG4PC8FOdP1
+0Eie9Ta8P9JxU+rr5io6KdKlWptzNzakWv9e/faIKJIXcP4NwhseLfHP
+-----END PRIVATE KEY-----
+";
+const EC_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAERZdRFAXaj2uBE6rD+o6xuDwvBTnT
+9dBInvU2vD/ScVPq6+YqOinSpVqbczc2pFr/Xv32iCiSF3D+DcIbHi3xzw==
+-----END PUBLIC KEY-----
+";
+
+/// The token the stub issues, and the caller the MCP server's verifier makes of it.
+const TOKEN: &str = "machine-token-1";
+
+/// How the stub's token endpoint answers.
+#[derive(Clone, Copy)]
+enum Answer {
+    Token,
+    Refuse,
+    Huge,
+    NotJson,
+    ServerError,
+}
+
+/// One request the stub received: its method and path, and its body.
+#[derive(Clone, Debug)]
+struct Seen {
+    line: String,
+    body: String,
+}
+
+/// A loopback authorization server: metadata (RFC 8414) built by `metadata` from its own
+/// issuer URL, and a token endpoint answering `answer`.
+struct Stub {
+    issuer: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Stub {
+    async fn start(answer: Answer, metadata: impl Fn(&str) -> Value + Send + 'static) -> Stub {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (record, own) = (seen.clone(), issuer.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let Some(request) = read_request(&mut stream).await else {
+                    continue;
+                };
+                record.lock().unwrap().push(request.clone());
+                let (status, body) = if request
+                    .line
+                    .starts_with("GET /.well-known/oauth-authorization-server")
+                {
+                    (200, metadata(&own).to_string())
+                } else if request.line.starts_with("POST /token") {
+                    match answer {
+                        Answer::Token => (200, json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": "notes:read"}).to_string()),
+                        Answer::Refuse => (400, json!({"error": "invalid_grant", "error_description": "the assertion has expired"}).to_string()),
+                        Answer::Huge => (200, format!("{{\"access_token\":\"{}\"}}", "x".repeat(100_000))),
+                        Answer::NotJson => (200, "<html>sign in</html>".to_owned()),
+                        Answer::ServerError => (500, "upstream down".to_owned()),
+                    }
+                } else {
+                    (404, String::new())
+                };
+                let head = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(body.as_bytes()).await;
+            }
+        });
+        Stub { issuer, seen }
+    }
+
+    /// The token requests received, their forms decoded.
+    fn token_requests(&self) -> Vec<Vec<(String, String)>> {
+        let seen = self.seen.lock().unwrap();
+        let posts = seen.iter().filter(|r| r.line.starts_with("POST /token"));
+        posts
+            .map(|r| {
+                form_urlencoded::parse(r.body.as_bytes())
+                    .into_owned()
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// A stub's metadata offering `grants`, with the usual endpoints.
+fn offering(grants: &'static [&'static str]) -> impl Fn(&str) -> Value + Send + 'static {
+    move |issuer| {
+        json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "grant_types_supported": grants,
+            "token_endpoint_auth_methods_supported": ["private_key_jwt", "none"],
+            "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
+        })
+    }
+}
+
+async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Seen> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    while buffer.len() < head_end + length {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+    Some(Seen {
+        line: head.lines().next().unwrap_or_default().to_owned(),
+        body: String::from_utf8_lossy(&buffer[head_end..]).into_owned(),
+    })
+}
+
+/// The fixture registry and `auth.whoami`, behind a verifier that knows [`TOKEN`], naming
+/// `issuer` as its authorization server.
+async fn mcp_server(issuer: &str) -> String {
+    let mut registry = agentio_tests::mcp_fixture::registry();
+    agentio_tests::mcp_fixture::add_whoami(&mut registry);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let verifier = |token: &str| match token {
+        TOKEN => Ok(Caller::new("machine-1").with_scopes(["notes:read"])),
+        _ => Err(AuthError::invalid("unknown token")),
+    };
+    let auth = HttpAuth::new(Arc::new(verifier), url.clone())
+        .with_authorization_server(issuer)
+        .with_scopes(["notes:read"]);
+    let server = McpServer::new(registry).unwrap().with_auth(auth);
+    tokio::spawn(server.serve_http(listener));
+    url
+}
+
+/// `auth.whoami` through a client authorized by `manager`.
+async fn whoami(url: &str, manager: rmcp::transport::AuthorizationManager) -> Value {
+    let client = McpClient::builder()
+        .http_authorized(url, manager)
+        .await
+        .unwrap();
+    let result = client
+        .call_tool(CallToolRequestParams::new("auth.whoami"))
+        .await
+        .unwrap();
+    client.close().await.ok();
+    result.structured_content.unwrap()
+}
+
+fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn scopes() -> Vec<String> {
+    vec!["notes:read".to_owned()]
+}
+
+#[test]
+fn a_private_key_jwt_client_authorizes_with_a_fresh_signed_assertion_and_calls() {
+    runtime().block_on(async {
+        let stub = Stub::start(Answer::Token, offering(&["client_credentials"])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let grant = MachineGrant::private_key_jwt("svc-1", EC_KEY.as_bytes(), "ES256").unwrap();
+        let manager = machine::authorize(&url, &grant, &scopes()).await.unwrap();
+        assert_eq!(whoami(&url, manager).await["subject"], "machine-1");
+        machine::authorize(&url, &grant, &scopes()).await.unwrap();
+
+        let requests = stub.token_requests();
+        assert_eq!(requests.len(), 2);
+        let mut jtis = Vec::new();
+        for form in &requests {
+            assert_eq!(field(form, "grant_type"), Some("client_credentials"));
+            assert_eq!(
+                field(form, "client_assertion_type"),
+                Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+            );
+            // The assertion names the client (RFC 7523 §3): no `client_id` beside it.
+            assert_eq!(field(form, "client_id"), None);
+            assert_eq!(field(form, "resource"), Some(url.as_str()));
+            assert_eq!(field(form, "scope"), Some("notes:read"));
+            let assertion = field(form, "client_assertion").unwrap();
+            let key = jsonwebtoken::DecodingKey::from_ec_pem(EC_PUBLIC.as_bytes()).unwrap();
+            let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+            validation.set_audience(&[stub.issuer.as_str()]);
+            validation.set_issuer(&["svc-1"]);
+            let claims = jsonwebtoken::decode::<Value>(assertion, &key, &validation)
+                .expect("signed by the key, for the issuer")
+                .claims;
+            assert_eq!(claims["sub"], "svc-1");
+            let lifetime = claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap();
+            assert_eq!(lifetime, machine::ASSERTION_LIFETIME.as_secs());
+            let jti = claims["jti"].as_str().unwrap().to_owned();
+            assert_eq!(jti.len(), 32, "{jti}");
+            jtis.push(jti);
+        }
+        assert_ne!(jtis[0], jtis[1], "each assertion is fresh");
+    });
+}
+
+#[test]
+fn a_workloads_jwt_is_the_grant_sent_as_it_is() {
+    runtime().block_on(async {
+        let stub = Stub::start(Answer::Token, offering(&[machine::JWT_BEARER_GRANT])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let grant = MachineGrant::jwt_bearer("eyJ.workload.jwt").with_client_id("wl-7");
+        assert!(!format!("{grant:?}").contains("workload"), "{grant:?}");
+        let manager = machine::authorize(&url, &grant, &[]).await.unwrap();
+        assert_eq!(whoami(&url, manager).await["subject"], "machine-1");
+        let requests = stub.token_requests();
+        assert_eq!(requests.len(), 1);
+        let form = &requests[0];
+        assert_eq!(field(form, "grant_type"), Some(machine::JWT_BEARER_GRANT));
+        assert_eq!(field(form, "assertion"), Some("eyJ.workload.jwt"));
+        assert_eq!(field(form, "client_id"), Some("wl-7"));
+        assert_eq!(field(form, "resource"), Some(url.as_str()));
+        assert_eq!(field(form, "scope"), None, "no scope asked, none sent");
+        assert_eq!(field(form, "client_assertion"), None);
+    });
+}
+
+#[test]
+fn a_token_obtained_elsewhere_is_used_as_it_is() {
+    runtime().block_on(async {
+        let stub = Stub::start(Answer::Token, offering(&[])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let token = json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 600});
+        let manager = machine::with_token(&url, "svc-9", token).await.unwrap();
+        assert_eq!(whoami(&url, manager).await["subject"], "machine-1");
+        assert!(stub.token_requests().is_empty());
+        let metadata = machine::authorization_server(&url).await.unwrap();
+        assert_eq!(metadata.issuer.as_deref(), Some(stub.issuer.as_str()));
+        assert_eq!(metadata.token_endpoint, format!("{}/token", stub.issuer));
+        let err = machine::with_token(&url, "svc-9", json!({"token": 1}))
+            .await
+            .err()
+            .expect("refused");
+        assert!(matches!(err, MachineAuthError::Response { .. }), "{err}");
+    });
+}
+
+#[test]
+fn a_refused_grant_is_returned_as_the_server_said_it_and_not_retried() {
+    runtime().block_on(async {
+        let stub = Stub::start(Answer::Refuse, offering(&[machine::JWT_BEARER_GRANT])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let grant = MachineGrant::jwt_bearer("eyJ.expired.jwt");
+        let err = machine::authorize(&url, &grant, &scopes())
+            .await
+            .err()
+            .expect("refused");
+        match &err {
+            MachineAuthError::Refused {
+                status,
+                error,
+                description,
+            } => {
+                assert_eq!(*status, 400);
+                assert_eq!(error, "invalid_grant");
+                assert_eq!(description.as_deref(), Some("the assertion has expired"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            err.to_string()
+                .contains("invalid_grant: the assertion has expired"),
+            "{err}"
+        );
+        assert_eq!(
+            stub.token_requests().len(),
+            1,
+            "one request, no retry, no other grant"
+        );
+    });
+}
+
+#[test]
+fn unusable_answers_are_named_by_what_is_wrong() {
+    runtime().block_on(async {
+        for (answer, status, says) in [
+            (Answer::Huge, 200, "over 65536 bytes"),
+            (Answer::NotJson, 200, "not a token response"),
+            (Answer::ServerError, 500, "without an OAuth error"),
+        ] {
+            let stub = Stub::start(answer, offering(&[machine::JWT_BEARER_GRANT])).await;
+            let url = mcp_server(&stub.issuer).await;
+            let grant = MachineGrant::jwt_bearer("eyJ.a.b");
+            let err = machine::authorize(&url, &grant, &[])
+                .await
+                .err()
+                .expect("refused");
+            match &err {
+                MachineAuthError::Response { status: s, reason } => {
+                    assert_eq!(*s, status, "{err}");
+                    assert!(reason.contains(says), "{err}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    });
+}
+
+#[test]
+fn what_the_authorization_server_does_not_offer_is_not_asked_for() {
+    runtime().block_on(async {
+        let refused = |err: MachineAuthError, what: &str, wanted: &str| match err {
+            MachineAuthError::NotOffered {
+                what: w, wanted: x, ..
+            } => {
+                assert_eq!((w, x.as_str()), (what, wanted));
+            }
+            other => panic!("{other:?}"),
+        };
+        let stub = Stub::start(Answer::Token, offering(&["authorization_code"])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let err = machine::authorize(&url, &MachineGrant::jwt_bearer("eyJ.a.b"), &[])
+            .await
+            .err()
+            .expect("refused");
+        assert!(
+            err.to_string().contains("(it offers: authorization_code)"),
+            "{err}"
+        );
+        refused(err, "grant type", machine::JWT_BEARER_GRANT);
+
+        let grant = MachineGrant::private_key_jwt("svc-1", EC_KEY.as_bytes(), "ES256").unwrap();
+        let metadata = |methods: Value, algs: Value| {
+            move |issuer: &str| {
+                json!({
+                    "issuer": issuer,
+                    "authorization_endpoint": format!("{issuer}/authorize"),
+                    "token_endpoint": format!("{issuer}/token"),
+                    "grant_types_supported": ["client_credentials"],
+                    "token_endpoint_auth_methods_supported": methods,
+                    "token_endpoint_auth_signing_alg_values_supported": algs,
+                })
+            }
+        };
+        let basic_only = Stub::start(
+            Answer::Token,
+            metadata(json!(["client_secret_basic"]), json!(["ES256"])),
+        )
+        .await;
+        let url = mcp_server(&basic_only.issuer).await;
+        let err = machine::authorize(&url, &grant, &[])
+            .await
+            .err()
+            .expect("refused");
+        refused(err, "client authentication", "private_key_jwt");
+
+        let rsa_only = Stub::start(
+            Answer::Token,
+            metadata(json!(["private_key_jwt"]), json!(["RS256"])),
+        )
+        .await;
+        let url = mcp_server(&rsa_only.issuer).await;
+        let err = machine::authorize(&url, &grant, &[])
+            .await
+            .err()
+            .expect("refused");
+        refused(err, "signing algorithm", "ES256");
+
+        for stub in [stub, basic_only, rsa_only] {
+            assert!(stub.token_requests().is_empty(), "nothing sent");
+        }
+    });
+}
+
+#[test]
+fn no_credential_goes_to_a_token_endpoint_in_the_clear() {
+    runtime().block_on(async {
+        let metadata = |issuer: &str| {
+            json!({
+                "issuer": issuer,
+                "authorization_endpoint": format!("{issuer}/authorize"),
+                "token_endpoint": "http://auth.example/token",
+            })
+        };
+        let stub = Stub::start(Answer::Token, metadata).await;
+        let url = mcp_server(&stub.issuer).await;
+        let err = machine::authorize(&url, &MachineGrant::jwt_bearer("eyJ.a.b"), &[])
+            .await
+            .err()
+            .expect("refused");
+        match &err {
+            MachineAuthError::InsecureTokenEndpoint { endpoint } => {
+                assert_eq!(endpoint, "http://auth.example/token");
+            }
+            other => panic!("{other:?}"),
+        }
+    });
+}
+
+#[test]
+fn a_server_without_authorization_metadata_is_named() {
+    runtime().block_on(async {
+        let registry = agentio_tests::mcp_fixture::registry();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        tokio::spawn(McpServer::new(registry).unwrap().serve_http(listener));
+        let url = format!("http://{addr}/mcp");
+        let err = machine::authorize(&url, &MachineGrant::jwt_bearer("eyJ.a.b"), &[])
+            .await
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(&err, MachineAuthError::NoMetadata { server } if *server == url),
+            "{err:?}"
+        );
+    });
+}
+
+#[test]
+fn a_key_that_cannot_sign_is_refused_when_the_grant_is_made() {
+    let key_error =
+        |pem: &[u8], algorithm: &str| match MachineGrant::private_key_jwt("c", pem, algorithm) {
+            Err(MachineAuthError::Key { reason }) => reason,
+            other => panic!("{algorithm}: {other:?}"),
+        };
+    assert!(key_error(b"not a key", "ES256").contains("not a ES256 key"));
+    assert!(key_error(EC_KEY.as_bytes(), "RS256").contains("not a RS256 key"));
+    assert!(key_error(EC_KEY.as_bytes(), "HS256").contains("shared secret"));
+    assert!(key_error(EC_KEY.as_bytes(), "ES999").contains("not a JOSE signing algorithm"));
+    // A P-256 key under ES384 parses as an EC key and fails only when it signs: caught here.
+    let reason = key_error(EC_KEY.as_bytes(), "ES384");
+    assert!(
+        reason.contains("signing the client assertion failed"),
+        "{reason}"
+    );
+    let grant = MachineGrant::private_key_jwt("svc-1", EC_KEY.as_bytes(), "ES256").unwrap();
+    assert_eq!(grant.grant_type(), "client_credentials");
+    assert_eq!(grant.client_id(), Some("svc-1"));
+    // `with_client_id` is a JWT bearer grant's: a private key JWT keeps its own.
+    assert_eq!(grant.with_client_id("other").client_id(), Some("svc-1"));
+    let debug = format!(
+        "{:?}",
+        MachineGrant::private_key_jwt("svc-1", EC_KEY.as_bytes(), "ES256").unwrap()
+    );
+    assert!(
+        !debug.contains("PRIVATE") && !debug.contains("MIGH"),
+        "{debug}"
+    );
+}
