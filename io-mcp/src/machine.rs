@@ -49,13 +49,10 @@
 //! [`ClientError::Unauthorized`]: crate::ClientError::Unauthorized
 
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmcp::transport::AuthorizationManager;
-use rmcp::transport::auth::{
-    AuthError, AuthorizationMetadata, CredentialStore, InMemoryCredentialStore, OAuthTokenResponse,
-    StoredCredentials,
-};
+use rmcp::transport::auth::{AuthError, AuthorizationMetadata, OAuthState, OAuthTokenResponse};
 use serde_json::Value;
 
 /// How long a token request may take: 30 seconds, as rmcp's OAuth requests.
@@ -335,13 +332,12 @@ pub async fn authorize(
     grant: &MachineGrant,
     scopes: &[String],
 ) -> Result<AuthorizationManager, MachineAuthError> {
-    let (manager, metadata) = discover(server_url).await?;
+    let (state, metadata) = discover(server_url).await?;
     grant.check_offered(&metadata)?;
     let endpoint = token_endpoint(server_url, &metadata)?;
     let form = grant.form(&metadata, server_url, scopes)?;
     let token = request_token(&endpoint, form).await?;
-    let client_id = grant.client_id().unwrap_or_default().to_owned();
-    seed(manager, metadata, client_id, token, scopes).await
+    seed(state, grant.client_id().unwrap_or_default(), token, scopes).await
 }
 
 /// rmcp's manager for the MCP server at `server_url`, holding `token`, a token response
@@ -354,13 +350,8 @@ pub async fn with_token(
     client_id: &str,
     token: Value,
 ) -> Result<AuthorizationManager, MachineAuthError> {
-    let token: OAuthTokenResponse =
-        serde_json::from_value(token).map_err(|error| MachineAuthError::Response {
-            status: 200,
-            reason: format!("not a token response: {error}"),
-        })?;
-    let (manager, metadata) = discover(server_url).await?;
-    seed(manager, metadata, client_id.to_owned(), token, &[]).await
+    let (state, _) = discover(server_url).await?;
+    seed(state, client_id, token, &[]).await
 }
 
 /// The metadata of the MCP server's authorization server, discovered as [`authorize`] does:
@@ -414,21 +405,24 @@ pub async fn with_enterprise_token(
     if let Some(expires_in) = token.expires_in {
         response["expires_in"] = expires_in.as_secs().into();
     }
-    if !token.scopes.is_empty() {
-        let mut scopes: Vec<&str> = token.scopes.iter().map(String::as_str).collect();
-        scopes.sort_unstable();
-        response["scope"] = scopes.join(" ").into();
-    }
+    // The scopes granted, in a stable order (rmcp's set has none); none is an empty list.
+    let mut scopes: Vec<&str> = token.scopes.iter().map(String::as_str).collect();
+    scopes.sort_unstable();
+    response["scope"] = scopes.join(" ").into();
     with_token(server_url, client_id, response).await
 }
 
-/// The server's authorization server, through rmcp's discovery.
+/// The server's authorization server, through rmcp's discovery, and rmcp's OAuth state for
+/// the server, not yet authorized.
 async fn discover(
     server_url: &str,
-) -> Result<(AuthorizationManager, AuthorizationMetadata), MachineAuthError> {
-    let manager = AuthorizationManager::new(server_url)
+) -> Result<(OAuthState, AuthorizationMetadata), MachineAuthError> {
+    let state = OAuthState::new(server_url, None)
         .await
         .map_err(MachineAuthError::Discovery)?;
+    let OAuthState::Unauthorized(manager) = &state else {
+        unreachable!("a new OAuth state is unauthorized");
+    };
     let resolution = manager
         .resolve_metadata()
         .await
@@ -438,7 +432,7 @@ async fn discover(
             server: server_url.to_owned(),
         });
     }
-    Ok((manager, resolution.metadata))
+    Ok((state, resolution.metadata))
 }
 
 /// The token endpoint, if it may carry a credential: `https`, or `http` where the MCP
@@ -471,10 +465,7 @@ fn token_endpoint(
 
 /// Posts `form` to `endpoint` and reads its answer: a token response, or the OAuth error it
 /// refused with.
-async fn request_token(
-    endpoint: &reqwest::Url,
-    form: String,
-) -> Result<OAuthTokenResponse, MachineAuthError> {
+async fn request_token(endpoint: &reqwest::Url, form: String) -> Result<Value, MachineAuthError> {
     let failed = |reason: String| MachineAuthError::Request {
         endpoint: endpoint.to_string(),
         reason,
@@ -531,43 +522,40 @@ async fn request_token(
     })
 }
 
-/// rmcp's manager, holding `token` as if its own flow had obtained it.
+/// rmcp's manager, holding `token` (a token response's JSON) through rmcp's own door for
+/// credentials obtained elsewhere (`OAuthState::set_credentials`: the granted scopes recorded,
+/// the token bound to the issuer, the client ID configured).
 async fn seed(
-    mut manager: AuthorizationManager,
-    metadata: AuthorizationMetadata,
-    client_id: String,
-    token: OAuthTokenResponse,
+    mut state: OAuthState,
+    client_id: &str,
+    mut token: Value,
     asked: &[String],
 ) -> Result<AuthorizationManager, MachineAuthError> {
-    // The scopes granted: the response's, or those asked for where it names none
-    // (RFC 6749 §5.1: omitted when they are the ones asked for).
-    let granted = granted_scopes(&token).unwrap_or_else(|| asked.to_vec());
-    let issuer = metadata.issuer.clone();
-    let store = InMemoryCredentialStore::new();
-    let credentials = StoredCredentials::new(client_id, Some(token), granted, Some(now_secs()))
-        .with_issuer(issuer);
-    store
-        .save(credentials)
+    // A response without `scope` granted the scopes asked for (RFC 6749 §5.1); rmcp reads the
+    // granted scopes from the response alone, so they are written into it.
+    if let Some(fields) = token.as_object_mut()
+        && !fields.contains_key("scope")
+        && !asked.is_empty()
+    {
+        fields.insert("scope".to_owned(), asked.join(" ").into());
+    }
+    let token: OAuthTokenResponse =
+        serde_json::from_value(token).map_err(|error| MachineAuthError::Response {
+            status: 200,
+            reason: format!("not a token response: {error}"),
+        })?;
+    state
+        .set_credentials(client_id, token)
         .await
         .map_err(MachineAuthError::Store)?;
-    manager.set_metadata(metadata);
-    manager.set_credential_store(store);
-    manager
-        .initialize_from_store()
-        .await
-        .map_err(MachineAuthError::Store)?;
-    Ok(manager)
+    state
+        .into_authorization_manager()
+        .ok_or(MachineAuthError::Store(AuthError::AuthorizationRequired))
 }
 
-/// The scopes a token response names, read from its JSON form (`oauth2`'s accessor is a
-/// trait of a crate this one does not depend on).
-fn granted_scopes(token: &OAuthTokenResponse) -> Option<Vec<String>> {
-    let json = serde_json::to_value(token).ok()?;
-    let scope = json.get("scope")?.as_str()?;
-    Some(scope.split_whitespace().map(str::to_owned).collect())
-}
-
+#[cfg(feature = "jwt")]
 fn now_secs() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs())

@@ -37,6 +37,10 @@ const TOKEN: &str = "machine-token-1";
 #[derive(Clone, Copy)]
 enum Answer {
     Token,
+    /// A token response without `scope`: the scopes asked for were granted.
+    TokenWithoutScope,
+    /// A token response of exactly `MAX_TOKEN_RESPONSE` bytes.
+    AtLimit,
     Refuse,
     Huge,
     NotJson,
@@ -80,6 +84,12 @@ impl Stub {
                 } else if request.line.starts_with("POST /token") {
                     match answer {
                         Answer::Token => (200, json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": "notes:read"}).to_string()),
+                        Answer::TokenWithoutScope => (200, json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}).to_string()),
+                        Answer::AtLimit => {
+                            let token = json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}).to_string();
+                            let padding = machine::MAX_TOKEN_RESPONSE - token.len();
+                            (200, format!("{token}{}", " ".repeat(padding)))
+                        }
                         Answer::Refuse => (400, json!({"error": "invalid_grant", "error_description": "the assertion has expired"}).to_string()),
                         Answer::Huge => (200, format!("{{\"access_token\":\"{}\"}}", "x".repeat(100_000))),
                         Answer::NotJson => (200, "<html>sign in</html>".to_owned()),
@@ -489,4 +499,123 @@ fn a_key_that_cannot_sign_is_refused_when_the_grant_is_made() {
         !debug.contains("PRIVATE") && !debug.contains("MIGH"),
         "{debug}"
     );
+}
+
+#[test]
+fn the_scopes_granted_are_the_answers_or_else_those_asked_for() {
+    runtime().block_on(async {
+        let asked = vec!["notes:read".to_owned(), "notes:write".to_owned()];
+        // The answer names fewer than were asked: those are what the manager holds.
+        let stub = Stub::start(Answer::Token, offering(&[machine::JWT_BEARER_GRANT])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let grant = MachineGrant::jwt_bearer("eyJ.a.b");
+        let manager = machine::authorize(&url, &grant, &asked).await.unwrap();
+        assert_eq!(manager.get_current_scopes().await, ["notes:read"]);
+        // The answer names none: the ones asked for were granted (RFC 6749 §5.1).
+        let stub = Stub::start(
+            Answer::TokenWithoutScope,
+            offering(&[machine::JWT_BEARER_GRANT]),
+        )
+        .await;
+        let url = mcp_server(&stub.issuer).await;
+        let manager = machine::authorize(&url, &grant, &asked).await.unwrap();
+        assert_eq!(manager.get_current_scopes().await, asked);
+        assert_eq!(whoami(&url, manager).await["subject"], "machine-1");
+        // Nothing asked, nothing named: nothing held.
+        let manager = machine::authorize(&url, &grant, &[]).await.unwrap();
+        assert!(manager.get_current_scopes().await.is_empty());
+    });
+}
+
+#[test]
+fn an_answer_of_exactly_the_bound_is_read() {
+    runtime().block_on(async {
+        let stub = Stub::start(Answer::AtLimit, offering(&[machine::JWT_BEARER_GRANT])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let manager = machine::authorize(&url, &MachineGrant::jwt_bearer("eyJ.a.b"), &[])
+            .await
+            .unwrap();
+        assert_eq!(whoami(&url, manager).await["subject"], "machine-1");
+    });
+}
+
+/// An RSA key (PKCS#8) and an Ed25519 key (PKCS#8), made for these tests, and their public halves.
+const RSA_KEY: &str = include_str!("fixtures/machine/rsa.pem");
+const RSA_PUBLIC: &str = include_str!("fixtures/machine/rsa.pub");
+const ED_KEY: &str = include_str!("fixtures/machine/ed25519.pem");
+const ED_PUBLIC: &str = include_str!("fixtures/machine/ed25519.pub");
+
+#[test]
+fn rsa_and_ed25519_keys_sign_assertions_too() {
+    runtime().block_on(async {
+        use jsonwebtoken::{Algorithm, DecodingKey};
+        let cases = [
+            (
+                "RS256",
+                RSA_KEY,
+                DecodingKey::from_rsa_pem(RSA_PUBLIC.as_bytes()).unwrap(),
+                Algorithm::RS256,
+            ),
+            (
+                "PS256",
+                RSA_KEY,
+                DecodingKey::from_rsa_pem(RSA_PUBLIC.as_bytes()).unwrap(),
+                Algorithm::PS256,
+            ),
+            (
+                "EdDSA",
+                ED_KEY,
+                DecodingKey::from_ed_pem(ED_PUBLIC.as_bytes()).unwrap(),
+                Algorithm::EdDSA,
+            ),
+        ];
+        for (name, key, public, algorithm) in cases {
+            let metadata = move |issuer: &str| {
+                json!({
+                    "issuer": issuer,
+                    "authorization_endpoint": format!("{issuer}/authorize"),
+                    "token_endpoint": format!("{issuer}/token"),
+                    "token_endpoint_auth_signing_alg_values_supported": [name],
+                })
+            };
+            let stub = Stub::start(Answer::Token, metadata).await;
+            let url = mcp_server(&stub.issuer).await;
+            let grant = MachineGrant::private_key_jwt("svc-2", key.as_bytes(), name).unwrap();
+            machine::authorize(&url, &grant, &[]).await.unwrap();
+            let form = stub.token_requests().remove(0);
+            let mut validation = jsonwebtoken::Validation::new(algorithm);
+            validation.set_audience(&[stub.issuer.as_str()]);
+            let assertion = field(&form, "client_assertion").unwrap();
+            let claims = jsonwebtoken::decode::<Value>(assertion, &public, &validation)
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .claims;
+            assert_eq!(claims["iss"], "svc-2", "{name}");
+        }
+    });
+}
+
+#[test]
+fn a_grant_shows_what_it_is_and_an_error_its_cause() {
+    let grant = MachineGrant::private_key_jwt("svc-1", EC_KEY.as_bytes(), "ES256").unwrap();
+    let debug = format!("{grant:?}");
+    assert!(
+        debug.contains("client_credentials") && debug.contains("svc-1"),
+        "{debug}"
+    );
+    let debug = format!("{:?}", MachineGrant::jwt_bearer("eyJ.secret.jwt"));
+    assert!(
+        debug.contains(machine::JWT_BEARER_GRANT) && !debug.contains("secret"),
+        "{debug}"
+    );
+    use std::error::Error;
+    let discovery = MachineAuthError::Discovery(rmcp::transport::AuthError::NoAuthorizationSupport);
+    assert!(discovery.source().is_some());
+    let store = MachineAuthError::Store(rmcp::transport::AuthError::AuthorizationRequired);
+    assert!(store.source().is_some());
+    let refused = MachineAuthError::Refused {
+        status: 400,
+        error: "invalid_grant".into(),
+        description: None,
+    };
+    assert!(refused.source().is_none());
 }
