@@ -38,7 +38,10 @@
 //!   client's key does not get better by asking again, and falling back to another grant
 //!   would hide a misconfiguration (SEP-1933).
 //! - **Bounded.** The token request has [`TOKEN_TIMEOUT`] and its answer [`MAX_TOKEN_RESPONSE`]
-//!   bytes; redirects are not followed (OAuth 2.1 token endpoints do not redirect).
+//!   bytes; redirects are not followed (OAuth 2.1 token endpoints do not redirect). What the
+//!   authorization server wrote into an error (its `error` and `error_description`, the
+//!   endpoints and methods its metadata names) is shown with control characters escaped and
+//!   cut at 256 characters.
 //! - **Expiry.** These grants give no refresh token: when the token expires, rmcp's manager
 //!   answers `AuthorizationRequired` and the client sees [`ClientError::Unauthorized`]; a
 //!   machine client authorizes again (a fresh assertion) and reconnects.
@@ -269,6 +272,8 @@ impl MachineGrant {
             )
         };
         let refuse = |what: &'static str, wanted: String, offered: Vec<String>| {
+            // The server's words, shown: escaped and bounded, at most 32 of them.
+            let offered = offered.iter().take(32).map(|o| remote(o)).collect();
             Err(MachineAuthError::NotOffered {
                 what,
                 wanted,
@@ -442,7 +447,7 @@ fn token_endpoint(
     metadata: &AuthorizationMetadata,
 ) -> Result<reqwest::Url, MachineAuthError> {
     let insecure = || MachineAuthError::InsecureTokenEndpoint {
-        endpoint: metadata.token_endpoint.clone(),
+        endpoint: remote(&metadata.token_endpoint),
     };
     let endpoint = reqwest::Url::parse(&metadata.token_endpoint).map_err(|_| insecure())?;
     let loopback = |url: &reqwest::Url| {
@@ -503,7 +508,7 @@ async fn request_token(endpoint: &reqwest::Url, form: String) -> Result<Value, M
     }
     if !(200..300).contains(&status) {
         let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let text = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
+        let text = |key: &str| answer.get(key).and_then(Value::as_str).map(remote);
         return Err(match text("error") {
             Some(error) => MachineAuthError::Refused {
                 status,
@@ -561,6 +566,12 @@ fn now_secs() -> u64 {
         .map_or(0, |elapsed| elapsed.as_secs())
 }
 
+/// Text an authorization server sent, as an error shows it: control characters escaped (a
+/// terminal reading the error is not the server's to drive), at most 256 characters.
+fn remote(text: &str) -> String {
+    agentio_core::limits::bounded_display(&text.escape_debug(), 256)
+}
+
 /// 128 random bits, hex: a `jti`.
 #[cfg(feature = "jwt")]
 fn random_id() -> String {
@@ -583,6 +594,7 @@ pub enum MachineAuthError {
         server: String,
     },
     /// The authorization server's metadata lists what it offers, and this is not in it.
+    /// (What the server sent is shown escaped and bounded, here and in the other variants.)
     NotOffered {
         /// `grant type`, `client authentication` or `signing algorithm`.
         what: &'static str,

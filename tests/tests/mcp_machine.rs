@@ -42,6 +42,8 @@ enum Answer {
     /// A token response of exactly `MAX_TOKEN_RESPONSE` bytes.
     AtLimit,
     Refuse,
+    /// A refusal whose words would drive a terminal, and run on for 10 KB.
+    RefuseHostile,
     Huge,
     NotJson,
     ServerError,
@@ -91,6 +93,7 @@ impl Stub {
                             (200, format!("{token}{}", " ".repeat(padding)))
                         }
                         Answer::Refuse => (400, json!({"error": "invalid_grant", "error_description": "the assertion has expired"}).to_string()),
+                        Answer::RefuseHostile => (400, json!({"error": "invalid_grant\u{1b}[2J", "error_description": format!("\u{1b}]0;owned\u{7}{}", "x".repeat(10_000))}).to_string()),
                         Answer::Huge => (200, format!("{{\"access_token\":\"{}\"}}", "x".repeat(100_000))),
                         Answer::NotJson => (200, "<html>sign in</html>".to_owned()),
                         Answer::ServerError => (500, "upstream down".to_owned()),
@@ -618,4 +621,29 @@ fn a_grant_shows_what_it_is_and_an_error_its_cause() {
         description: None,
     };
     assert!(refused.source().is_none());
+}
+
+#[test]
+fn a_refusals_words_are_shown_escaped_and_bounded() {
+    runtime().block_on(async {
+        let stub = Stub::start(
+            Answer::RefuseHostile,
+            offering(&[machine::JWT_BEARER_GRANT]),
+        )
+        .await;
+        let url = mcp_server(&stub.issuer).await;
+        let err = machine::authorize(&url, &MachineGrant::jwt_bearer("eyJ.a.b"), &[])
+            .await
+            .err()
+            .expect("refused");
+        let shown = err.to_string();
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("invalid_grant\\u{1b}[2J"), "{shown}");
+        assert!(shown.contains("\\u{1b}]0;owned\\u{7}"), "{shown}");
+        assert!(shown.len() < 700, "{} bytes", shown.len());
+        assert!(shown.ends_with('…'), "{shown}");
+    });
 }
