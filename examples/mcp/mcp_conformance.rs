@@ -714,6 +714,19 @@ async fn multi_input(_: NoArguments, ctx: &ToolContext) -> Result<Contents, Tool
     )))
 }
 
+/// What the task asks before it is made (`McpServer::ask_before_task`): the user's name.
+fn name_question() -> Questions {
+    Questions::new().elicit::<Named>("user_name", "Who is asking?")
+}
+
+/// Greets the user in a task, having asked the name before the task was made: on 2026-07-28
+/// an `input_required` round, then the task (its body finds the answer).
+#[tool(id = "tasks.with-task")]
+async fn tool_with_task(_: NoArguments, ctx: &ToolContext) -> Result<Contents, ToolError> {
+    let answers = ctx.ask(&name_question()).await?;
+    Ok(text(format!("Hello, {}!", name_of(&answers, "user_name")?)))
+}
+
 async fn tokio_sleep(ms: u64) {
     agentio::tokio::time::sleep(Duration::from_millis(ms)).await;
 }
@@ -781,6 +794,7 @@ const NAMES: &[(&str, &str)] = &[
     ("tasks.protocol-error-job", "protocol_error_job"),
     ("tasks.confirm-delete", "confirm_delete"),
     ("tasks.multi-input", "multi_input"),
+    ("tasks.with-task", "test_tool_with_task"),
 ];
 
 /// The tools that run as tasks (the Tasks extension's fixtures).
@@ -790,6 +804,7 @@ const TASKS: &[(&str, TaskSupport)] = &[
     ("tasks.protocol-error-job", TaskSupport::Optional),
     ("tasks.confirm-delete", TaskSupport::Optional),
     ("tasks.multi-input", TaskSupport::Optional),
+    ("tasks.with-task", TaskSupport::Required),
 ];
 
 /// The suite's resources, prompts and completions: rmcp's, not ours to reinvent.
@@ -1041,6 +1056,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.register(ProtocolErrorJobTool)?;
     registry.register(ConfirmDeleteTool)?;
     registry.register(MultiInputTool)?;
+    registry.register(ToolWithTaskTool)?;
     let mut server = McpServer::new(registry)?
         .with_server_info("agentio-conformance", env!("CARGO_PKG_VERSION"))
         .with_handler(Fixtures)
@@ -1055,6 +1071,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (id, support) in TASKS {
         server = server.with_task_support(id, *support)?;
     }
+    server = server.ask_before_task("tasks.with-task", name_question())?;
 
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runtime = agentio::tokio::runtime::Builder::new_multi_thread()

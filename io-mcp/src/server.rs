@@ -185,6 +185,7 @@ impl McpServer {
                         gated,
                         content_only,
                         task: None,
+                        before_task: None,
                     },
                 );
             }
@@ -503,6 +504,65 @@ impl McpServer {
         Ok(self)
     }
 
+    /// Asks `questions` before a task of `tool_id` is made, where the protocol lets a call ask
+    /// first: on 2026-07-28, `tools/call` answers `input_required` with them (as it asks
+    /// approval), and the round whose answers complete them gets the `CreateTaskResult`. The
+    /// body's own [`ToolContext::ask`](agentio_tools::ToolContext) of those keys then gets
+    /// those answers at once, in the task: a task that needs a person's word before its long
+    /// work does not start and then sit `input_required` until someone looks (the Tasks
+    /// extension's "MRTR, then a task", SEP-2663). Before 2026-07-28, where a call cannot ask
+    /// first, the body asks them in the task as it asks any question; and a client that takes
+    /// no task gets a plain call, which asks as it always does.
+    ///
+    /// Refused: a tool that does not run as a task ([`Self::with_task_support`] first), no
+    /// questions, a question MCP cannot carry, or a key that is
+    /// [`APPROVAL_INPUT_KEY`](crate::APPROVAL_INPUT_KEY); and a tool whose contract requires
+    /// approval: its approval is the question asked before its task, answered in the round
+    /// that makes it, and an answer carried over from an earlier round is not taken as a yes.
+    pub fn ask_before_task(
+        mut self,
+        tool_id: &str,
+        questions: agentio_tools::voice::Questions,
+    ) -> Result<Self, ExportError> {
+        let refuse = |reason: String| ExportError {
+            problems: vec![(
+                tool_id.to_owned(),
+                agentio_core::profiles::Refusal {
+                    pointer: String::new(),
+                    reason,
+                },
+            )],
+        };
+        let name = self
+            .name_of(tool_id)
+            .ok_or_else(|| refuse(format!("no tool `{tool_id}` to ask for")))?;
+        let target = &self.names[&name];
+        if target.task.is_none() {
+            return Err(refuse(format!(
+                "`{tool_id}` does not run as a task: give it task support first"
+            )));
+        }
+        if target.gated {
+            return Err(refuse(format!(
+                "`{tool_id}` needs approval, which is the question its calls ask first"
+            )));
+        }
+        if questions.is_empty() {
+            return Err(refuse("no questions to ask".to_owned()));
+        }
+        for (key, question) in questions.iter() {
+            if key == crate::APPROVAL_INPUT_KEY {
+                return Err(refuse(format!("`{key}` is the approval question's key")));
+            }
+            crate::voice::input_request(question)
+                .map_err(|err| refuse(format!("`{key}`: {}", err.message())))?;
+        }
+        if let Some(target) = Arc::make_mut(&mut self.names).get_mut(&name) {
+            target.before_task = Some(Arc::new(questions));
+        }
+        Ok(self)
+    }
+
     /// Sets how long a task is kept (default [`crate::tasks::DEFAULT_TASK_TTL`]): one still
     /// running then is failed, one that ended is kept as long again for its client to read.
     /// Set it above the tools' timeouts.
@@ -801,6 +861,7 @@ impl McpServer {
             gated,
             content_only,
             task,
+            before_task,
         }) = self.names.get(request.name.as_ref())
         else {
             return Err(Box::new(Err(McpError::invalid_params(
@@ -904,12 +965,31 @@ impl McpServer {
                 .is_some_and(|schema| schema.validate(&input).is_ok())
         {
             // A bad input is refused as a plain call, below: there is nothing to run.
-            let call_peer = Arc::new(crate::voice::CallPeer::new(
-                context.peer.clone(),
-                None,
-                threshold,
-                abilities,
-            ));
+            let mut call_peer =
+                crate::voice::CallPeer::new(context.peer.clone(), None, threshold, abilities);
+            // 2026-07-28: what the task asks before it is made, asked now, in rounds; the
+            // round that completes the answers makes the task, and its body finds them.
+            if let Some(questions) = before_task.as_deref().filter(|_| abilities.inline) {
+                // A question the client declared no capability for: `-32021`, naming it.
+                if call_peer.check_declared(questions).is_err() {
+                    let capability = call_peer.missing_capability().unwrap_or("elicitation");
+                    return Err(Box::new(Err(missing_capability(capability))));
+                }
+                let pending = crate::voice::unanswered(questions, &responses);
+                if !pending.is_empty() {
+                    let round = Round {
+                        state: None,
+                        answers: responses,
+                    };
+                    return Err(Box::new(self.input_required(
+                        target.clone(),
+                        pending,
+                        round,
+                    )));
+                }
+                call_peer = call_peer.with_round(responses, None);
+            }
+            let call_peer = Arc::new(call_peer);
             // Before 2026-07-28 a gated call's approval is asked in the task, as its questions
             // are (on 2026-07-28 it was asked above, before the task).
             let approve_in_task = *gated && !abilities.inline && abilities.elicitation;
@@ -1157,6 +1237,8 @@ struct Target {
     content_only: bool,
     /// Whether its calls run as tasks ([`McpServer::with_task_support`]).
     task: Option<crate::tasks::TaskSupport>,
+    /// What its task asks before it is made ([`McpServer::ask_before_task`]).
+    before_task: Option<Arc<agentio_tools::voice::Questions>>,
 }
 
 const NO_ELICITATION: &str = "the tool needs approval, and the MCP client does not support elicitation, so no one could be asked";

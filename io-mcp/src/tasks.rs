@@ -27,6 +27,15 @@
 //!   the task's `inputRequests` (status `input_required`), each under the body's key, all of
 //!   one `ask` at once; the client answers with `tasks/update`, in one update or several, and
 //!   the body waits. A key can be asked once in a task's life (rmcp's rule).
+//! - **Questions first.** [`McpServer::ask_before_task`](crate::McpServer::ask_before_task)
+//!   names questions a tool's task needs answered before it is made. On 2026-07-28 they are
+//!   asked as a plain call's are, `input_required` rounds on `tools/call` (no task yet; the
+//!   answers so far travel sealed in `requestState`, and an answer of the wrong shape is asked
+//!   again); the round that completes them gets the `CreateTaskResult` (with no `requestState`
+//!   or `inputRequests`), and the body's `ask` of those keys gets the answers without asking.
+//!   A client that did not declare what a question needs is refused `-32021`, without a task.
+//!   Before 2026-07-28 the body asks them in the task. Not for a tool that needs approval (its
+//!   approval is the question asked first), nor the approval key.
 //! - **Progress** becomes the task's `statusMessage` (`3/10: indexing`); log lines go to the
 //!   client as the call's would.
 //! - **How it ends.** The body's output: `completed` with the result `tools/call` would have

@@ -226,7 +226,7 @@ impl CallPeer {
 
     /// Refuses `questions` when one needs a capability the client did not declare, and
     /// remembers which ([`Self::missing_capability`]).
-    fn check_declared(&self, questions: &Questions) -> Result<(), ToolError> {
+    pub(crate) fn check_declared(&self, questions: &Questions) -> Result<(), ToolError> {
         for (key, question) in questions.iter() {
             let capability = question.capability();
             if !self.declared(capability) {
@@ -297,8 +297,21 @@ fn well_formed(question: &Question, answer: &Value) -> bool {
     }
 }
 
+/// The input requests of `questions` that `answers` holds no answer of the right shape for,
+/// by key (questions MCP cannot carry were refused when they were set up, and are left out).
+pub(crate) fn unanswered(
+    questions: &Questions,
+    answers: &BTreeMap<String, Value>,
+) -> BTreeMap<String, Value> {
+    questions
+        .iter()
+        .filter(|(key, question)| !answers.get(*key).is_some_and(|a| well_formed(question, a)))
+        .filter_map(|(key, question)| Some((key.to_owned(), input_request(question).ok()?)))
+        .collect()
+}
+
 /// A question as an MCP input request (2026-07-28), by its wire JSON.
-fn input_request(question: &Question) -> Result<Value, ToolError> {
+pub(crate) fn input_request(question: &Question) -> Result<Value, ToolError> {
     Ok(match question {
         Question::Elicit { message, schema } => serde_json::json!({
             "method": "elicitation/create",
@@ -466,15 +479,27 @@ impl ClientPeer for TaskPeer {
     fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
         Box::pin(async move {
             self.call.check_declared(questions)?;
+            // What was answered before the task was made (`McpServer::ask_before_task`) is
+            // not asked again.
+            let mut answers = BTreeMap::new();
+            let mut asks = Vec::new();
+            for (key, question) in questions.iter() {
+                match self
+                    .call
+                    .responses
+                    .get(key)
+                    .filter(|a| well_formed(question, a))
+                {
+                    Some(answer) => {
+                        answers.insert(key.to_owned(), answer.clone());
+                    }
+                    None => asks.push(self.request(key, question)),
+                }
+            }
             // Asked together: the task shows every question at once, and the client may
             // answer them one `tasks/update` at a time.
-            let answers = futures::future::try_join_all(
-                questions
-                    .iter()
-                    .map(|(key, question)| self.request(key, question)),
-            )
-            .await?;
-            Ok(Answers::new(answers.into_iter().collect()))
+            answers.extend(futures::future::try_join_all(asks).await?);
+            Ok(Answers::new(answers))
         })
     }
 

@@ -787,3 +787,126 @@ fn before_2026_07_28_approval_is_asked_in_the_task() {
         client.cancel().await.unwrap();
     });
 }
+
+/// The two names `job.ask` asks, set to be asked before its task is made.
+fn names_first() -> McpServer {
+    let questions = Questions::new()
+        .elicit::<Named>("first", "Your name?")
+        .elicit::<Named>("second", "Your friend's?");
+    server().ask_before_task("job.ask", questions).unwrap()
+}
+
+#[test]
+fn questions_set_to_be_asked_first_are_asked_before_the_task_in_rounds() {
+    runtime().block_on(async {
+        let client = connect_2026(TASKS, names_first()).await;
+        let name = |name: &str| json!({ "action": "accept", "content": { "name": name } });
+        // Round 1: both questions, no task; the answers so far travel sealed.
+        let CallToolResponse::InputRequired(round1) = client
+            .call_tool_once(call("job.ask", json!({})))
+            .await
+            .unwrap()
+        else {
+            panic!("no questions first")
+        };
+        let wire = serde_json::to_value(&round1).unwrap();
+        assert!(wire.get("taskId").is_none(), "{wire}");
+        let asked: Vec<&String> = wire["inputRequests"].as_object().unwrap().keys().collect();
+        assert_eq!(asked, ["first", "second"], "{wire}");
+        assert_eq!(
+            wire["inputRequests"]["first"]["method"],
+            "elicitation/create"
+        );
+        // Round 2 answers one (and a malformed answer is no answer): the other is asked again.
+        let mut round2 = call("job.ask", json!({}));
+        round2.input_responses = Some(responses([("first", name("Ann")), ("second", json!({}))]));
+        round2.request_state = round1.request_state.clone();
+        let CallToolResponse::InputRequired(asked_again) =
+            client.call_tool_once(round2).await.unwrap()
+        else {
+            panic!("the second question was not asked again")
+        };
+        let wire = serde_json::to_value(&asked_again).unwrap();
+        let asked: Vec<&String> = wire["inputRequests"].as_object().unwrap().keys().collect();
+        assert_eq!(asked, ["second"], "{wire}");
+        // Round 3 completes them: the task, whose body finds both answers and asks nothing.
+        let mut round3 = call("job.ask", json!({}));
+        round3.input_responses = Some(responses([("second", name("Bob"))]));
+        round3.request_state = asked_again.request_state.clone();
+        let CallToolResponse::Task(created) = client.call_tool_once(round3).await.unwrap() else {
+            panic!("no task on the round that completed the answers")
+        };
+        // A task's envelope, not the rounds': no state, no questions.
+        let wire = serde_json::to_value(&created).unwrap();
+        assert!(
+            wire.get("requestState").is_none() && wire.get("inputRequests").is_none(),
+            "{wire}"
+        );
+        let done = settled(&client, &created.task.task_id, TaskStatus::Completed).await;
+        let said = result_of(&done)["structuredContent"]["said"].clone();
+        assert!(said.as_str().unwrap().starts_with("Ann and Bob"), "{said}");
+        // A state from another tool's rounds does not open here.
+        let mut forged = call("job.ask", json!({}));
+        forged.request_state = Some("rs1.forged.state".into());
+        let err = client.call_tool_once(forged).await.unwrap_err();
+        assert_eq!(mcp_error(err).code.0, -32602);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn before_2026_07_28_questions_set_to_be_asked_first_are_asked_in_the_task() {
+    runtime().block_on(async {
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        let server = names_first();
+        tokio::spawn(async move {
+            if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = rmcp::ServiceExt::serve(TASKS, client_side).await.unwrap();
+        // No rounds before 2026-07-28: the task at once, asking in the task.
+        let id = started(&client, call("job.ask", json!({}))).await;
+        let asking = settled(&client, &id, TaskStatus::InputRequired).await;
+        let TaskPayload::InputRequired { input_requests } = &asking.task.payload else {
+            panic!("{asking:?}")
+        };
+        assert_eq!(input_requests.len(), 2);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn questions_first_need_a_task_tool_a_question_mcp_carries_and_the_clients_capability() {
+    let refused = |server: Result<McpServer, agentio_tools::ExportError>| match server {
+        Ok(_) => panic!("accepted"),
+        Err(err) => err.problems[0].1.reason.clone(),
+    };
+    let one = || Questions::new().elicit::<Named>("first", "Your name?");
+    assert!(
+        refused(server().ask_before_task("job.plain", one())).contains("does not run as a task")
+    );
+    assert!(refused(server().ask_before_task("job.gate", one())).contains("needs approval"));
+    assert!(refused(server().ask_before_task("job.nope", one())).contains("no tool `job.nope`"));
+    assert!(
+        refused(server().ask_before_task("job.ask", Questions::new())).contains("no questions")
+    );
+    let approval = Questions::new().elicit::<Named>(agentio_mcp::APPROVAL_INPUT_KEY, "Yes?");
+    assert!(refused(server().ask_before_task("job.ask", approval)).contains("approval question"));
+    // A client that cannot answer a form: `-32021`, naming elicitation, and no task.
+    runtime().block_on(async {
+        let no_forms = Client {
+            tasks: true,
+            elicitation: false,
+        };
+        let client = connect_2026(no_forms, names_first()).await;
+        let err = client
+            .call_tool_once(call("job.ask", json!({})))
+            .await
+            .unwrap_err();
+        let err = mcp_error(err);
+        assert_eq!(err.code.0, -32021, "{err:?}");
+        assert!(err.message.contains("elicitation"), "{err:?}");
+        client.cancel().await.unwrap();
+    });
+}
