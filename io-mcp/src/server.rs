@@ -519,6 +519,47 @@ impl McpServer {
     /// [`APPROVAL_INPUT_KEY`](crate::APPROVAL_INPUT_KEY); and a tool whose contract requires
     /// approval: its approval is the question asked before its task, answered in the round
     /// that makes it, and an answer carried over from an earlier round is not taken as a yes.
+    ///
+    /// ```
+    /// use agentio_mcp::McpServer;
+    /// use agentio_mcp::tasks::TaskSupport;
+    /// use agentio_tools::voice::{Elicited, Questions};
+    /// use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
+    ///
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput, agentio_core::AgentOutput)]
+    /// struct Purge { folder: String }
+    /// #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
+    /// struct Confirm { confirm: bool }
+    ///
+    /// fn confirm() -> Questions {
+    ///     Questions::new().elicit::<Confirm>("confirm", "Purge the folder? (an hour's work)")
+    /// }
+    ///
+    /// /// Purges a folder, once someone said yes.
+    /// #[tool(id = "files.purge", timeout_ms = 3600000)]
+    /// async fn purge(purge: Purge, ctx: &ToolContext) -> Result<Purge, ToolError> {
+    ///     // In the task: answered before it was made, so this does not wait.
+    ///     let answers = ctx.ask(&confirm()).await?;
+    ///     match answers.elicited::<Confirm>("confirm")? {
+    ///         Elicited::Accepted(Confirm { confirm: true }) => Ok(purge),
+    ///         _ => Err(ToolError::new(agentio_core::ErrorCode::Other("declined".into()), "kept")),
+    ///     }
+    /// }
+    ///
+    /// let registry = || -> Result<ToolRegistry, Box<dyn std::error::Error>> {
+    ///     let mut registry = ToolRegistry::new();
+    ///     registry.register(PurgeTool)?;
+    ///     Ok(registry)
+    /// };
+    /// let server = McpServer::new(registry()?)?
+    ///     .with_task_support("files.purge", TaskSupport::Required)?
+    ///     .ask_before_task("files.purge", confirm())?;
+    /// // Not a task tool (yet): refused, naming why.
+    /// let plain = McpServer::new(registry()?)?.ask_before_task("files.purge", confirm());
+    /// assert!(plain.unwrap_err().to_string().contains("does not run as a task"));
+    /// # drop(server);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn ask_before_task(
         mut self,
         tool_id: &str,

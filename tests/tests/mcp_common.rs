@@ -14,6 +14,28 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// `server` (any rmcp handler) served on one end of an in-memory pipe; the other end.
+fn spawn<S: ServerHandler>(server: S) -> tokio::io::DuplexStream {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client_side
+}
+
+/// `server` to `client` with the `initialize` handshake (2025-11-25: the client's
+/// capabilities declared once for the session; questions are server-to-client requests).
+pub(crate) async fn connect_initialize<C: ClientHandler>(
+    client: C,
+    server: McpServer,
+) -> RunningService<RoleClient, C> {
+    rmcp::ServiceExt::serve(client, spawn(server))
+        .await
+        .unwrap()
+}
+
 /// `server` to `client` on protocol 2026-07-28 (no `initialize`: each request carries the
 /// client's capabilities; questions come back as `input_required` results, which rmcp's
 /// client answers through its handler and retries).
@@ -21,12 +43,7 @@ pub(crate) async fn connect_2026<C: ClientHandler>(
     client: C,
     server: McpServer,
 ) -> RunningService<RoleClient, C> {
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_side = spawn(server);
     let lifecycle = rmcp::ClientLifecycleMode::Discover {
         preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
     };
@@ -37,12 +54,7 @@ pub(crate) async fn connect_2026<C: ClientHandler>(
 
 /// `server` (any rmcp handler), served over an in-memory pipe to the client `connect` makes.
 pub(crate) async fn serve<S: ServerHandler>(server: S, connect: Connect) -> McpClient {
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let client_side = spawn(server);
     let (read, write) = tokio::io::split(client_side);
     connect.io(read, write, 1 << 20).await.unwrap()
 }

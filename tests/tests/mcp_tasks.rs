@@ -22,7 +22,7 @@ use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
-use crate::mcp_common::{connect_2026, runtime};
+use crate::mcp_common::{connect_2026, connect_initialize, runtime};
 
 /// How long to wait.
 #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
@@ -736,14 +736,7 @@ fn a_task_still_running_past_its_time_to_live_fails_and_its_body_is_dropped() {
 fn before_2026_07_28_approval_is_asked_in_the_task() {
     runtime().block_on(async {
         // The `initialize` handshake (2025-11-25): the extension declared for the session.
-        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-        let server = server();
-        tokio::spawn(async move {
-            if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = rmcp::ServiceExt::serve(TASKS, client_side).await.unwrap();
+        let client = connect_initialize(TASKS, server()).await;
         let key = agentio_mcp::APPROVAL_INPUT_KEY;
         for (answer, expected) in [
             (
@@ -857,14 +850,7 @@ fn questions_set_to_be_asked_first_are_asked_before_the_task_in_rounds() {
 #[test]
 fn before_2026_07_28_questions_set_to_be_asked_first_are_asked_in_the_task() {
     runtime().block_on(async {
-        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-        let server = names_first();
-        tokio::spawn(async move {
-            if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = rmcp::ServiceExt::serve(TASKS, client_side).await.unwrap();
+        let client = connect_initialize(TASKS, names_first()).await;
         // No rounds before 2026-07-28: the task at once, asking in the task.
         let id = started(&client, call("job.ask", json!({}))).await;
         let asking = settled(&client, &id, TaskStatus::InputRequired).await;
