@@ -549,6 +549,8 @@ async fn seed(
             status: 200,
             reason: format!("not a token response: {error}"),
         })?;
+    // rmcp's door discovers the authorization server again (a second pair of metadata
+    // requests, once per authorization): its manager records the scopes granted only there.
     state
         .set_credentials(client_id, token)
         .await

@@ -403,15 +403,7 @@ impl McpServer {
         name: impl Into<String>,
     ) -> Result<Self, ExportError> {
         let name = name.into();
-        let refuse = |reason: String| ExportError {
-            problems: vec![(
-                tool_id.to_owned(),
-                agentio_core::profiles::Refusal {
-                    pointer: "/name".into(),
-                    reason,
-                },
-            )],
-        };
+        let refuse = |reason: String| refused(tool_id, "/name", reason);
         let current = self
             .name_of(tool_id)
             .ok_or_else(|| refuse(format!("no tool `{tool_id}` to rename")))?;
@@ -488,15 +480,9 @@ impl McpServer {
         tool_id: &str,
         support: crate::tasks::TaskSupport,
     ) -> Result<Self, ExportError> {
-        let name = self.name_of(tool_id).ok_or_else(|| ExportError {
-            problems: vec![(
-                tool_id.to_owned(),
-                agentio_core::profiles::Refusal {
-                    pointer: String::new(),
-                    reason: format!("no tool `{tool_id}` to run as a task"),
-                },
-            )],
-        })?;
+        let name = self
+            .name_of(tool_id)
+            .ok_or_else(|| refused(tool_id, "", format!("no tool `{tool_id}` to run as a task")))?;
         if let Some(target) = Arc::make_mut(&mut self.names).get_mut(&name) {
             target.task = Some(support);
         }
@@ -565,15 +551,7 @@ impl McpServer {
         tool_id: &str,
         questions: agentio_tools::voice::Questions,
     ) -> Result<Self, ExportError> {
-        let refuse = |reason: String| ExportError {
-            problems: vec![(
-                tool_id.to_owned(),
-                agentio_core::profiles::Refusal {
-                    pointer: String::new(),
-                    reason,
-                },
-            )],
-        };
+        let refuse = |reason: String| refused(tool_id, "", reason);
         let name = self
             .name_of(tool_id)
             .ok_or_else(|| refuse(format!("no tool `{tool_id}` to ask for")))?;
@@ -1280,6 +1258,20 @@ struct Target {
     task: Option<crate::tasks::TaskSupport>,
     /// What its task asks before it is made ([`McpServer::ask_before_task`]).
     before_task: Option<Arc<agentio_tools::voice::Questions>>,
+}
+
+/// The one refusal of a setting made for `tool_id`: at `pointer` (the setting's place in the
+/// tool's MCP definition; empty for the tool as a whole), and why.
+fn refused(tool_id: &str, pointer: &str, reason: String) -> ExportError {
+    ExportError {
+        problems: vec![(
+            tool_id.to_owned(),
+            agentio_core::profiles::Refusal {
+                pointer: pointer.to_owned(),
+                reason,
+            },
+        )],
+    }
 }
 
 const NO_ELICITATION: &str = "the tool needs approval, and the MCP client does not support elicitation, so no one could be asked";

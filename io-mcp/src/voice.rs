@@ -297,15 +297,34 @@ fn well_formed(question: &Question, answer: &Value) -> bool {
     }
 }
 
+/// `questions` split by `answers`: the answers given, by key, and the questions still to ask.
+/// An answer of the wrong shape is no answer: its question is asked again.
+fn split<'q>(
+    questions: &'q Questions,
+    answers: &BTreeMap<String, Value>,
+) -> (BTreeMap<String, Value>, Vec<(&'q str, &'q Question)>) {
+    let mut given = BTreeMap::new();
+    let mut unasked = Vec::new();
+    for (key, question) in questions.iter() {
+        match answers.get(key).filter(|a| well_formed(question, a)) {
+            Some(answer) => {
+                given.insert(key.to_owned(), answer.clone());
+            }
+            None => unasked.push((key, question)),
+        }
+    }
+    (given, unasked)
+}
+
 /// The input requests of `questions` that `answers` holds no answer of the right shape for,
 /// by key (questions MCP cannot carry were refused when they were set up, and are left out).
 pub(crate) fn unanswered(
     questions: &Questions,
     answers: &BTreeMap<String, Value>,
 ) -> BTreeMap<String, Value> {
-    questions
-        .iter()
-        .filter(|(key, question)| !answers.get(*key).is_some_and(|a| well_formed(question, a)))
+    let (_, unasked) = split(questions, answers);
+    unasked
+        .into_iter()
         .filter_map(|(key, question)| Some((key.to_owned(), input_request(question).ok()?)))
         .collect()
 }
@@ -357,28 +376,21 @@ impl ClientPeer for CallPeer {
     fn ask<'a>(&'a self, questions: &'a Questions) -> BoxFuture<'a, Result<Answers, ToolError>> {
         Box::pin(async move {
             self.check_declared(questions)?;
-            let mut answers = BTreeMap::new();
             if !self.abilities.inline {
+                let mut answers = BTreeMap::new();
                 for (key, question) in questions.iter() {
                     answers.insert(key.to_owned(), self.request(key, question).await?);
                 }
                 return Ok(Answers::new(answers));
             }
             // 2026-07-28: the answers came with this round, or the call ends asking.
-            let mut pending = BTreeMap::new();
-            for (key, question) in questions.iter() {
-                // An answer of the wrong shape is no answer: the question is asked again.
-                match self.responses.get(key).filter(|a| well_formed(question, a)) {
-                    Some(answer) => {
-                        answers.insert(key.to_owned(), answer.clone());
-                    }
-                    None => {
-                        pending.insert(key.to_owned(), input_request(question)?);
-                    }
-                }
-            }
-            if pending.is_empty() {
+            let (answers, unasked) = split(questions, &self.responses);
+            if unasked.is_empty() {
                 return Ok(Answers::new(answers));
+            }
+            let mut pending = BTreeMap::new();
+            for (key, question) in unasked {
+                pending.insert(key.to_owned(), input_request(question)?);
             }
             self.pending
                 .lock()
@@ -481,23 +493,12 @@ impl ClientPeer for TaskPeer {
             self.call.check_declared(questions)?;
             // What was answered before the task was made (`McpServer::ask_before_task`) is
             // not asked again.
-            let mut answers = BTreeMap::new();
-            let mut asks = Vec::new();
-            for (key, question) in questions.iter() {
-                match self
-                    .call
-                    .responses
-                    .get(key)
-                    .filter(|a| well_formed(question, a))
-                {
-                    Some(answer) => {
-                        answers.insert(key.to_owned(), answer.clone());
-                    }
-                    None => asks.push(self.request(key, question)),
-                }
-            }
+            let (mut answers, unasked) = split(questions, &self.call.responses);
             // Asked together: the task shows every question at once, and the client may
             // answer them one `tasks/update` at a time.
+            let asks = unasked
+                .into_iter()
+                .map(|(key, question)| self.request(key, question));
             answers.extend(futures::future::try_join_all(asks).await?);
             Ok(Answers::new(answers))
         })

@@ -398,33 +398,26 @@ fn what_the_authorization_server_does_not_offer_is_not_asked_for() {
                 })
             }
         };
-        let basic_only = Stub::start(
-            Answer::Token,
-            metadata(json!(["client_secret_basic"]), json!(["ES256"])),
-        )
-        .await;
-        let url = mcp_server(&basic_only.issuer).await;
-        let err = machine::authorize(&url, &grant, &[])
-            .await
-            .err()
-            .expect("refused");
-        refused(err, "client authentication", "private_key_jwt");
-
-        let rsa_only = Stub::start(
-            Answer::Token,
-            metadata(json!(["private_key_jwt"]), json!(["RS256"])),
-        )
-        .await;
-        let url = mcp_server(&rsa_only.issuer).await;
-        let err = machine::authorize(&url, &grant, &[])
-            .await
-            .err()
-            .expect("refused");
-        refused(err, "signing algorithm", "ES256");
-
-        for stub in [stub, basic_only, rsa_only] {
-            assert!(stub.token_requests().is_empty(), "nothing sent");
+        // A server taking the grant, but not the private key JWT, or not the key's algorithm.
+        for (methods, algs, what, wanted) in [
+            (
+                "client_secret_basic",
+                "ES256",
+                "client authentication",
+                "private_key_jwt",
+            ),
+            ("private_key_jwt", "RS256", "signing algorithm", "ES256"),
+        ] {
+            let other = Stub::start(Answer::Token, metadata(json!([methods]), json!([algs]))).await;
+            let url = mcp_server(&other.issuer).await;
+            let err = machine::authorize(&url, &grant, &[])
+                .await
+                .err()
+                .expect("refused");
+            refused(err, what, wanted);
+            assert!(other.token_requests().is_empty(), "nothing sent");
         }
+        assert!(stub.token_requests().is_empty(), "nothing sent");
     });
 }
 

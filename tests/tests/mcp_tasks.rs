@@ -838,7 +838,7 @@ fn questions_set_to_be_asked_first_are_asked_before_the_task_in_rounds() {
         let done = settled(&client, &created.task.task_id, TaskStatus::Completed).await;
         let said = result_of(&done)["structuredContent"]["said"].clone();
         assert!(said.as_str().unwrap().starts_with("Ann and Bob"), "{said}");
-        // A state from another tool's rounds does not open here.
+        // A state this server did not seal does not open.
         let mut forged = call("job.ask", json!({}));
         forged.request_state = Some("rs1.forged.state".into());
         let err = client.call_tool_once(forged).await.unwrap_err();
