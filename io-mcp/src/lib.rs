@@ -73,6 +73,7 @@ mod connect;
 mod front;
 #[cfg(feature = "oauth")]
 pub mod machine;
+pub mod rounds;
 mod server;
 pub mod sessions;
 pub mod skills;

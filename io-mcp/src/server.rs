@@ -23,6 +23,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use crate::rounds::{Binding, Round};
 use crate::sessions::Sessions;
 
 /// The key of the approval question in an MCP `input_required` result (protocol 2026-07-28).
@@ -65,6 +66,11 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 ///   gets `approval_denied`: no gated call runs without a person saying yes. The registry's
 ///   own approver is not consulted for a gated tool's MCP calls (it still reviews the other
 ///   calls of a registry built `with_approval_of_every_call`).
+/// - A body's questions on protocol 2026-07-28: an `input_required` result whose
+///   `requestState` carries the body's state, the answers so far and the call's approval,
+///   sealed for this tool, these arguments and this caller, for
+///   [`DEFAULT_REQUEST_STATE_TTL`](crate::rounds::DEFAULT_REQUEST_STATE_TTL): any other state
+///   is refused with `-32602` before the tool runs ([`crate::rounds`]).
 ///
 /// ```
 /// use agentio_mcp::McpServer;
@@ -103,8 +109,8 @@ pub struct McpServer {
     log_threshold: crate::voice::LogThreshold,
     /// The rmcp handler serving everything but tools (resources, prompts, completions).
     handler: Option<Arc<dyn crate::compose::DynHandler>>,
-    /// Seals a call's state between rounds (MCP 2026-07-28 `requestState`).
-    state_codec: Arc<rmcp::model::RequestStateCodec>,
+    /// Seals a call's state between rounds (MCP 2026-07-28 `requestState`, [`crate::rounds`]).
+    rounds: crate::rounds::Rounds,
     /// The HTTP sessions' instance name, idle timeout and bound ([`crate::sessions`]).
     sessions: SessionSettings,
     /// How long [`McpServer::serve_http`] waits for a request's head, and for a body it has to
@@ -203,7 +209,7 @@ impl McpServer {
             scopes: Arc::default(),
             log_threshold: crate::voice::LogThreshold::default(),
             handler: None,
-            state_codec: Arc::new(random_state_codec()),
+            rounds: crate::rounds::Rounds::random(),
             sessions: SessionSettings {
                 instance: Arc::from(""),
                 idle: crate::sessions::DEFAULT_SESSION_IDLE,
@@ -500,11 +506,13 @@ impl McpServer {
     /// first, the body asks them in the task as it asks any question; and a client that takes
     /// no task gets a plain call, which asks as it always does.
     ///
+    /// A tool whose contract requires approval asks it first, in a round of its own; its yes
+    /// travels sealed with the answers, bound to the call's arguments and caller
+    /// ([`crate::rounds`]), to the round that makes the task.
+    ///
     /// Refused: a tool that does not run as a task ([`Self::with_task_support`] first), no
     /// questions, a question MCP cannot carry, or a key that is
-    /// [`APPROVAL_INPUT_KEY`](crate::APPROVAL_INPUT_KEY); and a tool whose contract requires
-    /// approval: its approval is the question asked before its task, answered in the round
-    /// that makes it, and an answer carried over from an earlier round is not taken as a yes.
+    /// [`APPROVAL_INPUT_KEY`](crate::APPROVAL_INPUT_KEY).
     ///
     /// ```
     /// use agentio_mcp::McpServer;
@@ -559,11 +567,6 @@ impl McpServer {
         if target.task.is_none() {
             return Err(refuse(format!(
                 "`{tool_id}` does not run as a task: give it task support first"
-            )));
-        }
-        if target.gated {
-            return Err(refuse(format!(
-                "`{tool_id}` needs approval, which is the question its calls ask first"
             )));
         }
         if questions.is_empty() {
@@ -735,9 +738,9 @@ impl McpServer {
     /// (their wire JSON by key), with the body's state sealed for the next round.
     fn input_required(
         &self,
-        target: String,
+        binding: &crate::rounds::Binding,
         questions: std::collections::BTreeMap<String, Value>,
-        round: Round,
+        round: &Round,
     ) -> Result<CallToolResponse, McpError> {
         let requests: InputRequests = serde_json::from_value(Value::Object(
             questions.into_iter().collect(),
@@ -748,18 +751,7 @@ impl McpServer {
                 None,
             )
         })?;
-        let sealed = self
-            .state_codec
-            .seal_json_with(
-                &round,
-                &rmcp::model::SealOptions::new().associated_data(target.as_bytes()),
-            )
-            .map_err(|err| {
-                McpError::internal_error(
-                    format!("the call's state could not be sealed: {err}"),
-                    None,
-                )
-            })?;
+        let sealed = self.rounds.seal(round, binding)?;
         Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
     }
 
@@ -778,14 +770,17 @@ impl McpServer {
     }
 
     /// Who decides a gated call: the client's user, through elicitation; or, when the user
-    /// must first be asked on the inline protocol, the question to answer (`Err`).
+    /// must first be asked on the inline protocol, the question to answer (`Err`). With it,
+    /// whether it is a yes given on the inline protocol (this round's answer, or an earlier
+    /// round's: `sealed_yes`), which the call's next round carries should its body ask.
     fn approver_for(
         &self,
         target: &str,
         request: &CallToolRequestParams,
         input: &Value,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Arc<dyn Approver>, Box<InputRequiredResult>> {
+        sealed_yes: bool,
+    ) -> Result<(Arc<dyn Approver>, bool), Box<InputRequiredResult>> {
         let inline = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
@@ -793,19 +788,25 @@ impl McpServer {
             .client_capabilities()
             .is_some_and(|caps| caps.elicitation.is_some());
         if !can_elicit {
-            return Ok(Decided::deny(NO_ELICITATION));
+            return Ok((Decided::deny(NO_ELICITATION), false));
         }
         if !inline {
-            return Ok(Arc::new(Elicit {
+            let elicit = Elicit {
                 peer: context.peer.clone(),
-            }));
+            };
+            return Ok((Arc::new(elicit), false));
+        }
+        if sealed_yes {
+            return Ok((Arc::new(Decided(ApprovalDecision::Approve)), true));
         }
         let answer = request
             .input_responses
             .as_ref()
             .and_then(|r| r.get(APPROVAL_INPUT_KEY));
         if let Some(answer) = answer {
-            return Ok(Arc::new(Decided(decision_of(answer))));
+            let decision = decision_of(answer);
+            let yes = matches!(decision, ApprovalDecision::Approve);
+            return Ok((Arc::new(Decided(decision)), yes));
         }
         // Ask only about a call that can run: a bad input is refused first, by the registry.
         let valid = self
@@ -815,7 +816,7 @@ impl McpServer {
         if valid {
             Err(Box::new(approval_question(target, &self.registry, input)))
         } else {
-            Ok(Decided::deny("the input is invalid"))
+            Ok((Decided::deny("the input is invalid"), false))
         }
     }
 
@@ -836,7 +837,7 @@ impl McpServer {
                 peer,
                 content,
                 content_only,
-                inline,
+                sealing,
                 target: target_name,
             } = match started {
                 Ok(started) => started,
@@ -847,17 +848,20 @@ impl McpServer {
             // running on a blocked thread (past its timeout) cannot hold the answer back long.
             peer.flush().await;
             if let Some(capability) = peer.missing_capability()
-                && inline
+                && sealing.is_some()
             {
                 // 2026-07-28: a request that needs a capability the client did not declare.
                 return Err(missing_capability(capability));
             }
-            if let Some(questions) = peer.take_pending() {
+            // 2026-07-28: the body asked; the call ends its round with the questions. (Before,
+            // a question is a request to the client, and nothing is pending.)
+            if let (Some(questions), Some(sealing)) = (peer.take_pending(), sealing) {
                 let round = Round {
                     state: peer.take_state(),
                     answers: peer.answers_so_far(),
+                    approved: sealing.approved,
                 };
-                return self.input_required(target_name, questions, round);
+                return self.input_required(&sealing.binding(&target_name), questions, &round);
             }
             Ok(match result {
                 Ok(value) => success(value, content.take(), content_only),
@@ -922,14 +926,39 @@ impl McpServer {
             return Err(Box::new(Err(crate::tasks::required())));
         }
         let input = Value::Object(request.arguments.take().unwrap_or_default());
-        let approver: Option<Arc<dyn Approver>> = if *gated {
-            match self.approver_for(target, request, &input, context) {
-                Ok(approver) => Some(approver),
+        let abilities = self.abilities(context);
+        // On 2026-07-28 a call comes in rounds: the answers to the body's questions, its state
+        // and its approval, sealed by this server in the previous round for this call (the
+        // tool, these arguments, this caller) and not yet expired. Any other state is refused
+        // before anything runs ([`crate::rounds`]).
+        let Round {
+            state,
+            answers: mut responses,
+            approved: sealed_yes,
+        } = match (&request.request_state, abilities.inline) {
+            (Some(sealed), true) => {
+                let binding = Binding::new(target, caller.as_deref(), &input);
+                match self.rounds.open(sealed, &binding, target) {
+                    Ok(round) => round,
+                    Err(err) => return Err(Box::new(Err(err))),
+                }
+            }
+            _ => Round::default(),
+        };
+        let (approver, approved) = if *gated {
+            match self.approver_for(target, request, &input, context, sealed_yes) {
+                Ok((approver, yes)) => (Some(approver), yes),
                 Err(question) => return Err(Box::new(Ok((*question).into()))),
             }
         } else {
-            None
+            (None, false)
         };
+        // What the call's next round is sealed for, should its body ask (2026-07-28 only).
+        let sealing = abilities.inline.then(|| Sealing {
+            arguments: input.clone(),
+            caller: caller.clone(),
+            approved,
+        });
 
         // A client's cancel drops the call, its body with it. Only an audited registry needs
         // the call to end itself instead, so that its record says `cancelled`.
@@ -938,36 +967,8 @@ impl McpServer {
         options.cancellation = cancellation.clone();
         options.approver = approver;
         options.caller = caller;
-        // The call's line to the client: progress (when the client sent a token), log lines
-        // and questions. Its forwarder task is started at the first report or line, not
-        // before: most calls send neither.
-        let abilities = self.abilities(context);
-        // On 2026-07-28 a call comes in rounds: the answers to the body's questions, and its
-        // state, sealed by this server in the previous round. A state that does not open was
-        // not ours, or was changed: the call is refused.
-        let round = match (&request.request_state, abilities.inline) {
-            (Some(sealed), true) => match self
-                .state_codec
-                .open_json_with::<Round>(sealed, target.as_bytes())
-            {
-                Ok(round) => Some(round),
-                Err(err) => {
-                    return Err(Box::new(Err(McpError::invalid_params(
-                        format!(
-                            "the requestState is not one this server gave out for `{target}`: {err}"
-                        ),
-                        None,
-                    ))));
-                }
-            },
-            _ => None,
-        };
-        // The answers of earlier rounds (sealed), then this round's.
-        let (state, mut responses) = match round {
-            Some(Round { state, answers }) => (state, answers),
-            None => (None, std::collections::BTreeMap::new()),
-        };
-        // (The approval question, asked above, has read its answer: the rest can be taken.)
+        // The answers of earlier rounds (sealed), then this round's. (The approval question,
+        // asked above, has read its answer: the rest can be taken.)
         responses.extend(request.input_responses.take().unwrap_or_default());
         let threshold = if abilities.inline {
             // 2026-07-28: each request says its level, or gets no log lines.
@@ -987,8 +988,12 @@ impl McpServer {
             let mut call_peer =
                 crate::voice::CallPeer::new(context.peer.clone(), None, threshold, abilities);
             // 2026-07-28: what the task asks before it is made, asked now, in rounds; the
-            // round that completes the answers makes the task, and its body finds them.
-            if let Some(questions) = before_task.as_deref().filter(|_| abilities.inline) {
+            // round that completes the answers makes the task, and its body finds them. (Not
+            // after a no to the approval: the task is made at once, and says `approval_denied`.)
+            let refused = *gated && !approved;
+            if let (Some(questions), Some(sealing), false) =
+                (before_task.as_deref(), sealing.as_ref(), refused)
+            {
                 // A question the client declared no capability for: `-32021`, naming it.
                 if call_peer.check_declared(questions).is_err() {
                     let capability = call_peer.missing_capability().unwrap_or("elicitation");
@@ -999,12 +1004,10 @@ impl McpServer {
                     let round = Round {
                         state: None,
                         answers: responses,
+                        approved: sealing.approved,
                     };
-                    return Err(Box::new(self.input_required(
-                        target.clone(),
-                        pending,
-                        round,
-                    )));
+                    let binding = sealing.binding(target);
+                    return Err(Box::new(self.input_required(&binding, pending, &round)));
                 }
                 call_peer = call_peer.with_round(responses, None);
             }
@@ -1046,7 +1049,7 @@ impl McpServer {
             peer,
             content,
             content_only: *content_only,
-            inline: abilities.inline,
+            sealing,
             target: target.clone(),
         })
     }
@@ -1188,10 +1191,24 @@ struct Started<'a> {
     peer: Arc<crate::voice::CallPeer>,
     content: agentio_tools::content::ContentCollector,
     content_only: bool,
-    /// Protocol 2026-07-28 or later.
-    inline: bool,
+    /// What the call's next round is sealed for: on protocol 2026-07-28 or later only.
+    sealing: Option<Sealing>,
     /// The registry's name for the tool.
     target: String,
+}
+
+/// What a call's next round is sealed for (2026-07-28): its arguments and caller
+/// ([`crate::rounds`]), and whether its approval was given.
+struct Sealing {
+    arguments: Value,
+    caller: Option<Arc<Caller>>,
+    approved: bool,
+}
+
+impl Sealing {
+    fn binding(&self, target: &str) -> Binding {
+        Binding::new(target, self.caller.as_deref(), &self.arguments)
+    }
 }
 
 /// A failed call as MCP says it: an `isError` result carrying the AIP-14 envelope as text.
@@ -1482,8 +1499,18 @@ impl McpServer {
         mut self,
         key: impl Into<Vec<u8>>,
     ) -> Result<Self, rmcp::model::RequestStateError> {
-        self.state_codec = Arc::new(rmcp::model::RequestStateCodec::try_new(key)?);
+        self.rounds = self.rounds.with_key(key.into())?;
         Ok(self)
+    }
+
+    /// Sets how long a call's sealed state stays good between its rounds on 2026-07-28
+    /// (default [`DEFAULT_REQUEST_STATE_TTL`](crate::rounds::DEFAULT_REQUEST_STATE_TTL)): a
+    /// client that answers later is refused, naming the expiry, and calls the tool again from
+    /// the start. What else binds a state to its call: [`crate::rounds`].
+    #[must_use]
+    pub fn with_request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.rounds.ttl = ttl;
+        self
     }
 
     pub(crate) fn set_handler(&mut self, handler: Arc<dyn crate::compose::DynHandler>) {
@@ -1501,25 +1528,6 @@ impl McpServer {
         session.log_threshold = crate::voice::LogThreshold::default();
         session
     }
-}
-
-/// What a call carries from one round to the next (MCP 2026-07-28 `requestState`, sealed):
-/// the body's state, and every answer so far, since a client sends each round's only once.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Round {
-    #[serde(default)]
-    state: Option<Value>,
-    #[serde(default)]
-    answers: std::collections::BTreeMap<String, Value>,
-}
-
-/// A codec with a key of 32 random bytes: a call's state opens only in the process that sealed
-/// it (servers behind a load balancer share one with [`McpServer::with_request_state_key`]).
-fn random_state_codec() -> rmcp::model::RequestStateCodec {
-    let mut key = [0u8; 32];
-    // Without the OS's randomness there is no secret key: fail loudly, at construction.
-    getrandom::fill(&mut key).expect("the operating system's random number generator");
-    rmcp::model::RequestStateCodec::new_unchecked(key.to_vec())
 }
 
 /// `method not found`, naming the method.

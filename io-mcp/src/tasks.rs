@@ -34,8 +34,9 @@
 //!   again); the round that completes them gets the `CreateTaskResult` (with no `requestState`
 //!   or `inputRequests`), and the body's `ask` of those keys gets the answers without asking.
 //!   A client that did not declare what a question needs is refused `-32021`, without a task.
-//!   Before 2026-07-28 the body asks them in the task. Not for a tool that needs approval (its
-//!   approval is the question asked first), nor the approval key.
+//!   Before 2026-07-28 the body asks them in the task. A tool that needs approval asks it
+//!   first, in a round of its own; the yes travels sealed with the answers (a no makes the task
+//!   at once, which says `approval_denied`). The approval key cannot be one of them.
 //! - **Progress** becomes the task's `statusMessage` (`3/10: indexing`); log lines go to the
 //!   client as the call's would.
 //! - **How it ends.** The body's output: `completed` with the result `tools/call` would have

@@ -848,6 +848,61 @@ fn questions_set_to_be_asked_first_are_asked_before_the_task_in_rounds() {
 }
 
 #[test]
+fn a_gated_tool_asks_approval_then_its_questions_then_makes_the_task() {
+    runtime().block_on(async {
+        let one = Questions::new().elicit::<Named>("first", "Your name?");
+        let server = server().ask_before_task("job.gate", one).unwrap();
+        let client = connect_2026(TASKS, server).await;
+        let key = agentio_mcp::APPROVAL_INPUT_KEY;
+        // Round 1: the approval alone.
+        let CallToolResponse::InputRequired(round1) = client
+            .call_tool_once(call("job.gate", json!({})))
+            .await
+            .unwrap()
+        else {
+            panic!("no approval question")
+        };
+        let asked: Vec<&String> = round1.input_requests.as_ref().unwrap().keys().collect();
+        assert_eq!(asked, [key]);
+        // Round 2, approved: the question, the yes sealed with the answers.
+        let yes = json!({ "action": "accept", "content": { "approve": true } });
+        let mut round2 = call("job.gate", json!({}));
+        round2.input_responses = Some(responses([(key, yes)]));
+        let CallToolResponse::InputRequired(round2) = client.call_tool_once(round2).await.unwrap()
+        else {
+            panic!("no question after the approval")
+        };
+        let asked: Vec<&String> = round2.input_requests.as_ref().unwrap().keys().collect();
+        assert_eq!(asked, ["first"]);
+        // Round 3 answers it: the task, approved, not asked again.
+        let ann = json!({ "action": "accept", "content": { "name": "Ann" } });
+        let mut round3 = call("job.gate", json!({}));
+        round3.input_responses = Some(responses([("first", ann.clone())]));
+        round3.request_state = round2.request_state.clone();
+        let id = started(&client, round3).await;
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        assert_eq!(result_of(&done)["structuredContent"]["said"], "done");
+        // The answer alone, without the sealed yes, starts no task: the approval is asked.
+        let mut unapproved = call("job.gate", json!({}));
+        unapproved.input_responses = Some(responses([("first", ann)]));
+        let CallToolResponse::InputRequired(again) =
+            client.call_tool_once(unapproved).await.unwrap()
+        else {
+            panic!("a task without approval")
+        };
+        let asked: Vec<&String> = again.input_requests.as_ref().unwrap().keys().collect();
+        assert_eq!(asked, [key]);
+        // Declined: nothing more is asked; the task is made and says so.
+        let mut declined = call("job.gate", json!({}));
+        declined.input_responses = Some(responses([(key, json!({ "action": "decline" }))]));
+        let id = started(&client, declined).await;
+        let done = settled(&client, &id, TaskStatus::Completed).await;
+        assert_eq!(envelope(&result_of(&done))["code"], "approval_denied");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
 fn before_2026_07_28_questions_set_to_be_asked_first_are_asked_in_the_task() {
     runtime().block_on(async {
         let client = connect_initialize(TASKS, names_first()).await;
@@ -872,7 +927,6 @@ fn questions_first_need_a_task_tool_a_question_mcp_carries_and_the_clients_capab
     assert!(
         refused(server().ask_before_task("job.plain", one())).contains("does not run as a task")
     );
-    assert!(refused(server().ask_before_task("job.gate", one())).contains("needs approval"));
     assert!(refused(server().ask_before_task("job.nope", one())).contains("no tool `job.nope`"));
     assert!(
         refused(server().ask_before_task("job.ask", Questions::new())).contains("no questions")

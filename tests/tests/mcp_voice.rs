@@ -642,3 +642,214 @@ fn a_tool_knows_what_its_client_declared() {
         client.cancel().await.unwrap();
     });
 }
+
+/// How much to pay.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, agentio_core::AgentInput)]
+struct Amount {
+    /// In cents.
+    cents: u32,
+    /// To whom.
+    to: String,
+}
+
+/// Pays, once a person approved the call and then confirmed the amount: on 2026-07-28 three
+/// rounds, the approval carried sealed into the third.
+#[agentio_tools::tool(id = "voice.pay", approval = "always", mutates = ["external:bank"], risk_level = 3)]
+async fn pay(
+    amount: Amount,
+    ctx: &agentio_tools::ToolContext,
+) -> Result<agentio_tests::voice_fixture::Said, agentio_tools::ToolError> {
+    let question = format!("Really pay {} to {}?", amount.cents, amount.to);
+    let said = match ctx
+        .elicit::<agentio_tests::voice_fixture::Confirm>(&question)
+        .await?
+    {
+        agentio_tools::voice::Elicited::Accepted(confirm) => {
+            format!("paid {} to {}: {}", amount.cents, amount.to, confirm.sure)
+        }
+        _ => "not paid".into(),
+    };
+    Ok(agentio_tests::voice_fixture::Said { said })
+}
+
+fn paying() -> McpServer {
+    let mut registry = registry();
+    registry.register(PayTool).unwrap();
+    McpServer::new(registry).unwrap()
+}
+
+fn pay_call(arguments: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new("voice.pay").with_arguments(arguments.as_object().unwrap().clone())
+}
+
+/// The `input_required` result of a call, or a panic naming what came instead.
+async fn asked_of(
+    client: &RunningService<RoleClient, Client>,
+    call: CallToolRequestParams,
+) -> rmcp::model::InputRequiredResult {
+    match client.peer().call_tool_once(call).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(asked) => asked,
+        other => panic!("not input_required: {other:?}"),
+    }
+}
+
+#[test]
+fn on_2026_07_28_a_gated_tool_that_asks_is_approved_once_and_then_asks() {
+    runtime().block_on(async {
+        // rmcp's client drives the rounds: the approval, then the body's question. Before the
+        // approval travelled sealed, the third round asked for approval again, for ever.
+        let client = Client {
+            answer: Some(json!({ "sure": true, "approve": true })),
+            ..Client::default()
+        };
+        let asked = client.asked.clone();
+        let client = connect_2026(client, paying()).await;
+        let result = client
+            .call_tool(pay_call(json!({ "cents": 500, "to": "Ann" })))
+            .await
+            .unwrap();
+        assert_eq!(said(&result), "paid 500 to Ann: true");
+        let asked: Vec<String> = asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(m, _)| m.clone())
+            .collect();
+        assert_eq!(asked.len(), 2, "{asked:?}");
+        assert!(
+            asked[0].starts_with("Approve a call to `voice.pay@1`"),
+            "{asked:?}"
+        );
+        assert_eq!(asked[1], "Really pay 500 to Ann?");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn on_2026_07_28_a_sealed_state_opens_only_for_the_call_it_was_sealed_for() {
+    runtime().block_on(async {
+        let client = Client {
+            answer: Some(json!({ "sure": true })),
+            ..Client::default()
+        };
+        let client = connect_2026(client, paying()).await;
+        let arguments = json!({ "cents": 5, "to": "Ann" });
+        // Round 1 asks for approval; round 2 approves, and the body asks.
+        let approval = asked_of(&client, pay_call(arguments.clone())).await;
+        assert!(approval.request_state.is_none(), "{approval:?}");
+        let key = agentio_mcp::APPROVAL_INPUT_KEY;
+        let mut yes = rmcp::model::InputResponses::new();
+        yes.insert(
+            key.to_owned(),
+            json!({ "action": "accept", "content": { "approve": true } }),
+        );
+        let mut round2 = pay_call(arguments.clone());
+        round2.input_responses = Some(yes);
+        let question = asked_of(&client, round2).await;
+        let state = question.request_state.clone().expect("a sealed state");
+        let question_key = question
+            .input_requests
+            .as_ref()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap();
+        let mut answer = rmcp::model::InputResponses::new();
+        answer.insert(
+            question_key.clone(),
+            json!({ "action": "accept", "content": { "sure": true } }),
+        );
+        let round3 = |arguments: Value| {
+            let mut call = pay_call(arguments);
+            call.input_responses = Some(answer.clone());
+            call.request_state = Some(state.clone());
+            call
+        };
+        // The approved state with other arguments, another tool, or none: refused before
+        // anything runs, naming why.
+        for (tool, arguments) in [
+            ("voice.pay", json!({ "cents": 50000, "to": "Ann" })),
+            ("voice.pay", json!({ "cents": 5, "to": "Eve" })),
+            ("voice.pay", json!({ "cents": 5, "to": "Ann", "note": "x" })),
+            ("voice.ask", json!({})),
+        ] {
+            let mut call = round3(arguments.clone());
+            call.name = tool.to_owned().into();
+            let refused = client.peer().call_tool_once(call).await.unwrap_err();
+            let rmcp::ServiceError::McpError(error) = &refused else {
+                panic!("{refused}")
+            };
+            assert_eq!(error.code.0, -32602, "{tool} {arguments}: {error:?}");
+            assert!(
+                error.message.contains("these arguments"),
+                "{tool} {arguments}: {error:?}"
+            );
+        }
+        // The same arguments, their members in another order: paid, asked nothing more.
+        let reordered: Value = serde_json::from_str(r#"{"to": "Ann", "cents": 5}"#).unwrap();
+        match client
+            .peer()
+            .call_tool_once(round3(reordered))
+            .await
+            .unwrap()
+        {
+            rmcp::model::CallToolResponse::Complete(result) => {
+                assert_eq!(said(&result), "paid 5 to Ann: true")
+            }
+            other => panic!("{other:?}"),
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn on_2026_07_28_a_state_answered_after_its_lifetime_is_refused_as_expired() {
+    runtime().block_on(async {
+        let client = Client {
+            answer: Some(json!({ "sure": true })),
+            ..Client::default()
+        };
+        let server = McpServer::new(registry())
+            .unwrap()
+            .with_request_state_ttl(Duration::from_millis(50));
+        let client = connect_2026(client, server).await;
+        let first = asked_of(&client, call("voice.ask")).await;
+        let key = first
+            .input_requests
+            .as_ref()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        let mut answer = rmcp::model::InputResponses::new();
+        answer.insert(
+            key,
+            json!({ "action": "accept", "content": { "sure": true } }),
+        );
+        let mut again = call("voice.ask");
+        again.input_responses = Some(answer);
+        again.request_state = first.request_state.clone();
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        let refused = client
+            .peer()
+            .call_tool_once(again.clone())
+            .await
+            .unwrap_err();
+        let rmcp::ServiceError::McpError(error) = &refused else {
+            panic!("{refused}")
+        };
+        assert_eq!(error.code.0, -32602, "{error:?}");
+        assert!(error.message.contains("expired"), "{error:?}");
+        // Answered in time, the same call goes through.
+        let first = asked_of(&client, call("voice.ask")).await;
+        again.request_state = first.request_state.clone();
+        match client.peer().call_tool_once(again).await.unwrap() {
+            rmcp::model::CallToolResponse::Complete(result) => {
+                assert_eq!(said(&result), "sure: true")
+            }
+            other => panic!("{other:?}"),
+        }
+        client.cancel().await.unwrap();
+    });
+}
