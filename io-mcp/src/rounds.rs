@@ -293,6 +293,28 @@ mod tests {
     }
 
     #[test]
+    fn a_state_is_sealed_to_expire_thirty_minutes_on_by_default() {
+        use base64::Engine;
+        let rounds = Rounds::random();
+        let binding = Binding::new("t", None, &json!({}));
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let sealed = rounds.seal(&Round::default(), &binding).unwrap();
+        // rmcp's `rs1.<body>.<tag>`: the body starts with the expiry, big-endian Unix ms.
+        let body = sealed.split('.').nth(1).unwrap();
+        let body = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(body)
+            .unwrap();
+        let expiry = i64::from_be_bytes(body[..8].try_into().unwrap());
+        let ahead = expiry - i64::try_from(before.as_millis()).unwrap();
+        assert!(
+            (30 * 60 * 1000..30 * 60 * 1000 + 5_000).contains(&ahead),
+            "expires {ahead} ms on"
+        );
+    }
+
+    #[test]
     fn an_unapproved_round_does_not_say_so_on_the_wire() {
         let text = serde_json::to_string(&Round::default()).unwrap();
         assert_eq!(text, r#"{"state":null,"answers":{}}"#);

@@ -16,9 +16,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, Request, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
-use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient, ServiceExt,
-};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -98,13 +96,10 @@ async fn connect(
     let audit = Arc::new(AuditLog::default());
     let registry = registry.with_audit_sink(audit.clone());
     let server = McpServer::new(registry).unwrap().with_page_size(2);
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    (client.serve(client_side).await.unwrap(), audit)
+    (
+        crate::mcp_common::connect_initialize(client, server).await,
+        audit,
+    )
 }
 
 /// The fixture registry served in-process to a client on protocol 2026-07-28, which starts
@@ -115,20 +110,7 @@ async fn connect_2026(
 ) -> (RunningService<RoleClient, TestClient>, Arc<AuditLog>) {
     let audit = Arc::new(AuditLog::default());
     let server = McpServer::new(registry.with_audit_sink(audit.clone())).unwrap();
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = client
-        .serve_with_lifecycle(client_side, lifecycle)
-        .await
-        .unwrap();
-    (client, audit)
+    (crate::mcp_common::connect_2026(client, server).await, audit)
 }
 
 /// Every listed tool, bounded in time: a server whose cursors never end must fail the test, not
@@ -877,13 +859,7 @@ fn a_page_size_that_divides_the_tools_ends_without_an_empty_page() {
             .unwrap()
             .with_page_size(5);
         assert_eq!(server.tools().len(), 5);
-        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_side).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = TestClient::new(None).serve(client_side).await.unwrap();
+        let client = crate::mcp_common::connect_initialize(TestClient::new(None), server).await;
         let page = client.list_tools(None).await.unwrap();
         assert_eq!(page.tools.len(), 5);
         assert_eq!(page.next_cursor, None);
@@ -941,13 +917,7 @@ fn an_output_that_is_not_an_object_is_answered_as_text_only() {
         let mut registry = ToolRegistry::new();
         registry.register_plugin(Arc::new(List)).unwrap();
         let server = McpServer::new(registry).unwrap();
-        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_side).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = TestClient::new(None).serve(client_side).await.unwrap();
+        let client = crate::mcp_common::connect_initialize(TestClient::new(None), server).await;
         let result = client
             .call_tool(call("list.numbers", json!({})))
             .await

@@ -15,7 +15,7 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// `server` (any rmcp handler) served on one end of an in-memory pipe; the other end.
-fn spawn<S: ServerHandler>(server: S) -> tokio::io::DuplexStream {
+pub(crate) fn spawn<S: ServerHandler>(server: S) -> tokio::io::DuplexStream {
     let (server_side, client_side) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = rmcp::ServiceExt::serve(server, server_side).await {

@@ -710,6 +710,41 @@ fn over_http_a_task_is_the_callers_who_started_it() {
 }
 
 #[test]
+fn over_http_a_sealed_state_opens_only_for_the_caller_it_was_given_to() {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let auth = agentio_mcp::auth::HttpAuth::new(std::sync::Arc::new(tokens), url.clone());
+        let serving = tokio::spawn(names_first().with_auth(auth).serve_http(listener));
+        let alice = connect_http(&url, "alice-token").await;
+        let bob = connect_http(&url, "bob-token").await;
+        let CallToolResponse::InputRequired(round1) = alice
+            .call_tool_once(call("job.ask", json!({})))
+            .await
+            .unwrap()
+        else {
+            panic!("no questions first")
+        };
+        let name = |name: &str| json!({ "action": "accept", "content": { "name": name } });
+        let mut round2 = call("job.ask", json!({}));
+        round2.input_responses = Some(responses([("first", name("Ann")), ("second", name("Bob"))]));
+        round2.request_state = round1.request_state.clone();
+        // Alice's state, sent by Bob: refused, naming the caller; nothing is made.
+        let refused = mcp_error(bob.call_tool_once(round2.clone()).await.unwrap_err());
+        assert_eq!(refused.code.0, -32602, "{refused:?}");
+        assert!(refused.message.contains("this caller"), "{refused:?}");
+        // Sent by Alice: her task.
+        let id = started(&alice, round2).await;
+        let done = settled(&alice, &id, TaskStatus::Completed).await;
+        let said = result_of(&done)["structuredContent"]["said"].clone();
+        assert!(said.as_str().unwrap().starts_with("Ann and Bob"), "{said}");
+        alice.cancel().await.unwrap();
+        bob.cancel().await.unwrap();
+        serving.abort();
+    });
+}
+
+#[test]
 fn a_task_still_running_past_its_time_to_live_fails_and_its_body_is_dropped() {
     runtime().block_on(async {
         let server = server().with_task_ttl(Duration::from_millis(200));
@@ -950,3 +985,4 @@ fn questions_first_need_a_task_tool_a_question_mcp_carries_and_the_clients_capab
         client.cancel().await.unwrap();
     });
 }
+

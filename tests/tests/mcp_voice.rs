@@ -20,7 +20,7 @@ use rmcp::model::{
     RootsCapabilities, SamplingCapability, SetLevelRequestParams, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
 /// A client that answers elicitations with `answer` (no capability when `None`), samples when
@@ -121,13 +121,7 @@ async fn heard(
 }
 
 async fn connect(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_side).await {
-            let _ = running.waiting().await;
-        }
-    });
-    client.serve(client_side).await.unwrap()
+    crate::mcp_common::connect_initialize(client, server).await
 }
 
 fn call(name: &str) -> CallToolRequestParams {
@@ -532,13 +526,7 @@ fn log_lines_go_out_before_the_result_on_the_wire() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     runtime().block_on(async {
         for _ in 0..5 {
-            let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-            let server = McpServer::new(registry()).unwrap();
-            tokio::spawn(async move {
-                if let Ok(running) = server.serve(server_side).await {
-                    let _ = running.waiting().await;
-                }
-            });
+            let client_side = crate::mcp_common::spawn(McpServer::new(registry()).unwrap());
             let (read, mut write) = tokio::io::split(client_side);
             let lines = [
                 json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
