@@ -77,6 +77,8 @@ pub mod rounds;
 mod server;
 pub mod sessions;
 pub mod skills;
+#[cfg(feature = "task-store")]
+pub mod task_store;
 pub mod tasks;
 mod voice;
 

@@ -606,7 +606,38 @@ impl McpServer {
     /// The server with its tasks kept `ttl`, at most `max`, under its instance's name (set
     /// while it is built, before it holds any task).
     fn retask(mut self, ttl: std::time::Duration, max: usize) -> Self {
-        self.tasks = Arc::new(crate::tasks::Tasks::new(ttl, max, &self.sessions.instance));
+        let tasks = crate::tasks::Tasks::new(ttl, max, &self.sessions.instance);
+        #[cfg(feature = "task-store")]
+        let tasks = tasks.with_store(self.tasks.store.clone());
+        self.tasks = Arc::new(tasks);
+        self
+    }
+
+    /// Keeps each task's record in `store` (feature `task-store`), so that the tasks this
+    /// server starts outlive its process: after a restart with the same store, a task that had
+    /// ended is answered from its record, to its owner, for its time to live; one that was
+    /// still running is `failed`, saying the server stopped while it ran (it is not run
+    /// again). What is written when, and what it costs: [`crate::task_store`].
+    ///
+    /// ```
+    /// use agentio_mcp::McpServer;
+    /// use agentio_mcp::task_store::TaskStore;
+    /// use agentio_tools::ToolRegistry;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = TaskStore::open(dir.path().join("tasks.redb"))?;
+    /// let server = McpServer::new(ToolRegistry::new())?.with_task_store(store);
+    /// # drop(server);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "task-store")]
+    #[must_use]
+    pub fn with_task_store(mut self, store: crate::task_store::TaskStore) -> Self {
+        let (ttl, max) = (self.tasks.ttl, self.tasks.max);
+        self.tasks = Arc::new(
+            crate::tasks::Tasks::new(ttl, max, &self.sessions.instance)
+                .with_store(Some(Arc::new(store))),
+        );
         self
     }
 

@@ -59,7 +59,10 @@
 //!   belongs to the caller who started it: for any other caller its id names no task
 //!   (`-32602`, as an unknown id). Without authentication the id, a random UUID, is the only
 //!   key.
-//! - **Where.** Tasks live in the memory of the server process that started them. Behind a
+//! - **Where.** Tasks live in the memory of the server process that started them, and die
+//!   with it, unless the server keeps a store (`McpServer::with_task_store`, feature
+//!   `task-store`): then a task that had ended is still answered after a restart, and one that
+//!   was running says the server stopped. Behind a
 //!   load balancer, an instance named with
 //!   [`McpServer::with_instance`](crate::McpServer::with_instance) starts every task id it gives
 //!   out with its name and a dot (`a.` then rmcp's UUID), as it does session ids, and a
@@ -107,6 +110,9 @@ pub(crate) struct Tasks {
     prefix: String,
     /// Task id -> what this server knows of it, while rmcp may still hold it.
     held: Mutex<HashMap<String, Held>>,
+    /// Where each task's record outlives the process, when the server keeps one.
+    #[cfg(feature = "task-store")]
+    pub(crate) store: Option<Arc<crate::task_store::TaskStore>>,
 }
 
 /// What the server knows of one task.
@@ -128,7 +134,16 @@ impl Tasks {
             max,
             prefix: crate::sessions::id_prefix(instance),
             held: Mutex::new(HashMap::new()),
+            #[cfg(feature = "task-store")]
+            store: None,
         }
+    }
+
+    /// The same tasks' settings, with `store` keeping their records.
+    #[cfg(feature = "task-store")]
+    pub(crate) fn with_store(mut self, store: Option<Arc<crate::task_store::TaskStore>>) -> Self {
+        self.store = store;
+        self
     }
 
     /// rmcp's id for the task id a client has: the id without this instance's prefix; `None`
@@ -171,11 +186,21 @@ impl Tasks {
             }
         }
         let tasks = Arc::clone(self);
+        #[cfg(feature = "task-store")]
+        let owner_of_record = owner.map(str::to_owned);
         let mut task = self.manager.spawn(options, move |context| {
             let id = context.task_id().to_owned();
             let call = make(context);
             Box::pin(async move {
+                // With a store: the start is on disk before the body runs, and the end before
+                // rmcp reports it.
+                #[cfg(feature = "task-store")]
+                tasks.record_start(&id, owner_of_record.as_deref()).await;
                 let outcome = call.await;
+                #[cfg(feature = "task-store")]
+                tasks
+                    .record_end(&id, owner_of_record.as_deref(), &outcome)
+                    .await;
                 if let Some(task) = tasks.held().get_mut(&id) {
                     task.ended = Some(Instant::now());
                 }
@@ -206,6 +231,25 @@ impl Tasks {
         }
     }
 
+    /// The task `inner` as its record says, when this process does not hold it (it was
+    /// started before a restart) and the record is the caller's; `None` otherwise.
+    #[cfg(feature = "task-store")]
+    fn recorded(&self, inner: &str, caller: Option<&str>) -> Option<DetailedTask> {
+        if self.held().contains_key(inner) {
+            return None;
+        }
+        let (owner, task) = self.store.as_ref()?.get(inner)?;
+        match owner {
+            Some(owner) if Some(owner.as_str()) != caller => None,
+            _ => Some(task),
+        }
+    }
+
+    #[cfg(not(feature = "task-store"))]
+    fn recorded(&self, _inner: &str, _caller: Option<&str>) -> Option<DetailedTask> {
+        None
+    }
+
     /// `tasks/get`.
     pub(crate) fn get(
         &self,
@@ -213,7 +257,12 @@ impl Tasks {
         caller: Option<&str>,
     ) -> Result<DetailedTask, McpError> {
         let inner = self.open(task_id, caller)?;
-        let mut task = self.manager.get_task(inner).map_err(|_| unknown(task_id))?;
+        let mut task = match self.manager.get_task(inner) {
+            Ok(task) => task,
+            Err(_) => self
+                .recorded(inner, caller)
+                .ok_or_else(|| unknown(task_id))?,
+        };
         task.task.task_id = task_id.to_owned();
         Ok(task)
     }
@@ -226,17 +275,68 @@ impl Tasks {
         responses: impl IntoIterator<Item = (String, serde_json::Value)>,
     ) -> Result<(), McpError> {
         let inner = self.open(task_id, caller)?;
-        self.manager
-            .update_task(inner, responses)
-            .map_err(|_| unknown(task_id))
+        match self.manager.update_task(inner, responses) {
+            // A task that ended before a restart takes no answers, as one in memory.
+            Err(_) if self.recorded(inner, caller).is_some() => Ok(()),
+            outcome => outcome.map_err(|_| unknown(task_id)),
+        }
     }
 
     /// `tasks/cancel`.
     pub(crate) fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), McpError> {
         let inner = self.open(task_id, caller)?;
-        self.manager
-            .cancel_task(inner)
-            .map_err(|_| unknown(task_id))
+        match self.manager.cancel_task(inner) {
+            // A task that ended before a restart stays as it ended, as one in memory.
+            Err(_) if self.recorded(inner, caller).is_some() => Ok(()),
+            outcome => outcome.map_err(|_| unknown(task_id)),
+        }
+    }
+
+    /// Writes the start of task `id` to the store, off the runtime's threads.
+    #[cfg(feature = "task-store")]
+    async fn record_start(self: &Arc<Self>, id: &str, owner: Option<&str>) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let Ok(task) = self.manager.get_task(id) else {
+            return;
+        };
+        let (id, owner, ttl) = (id.to_owned(), owner.map(str::to_owned), self.ttl);
+        let _ = tokio::task::spawn_blocking(move || {
+            store.started(&id, owner.as_deref(), ttl, &task);
+        })
+        .await;
+    }
+
+    /// Writes how task `id` ended to the store, off the runtime's threads.
+    #[cfg(feature = "task-store")]
+    async fn record_end(
+        self: &Arc<Self>,
+        id: &str,
+        owner: Option<&str>,
+        outcome: &Result<rmcp::model::CallToolResult, rmcp::task_manager::TaskExit>,
+    ) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let Ok(task) = self.manager.get_task(id) else {
+            return;
+        };
+        let payload = match outcome {
+            Ok(result) => match serde_json::to_value(result) {
+                Ok(serde_json::Value::Object(result)) => {
+                    rmcp::model::TaskPayload::Completed { result }
+                }
+                _ => return,
+            },
+            Err(rmcp::task_manager::TaskExit::Cancelled) => rmcp::model::TaskPayload::Cancelled,
+            Err(rmcp::task_manager::TaskExit::Error(error)) => crate::task_store::failed(error),
+        };
+        let (id, owner, ttl) = (id.to_owned(), owner.map(str::to_owned), self.ttl);
+        let _ = tokio::task::spawn_blocking(move || {
+            store.ended(&id, owner.as_deref(), ttl, task, payload);
+        })
+        .await;
     }
 }
 

@@ -986,3 +986,129 @@ fn questions_first_need_a_task_tool_a_question_mcp_carries_and_the_clients_capab
     });
 }
 
+/// The task once its body has reported progress (its start is on the store's disk by then).
+async fn reporting(client: &RunningService<RoleClient, Client>, id: &str) -> GetTaskResult {
+    for _ in 0..500 {
+        let task = get(client, id).await;
+        if task.task.task.status_message.is_some() {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {id} reported no progress")
+}
+
+#[test]
+fn with_a_task_store_a_task_outlives_its_server_process() {
+    use agentio_mcp::task_store::TaskStore;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.redb");
+    // The first process: one task ends, one is still running when it stops.
+    let first = runtime();
+    let (done, running) = first.block_on(async {
+        let server = server().with_task_store(TaskStore::open(&path).unwrap());
+        let client = connect_2026(TASKS, server).await;
+        let done = started(&client, call("job.wait", json!({ "ms": 7 }))).await;
+        settled(&client, &done, TaskStatus::Completed).await;
+        let running = started(&client, call("job.wait", json!({ "ms": 600_000 }))).await;
+        reporting(&client, &running).await;
+        (done, running)
+    });
+    // It stops: its runtime dropped with every task, connection and body, nothing graceful
+    // (the store's file lock goes with the last handle).
+    drop(first);
+    let second = runtime();
+    second.block_on(async {
+        let server = server().with_task_store(TaskStore::open(&path).unwrap());
+        let client = connect_2026(TASKS, server).await;
+        // The ended task, as it ended.
+        let read = get(&client, &done).await;
+        assert_eq!(read.task.task.task_id, done);
+        assert_eq!(
+            result_of(&read)["structuredContent"],
+            json!({ "waited": 7 })
+        );
+        // The one that was running: failed, saying why, not run again.
+        let read = get(&client, &running).await;
+        assert_eq!(read.task.status(), TaskStatus::Failed);
+        let TaskPayload::Failed { error } = &read.task.payload else {
+            panic!("{read:?}")
+        };
+        assert_eq!(error["code"], -32603);
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("the server stopped while this task ran"),
+            "{message}"
+        );
+        assert!(!finished(600_000));
+        // Cancelling or answering an ended task changes nothing, as in memory.
+        client
+            .cancel_task(CancelTaskParams::new(&done))
+            .await
+            .unwrap();
+        client
+            .update_task(UpdateTaskParams::new(&done, responses([])))
+            .await
+            .unwrap();
+        assert_eq!(
+            get(&client, &done).await.task.status(),
+            TaskStatus::Completed
+        );
+        // An id no process gave out is unknown, as before.
+        let unknown = mcp_error(client.get_task(GetTaskParams::new("x")).await.unwrap_err());
+        assert_eq!(unknown.code.0, -32602);
+        // New tasks go on beside the old ones.
+        let next = started(&client, call("job.wait", json!({ "ms": 8 }))).await;
+        let next = settled(&client, &next, TaskStatus::Completed).await;
+        assert_eq!(
+            result_of(&next)["structuredContent"],
+            json!({ "waited": 8 })
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn over_http_a_recorded_task_is_still_only_its_owners() {
+    use agentio_mcp::task_store::TaskStore;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.redb");
+    let serve = |path: std::path::PathBuf| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let auth = agentio_mcp::auth::HttpAuth::new(std::sync::Arc::new(tokens), url.clone());
+        let server = server()
+            .with_auth(auth)
+            .with_task_store(TaskStore::open(&path).unwrap());
+        tokio::spawn(server.serve_http(listener));
+        url
+    };
+    let first = runtime();
+    let id = first.block_on(async {
+        let url = serve(path.clone()).await;
+        let alice = connect_http(&url, "alice-token").await;
+        let id = started(&alice, call("job.wait", json!({ "ms": 9 }))).await;
+        settled(&alice, &id, TaskStatus::Completed).await;
+        id
+    });
+    drop(first);
+    runtime().block_on(async {
+        let url = serve(path.clone()).await;
+        let alice = connect_http(&url, "alice-token").await;
+        let bob = connect_http(&url, "bob-token").await;
+        let read = get(&alice, &id).await;
+        assert_eq!(
+            result_of(&read)["structuredContent"],
+            json!({ "waited": 9 })
+        );
+        for refused in [
+            bob.get_task(GetTaskParams::new(&id)).await.unwrap_err(),
+            bob.cancel_task(CancelTaskParams::new(&id))
+                .await
+                .unwrap_err(),
+        ] {
+            let refused = mcp_error(refused);
+            assert_eq!(refused.message, format!("unknown task: {id}"));
+        }
+    });
+}
