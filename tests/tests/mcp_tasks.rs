@@ -668,13 +668,26 @@ async fn connect_http(url: &str, token: &str) -> RunningService<RoleClient, Clie
         .unwrap()
 }
 
+/// `server` over streamable HTTP on a loopback port, taking `tokens`; its URL and its task.
+async fn serve_authenticated(
+    server: McpServer,
+) -> (
+    String,
+    tokio::task::JoinHandle<Result<(), agentio_mcp::ServeError>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let auth = agentio_mcp::auth::HttpAuth::new(std::sync::Arc::new(tokens), url.clone());
+    (
+        url,
+        tokio::spawn(server.with_auth(auth).serve_http(listener)),
+    )
+}
+
 #[test]
 fn over_http_a_task_is_the_callers_who_started_it() {
     runtime().block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let auth = agentio_mcp::auth::HttpAuth::new(std::sync::Arc::new(tokens), url.clone());
-        let serving = tokio::spawn(server().with_auth(auth).serve_http(listener));
+        let (url, serving) = serve_authenticated(server()).await;
         let alice = connect_http(&url, "alice-token").await;
         let bob = connect_http(&url, "bob-token").await;
         let id = started(&alice, call("job.wait", json!({ "ms": 600 }))).await;
@@ -712,10 +725,7 @@ fn over_http_a_task_is_the_callers_who_started_it() {
 #[test]
 fn over_http_a_sealed_state_opens_only_for_the_caller_it_was_given_to() {
     runtime().block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let auth = agentio_mcp::auth::HttpAuth::new(std::sync::Arc::new(tokens), url.clone());
-        let serving = tokio::spawn(names_first().with_auth(auth).serve_http(listener));
+        let (url, serving) = serve_authenticated(names_first()).await;
         let alice = connect_http(&url, "alice-token").await;
         let bob = connect_http(&url, "bob-token").await;
         let CallToolResponse::InputRequired(round1) = alice
@@ -1074,14 +1084,8 @@ fn over_http_a_recorded_task_is_still_only_its_owners() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tasks.redb");
     let serve = |path: std::path::PathBuf| async move {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let auth = agentio_mcp::auth::HttpAuth::new(std::sync::Arc::new(tokens), url.clone());
-        let server = server()
-            .with_auth(auth)
-            .with_task_store(TaskStore::open(&path).unwrap());
-        tokio::spawn(server.serve_http(listener));
-        url
+        let server = server().with_task_store(TaskStore::open(&path).unwrap());
+        serve_authenticated(server).await.0
     };
     let first = runtime();
     let id = first.block_on(async {

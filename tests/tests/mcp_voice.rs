@@ -120,6 +120,14 @@ async fn heard(
     std::mem::take(&mut *logs.lock().unwrap())
 }
 
+/// A client that accepts every form with `{"sure": true}`.
+fn sure() -> Client {
+    Client {
+        answer: Some(json!({ "sure": true })),
+        ..Client::default()
+    }
+}
+
 async fn connect(client: Client, server: McpServer) -> RunningService<RoleClient, Client> {
     crate::mcp_common::connect_initialize(client, server).await
 }
@@ -239,10 +247,7 @@ fn log_lines_reach_the_client_before_the_result_at_or_above_its_level() {
 #[test]
 fn a_tool_asks_the_user_for_a_typed_answer_and_gets_it_validated() {
     runtime().block_on(async {
-        let client = Client {
-            answer: Some(json!({ "sure": true })),
-            ..Client::default()
-        };
+        let client = sure();
         let asked = client.asked.clone();
         let client = connect(client, McpServer::new(registry()).unwrap()).await;
         let result = client.call_tool(call("voice.ask")).await.unwrap();
@@ -280,9 +285,8 @@ fn a_tool_asks_the_user_for_a_typed_answer_and_gets_it_validated() {
 fn on_2026_07_28_a_question_is_an_input_required_round_trip_with_sealed_state() {
     runtime().block_on(async {
         let client = Client {
-            answer: Some(json!({ "sure": true })),
             samples: true,
-            ..Client::default()
+            ..sure()
         };
         let asked = client.asked.clone();
         let client = connect_2026(client, McpServer::new(registry()).unwrap()).await;
@@ -563,10 +567,9 @@ fn log_lines_go_out_before_the_result_on_the_wire() {
 fn on_2026_07_28_an_answer_of_the_wrong_shape_is_asked_again() {
     runtime().block_on(async {
         let client = Client {
-            answer: Some(json!({ "sure": true })),
             samples: true,
             roots: true,
-            ..Client::default()
+            ..sure()
         };
         let client = connect_2026(client, McpServer::new(registry()).unwrap()).await;
         for tool in ["voice.ask", "voice.muse", "voice.roots"] {
@@ -574,14 +577,7 @@ fn on_2026_07_28_an_answer_of_the_wrong_shape_is_asked_again() {
             let rmcp::model::CallToolResponse::InputRequired(first) = first else {
                 panic!("{tool}: {first:?}")
             };
-            let key = first
-                .input_requests
-                .as_ref()
-                .unwrap()
-                .keys()
-                .next()
-                .unwrap()
-                .clone();
+            let key = first_key(&first);
             // An answer with none of the fields its question's result has.
             let mut wrong = rmcp::model::InputResponses::new();
             wrong.insert(key.clone(), json!({ "answer": 42 }));
@@ -603,9 +599,8 @@ fn on_2026_07_28_an_answer_of_the_wrong_shape_is_asked_again() {
 fn a_tool_knows_what_its_client_declared() {
     runtime().block_on(async {
         let client = Client {
-            answer: Some(json!({ "sure": true })),
             roots: true,
-            ..Client::default()
+            ..sure()
         };
         let client = connect(client, McpServer::new(registry()).unwrap()).await;
         let result = client.call_tool(call("voice.can")).await.unwrap();
@@ -670,6 +665,12 @@ fn pay_call(arguments: Value) -> CallToolRequestParams {
     CallToolRequestParams::new("voice.pay").with_arguments(arguments.as_object().unwrap().clone())
 }
 
+/// The key of the first question an `input_required` result asks.
+fn first_key(asked: &rmcp::model::InputRequiredResult) -> String {
+    let questions = asked.input_requests.as_ref().expect("questions");
+    questions.keys().next().expect("a question").clone()
+}
+
 /// The `input_required` result of a call, or a panic naming what came instead.
 async fn asked_of(
     client: &RunningService<RoleClient, Client>,
@@ -716,10 +717,7 @@ fn on_2026_07_28_a_gated_tool_that_asks_is_approved_once_and_then_asks() {
 #[test]
 fn on_2026_07_28_a_sealed_state_opens_only_for_the_call_it_was_sealed_for() {
     runtime().block_on(async {
-        let client = Client {
-            answer: Some(json!({ "sure": true })),
-            ..Client::default()
-        };
+        let client = sure();
         let client = connect_2026(client, paying()).await;
         let arguments = json!({ "cents": 5, "to": "Ann" });
         // Round 1 asks for approval; round 2 approves, and the body asks.
@@ -735,16 +733,9 @@ fn on_2026_07_28_a_sealed_state_opens_only_for_the_call_it_was_sealed_for() {
         round2.input_responses = Some(yes);
         let question = asked_of(&client, round2).await;
         let state = question.request_state.clone().expect("a sealed state");
-        let question_key = question
-            .input_requests
-            .as_ref()
-            .unwrap()
-            .keys()
-            .next()
-            .unwrap();
         let mut answer = rmcp::model::InputResponses::new();
         answer.insert(
-            question_key.clone(),
+            first_key(&question),
             json!({ "action": "accept", "content": { "sure": true } }),
         );
         let round3 = |arguments: Value| {
@@ -793,23 +784,13 @@ fn on_2026_07_28_a_sealed_state_opens_only_for_the_call_it_was_sealed_for() {
 #[test]
 fn on_2026_07_28_a_state_answered_after_its_lifetime_is_refused_as_expired() {
     runtime().block_on(async {
-        let client = Client {
-            answer: Some(json!({ "sure": true })),
-            ..Client::default()
-        };
+        let client = sure();
         let server = McpServer::new(registry())
             .unwrap()
             .with_request_state_ttl(Duration::from_millis(50));
         let client = connect_2026(client, server).await;
         let first = asked_of(&client, call("voice.ask")).await;
-        let key = first
-            .input_requests
-            .as_ref()
-            .unwrap()
-            .keys()
-            .next()
-            .unwrap()
-            .clone();
+        let key = first_key(&first);
         let mut answer = rmcp::model::InputResponses::new();
         answer.insert(
             key,
