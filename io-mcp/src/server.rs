@@ -889,7 +889,7 @@ impl McpServer {
             if let (Some(questions), Some(sealing)) = (peer.take_pending(), sealing) {
                 let round = Round {
                     state: peer.take_state(),
-                    answers: peer.answers_so_far(),
+                    answers: peer.answers_used(),
                     approved: sealing.approved,
                 };
                 return self.input_required(&sealing.binding(&target_name), questions, &round);
@@ -1030,11 +1030,13 @@ impl McpServer {
                     let capability = call_peer.missing_capability().unwrap_or("elicitation");
                     return Err(Box::new(Err(missing_capability(capability))));
                 }
-                let pending = crate::voice::unanswered(questions, &responses);
+                let (answered, pending) = crate::voice::sort_answers(questions, &responses);
                 if !pending.is_empty() {
+                    // Only the answers to these questions travel: whatever else the client
+                    // sent is not sealed and sent back to it.
                     let round = Round {
                         state: None,
-                        answers: responses,
+                        answers: answered,
                         approved: sealing.approved,
                     };
                     let binding = sealing.binding(target);

@@ -99,6 +99,8 @@ pub(crate) struct CallPeer {
     /// On 2026-07-28: the questions the body asked that this round has no answer to, as MCP
     /// input requests by key; the call then ends asking them.
     pending: Mutex<BTreeMap<String, Value>>,
+    /// On 2026-07-28: the answers the body's questions found, by key.
+    used: Mutex<BTreeMap<String, Value>>,
     /// A question needed a capability the client did not declare (its name).
     missing: Mutex<Option<&'static str>>,
 }
@@ -133,6 +135,7 @@ impl CallPeer {
             responses: BTreeMap::new(),
             state: Mutex::new(None),
             pending: Mutex::new(BTreeMap::new()),
+            used: Mutex::new(BTreeMap::new()),
             missing: Mutex::new(None),
         }
     }
@@ -148,10 +151,13 @@ impl CallPeer {
         self
     }
 
-    /// The answers the body has had so far, this round's and earlier rounds': they travel in
-    /// the sealed state, since a client sends each round's answers only once.
-    pub(crate) fn answers_so_far(&self) -> BTreeMap<String, Value> {
-        self.responses.clone()
+    /// The answers the body has had so far and used, this round's and earlier rounds': they
+    /// travel in the sealed state, since a client sends each round's answers only once. Only
+    /// those: an answer to nothing the body asked (a key made up, a wrong shape) is not sealed
+    /// and sent back, so a round's state grows with the body's questions, not the client's
+    /// inventions.
+    pub(crate) fn answers_used(&self) -> BTreeMap<String, Value> {
+        self.used.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The questions this round could not answer, when the body asked any.
@@ -316,17 +322,19 @@ fn split<'q>(
     (given, unasked)
 }
 
-/// The input requests of `questions` that `answers` holds no answer of the right shape for,
-/// by key (questions MCP cannot carry were refused when they were set up, and are left out).
-pub(crate) fn unanswered(
+/// The answers of the right shape `answers` holds to `questions`, by key; and the input
+/// requests of the questions it holds none for (questions MCP cannot carry were refused when
+/// they were set up, and are left out).
+pub(crate) fn sort_answers(
     questions: &Questions,
     answers: &BTreeMap<String, Value>,
-) -> BTreeMap<String, Value> {
-    let (_, unasked) = split(questions, answers);
-    unasked
+) -> (BTreeMap<String, Value>, BTreeMap<String, Value>) {
+    let (given, unasked) = split(questions, answers);
+    let pending = unasked
         .into_iter()
         .filter_map(|(key, question)| Some((key.to_owned(), input_request(question).ok()?)))
-        .collect()
+        .collect();
+    (given, pending)
 }
 
 /// A question as an MCP input request (2026-07-28), by its wire JSON.
@@ -385,6 +393,10 @@ impl ClientPeer for CallPeer {
             }
             // 2026-07-28: the answers came with this round, or the call ends asking.
             let (answers, unasked) = split(questions, &self.responses);
+            self.used
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())));
             if unasked.is_empty() {
                 return Ok(Answers::new(answers));
             }

@@ -58,3 +58,14 @@ pub(crate) async fn serve<S: ServerHandler>(server: S, connect: Connect) -> McpC
     let (read, write) = tokio::io::split(client_side);
     connect.io(read, write, 1 << 20).await.unwrap()
 }
+
+/// What a sealed `requestState` carries (rmcp's `rs1.<body>.<tag>`: the body is an expiry of
+/// eight bytes, then the JSON; signed, not encrypted, so anyone can read it).
+pub(crate) fn sealed_payload(state: &str) -> serde_json::Value {
+    use base64::Engine;
+    let body = state.split('.').nth(1).expect("rs1.<body>.<tag>");
+    let body = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(body)
+        .expect("base64url");
+    serde_json::from_slice(&body[8..]).expect("JSON after the expiry")
+}

@@ -855,9 +855,14 @@ fn questions_set_to_be_asked_first_are_asked_before_the_task_in_rounds() {
             wire["inputRequests"]["first"]["method"],
             "elicitation/create"
         );
-        // Round 2 answers one (and a malformed answer is no answer): the other is asked again.
+        // Round 2 answers one (and a malformed answer is no answer, and an answer to nothing
+        // asked is dropped): the other is asked again.
         let mut round2 = call("job.ask", json!({}));
-        round2.input_responses = Some(responses([("first", name("Ann")), ("second", json!({}))]));
+        round2.input_responses = Some(responses([
+            ("first", name("Ann")),
+            ("second", json!({})),
+            ("made-up", name("Eve")),
+        ]));
         round2.request_state = round1.request_state.clone();
         let CallToolResponse::InputRequired(asked_again) =
             client.call_tool_once(round2).await.unwrap()
@@ -867,6 +872,14 @@ fn questions_set_to_be_asked_first_are_asked_before_the_task_in_rounds() {
         let wire = serde_json::to_value(&asked_again).unwrap();
         let asked: Vec<&String> = wire["inputRequests"].as_object().unwrap().keys().collect();
         assert_eq!(asked, ["second"], "{wire}");
+        // Only the answer used travels, sealed.
+        let sealed =
+            crate::mcp_common::sealed_payload(asked_again.request_state.as_deref().unwrap());
+        assert_eq!(
+            sealed["answers"],
+            json!({ "first": name("Ann") }),
+            "{sealed}"
+        );
         // Round 3 completes them: the task, whose body finds both answers and asks nothing.
         let mut round3 = call("job.ask", json!({}));
         round3.input_responses = Some(responses([("second", name("Bob"))]));

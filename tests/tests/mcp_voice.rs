@@ -822,3 +822,28 @@ fn on_2026_07_28_a_state_answered_after_its_lifetime_is_refused_as_expired() {
         client.cancel().await.unwrap();
     });
 }
+
+#[test]
+fn on_2026_07_28_only_the_answers_a_tool_used_travel_in_its_state() {
+    runtime().block_on(async {
+        let client = connect_2026(sure(), McpServer::new(registry()).unwrap()).await;
+        let first = asked_of(&client, call("voice.twice")).await;
+        // The answer to the first question, and 100 KB the tool never asked for.
+        let mut answers = rmcp::model::InputResponses::new();
+        answers.insert(
+            first_key(&first),
+            json!({ "action": "accept", "content": { "sure": true } }),
+        );
+        answers.insert("junk".to_owned(), json!("x".repeat(100_000)));
+        let mut again = call("voice.twice");
+        again.input_responses = Some(answers);
+        again.request_state = first.request_state.clone();
+        let second = asked_of(&client, again).await;
+        let state = second.request_state.clone().unwrap();
+        let sealed = crate::mcp_common::sealed_payload(&state);
+        let keys: Vec<&String> = sealed["answers"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, [&first_key(&first)], "{sealed}");
+        assert!(state.len() < 1_000, "{} bytes", state.len());
+        client.cancel().await.unwrap();
+    });
+}
