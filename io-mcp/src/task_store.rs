@@ -298,11 +298,16 @@ impl TaskStore {
 
     /// The recorded task `id` and its owner, unless it has expired.
     pub(crate) fn get(&self, id: &str) -> Option<(Option<String>, DetailedTask)> {
+        self.get_at(id, now_ms())
+    }
+
+    /// [`Self::get`] at `now` (Unix milliseconds): a record is gone at its expiry.
+    fn get_at(&self, id: &str, now: u64) -> Option<(Option<String>, DetailedTask)> {
         let txn = self.db.begin_read().ok()?;
         let tasks = txn.open_table(TASKS).ok()?;
         let bytes = tasks.get(id).ok()??;
         let record = serde_json::from_slice::<Record>(bytes.value()).ok()?;
-        (now_ms() < record.expires_ms()).then_some((record.owner, record.task))
+        (now < record.expires_ms()).then_some((record.owner, record.task))
     }
 }
 
@@ -468,6 +473,54 @@ mod tests {
             panic!("{slow:?}")
         };
         assert!(error["message"].as_str().unwrap().contains("task expired"));
+    }
+
+    #[test]
+    fn a_record_is_gone_at_its_expiry_to_the_millisecond() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskStore::open(dir.path().join("tasks.redb")).unwrap();
+        store.started("a", None, TTL, &working("a"));
+        store.ended("a", None, TTL, working("a"), completed("a"));
+        let txn = store.db.begin_read().unwrap();
+        let record: Record = serde_json::from_slice(
+            txn.open_table(TASKS)
+                .unwrap()
+                .get("a")
+                .unwrap()
+                .unwrap()
+                .value(),
+        )
+        .unwrap();
+        let expires = record.expires_ms();
+        assert_eq!(expires, record.ended_ms.unwrap() + 60_000);
+        assert!(store.get_at("a", expires - 1).is_some());
+        assert!(store.get_at("a", expires).is_none());
+    }
+
+    #[test]
+    fn a_failed_write_is_counted_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskStore::open(dir.path().join("tasks.redb")).unwrap();
+        assert_eq!(store.last_failure(), None);
+        store.count(Ok(()));
+        assert_eq!(store.failed_writes(), 0);
+        for message in ["No space left on device", "the disk went away"] {
+            store.count(Err(TaskStoreError::Store {
+                path: store.path().to_path_buf(),
+                message: message.into(),
+            }));
+        }
+        assert_eq!(store.failed_writes(), 2);
+        let last = store.last_failure().unwrap();
+        assert!(
+            last.contains("the disk went away") && last.contains("tasks.redb"),
+            "{last}"
+        );
+        let shown = format!("{store:?}");
+        assert!(
+            shown.contains("tasks.redb") && shown.contains("failed_writes: 2"),
+            "{shown}"
+        );
     }
 
     #[test]
