@@ -178,6 +178,28 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "task-store")]
+    #[test]
+    fn a_server_keeps_its_tasks_on_disk_with_only_the_facade() {
+        use agentio::mcp::McpServer;
+        use agentio::mcp::task_store::TaskStore;
+        let unique = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_nanos();
+        let path =
+            std::env::temp_dir().join(format!("facade-tasks-{}-{unique}.redb", std::process::id()));
+        let store = TaskStore::open(&path).expect("a new store");
+        assert_eq!(store.path(), path);
+        let server = McpServer::new(tool_registry![save].expect("a valid contract"))
+            .expect("a server")
+            .with_task_store(store);
+        drop(server);
+        // Closed with the server: it opens again.
+        drop(TaskStore::open(&path).expect("reopened"));
+        std::fs::remove_file(&path).expect("removed");
+    }
+
     #[cfg(feature = "mcp")]
     #[test]
     fn a_registry_goes_on_mcp_with_only_the_facade() {
