@@ -1097,9 +1097,10 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
         .cloned()
 }
 
-/// The subject of the caller the HTTP layer verified, if any: whose a task is.
+/// Who the caller the HTTP layer verified is, if any, as a task's owner
+/// ([`crate::tasks::owner_of`]).
 fn subject_of(context: &RequestContext<RoleServer>) -> Option<String> {
-    caller_of(context).map(|caller| caller.subject.clone())
+    caller_of(context).map(|caller| crate::tasks::owner_of(&caller))
 }
 
 /// `-32021` for a call that needs a capability the client did not declare.
@@ -1127,7 +1128,7 @@ impl McpServer {
         // `tasks/cancel` ends the call itself, so that its record (when audited) says so.
         let cancellation = cancellation.unwrap_or_default();
         options.cancellation = Some(cancellation.clone());
-        let owner = options.caller.as_ref().map(|caller| caller.subject.clone());
+        let owner = options.caller.as_deref().map(crate::tasks::owner_of);
         let registry = Arc::clone(&self.registry);
         let target = target.to_owned();
         let task = self.tasks.spawn(owner.as_deref(), move |task| {

@@ -56,8 +56,9 @@
 //!   client starting quick tasks it never reads would grow the server without limit. Past it
 //!   a call is answered `isError` with `rate_limited` (retryable) until held tasks expire.
 //! - **Whose task.** Behind [`McpServer::with_auth`](crate::McpServer::with_auth), a task
-//!   belongs to the caller who started it: for any other caller its id names no task
-//!   (`-32602`, as an unknown id). Without authentication the id, a random UUID, is the only
+//!   belongs to the caller who started it (its subject, under its token's issuer when the
+//!   token names one: a subject is unique only within its issuer): for any other caller its
+//!   id names no task (`-32602`, as an unknown id). Without authentication the id, a random UUID, is the only
 //!   key.
 //! - **Where.** Tasks live in the memory of the server process that started them, and die
 //!   with it, unless the server keeps a store (`McpServer::with_task_store`, feature
@@ -340,6 +341,19 @@ impl Tasks {
     }
 }
 
+/// Whose a task is: the caller's subject, and the issuer of its token when the token names
+/// one (`iss`), since a subject is unique only within its issuer (OpenID Connect): `alice` of
+/// one identity provider is not `alice` of another. The issuer's length comes first, so no two
+/// callers give the same key.
+pub(crate) fn owner_of(caller: &agentio_tools::Caller) -> String {
+    match caller.claims.get("iss").and_then(serde_json::Value::as_str) {
+        Some(issuer) if !issuer.is_empty() => {
+            format!("{}:{issuer}{}", issuer.len(), caller.subject)
+        }
+        _ => caller.subject.clone(),
+    }
+}
+
 /// The answer to an id that names no task of the caller's (`-32602`, rmcp's answer too): the
 /// id escaped and cut to a bound, whatever the client sent.
 fn unknown(task_id: &str) -> McpError {
@@ -496,6 +510,34 @@ mod tests {
         assert!(tasks.spawn(None, quick).is_some());
         assert!(!tasks.held().contains_key(&running.task_id));
         tasks.manager.shutdown();
+    }
+
+    #[test]
+    fn an_owner_is_a_subject_under_its_issuer() {
+        let caller = |subject: &str, issuer: Option<&str>| {
+            let mut caller = agentio_tools::Caller::new(subject);
+            if let Some(issuer) = issuer {
+                caller.claims = serde_json::json!({ "iss": issuer });
+            }
+            owner_of(&caller)
+        };
+        assert_eq!(caller("alice", None), "alice");
+        assert_eq!(caller("alice", Some("")), "alice");
+        assert_eq!(
+            caller("alice", Some("https://a.example")),
+            "17:https://a.examplealice"
+        );
+        let owners = [
+            caller("alice", None),
+            caller("alice", Some("https://a.example")),
+            caller("alice", Some("https://b.example")),
+            caller("bob", Some("https://a.example")),
+            // The issuer's length keeps issuer and subject apart.
+            caller("b", Some("a")),
+            caller("", Some("ab")),
+        ];
+        let distinct: std::collections::HashSet<&String> = owners.iter().collect();
+        assert_eq!(distinct.len(), owners.len(), "{owners:?}");
     }
 
     #[test]

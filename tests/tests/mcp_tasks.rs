@@ -646,11 +646,18 @@ fn the_extension_is_advertised_only_by_a_server_with_task_tools() {
     });
 }
 
-/// Two service tokens: `alice-token` and `bob-token`.
+/// Three service tokens: `alice-token` and `bob-token` of one identity provider, and
+/// `other-alice-token`, another provider's `alice`.
 fn tokens(token: &str) -> Result<agentio_tools::Caller, agentio_mcp::auth::AuthError> {
+    let of = |subject: &str, issuer: &str| {
+        let mut caller = agentio_tools::Caller::new(subject);
+        caller.claims = json!({ "iss": issuer, "sub": subject });
+        Ok(caller)
+    };
     match token {
-        "alice-token" => Ok(agentio_tools::Caller::new("alice")),
-        "bob-token" => Ok(agentio_tools::Caller::new("bob")),
+        "alice-token" => of("alice", "https://idp.example"),
+        "bob-token" => of("bob", "https://idp.example"),
+        "other-alice-token" => of("alice", "https://other.example"),
         _ => Err(agentio_mcp::auth::AuthError::invalid("unknown token")),
     }
 }
@@ -699,6 +706,15 @@ fn over_http_a_task_is_the_callers_who_started_it() {
             assert_eq!(err.message, format!("unknown task: {id}"));
         };
         expect_unknown(bob.get_task(GetTaskParams::new(&id)).await.unwrap_err());
+        // Nor to another identity provider's `alice`: a subject is its issuer's.
+        let other_alice = connect_http(&url, "other-alice-token").await;
+        expect_unknown(
+            other_alice
+                .get_task(GetTaskParams::new(&id))
+                .await
+                .unwrap_err(),
+        );
+        other_alice.cancel().await.unwrap();
         expect_unknown(
             bob.cancel_task(CancelTaskParams::new(&id))
                 .await
