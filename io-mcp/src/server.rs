@@ -1099,7 +1099,7 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
 
 /// Who the caller the HTTP layer verified is, if any, as a task's owner
 /// ([`crate::tasks::owner_of`]).
-fn subject_of(context: &RequestContext<RoleServer>) -> Option<String> {
+fn owner_in(context: &RequestContext<RoleServer>) -> Option<String> {
     caller_of(context).map(|caller| crate::tasks::owner_of(&caller))
 }
 
@@ -1829,7 +1829,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
         self.tasks
-            .get(&request.task_id, subject_of(&context).as_deref())
+            .get(&request.task_id, owner_in(&context).as_deref())
             .map(rmcp::model::GetTaskResult::new)
     }
 
@@ -1840,7 +1840,7 @@ impl ServerHandler for McpServer {
     ) -> Result<(), McpError> {
         self.tasks.update(
             &request.task_id,
-            subject_of(&context).as_deref(),
+            owner_in(&context).as_deref(),
             request.input_responses,
         )
     }
@@ -1851,7 +1851,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.tasks
-            .cancel(&request.task_id, subject_of(&context).as_deref())
+            .cancel(&request.task_id, owner_in(&context).as_deref())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -319,12 +319,33 @@ fn ended_task(task: DetailedTask, payload: TaskPayload) -> DetailedTask {
 }
 
 /// `failed`, with `error` as its JSON-RPC error object.
-pub(crate) fn failed(error: &McpError) -> TaskPayload {
-    let error = match serde_json::to_value(error) {
-        Ok(serde_json::Value::Object(error)) => error,
+fn failed(error: &McpError) -> TaskPayload {
+    TaskPayload::Failed {
+        error: object_of(error),
+    }
+}
+
+/// How a task whose body came to `outcome` ended, as rmcp records it: `completed` with the
+/// result, `cancelled`, or `failed` with the error.
+pub(crate) fn settled(
+    outcome: &Result<rmcp::model::CallToolResult, rmcp::task_manager::TaskExit>,
+) -> TaskPayload {
+    match outcome {
+        Ok(result) => TaskPayload::Completed {
+            result: object_of(result),
+        },
+        Err(rmcp::task_manager::TaskExit::Cancelled) => TaskPayload::Cancelled,
+        Err(rmcp::task_manager::TaskExit::Error(error)) => failed(error),
+    }
+}
+
+/// `value` as a JSON object (rmcp's results and errors are objects; anything else is empty,
+/// as rmcp records it).
+fn object_of(value: &impl Serialize) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(object)) => object,
         _ => serde_json::Map::new(),
-    };
-    TaskPayload::Failed { error }
+    }
 }
 
 fn put(

@@ -196,11 +196,11 @@ impl Tasks {
                 // With a store: the start is on disk before the body runs, and the end before
                 // rmcp reports it.
                 #[cfg(feature = "task-store")]
-                tasks.record_start(&id, owner_of_record.as_deref()).await;
+                tasks.record(&id, owner_of_record.as_deref(), None).await;
                 let outcome = call.await;
                 #[cfg(feature = "task-store")]
                 tasks
-                    .record_end(&id, owner_of_record.as_deref(), &outcome)
+                    .record(&id, owner_of_record.as_deref(), Some(&outcome))
                     .await;
                 if let Some(task) = tasks.held().get_mut(&id) {
                     task.ended = Some(Instant::now());
@@ -293,29 +293,14 @@ impl Tasks {
         }
     }
 
-    /// Writes the start of task `id` to the store, off the runtime's threads.
+    /// Writes task `id`'s start (`outcome` `None`) or its end to the store, when the server
+    /// keeps one, off the runtime's threads: each write is a committed, fsync'd transaction.
     #[cfg(feature = "task-store")]
-    async fn record_start(self: &Arc<Self>, id: &str, owner: Option<&str>) {
-        let Some(store) = self.store.clone() else {
-            return;
-        };
-        let Ok(task) = self.manager.get_task(id) else {
-            return;
-        };
-        let (id, owner, ttl) = (id.to_owned(), owner.map(str::to_owned), self.ttl);
-        let _ = tokio::task::spawn_blocking(move || {
-            store.started(&id, owner.as_deref(), ttl, &task);
-        })
-        .await;
-    }
-
-    /// Writes how task `id` ended to the store, off the runtime's threads.
-    #[cfg(feature = "task-store")]
-    async fn record_end(
+    async fn record(
         self: &Arc<Self>,
         id: &str,
         owner: Option<&str>,
-        outcome: &Result<rmcp::model::CallToolResult, rmcp::task_manager::TaskExit>,
+        outcome: Option<&Result<rmcp::model::CallToolResult, rmcp::task_manager::TaskExit>>,
     ) {
         let Some(store) = self.store.clone() else {
             return;
@@ -323,19 +308,11 @@ impl Tasks {
         let Ok(task) = self.manager.get_task(id) else {
             return;
         };
-        let payload = match outcome {
-            Ok(result) => match serde_json::to_value(result) {
-                Ok(serde_json::Value::Object(result)) => {
-                    rmcp::model::TaskPayload::Completed { result }
-                }
-                _ => return,
-            },
-            Err(rmcp::task_manager::TaskExit::Cancelled) => rmcp::model::TaskPayload::Cancelled,
-            Err(rmcp::task_manager::TaskExit::Error(error)) => crate::task_store::failed(error),
-        };
+        let payload = outcome.map(crate::task_store::settled);
         let (id, owner, ttl) = (id.to_owned(), owner.map(str::to_owned), self.ttl);
-        let _ = tokio::task::spawn_blocking(move || {
-            store.ended(&id, owner.as_deref(), ttl, task, payload);
+        let _ = tokio::task::spawn_blocking(move || match payload {
+            None => store.started(&id, owner.as_deref(), ttl, &task),
+            Some(payload) => store.ended(&id, owner.as_deref(), ttl, task, payload),
         })
         .await;
     }
