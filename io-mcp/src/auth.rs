@@ -27,6 +27,20 @@ use serde_json::{Value, json};
 
 use crate::front::HttpBody;
 
+/// Who a verified caller is, as one string: its subject under the issuer of its token (`iss`,
+/// empty when the token names none), since a subject is unique only within its issuer (OpenID
+/// Connect): `alice` of one identity provider is not `alice` of another. The issuer's length
+/// comes first, so no two callers give the same key, whatever their subjects hold. A task's
+/// owner ([`crate::tasks`]) and the caller a sealed round is bound to ([`crate::rounds`]).
+pub(crate) fn caller_key(caller: &Caller) -> String {
+    let issuer = caller
+        .claims
+        .get("iss")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    format!("{}:{issuer}{}", issuer.len(), caller.subject)
+}
+
 /// Why a bearer token was refused: an OAuth error code and a description safe to send back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuthError {
@@ -447,6 +461,35 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_caller_is_a_subject_under_its_issuer() {
+        let caller = |subject: &str, issuer: Option<&str>| {
+            let mut caller = Caller::new(subject);
+            if let Some(issuer) = issuer {
+                caller.claims = json!({ "iss": issuer });
+            }
+            caller_key(&caller)
+        };
+        assert_eq!(caller("alice", None), caller("alice", Some("")));
+        assert_eq!(
+            caller("alice", Some("https://a.example")),
+            "17:https://a.examplealice"
+        );
+        let keys = [
+            caller("alice", None),
+            caller("alice", Some("https://a.example")),
+            caller("alice", Some("https://b.example")),
+            caller("bob", Some("https://a.example")),
+            // The issuer's length keeps issuer and subject apart.
+            caller("b", Some("a")),
+            caller("", Some("ab")),
+            // A subject without an issuer cannot pass for one with an issuer.
+            caller("17:https://a.examplealice", None),
+        ];
+        let distinct: std::collections::HashSet<&String> = keys.iter().collect();
+        assert_eq!(distinct.len(), keys.len(), "{keys:?}");
+    }
 
     #[test]
     fn the_challenge_names_the_metadata_and_the_error_without_quotes() {

@@ -144,14 +144,7 @@ impl Binding {
         match caller {
             Some(caller) => {
                 part("caller");
-                part(
-                    caller
-                        .claims
-                        .get("iss")
-                        .and_then(Value::as_str)
-                        .unwrap_or(""),
-                );
-                part(&caller.subject);
+                part(&crate::auth::caller_key(caller));
             }
             None => part("anonymous"),
         }

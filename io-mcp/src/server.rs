@@ -1098,9 +1098,9 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
 }
 
 /// Who the caller the HTTP layer verified is, if any, as a task's owner
-/// ([`crate::tasks::owner_of`]).
+/// ([`crate::auth::caller_key`]).
 fn owner_in(context: &RequestContext<RoleServer>) -> Option<String> {
-    caller_of(context).map(|caller| crate::tasks::owner_of(&caller))
+    caller_of(context).map(|caller| crate::auth::caller_key(&caller))
 }
 
 /// `-32021` for a call that needs a capability the client did not declare.
@@ -1128,7 +1128,7 @@ impl McpServer {
         // `tasks/cancel` ends the call itself, so that its record (when audited) says so.
         let cancellation = cancellation.unwrap_or_default();
         options.cancellation = Some(cancellation.clone());
-        let owner = options.caller.as_deref().map(crate::tasks::owner_of);
+        let owner = options.caller.as_deref().map(crate::auth::caller_key);
         let registry = Arc::clone(&self.registry);
         let target = target.to_owned();
         let task = self.tasks.spawn(owner.as_deref(), move |task| {

@@ -318,19 +318,6 @@ impl Tasks {
     }
 }
 
-/// Whose a task is: the caller's subject, and the issuer of its token when the token names
-/// one (`iss`), since a subject is unique only within its issuer (OpenID Connect): `alice` of
-/// one identity provider is not `alice` of another. The issuer's length comes first, so no two
-/// callers give the same key.
-pub(crate) fn owner_of(caller: &agentio_tools::Caller) -> String {
-    match caller.claims.get("iss").and_then(serde_json::Value::as_str) {
-        Some(issuer) if !issuer.is_empty() => {
-            format!("{}:{issuer}{}", issuer.len(), caller.subject)
-        }
-        _ => caller.subject.clone(),
-    }
-}
-
 /// The answer to an id that names no task of the caller's (`-32602`, rmcp's answer too): the
 /// id escaped and cut to a bound, whatever the client sent.
 fn unknown(task_id: &str) -> McpError {
@@ -487,34 +474,6 @@ mod tests {
         assert!(tasks.spawn(None, quick).is_some());
         assert!(!tasks.held().contains_key(&running.task_id));
         tasks.manager.shutdown();
-    }
-
-    #[test]
-    fn an_owner_is_a_subject_under_its_issuer() {
-        let caller = |subject: &str, issuer: Option<&str>| {
-            let mut caller = agentio_tools::Caller::new(subject);
-            if let Some(issuer) = issuer {
-                caller.claims = serde_json::json!({ "iss": issuer });
-            }
-            owner_of(&caller)
-        };
-        assert_eq!(caller("alice", None), "alice");
-        assert_eq!(caller("alice", Some("")), "alice");
-        assert_eq!(
-            caller("alice", Some("https://a.example")),
-            "17:https://a.examplealice"
-        );
-        let owners = [
-            caller("alice", None),
-            caller("alice", Some("https://a.example")),
-            caller("alice", Some("https://b.example")),
-            caller("bob", Some("https://a.example")),
-            // The issuer's length keeps issuer and subject apart.
-            caller("b", Some("a")),
-            caller("", Some("ab")),
-        ];
-        let distinct: std::collections::HashSet<&String> = owners.iter().collect();
-        assert_eq!(distinct.len(), owners.len(), "{owners:?}");
     }
 
     #[test]
