@@ -1147,3 +1147,109 @@ fn over_http_a_recorded_task_is_still_only_its_owners() {
         }
     });
 }
+
+/// A server process, killed (`SIGKILL`) when dropped: a failing test leaves none behind.
+struct Process(std::process::Child);
+
+impl Process {
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `mcp-fixture http` with its tasks kept in `store`: the process and its URL, or (when it
+/// stops before it serves) what it wrote to stderr.
+fn fixture_with_store(store: &std::path::Path) -> Result<(Process, String), String> {
+    use std::io::{BufRead, Read};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
+        .arg("http")
+        .env("AGENT_IO_TASK_STORE", store)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    if line.is_empty() {
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        child.wait().unwrap();
+        return Err(stderr);
+    }
+    Ok((Process(child), line.trim().to_owned()))
+}
+
+/// A 2026-07-28 client that takes tasks, over streamable HTTP.
+async fn connect_url(url: &str) -> RunningService<RoleClient, Client> {
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+    let lifecycle = rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    rmcp::ClientServiceExt::serve_with_lifecycle(TASKS, transport, lifecycle)
+        .await
+        .unwrap()
+}
+
+/// The crash a task store is for, in a real process: `SIGKILL` mid-task, nothing flushed or
+/// closed by the server, then another process on the same file.
+#[test]
+fn a_task_store_outlives_a_killed_server_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.redb");
+    let (mut first, url) = fixture_with_store(&path).unwrap();
+    let (done, running) = runtime().block_on(async {
+        let client = connect_url(&url).await;
+        let done = started(&client, call("fixture.work", json!({ "steps": 2 }))).await;
+        let read = settled(&client, &done, TaskStatus::Completed).await;
+        assert_eq!(result_of(&read)["structuredContent"], json!({ "steps": 2 }));
+        // 10,000 steps of 20 ms: still running when the process is killed.
+        let running = started(&client, call("fixture.work", json!({ "steps": 10_000 }))).await;
+        reporting(&client, &running).await;
+        (done, running)
+    });
+    // While it runs, the file is its own: a second process is refused, naming the file.
+    let refused = fixture_with_store(&path).map(|_| ()).unwrap_err();
+    assert!(
+        refused.contains(&path.display().to_string()),
+        "the refusal names the file: {refused}"
+    );
+    first.kill();
+    let (mut second, url) = fixture_with_store(&path).unwrap();
+    runtime().block_on(async {
+        let client = connect_url(&url).await;
+        let read = get(&client, &done).await;
+        assert_eq!(read.task.status(), TaskStatus::Completed);
+        assert_eq!(result_of(&read)["structuredContent"], json!({ "steps": 2 }));
+        let read = get(&client, &running).await;
+        assert_eq!(read.task.status(), TaskStatus::Failed);
+        let TaskPayload::Failed { error } = &read.task.payload else {
+            panic!("{read:?}")
+        };
+        assert_eq!(error["code"], -32603);
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("the server stopped while this task ran"),
+            "{message}"
+        );
+        // And the new process runs tasks of its own on the same file.
+        let next = started(&client, call("fixture.work", json!({ "steps": 1 }))).await;
+        let next = settled(&client, &next, TaskStatus::Completed).await;
+        assert_eq!(result_of(&next)["structuredContent"], json!({ "steps": 1 }));
+        client.cancel().await.unwrap();
+    });
+    second.kill();
+}

@@ -10,6 +10,9 @@
 //! handler's resource (`docs://readme`) beside them.
 //! With `AGENT_IO_AUDIT_FILE` set, every call's audit record is appended there as a JSON line,
 //! so a client test can see what the server did with a call it answered nothing to.
+//! With `AGENT_IO_TASK_STORE` set to a file, `fixture.work` may run as an MCP task, and the
+//! server keeps its tasks there (`agentio_mcp::task_store`), for the test that kills the
+//! process mid-task and starts another on the same file.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -42,6 +45,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // ... with an rmcp handler's resource beside them.
     if std::env::var_os("AGENT_IO_FIXTURE_VOICE").is_some() {
         server = server.with_handler(agentio_tests::voice_fixture::Docs);
+    }
+    if let Some(path) = std::env::var_os("AGENT_IO_TASK_STORE") {
+        let store = agentio_mcp::task_store::TaskStore::open(path)?;
+        server = server
+            .with_task_support("fixture.work", agentio_mcp::tasks::TaskSupport::Optional)?
+            .with_task_store(store);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
