@@ -872,7 +872,13 @@ impl McpServer {
                 target: target_name,
             } = match started {
                 Ok(started) => started,
-                Err(early) => return *early,
+                Err(early) => {
+                    let Early { answer, on_disk } = *early;
+                    if let Some(on_disk) = on_disk {
+                        on_disk.written().await;
+                    }
+                    return answer;
+                }
             };
             let result = until_done_or_cancelled(call, ct.cancelled(), cancellation.as_ref()).await;
             // Every report and log line the body made is sent before the result; a body still
@@ -903,13 +909,12 @@ impl McpServer {
     }
 
     /// The registry call for a request, ready to await; or the answer, when there is nothing
-    /// to call (an unknown tool, an approval question to ask first), boxed: it is rare, and
-    /// the call's future would carry its space.
+    /// to call ([`Early`]).
     fn start_call(
         &self,
         request: &mut CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Started<'_>, Box<Result<CallToolResponse, McpError>>> {
+    ) -> Result<Started<'_>, Box<Early>> {
         let Some(Target {
             id: target,
             gated,
@@ -918,7 +923,7 @@ impl McpServer {
             before_task,
         }) = self.names.get(request.name.as_ref())
         else {
-            return Err(Box::new(Err(McpError::invalid_params(
+            return Err(early(Err(McpError::invalid_params(
                 // The name is the caller's: escaped and bounded before it is echoed.
                 format!(
                     "unknown tool: `{}`",
@@ -944,7 +949,7 @@ impl McpServer {
                         missing.join(" ")
                     ),
                 );
-                return Err(Box::new(Ok(error_result(&err).into())));
+                return Err(early(Ok(error_result(&err).into())));
             }
         }
         // A tool that runs as a task, for a client that cannot take one: a plain call, or
@@ -954,7 +959,7 @@ impl McpServer {
                 .client_capabilities()
                 .is_some_and(|caps| caps.supports_tasks());
         if *task == Some(crate::tasks::TaskSupport::Required) && !as_task {
-            return Err(Box::new(Err(crate::tasks::required())));
+            return Err(early(Err(crate::tasks::required())));
         }
         let input = Value::Object(request.arguments.take().unwrap_or_default());
         let abilities = self.abilities(context);
@@ -971,7 +976,7 @@ impl McpServer {
                 let binding = Binding::new(target, caller.as_deref(), &input);
                 match self.rounds.open(sealed, &binding, target) {
                     Ok(round) => round,
-                    Err(err) => return Err(Box::new(Err(err))),
+                    Err(err) => return Err(early(Err(err))),
                 }
             }
             _ => Round::default(),
@@ -979,7 +984,7 @@ impl McpServer {
         let (approver, approved) = if *gated {
             match self.approver_for(target, request, &input, context, sealed_yes) {
                 Ok((approver, yes)) => (Some(approver), yes),
-                Err(question) => return Err(Box::new(Ok((*question).into()))),
+                Err(question) => return Err(early(Ok((*question).into()))),
             }
         } else {
             (None, false)
@@ -1028,7 +1033,7 @@ impl McpServer {
                 // A question the client declared no capability for: `-32021`, naming it.
                 if call_peer.check_declared(questions).is_err() {
                     let capability = call_peer.missing_capability().unwrap_or("elicitation");
-                    return Err(Box::new(Err(missing_capability(capability))));
+                    return Err(early(Err(missing_capability(capability))));
                 }
                 let (answered, pending) = crate::voice::sort_answers(questions, &responses);
                 if !pending.is_empty() {
@@ -1040,7 +1045,7 @@ impl McpServer {
                         approved: sealing.approved,
                     };
                     let binding = sealing.binding(target);
-                    return Err(Box::new(self.input_required(&binding, pending, &round)));
+                    return Err(early(self.input_required(&binding, pending, &round)));
                 }
                 call_peer = call_peer.with_round(responses, None);
             }
@@ -1048,7 +1053,7 @@ impl McpServer {
             // Before 2026-07-28 a gated call's approval is asked in the task, as its questions
             // are (on 2026-07-28 it was asked above, before the task).
             let approve_in_task = *gated && !abilities.inline && abilities.elicitation;
-            return Err(Box::new(self.start_task(TaskCall {
+            return Err(self.start_task(TaskCall {
                 target,
                 content_only: *content_only,
                 input,
@@ -1056,7 +1061,7 @@ impl McpServer {
                 cancellation,
                 call_peer,
                 approve_in_task,
-            })));
+            }));
         }
         let peer = Arc::new(
             crate::voice::CallPeer::new(
@@ -1113,9 +1118,10 @@ fn missing_capability(capability: &str) -> McpError {
 }
 
 impl McpServer {
-    /// Starts a call as a task ([`crate::tasks`]) and answers with it; or, when the server
-    /// holds its maximum of tasks, refuses it as a retryable `rate_limited` tool error.
-    fn start_task(&self, call: TaskCall<'_>) -> Result<CallToolResponse, McpError> {
+    /// Starts a call as a task ([`crate::tasks`]) and answers with it once it is on the
+    /// store's disk (with a store); or, when the server holds its maximum of tasks, refuses it
+    /// as a retryable `rate_limited` tool error.
+    fn start_task(&self, call: TaskCall<'_>) -> Box<Early> {
         let TaskCall {
             target,
             content_only,
@@ -1154,7 +1160,10 @@ impl McpServer {
             })
         });
         match task {
-            Some(task) => Ok(rmcp::model::CreateTaskResult::new(task).into()),
+            Some((task, on_disk)) => Box::new(Early {
+                answer: Ok(rmcp::model::CreateTaskResult::new(task).into()),
+                on_disk: Some(on_disk),
+            }),
             None => {
                 let err = agentio_core::AgentError::new(
                     agentio_core::ErrorCode::RateLimited,
@@ -1165,10 +1174,26 @@ impl McpServer {
                     ),
                 )
                 .with_retryable(true);
-                Ok(error_result(&err).into())
+                early(Ok(error_result(&err).into()))
             }
         }
     }
+}
+
+/// What a call answers without a registry call of its own (an unknown tool, a refusal, a
+/// question to ask first, a task made), boxed: it is rare, and the call's future would carry
+/// its space.
+struct Early {
+    answer: Result<CallToolResponse, McpError>,
+    /// For a task made: when its start is on the store's disk, which the answer waits for.
+    on_disk: Option<crate::tasks::OnDisk>,
+}
+
+fn early(answer: Result<CallToolResponse, McpError>) -> Box<Early> {
+    Box::new(Early {
+        answer,
+        on_disk: None,
+    })
 }
 
 /// A call to start as a task: what [`McpServer::start_call`] has made of the request.

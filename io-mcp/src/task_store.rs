@@ -5,9 +5,12 @@
 //! [`McpServer::with_task_store`](crate::McpServer::with_task_store) keeps, for every task the
 //! server starts, its owner, its times and its state as `tasks/get` gives it:
 //!
-//! - **Started**: written before the body runs (one committed, fsync'd transaction, off the
-//!   runtime's threads). A crash in the milliseconds between the `CreateTaskResult` and this
-//!   write loses the record: the task is then unknown, as without a store.
+//! - **Started**: written before the body runs and before `tools/call` is answered with the
+//!   `CreateTaskResult` (one committed, fsync'd transaction, off the runtime's threads): a
+//!   task a client was told of is on disk (SEP-2663: a server must not return the
+//!   `CreateTaskResult` before the task is durably created), and a crash at any moment after
+//!   leaves it known. The answer waits for that write, a millisecond or so on a local disk.
+//!   (A write that fails does not hold the task back; see below.)
 //! - **Ended**: its terminal state (`completed` with the result, `failed` with the error,
 //!   `cancelled`), written before the server reports it, so a client never reads an end the
 //!   store does not have.
@@ -179,6 +182,12 @@ impl TaskStore {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// The store's one writer, held: every other write waits until it is dropped.
+    #[cfg(test)]
+    pub(crate) fn hold_writes(&self) -> redb::WriteTransaction {
+        self.db.begin_write().unwrap()
     }
 
     fn write<T>(

@@ -165,13 +165,13 @@ impl Tasks {
     }
 
     /// Starts `make` as a task of `owner` (a caller's subject) and returns its seed state
-    /// (`tasks/get` finds it before this returns); or `None` when the server holds its maximum
-    /// of tasks.
+    /// (`tasks/get` finds it before this returns) and when its start is on the store's disk;
+    /// or `None` when the server holds its maximum of tasks.
     pub(crate) fn spawn(
         self: &Arc<Self>,
         owner: Option<&str>,
         make: impl FnOnce(TaskContext) -> TaskFuture,
-    ) -> Option<Task> {
+    ) -> Option<(Task, OnDisk)> {
         let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
         let options = TaskOptions::new()
             .with_ttl_ms(ttl_ms)
@@ -189,14 +189,29 @@ impl Tasks {
         let tasks = Arc::clone(self);
         #[cfg(feature = "task-store")]
         let owner_of_record = owner.map(str::to_owned);
+        #[cfg(feature = "task-store")]
+        let (written, on_disk) = match self.store {
+            Some(_) => {
+                let (written, on_disk) = tokio::sync::oneshot::channel();
+                (Some(written), OnDisk(Some(on_disk)))
+            }
+            None => (None, OnDisk(None)),
+        };
+        #[cfg(not(feature = "task-store"))]
+        let on_disk = OnDisk(None);
         let mut task = self.manager.spawn(options, move |context| {
             let id = context.task_id().to_owned();
             let call = make(context);
             Box::pin(async move {
-                // With a store: the start is on disk before the body runs, and the end before
-                // rmcp reports it.
+                // With a store: the start is on disk before the body runs and before the
+                // client is answered, and the end before rmcp reports it.
                 #[cfg(feature = "task-store")]
-                tasks.record(&id, owner_of_record.as_deref(), None).await;
+                {
+                    tasks.record(&id, owner_of_record.as_deref(), None).await;
+                    if let Some(written) = written {
+                        let _ = written.send(());
+                    }
+                }
                 let outcome = call.await;
                 #[cfg(feature = "task-store")]
                 tasks
@@ -217,7 +232,7 @@ impl Tasks {
             },
         );
         task.task_id.insert_str(0, &self.prefix);
-        Some(task)
+        Some((task, on_disk))
     }
 
     /// rmcp's id for `task_id`, refused (as if there were no such task) when this instance
@@ -318,6 +333,21 @@ impl Tasks {
     }
 }
 
+/// When a task's start is on its store's disk: a server that keeps a store answers
+/// `tools/call` with the `CreateTaskResult` only then (SEP-2663: not before the task is
+/// durably created), so a task a client was told of is never unknown after a crash. At once
+/// without a store; and at once when the task ends before its first step (its future dropped).
+#[must_use]
+pub(crate) struct OnDisk(Option<tokio::sync::oneshot::Receiver<()>>);
+
+impl OnDisk {
+    pub(crate) async fn written(self) {
+        if let Some(written) = self.0 {
+            let _ = written.await;
+        }
+    }
+}
+
 /// The answer to an id that names no task of the caller's (`-32602`, rmcp's answer too): the
 /// id escaped and cut to a bound, whatever the client sent.
 fn unknown(task_id: &str) -> McpError {
@@ -362,7 +392,8 @@ mod tests {
                 kept.lock().unwrap().push(context);
                 Box::pin(std::future::pending())
             })
-            .unwrap();
+            .unwrap()
+            .0;
         let id = task.task_id.as_str();
         assert_eq!(task.ttl_ms, Some(300_000));
         assert_eq!(task.poll_interval_ms, Some(1_000));
@@ -381,7 +412,7 @@ mod tests {
         assert!(context.is_cancel_requested());
         tasks.update(id, Some("alice"), []).unwrap();
         // A task started without a caller is anyone's who has its id.
-        let open = tasks.spawn(None, idle).unwrap();
+        let open = tasks.spawn(None, idle).unwrap().0;
         assert!(tasks.get(&open.task_id, Some("bob")).is_ok());
         assert!(tasks.get(&open.task_id, None).is_ok());
         tasks.manager.shutdown();
@@ -390,7 +421,7 @@ mod tests {
     #[tokio::test]
     async fn an_instances_task_ids_carry_its_name_and_others_are_unknown() {
         let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, "a"));
-        let task = tasks.spawn(Some("alice"), idle).unwrap();
+        let task = tasks.spawn(Some("alice"), idle).unwrap().0;
         let id = task.task_id.clone();
         let bare = id
             .strip_prefix("a.")
@@ -433,6 +464,49 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "task-store")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_a_store_a_task_is_on_disk_before_it_is_told_of_and_before_its_body_runs() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(crate::task_store::TaskStore::open(dir.path().join("t")).unwrap());
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, "").with_store(Some(store.clone())));
+        let ran = Arc::new(AtomicBool::new(false));
+        let held = store.hold_writes();
+        let body_ran = Arc::clone(&ran);
+        let (task, on_disk) = tasks
+            .spawn(None, move |_| {
+                Box::pin(async move {
+                    body_ran.store(true, Ordering::SeqCst);
+                    Ok(Default::default())
+                })
+            })
+            .unwrap();
+        let mut written = Box::pin(on_disk.written());
+        // The store cannot write: nothing is told of, nothing runs.
+        let waited = tokio::time::timeout(Duration::from_millis(200), &mut written).await;
+        assert!(waited.is_err(), "told of before the write");
+        assert!(!ran.load(Ordering::SeqCst));
+        assert!(store.get(&task.task_id).is_none());
+        drop(held);
+        tokio::time::timeout(Duration::from_secs(5), written)
+            .await
+            .expect("told of once written");
+        assert!(store.get(&task.task_id).is_some());
+        ended(&tasks, &task.task_id).await;
+        assert!(ran.load(Ordering::SeqCst));
+        tasks.manager.shutdown();
+    }
+
+    #[tokio::test]
+    async fn without_a_store_a_task_is_told_of_at_once() {
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, ""));
+        let (_, on_disk) = tasks.spawn(None, idle).unwrap();
+        assert!(on_disk.0.is_none());
+        on_disk.written().await;
+        tasks.manager.shutdown();
+    }
+
     /// Waits until rmcp says the task has ended (a second at most).
     async fn ended(tasks: &Tasks, id: &str) {
         for _ in 0..200 {
@@ -448,13 +522,13 @@ mod tests {
     async fn an_ended_task_counts_until_a_time_to_live_after_its_end() {
         let ttl = Duration::from_millis(200);
         let tasks = Arc::new(Tasks::new(ttl, 1, ""));
-        let done = tasks.spawn(None, quick).unwrap();
+        let done = tasks.spawn(None, quick).unwrap().0;
         ended(&tasks, &done.task_id).await;
         assert!(tasks.held().get(&done.task_id).unwrap().ended.is_some());
         // Full: the ended task holds its result for its client.
         assert!(tasks.spawn(None, quick).is_none());
         tokio::time::sleep(ttl + Duration::from_millis(20)).await;
-        let next = tasks.spawn(None, quick).unwrap();
+        let next = tasks.spawn(None, quick).unwrap().0;
         assert!(!tasks.held().contains_key(&done.task_id));
         assert!(tasks.held().contains_key(&next.task_id));
         tasks.manager.shutdown();
@@ -465,7 +539,7 @@ mod tests {
         let ttl = Duration::from_millis(300);
         let tasks = Arc::new(Tasks::new(ttl, 1, ""));
         let started = Instant::now();
-        let running = tasks.spawn(None, idle).unwrap();
+        let running = tasks.spawn(None, idle).unwrap().0;
         // Past its time to live (rmcp fails it) but not a time to live after: still held.
         tokio::time::sleep(ttl + Duration::from_millis(100)).await;
         assert!(tasks.spawn(None, quick).is_none() || started.elapsed() >= 2 * ttl);

@@ -1204,8 +1204,9 @@ async fn connect_url(url: &str) -> RunningService<RoleClient, Client> {
         .unwrap()
 }
 
-/// The crash a task store is for, in a real process: `SIGKILL` mid-task, nothing flushed or
-/// closed by the server, then another process on the same file.
+/// The crash a task store is for, in a real process: `SIGKILL` mid-task, and the moment a
+/// task was answered, nothing flushed or closed by the server, then another process on the
+/// same file.
 #[test]
 fn a_task_store_outlives_a_killed_server_process() {
     let dir = tempfile::tempdir().unwrap();
@@ -1228,6 +1229,13 @@ fn a_task_store_outlives_a_killed_server_process() {
         "the refusal names the file: {refused}"
     );
     first.kill();
+    // Killed the moment it has answered with a task: the task it told of is on disk.
+    let (mut killed_at_once, url) = fixture_with_store(&path).unwrap();
+    let told = runtime().block_on(async {
+        let client = connect_url(&url).await;
+        started(&client, call("fixture.work", json!({ "steps": 10_000 }))).await
+    });
+    killed_at_once.kill();
     let (mut second, url) = fixture_with_store(&path).unwrap();
     runtime().block_on(async {
         let client = connect_url(&url).await;
@@ -1245,6 +1253,8 @@ fn a_task_store_outlives_a_killed_server_process() {
             message.contains("the server stopped while this task ran"),
             "{message}"
         );
+        let read = get(&client, &told).await;
+        assert_eq!(read.task.status(), TaskStatus::Failed, "{read:?}");
         // And the new process runs tasks of its own on the same file.
         let next = started(&client, call("fixture.work", json!({ "steps": 1 }))).await;
         let next = settled(&client, &next, TaskStatus::Completed).await;
