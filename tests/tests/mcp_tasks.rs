@@ -1039,6 +1039,20 @@ async fn reporting(client: &RunningService<RoleClient, Client>, id: &str) -> Get
     panic!("task {id} reported no progress")
 }
 
+/// Asserts that `read` is a task its server stopped while it ran: failed, saying why.
+fn stopped(read: &GetTaskResult) {
+    assert_eq!(read.task.status(), TaskStatus::Failed, "{read:?}");
+    let TaskPayload::Failed { error } = &read.task.payload else {
+        panic!("{read:?}")
+    };
+    assert_eq!(error["code"], -32603);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("the server stopped while this task ran"),
+        "{message}"
+    );
+}
+
 #[test]
 fn with_a_task_store_a_task_outlives_its_server_process() {
     use agentio_mcp::task_store::TaskStore;
@@ -1070,17 +1084,7 @@ fn with_a_task_store_a_task_outlives_its_server_process() {
             json!({ "waited": 7 })
         );
         // The one that was running: failed, saying why, not run again.
-        let read = get(&client, &running).await;
-        assert_eq!(read.task.status(), TaskStatus::Failed);
-        let TaskPayload::Failed { error } = &read.task.payload else {
-            panic!("{read:?}")
-        };
-        assert_eq!(error["code"], -32603);
-        let message = error["message"].as_str().unwrap();
-        assert!(
-            message.contains("the server stopped while this task ran"),
-            "{message}"
-        );
+        stopped(&get(&client, &running).await);
         assert!(!finished(600_000));
         // Cancelling or answering an ended task changes nothing, as in memory.
         client
@@ -1242,19 +1246,8 @@ fn a_task_store_outlives_a_killed_server_process() {
         let read = get(&client, &done).await;
         assert_eq!(read.task.status(), TaskStatus::Completed);
         assert_eq!(result_of(&read)["structuredContent"], json!({ "steps": 2 }));
-        let read = get(&client, &running).await;
-        assert_eq!(read.task.status(), TaskStatus::Failed);
-        let TaskPayload::Failed { error } = &read.task.payload else {
-            panic!("{read:?}")
-        };
-        assert_eq!(error["code"], -32603);
-        let message = error["message"].as_str().unwrap();
-        assert!(
-            message.contains("the server stopped while this task ran"),
-            "{message}"
-        );
-        let read = get(&client, &told).await;
-        assert_eq!(read.task.status(), TaskStatus::Failed, "{read:?}");
+        stopped(&get(&client, &running).await);
+        stopped(&get(&client, &told).await);
         // And the new process runs tasks of its own on the same file.
         let next = started(&client, call("fixture.work", json!({ "steps": 1 }))).await;
         let next = settled(&client, &next, TaskStatus::Completed).await;
