@@ -20,6 +20,10 @@
 //!    answered exactly once, none lost, none answered twice; every answered call was run (the
 //!    instances' logs); calls run twice are only calls `b` may have run before it died without
 //!    answering.
+//! 4. **The killed instance restarted on its task store** (each instance keeps its tasks in
+//!    `agentio_mcp::task_store`): a task `b` had ended before it died is answered as it ended,
+//!    one it was running is `failed`, saying the server stopped while it ran; both polls reach
+//!    `b` by their ids, and while `b` is down nginx answers them `502`.
 //!
 //! Exits non-zero, naming what failed.
 
@@ -39,6 +43,9 @@ use agentio_tools::{ToolContext, ToolError, ToolRegistry, tool};
 struct Note {
     /// The caller's id for this call.
     call: String,
+    /// Milliseconds to wait after the call is logged, before it is answered.
+    #[serde(default)]
+    hold_ms: u64,
 }
 
 #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentOutput)]
@@ -48,7 +55,7 @@ struct Noted {
 }
 
 /// Records a call in the instance's log and says which instance ran it.
-#[tool(id = "scale.note")]
+#[tool(id = "scale.note", timeout_ms = 600000)]
 async fn note(note: Note, ctx: &ToolContext) -> Result<Noted, ToolError> {
     let instance = ctx.raw_context()["instance"]
         .as_str()
@@ -62,6 +69,7 @@ async fn note(note: Note, ctx: &ToolContext) -> Result<Noted, ToolError> {
         .map_err(|e| ToolError::internal(e.to_string()))?;
     file.write_all(format!("{}\n", note.call).as_bytes())
         .map_err(|e| ToolError::internal(e.to_string()))?;
+    tokio::time::sleep(Duration::from_millis(note.hold_ms)).await;
     Ok(Noted {
         call: note.call,
         instance,
@@ -80,10 +88,14 @@ fn serve(name: &str, port: u16, log: &str) {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .expect("the port is free");
+        // Each instance's tasks in a store of its own, beside its log.
+        let store = agentio_mcp::task_store::TaskStore::open(format!("{log}.tasks"))
+            .expect("the instance's task store");
         McpServer::new(registry)
             .expect("exports")
             .with_task_support("scale.note", agentio_mcp::tasks::TaskSupport::Optional)
             .expect("a tool")
+            .with_task_store(store)
             .with_instance(name)
             .with_request_state_key(*b"the-instances-share-this-key-32b")
             .expect("a 32-byte key")
@@ -277,11 +289,16 @@ fn task_meta() -> serde_json::Value {
     })
 }
 
-/// A stateless `tools/call` of `scale.note` from a client that takes tasks: its task's id.
-fn start_task(addr: SocketAddr, call: &str) -> Result<String, String> {
+/// A stateless `tools/call` of `scale.note` from a client that takes tasks, its body
+/// holding `hold_ms` before it answers: its task's id.
+fn start_task(addr: SocketAddr, call: &str, hold_ms: u64) -> Result<String, String> {
     let body = serde_json::json!({
         "jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": { "name": "scale.note", "arguments": { "call": call }, "_meta": task_meta() },
+        "params": {
+            "name": "scale.note",
+            "arguments": { "call": call, "hold_ms": hold_ms },
+            "_meta": task_meta(),
+        },
     })
     .to_string();
     let answer = post(addr, None, "2026-07-28", &body)?;
@@ -525,7 +542,7 @@ fn main() {
     let mut task_homes: HashMap<String, usize> = HashMap::new();
     for n in 0..20 {
         let call = format!("task-{n}");
-        let id = start_task(addr, &call).expect("a task through nginx");
+        let id = start_task(addr, &call, 0).expect("a task through nginx");
         let home = id.split('.').next().unwrap_or_default().to_owned();
         let mut polls = 0;
         let task = loop {
@@ -579,6 +596,23 @@ fn main() {
     }
     println!("sessions, 8 clients x 20 calls, each on its own instance: {homes:?}");
     assert!(homes.len() == 2, "new sessions did not spread: {homes:?}");
+
+    // 2b. Tasks on `b` for after its death: one ended, one still running (its body holds).
+    let on_b = |call: &str, hold_ms: u64| {
+        (0..20)
+            .map(|n| start_task(addr, &format!("{call}-{n}"), hold_ms).expect("a task"))
+            .find(|id| id.starts_with("b."))
+            .expect("round robin starts a task on b")
+    };
+    let ended_on_b = on_b("ended-on-b", 0);
+    let running_on_b = on_b("running-on-b", 600_000);
+    for _ in 0..200 {
+        let task = get_task(addr, &ended_on_b).expect("tasks/get");
+        if task["status"] == "completed" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 
     // 3. Kill `b` mid-load.
     let seen: Seen = Arc::default();
@@ -652,6 +686,34 @@ fn main() {
     assert!(
         answered_after > 100,
         "calls did not go on after the kill: {answered_after}"
+    );
+    drop(seen);
+
+    // 4. `b` restarted on its task store: its tasks' polls, routed to it by their ids, are
+    // answered again; while it is down, nginx answers them 502 (the client polls again).
+    let down = get_task(addr, &ended_on_b).expect_err("b is down");
+    assert!(down.starts_with("502"), "a poll while b is down: {down}");
+    processes.0[1] = start("b", port_b);
+    wait_listening(
+        SocketAddr::from(([127, 0, 0, 1], port_b)),
+        "instance b again",
+    );
+    let ended = get_task(addr, &ended_on_b).expect("the ended task, from b's store");
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(
+        ended["result"]["structuredContent"]["instance"], "b",
+        "{ended}"
+    );
+    let running = get_task(addr, &running_on_b).expect("the running task, from b's store");
+    assert_eq!(running["status"], "failed", "{running}");
+    assert_eq!(running["error"]["code"], -32603, "{running}");
+    let said = running["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("the server stopped while this task ran"),
+        "{running}"
+    );
+    println!(
+        "b restarted on its task store: its ended task answered as it ended, its running one failed (the server stopped while it ran); 502 from nginx while it was down"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
