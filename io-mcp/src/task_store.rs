@@ -9,8 +9,8 @@
 //!   `CreateTaskResult` (one committed, fsync'd transaction, off the runtime's threads): a
 //!   task a client was told of is on disk (SEP-2663: a server must not return the
 //!   `CreateTaskResult` before the task is durably created), and a crash at any moment after
-//!   leaves it known. The answer waits for that write, a millisecond or so on a local disk.
-//!   (A write that fails does not hold the task back; see below.)
+//!   leaves it known. The answer waits for that write: a task's start costs its caller one
+//!   fsync. (A write that fails does not hold the task back; see below.)
 //! - **Ended**: its terminal state (`completed` with the result, `failed` with the error,
 //!   `cancelled`), written before the server reports it, so a client never reads an end the
 //!   store does not have.
