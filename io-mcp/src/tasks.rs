@@ -63,7 +63,8 @@
 //! - **Where.** Tasks live in the memory of the server process that started them, and die
 //!   with it, unless the server keeps a store (`McpServer::with_task_store`, feature
 //!   `task-store`): then a task that had ended is still answered after a restart, and one that
-//!   was running says the server stopped. Behind a
+//!   was running says the server stopped; the `CreateTaskResult` is sent only once the task's
+//!   start is on disk, so no crash leaves a client a task id the store does not know. Behind a
 //!   load balancer, an instance named with
 //!   [`McpServer::with_instance`](crate::McpServer::with_instance) starts every task id it gives
 //!   out with its name and a dot (`a.` then rmcp's UUID), as it does session ids, and a
