@@ -477,3 +477,68 @@ fn tool_registry_of_whoami() -> ToolRegistry {
     registry.register(WhoamiTool).unwrap();
     registry
 }
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Voiced {
+    attached: bool,
+    logged: bool,
+}
+
+/// Attaches a text block and logs a line; says which of the two the host took.
+#[tool(id = "test.voiced")]
+async fn voiced(_input: Steps, ctx: &ToolContext) -> Result<Voiced, ToolError> {
+    Ok(Voiced {
+        attached: ctx.attach(agentio_tools::content::Content::text("a note")),
+        logged: ctx.log(agentio_tools::voice::LogLevel::Info, "a line"),
+    })
+}
+
+/// A client that hears every log line and answers no question.
+struct Listener(Mutex<Vec<serde_json::Value>>);
+
+impl agentio_tools::voice::ClientPeer for Listener {
+    fn log(
+        &self,
+        _level: agentio_tools::voice::LogLevel,
+        _logger: Option<&str>,
+        data: serde_json::Value,
+    ) -> bool {
+        self.0.lock().unwrap().push(data);
+        true
+    }
+
+    fn ask<'a>(
+        &'a self,
+        _questions: &'a agentio_tools::voice::Questions,
+    ) -> agentio_core::BoxFuture<'a, Result<agentio_tools::voice::Answers, ToolError>> {
+        Box::pin(async { Err(ToolError::internal("no questions here")) })
+    }
+}
+
+/// A host may collect a call's content without a client to talk to, or give it a client and
+/// no collector: each reaches the body alone.
+#[test]
+fn content_and_a_client_each_reach_the_body_without_the_other() {
+    let mut registry = ToolRegistry::new();
+    registry.register(VoicedTool).unwrap();
+    let runtime = multi_thread();
+    let collector = agentio_tools::content::ContentCollector::new();
+    let mut options = CallOptions::default();
+    options.content = Some(collector.clone());
+    let said = runtime
+        .block_on(registry.call_with("test.voiced", json!({ "steps": 1 }), options))
+        .unwrap();
+    assert_eq!(said, json!({ "attached": true, "logged": false }));
+    let blocks = collector.take();
+    assert_eq!(blocks.len(), 1);
+    assert_eq!(blocks[0].kind(), "text");
+
+    let listener = Arc::new(Listener(Mutex::new(Vec::new())));
+    let mut options = CallOptions::default();
+    options.client = Some(listener.clone());
+    let said = runtime
+        .block_on(registry.call_with("test.voiced", json!({ "steps": 1 }), options))
+        .unwrap();
+    assert_eq!(said, json!({ "attached": false, "logged": true }));
+    assert_eq!(*listener.0.lock().unwrap(), vec![json!("a line")]);
+}
