@@ -523,7 +523,7 @@ fn content_and_a_client_each_reach_the_body_without_the_other() {
     registry.register(VoicedTool).unwrap();
     let runtime = multi_thread();
     let collector = agentio_tools::content::ContentCollector::new();
-    let mut options = CallOptions::default();
+    let mut options = CallOptions::default().with_run_id("content-only");
     options.content = Some(collector.clone());
     let said = runtime
         .block_on(registry.call_with("test.voiced", json!({ "steps": 1 }), options))
@@ -534,7 +534,7 @@ fn content_and_a_client_each_reach_the_body_without_the_other() {
     assert_eq!(blocks[0].kind(), "text");
 
     let listener = Arc::new(Listener(Mutex::new(Vec::new())));
-    let mut options = CallOptions::default();
+    let mut options = CallOptions::default().with_run_id("client-only");
     options.client = Some(listener.clone());
     let said = runtime
         .block_on(registry.call_with("test.voiced", json!({ "steps": 1 }), options))
