@@ -69,7 +69,10 @@ async fn note(note: Note, ctx: &ToolContext) -> Result<Noted, ToolError> {
         .map_err(|e| ToolError::internal(e.to_string()))?;
     file.write_all(format!("{}\n", note.call).as_bytes())
         .map_err(|e| ToolError::internal(e.to_string()))?;
-    tokio::time::sleep(Duration::from_millis(note.hold_ms)).await;
+    // Only a call that asks to be held waits: a zero sleep still takes a timer a call.
+    if note.hold_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(note.hold_ms)).await;
+    }
     Ok(Noted {
         call: note.call,
         instance,
