@@ -22,7 +22,10 @@
 //!   [`MachineGrant::private_key_jwt`]), a workload's identity token (`auth/wif-jwt-bearer`,
 //!   [`MachineGrant::jwt_bearer`]), or a user's enterprise ID token
 //!   (`auth/enterprise-managed-authorization`: rmcp's enterprise-managed exchange, its token
-//!   handed over by [`machine::with_enterprise_token`]);
+//!   handed over by [`machine::with_enterprise_token`]). The DPoP extension's scenarios
+//!   (`auth/dpop`, `auth/dpop-nonce`) bind the tokens to a key of the client's
+//!   ([`Dpop`]: proofs on the token requests through rmcp's OAuth client, and on every MCP
+//!   request through [`Connect::http_authorized_dpop`](agentio_mcp::Connect::http_authorized_dpop));
 //! - `json-schema-2020-12-preservation` sends the input schema it listed for one tool back as
 //!   the argument of another, for the suite to see what survived the client;
 //! - `sep-2640-*` (the Skills extension) list the server's skills; the `verify` scenarios then
@@ -35,9 +38,11 @@
 
 #![allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); both scored revisions have it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use agentio::serde_json::{Map, Value, json};
+use agentio_mcp::dpop::Dpop;
 use agentio_mcp::machine::{self, MachineGrant};
 use agentio_mcp::rmcp::model::{
     CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
@@ -176,6 +181,9 @@ struct Context {
     client_secret: Option<String>,
     /// How the client authorizes when it has no user (`None`: a user, with a browser).
     machine: Option<Machine>,
+    /// The key its tokens are bound to, for the scenarios of the DPoP extension (SEP-1932);
+    /// `None`: bearer tokens, as the others expect.
+    dpop: Option<Dpop>,
 }
 
 /// A client with no user behind it, and what it authorizes with.
@@ -244,11 +252,15 @@ impl Context {
         } else {
             None
         };
+        let dpop = scenario
+            .starts_with("auth/dpop")
+            .then(|| Dpop::generate().expect("a DPoP key"));
         Context {
             tool_calls,
             client_id: text("client_id"),
             client_secret,
             machine,
+            dpop,
         }
     }
 }
@@ -320,7 +332,13 @@ async fn authorize(
     if let Some(how) = &context.machine {
         return authorize_machine(url, how, scopes, context).await;
     }
-    let mut oauth = OAuthState::new(url, None).await?;
+    let mut oauth = match &context.dpop {
+        Some(dpop) => {
+            let http = dpop.oauth_http_client(Arc::new(default_oauth_http_client()?));
+            OAuthState::new_with_oauth_http_client(url, http).await?
+        }
+        None => OAuthState::new(url, None).await?,
+    };
     let mut request = AuthorizationRequest::new(REDIRECT_URI)
         .with_client_name("agent-io conformance client")
         .with_client_metadata_url(CLIENT_METADATA_URL)
@@ -445,7 +463,14 @@ async fn run_authorized(url: &str, revision: &str, context: &Context) -> Result<
             None => connect(revision).http(url).await,
             Some(manager) => {
                 granted = manager.get_current_scopes().await;
-                connect(revision).http_authorized(url, manager).await
+                match &context.dpop {
+                    Some(dpop) => {
+                        connect(revision)
+                            .http_authorized_dpop(url, manager, dpop)
+                            .await
+                    }
+                    None => connect(revision).http_authorized(url, manager).await,
+                }
             }
         };
         let outcome = match connected {

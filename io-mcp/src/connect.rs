@@ -157,6 +157,25 @@ impl Connect {
             .await
     }
 
+    /// [`Self::http_authorized`] with DPoP (feature `dpop`): a token the authorization server
+    /// issued bound to `dpop`'s key (its token requests made through
+    /// [`Dpop::oauth_http_client`](crate::dpop::Dpop::oauth_http_client)) is sent as
+    /// `Authorization: DPoP <token>` with a fresh proof on every request; a bearer token as
+    /// `Bearer`. See [`crate::dpop`].
+    #[cfg(feature = "dpop")]
+    pub async fn http_authorized_dpop(
+        self,
+        url: &str,
+        manager: rmcp::transport::AuthorizationManager,
+        dpop: &crate::dpop::Dpop,
+    ) -> Result<McpClient, ClientError> {
+        let http = crate::dpop::DpopHttp::new(reqwest::Client::default(), dpop.clone());
+        let client = rmcp::transport::AuthClient::new(http, manager);
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        self.handshake(StreamableHttpClientTransport::with_client(client, config))
+            .await
+    }
+
     /// Starts `command` as a child process and speaks MCP over its stdin and stdout (see
     /// [`McpClient::spawn`]).
     pub async fn spawn(self, command: tokio::process::Command) -> Result<McpClient, ClientError> {

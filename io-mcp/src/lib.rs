@@ -20,7 +20,8 @@
 //!   either protocol revision, another lifecycle, or an OAuth authorization (feature `oauth`,
 //!   on rmcp's OAuth client; a refused one is [`ClientError::Unauthorized`] with the server's
 //!   challenge; a client with no user authorizes with `machine`: a private key JWT, a
-//!   workload's JWT, or an enterprise-managed token). [`McpClient::load_skill`] loads a server's skill only when its files are the
+//!   workload's JWT, or an enterprise-managed token; with feature `dpop`, tokens bound to a
+//!   key of the client's, `dpop`). [`McpClient::load_skill`] loads a server's skill only when its files are the
 //!   ones its entry lists ([`skills`]).
 //!
 //! The crate is separate from `agentio-tools` because it needs rmcp, Tokio's networking and
@@ -70,6 +71,8 @@ pub mod auth;
 mod client;
 mod compose;
 mod connect;
+#[cfg(feature = "dpop")]
+pub mod dpop;
 mod front;
 #[cfg(feature = "oauth")]
 pub mod machine;

@@ -1,0 +1,1140 @@
+//! DPoP (RFC 9449; MCP's authorization extension SEP-1932): access tokens bound to a key the
+//! client holds, so a token that leaks is of no use without the key (feature `dpop`).
+//!
+//! A [`Dpop`] is one key pair (ES256 on P-256, generated in memory for this client, never
+//! written anywhere) and what the client learned while using it. It works on both halves of an
+//! OAuth-protected connection:
+//!
+//! - **The token requests.** [`Dpop::oauth_http_client`] is the [`OAuthHttpClient`] to build
+//!   rmcp's OAuth client with ([`OAuthState::new_with_oauth_http_client`],
+//!   [`AuthorizationManager::new_with_oauth_http_client`]): every token request (a form `POST`
+//!   with a `grant_type`: the code exchange, a refresh, client credentials) carries a fresh
+//!   proof (RFC 9449 §4.2: `typ` `dpop+jwt`, the public key as `jwk`; `jti`, `htm` `POST`,
+//!   `htu` the token endpoint, `iat`); an authorization server that answers `400`
+//!   `use_dpop_nonce` with a `DPoP-Nonce` gets the request once more with its nonce (§8), and
+//!   its later nonces are kept for the next request. An access token answered with
+//!   `token_type` `DPoP` (§5) is bound; any other stays a bearer token. Every other request
+//!   (metadata, registration) goes to the client passed in, untouched.
+//! - **The MCP requests.** [`Connect::http_authorized_dpop`] sends a bound token as
+//!   `Authorization: DPoP <token>` with a fresh proof on each request (§7.1: `htm` the request's
+//!   method, `htu` the endpoint without query or fragment, `ath` the token's SHA-256); a bearer
+//!   token (an authorization server that does not do DPoP) as `Bearer`, as
+//!   [`Connect::http_authorized`] does.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use agentio_mcp::McpClient;
+//! use agentio_mcp::dpop::Dpop;
+//! use agentio_mcp::rmcp::transport::auth::{OAuthState, default_oauth_http_client};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let url = "https://mcp.example.com/mcp";
+//! let dpop = Dpop::generate()?;
+//! let http = dpop.oauth_http_client(Arc::new(default_oauth_http_client()?));
+//! let mut oauth = OAuthState::new_with_oauth_http_client(url, http).await?;
+//! // ... start_authorization, the user signs in, handle_callback, as without DPoP ...
+//! let manager = oauth.into_authorization_manager().ok_or("not authorized")?;
+//! let client = McpClient::builder().http_authorized_dpop(url, manager, &dpop).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Decisions, where the specifications leave a choice or rmcp leaves no door:
+//! - **The token requests are sent here.** rmcp hands its HTTP client each request once, as a
+//!   value that cannot be copied or made again, and a nonce challenge needs the request a
+//!   second time; so a token request is sent by this module's own reqwest client (no
+//!   redirects: OAuth 2.1 token endpoints do not redirect; the timeout rmcp asked for, or
+//!   [`TOKEN_TIMEOUT`]; the answer at most [`MAX_TOKEN_RESPONSE`] bytes). Like rmcp's
+//!   `default_oauth_http_client`, it connects to whatever address the token endpoint's host
+//!   resolves to; rmcp checks the endpoint's host name before any request is made.
+//! - **One nonce retry.** A second `use_dpop_nonce` (or one without a new nonce) is answered to
+//!   rmcp as the server sent it: rmcp reports the refusal.
+//! - **A resource server's nonce is not honoured** (§9): rmcp's HTTP client reports a `401`'s
+//!   `WWW-Authenticate` challenge but not the `DPoP-Nonce` header beside it, so a server that
+//!   requires one refuses the request and the client sees [`ClientError::Unauthorized`] naming
+//!   the challenge (`error="use_dpop_nonce"`).
+//! - **Which tokens are bound** is what the authorization server said when it issued them: the
+//!   last [`BOUND_TOKENS`] access tokens issued as `DPoP` through this [`Dpop`] are remembered
+//!   (a refresh issues a new one; older ones are not sent again).
+//!
+//! [`OAuthHttpClient`]: rmcp::transport::auth::OAuthHttpClient
+//! [`OAuthState::new_with_oauth_http_client`]: rmcp::transport::auth::OAuthState::new_with_oauth_http_client
+//! [`AuthorizationManager::new_with_oauth_http_client`]: rmcp::transport::AuthorizationManager::new_with_oauth_http_client
+//! [`Connect::http_authorized_dpop`]: crate::Connect::http_authorized_dpop
+//! [`Connect::http_authorized`]: crate::Connect::http_authorized
+//! [`ClientError::Unauthorized`]: crate::ClientError::Unauthorized
+//! [`TOKEN_TIMEOUT`]: crate::machine::TOKEN_TIMEOUT
+//! [`MAX_TOKEN_RESPONSE`]: crate::machine::MAX_TOKEN_RESPONSE
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::{HeaderName, HeaderValue, Method};
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{
+    AuthError, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest,
+};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::machine::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
+
+/// The extra headers rmcp's HTTP client sends with a request.
+type Headers = HashMap<HeaderName, HeaderValue>;
+
+/// How many access tokens issued as `DPoP` a [`Dpop`] remembers as bound.
+pub const BOUND_TOKENS: usize = 8;
+
+/// The `DPoP` header: a request's proof, and an authorization server's nonce challenge names it
+/// too (`DPoP-Nonce`).
+const DPOP: HeaderName = HeaderName::from_static("dpop");
+const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+
+/// One DPoP key pair and what the client learned using it (see the [module](self)). Cheap to
+/// clone: clones share the key, the nonces and the bound tokens.
+#[derive(Clone)]
+pub struct Dpop {
+    state: Arc<State>,
+}
+
+struct State {
+    key: EncodingKey,
+    jwk: Jwk,
+    thumbprint: String,
+    /// The latest nonce each authorization server gave, by its origin.
+    nonces: Mutex<HashMap<String, String>>,
+    /// The access tokens last issued as `DPoP`, newest last.
+    bound: Mutex<VecDeque<String>>,
+}
+
+/// Why a DPoP key or proof could not be made.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DpopError {
+    /// The key pair could not be made or read (the operating system's random number generator,
+    /// or the signing library, failed).
+    Key(String),
+    /// A proof could not be made for this URL: it is not an absolute URL.
+    Url {
+        /// The URL, bounded.
+        url: String,
+    },
+    /// The proof could not be signed.
+    Sign(String),
+}
+
+impl fmt::Display for DpopError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DpopError::Key(reason) => write!(f, "no DPoP key: {reason}"),
+            DpopError::Url { url } => {
+                write!(f, "no DPoP proof for `{url}`: not an absolute URL")
+            }
+            DpopError::Sign(reason) => write!(f, "the DPoP proof could not be signed: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for DpopError {}
+
+impl fmt::Debug for Dpop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The private key is never shown; the thumbprint names the key.
+        f.debug_struct("Dpop")
+            .field("thumbprint", &self.state.thumbprint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A proof's claims (RFC 9449 §4.2).
+#[derive(Serialize)]
+struct Claims<'a> {
+    jti: String,
+    htm: &'a str,
+    htu: String,
+    iat: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ath: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nonce: Option<&'a str>,
+}
+
+impl Dpop {
+    /// A new key pair (ES256, P-256) from the operating system's random number generator.
+    pub fn generate() -> Result<Self, DpopError> {
+        use p256::pkcs8::EncodePrivateKey as _;
+        let secret = loop {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(|error| DpopError::Key(error.to_string()))?;
+            // A scalar of zero or past the curve's order is refused; the next draw is not
+            // (the chance of one is about 2^-32).
+            if let Ok(secret) = p256::SecretKey::from_slice(&bytes) {
+                break secret;
+            }
+        };
+        let der = secret
+            .to_pkcs8_der()
+            .map_err(|error| DpopError::Key(error.to_string()))?;
+        let key = EncodingKey::from_ec_der(der.as_bytes());
+        let jwk = Jwk::from_encoding_key(&key, Algorithm::ES256)
+            .map_err(|error| DpopError::Key(error.to_string()))?;
+        let thumbprint = jwk
+            .thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256)
+            .map_err(|error| DpopError::Key(error.to_string()))?;
+        Ok(Dpop {
+            state: Arc::new(State {
+                key,
+                jwk,
+                thumbprint,
+                nonces: Mutex::default(),
+                bound: Mutex::default(),
+            }),
+        })
+    }
+
+    /// The public key's JWK SHA-256 thumbprint (RFC 7638), base64url: the `jkt` an
+    /// authorization server binds tokens to (`cnf.jkt`).
+    pub fn thumbprint(&self) -> &str {
+        &self.state.thumbprint
+    }
+
+    /// The public key, as each proof carries it.
+    pub fn public_jwk(&self) -> &Jwk {
+        &self.state.jwk
+    }
+
+    /// A fresh proof for a request: `method` to `url` (its query and fragment left out of
+    /// `htu`), with `ath` for `access_token` and the server's `nonce` where given.
+    pub fn proof(
+        &self,
+        method: &str,
+        url: &str,
+        access_token: Option<&str>,
+        nonce: Option<&str>,
+    ) -> Result<String, DpopError> {
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = Some("dpop+jwt".to_owned());
+        header.jwk = Some(self.state.jwk.clone());
+        let claims = Claims {
+            jti: random_id(),
+            htm: method,
+            htu: htu(url)?,
+            iat: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs()),
+            ath: access_token.map(|token| URL_SAFE_NO_PAD.encode(Sha256::digest(token))),
+            nonce,
+        };
+        jsonwebtoken::encode(&header, &claims, &self.state.key)
+            .map_err(|error| DpopError::Sign(error.to_string()))
+    }
+
+    /// Whether `access_token` was issued bound to this key (`token_type` `DPoP`).
+    pub fn is_bound(&self, access_token: &str) -> bool {
+        lock(&self.state.bound)
+            .iter()
+            .any(|bound| bound == access_token)
+    }
+
+    /// The HTTP client for rmcp's OAuth client: token requests with proofs (sent by this
+    /// module, see the [module](self)), everything else through `inner`.
+    pub fn oauth_http_client(&self, inner: Arc<dyn OAuthHttpClient>) -> Arc<dyn OAuthHttpClient> {
+        Arc::new(TokenRequests {
+            dpop: self.clone(),
+            inner,
+        })
+    }
+
+    fn bind(&self, access_token: String) {
+        let mut bound = lock(&self.state.bound);
+        if bound.len() == BOUND_TOKENS {
+            bound.pop_front();
+        }
+        bound.push_back(access_token);
+    }
+
+    fn nonce(&self, origin: &str) -> Option<String> {
+        lock(&self.state.nonces).get(origin).cloned()
+    }
+
+    fn remember_nonce(&self, origin: &str, response: &http::HeaderMap) {
+        if let Some(nonce) = response.get(DPOP_NONCE).and_then(|v| v.to_str().ok()) {
+            lock(&self.state.nonces).insert(origin.to_owned(), nonce.to_owned());
+        }
+    }
+
+    /// The headers a request with `token` carries: a bound token as `DPoP` with a proof (and
+    /// no bearer token left for rmcp's client to send), any other as it came.
+    fn present<E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<String>,
+        mut headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(Option<String>, Headers), StreamableHttpError<E>> {
+        let token = match token {
+            Some(token) if self.is_bound(&token) => token,
+            other => return Ok((other, headers)),
+        };
+        let failed = |reason: String| StreamableHttpError::Auth(AuthError::InternalError(reason));
+        let proof = self
+            .proof(method, uri, Some(&token), None)
+            .map_err(|error| failed(error.to_string()))?;
+        let header = |text: String| {
+            HeaderValue::try_from(text)
+                .map_err(|_| failed("a token that is not a header value".into()))
+        };
+        headers.insert(
+            http::header::AUTHORIZATION,
+            header(format!("DPoP {token}"))?,
+        );
+        headers.insert(DPOP, header(proof)?);
+        Ok((None, headers))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // The guarded maps are whole after any panic (each change is one call).
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `url` as a proof's `htu`: absolute, without query or fragment (RFC 9449 §4.2).
+fn htu(url: &str) -> Result<String, DpopError> {
+    let mut parsed = reqwest::Url::parse(url).map_err(|_| DpopError::Url {
+        url: agentio_core::limits::bounded_display(&url.escape_debug(), 256),
+    })?;
+    parsed.set_query(None);
+    parsed.set_fragment(None);
+    Ok(parsed.into())
+}
+
+/// 128 random bits, base64url: a proof's `jti`.
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    // An all-zero `jti` would repeat: fail loudly rather than sign one.
+    getrandom::fill(&mut bytes).expect("the operating system's random number generator");
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// rmcp's OAuth HTTP client with token requests proven (see [`Dpop::oauth_http_client`]).
+struct TokenRequests {
+    dpop: Dpop,
+    inner: Arc<dyn OAuthHttpClient>,
+}
+
+impl OAuthHttpClient for TokenRequests {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        if !is_token_request(&request.request) {
+            return self.inner.execute(request);
+        }
+        let timeout = request.timeout.unwrap_or(TOKEN_TIMEOUT);
+        let request = request.request;
+        Box::pin(async move { self.token_request(request, timeout).await })
+    }
+}
+
+/// A token request: a form `POST` with a `grant_type` (RFC 6749 §4, §6).
+fn is_token_request(request: &http::Request<Vec<u8>>) -> bool {
+    request.method() == Method::POST
+        && form_urlencoded::parse(request.body()).any(|(name, _)| name == "grant_type")
+}
+
+impl TokenRequests {
+    async fn token_request(
+        &self,
+        request: http::Request<Vec<u8>>,
+        timeout: Duration,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let url = request.uri().to_string();
+        let origin = origin(&url);
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(timeout)
+            .build()?;
+        let mut sent_nonce = self.dpop.nonce(&origin);
+        let mut retried = false;
+        loop {
+            let proof = self.dpop.proof("POST", &url, None, sent_nonce.as_deref())?;
+            let response = send(&client, &request, proof).await?;
+            self.dpop.remember_nonce(&origin, response.headers());
+            let fresh = self.dpop.nonce(&origin);
+            if !retried && fresh != sent_nonce && is_nonce_challenge(&response) {
+                retried = true;
+                sent_nonce = fresh;
+                continue;
+            }
+            if response.status().is_success()
+                && let Some(token) = bound_token(response.body())
+            {
+                self.dpop.bind(token);
+            }
+            return Ok(response);
+        }
+    }
+}
+
+/// `scheme://host:port` of `url`, the key an authorization server's nonce is kept under.
+fn origin(url: &str) -> String {
+    reqwest::Url::parse(url).map_or_else(
+        |_| url.to_owned(),
+        |parsed| parsed.origin().ascii_serialization(),
+    )
+}
+
+/// Whether an authorization server asked for a nonce (RFC 9449 §8: `400`, `use_dpop_nonce`).
+fn is_nonce_challenge(response: &http::Response<Vec<u8>>) -> bool {
+    response.status() == http::StatusCode::BAD_REQUEST
+        && serde_json::from_slice::<Value>(response.body()).is_ok_and(|answer| {
+            answer.get("error").and_then(Value::as_str) == Some("use_dpop_nonce")
+        })
+}
+
+/// The access token of a token response issued as `DPoP` (RFC 9449 §5; the type compared
+/// without case, as RFC 6749 §5.1 has it).
+fn bound_token(body: &[u8]) -> Option<String> {
+    let answer: Value = serde_json::from_slice(body).ok()?;
+    let kind = answer.get("token_type")?.as_str()?;
+    if !kind.eq_ignore_ascii_case("dpop") {
+        return None;
+    }
+    answer.get("access_token")?.as_str().map(str::to_owned)
+}
+
+/// Sends `request` with `proof`, and reads the answer (at most [`MAX_TOKEN_RESPONSE`] bytes).
+async fn send(
+    client: &reqwest::Client,
+    request: &http::Request<Vec<u8>>,
+    proof: String,
+) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+    let mut outgoing = client
+        .request(request.method().clone(), request.uri().to_string())
+        .headers(request.headers().clone())
+        .header(DPOP, proof)
+        .body(request.body().clone())
+        .send()
+        .await?;
+    let mut answer = http::Response::builder().status(outgoing.status());
+    if let Some(headers) = answer.headers_mut() {
+        *headers = outgoing.headers().clone();
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = outgoing.chunk().await? {
+        if body.len() + chunk.len() > MAX_TOKEN_RESPONSE {
+            return Err(
+                format!("the token endpoint's answer is over {MAX_TOKEN_RESPONSE} bytes").into(),
+            );
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(answer.body(body)?)
+}
+
+/// rmcp's streamable HTTP client with bound tokens presented as `DPoP` (see
+/// [`Connect::http_authorized_dpop`](crate::Connect::http_authorized_dpop)).
+#[derive(Clone)]
+pub(crate) struct DpopHttp<C> {
+    http: C,
+    dpop: Dpop,
+}
+
+impl<C> DpopHttp<C> {
+    pub(crate) fn new(http: C, dpop: Dpop) -> Self {
+        DpopHttp { http, dpop }
+    }
+}
+
+type SseStream = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
+
+impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
+    type Error = C::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let (token, headers) = self
+            .dpop
+            .present("POST", &uri, auth_header, custom_headers)?;
+        self.http
+            .post_message(uri, message, session_id, token, headers)
+            .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let (token, headers) = self
+            .dpop
+            .present("POST", &uri, auth_header, custom_headers)?;
+        self.http
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                token,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let (token, headers) = self
+            .dpop
+            .present("POST", &uri, auth_header, custom_headers)?;
+        self.http
+            .post_message_with_response_limits(uri, message, session_id, token, headers, limits)
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        let (token, headers) = self
+            .dpop
+            .present("DELETE", &uri, auth_header, custom_headers)?;
+        self.http
+            .delete_session(uri, session_id, token, headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let (token, headers) = self
+            .dpop
+            .present("GET", &uri, auth_header, custom_headers)?;
+        self.http
+            .get_stream(uri, session_id, last_event_id, token, headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let (token, headers) = self
+            .dpop
+            .present("GET", &uri, auth_header, custom_headers)?;
+        self.http
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                token,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::{DecodingKey, Validation};
+    use std::collections::HashSet;
+
+    /// A proof's header and claims, its signature checked with the key it carries.
+    fn open(proof: &str) -> (Header, Value) {
+        let header = jsonwebtoken::decode_header(proof).expect("a JWS");
+        let key =
+            DecodingKey::from_jwk(header.jwk.as_ref().expect("the key")).expect("a public key");
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.required_spec_claims = HashSet::new();
+        validation.validate_exp = false;
+        validation.validate_aud = false;
+        let claims = jsonwebtoken::decode::<Value>(proof, &key, &validation)
+            .expect("signed by the key it carries")
+            .claims;
+        (header, claims)
+    }
+
+    #[test]
+    fn a_proof_is_signed_by_the_key_it_carries_and_says_what_rfc_9449_asks() {
+        let dpop = Dpop::generate().unwrap();
+        let proof = dpop
+            .proof("POST", "https://as.example.com/token?x=1#frag", None, None)
+            .unwrap();
+        let (header, claims) = open(&proof);
+        assert_eq!(header.typ.as_deref(), Some("dpop+jwt"));
+        assert_eq!(header.alg, Algorithm::ES256);
+        let jwk = serde_json::to_value(header.jwk.unwrap()).unwrap();
+        assert_eq!(jwk["kty"], "EC");
+        assert_eq!(jwk["crv"], "P-256");
+        assert!(jwk.get("d").is_none(), "no private part: {jwk}");
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], "https://as.example.com/token");
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let iat = claims["iat"].as_u64().unwrap();
+        assert!(iat <= now && now - iat < 5, "iat {iat}, now {now}");
+        assert_eq!(
+            claims["jti"].as_str().unwrap().len(),
+            22,
+            "128 bits, base64url"
+        );
+        assert!(claims.get("ath").is_none() && claims.get("nonce").is_none());
+    }
+
+    #[test]
+    fn a_proof_for_a_token_carries_its_hash_and_the_servers_nonce() {
+        let dpop = Dpop::generate().unwrap();
+        let proof = dpop
+            .proof("GET", "http://127.0.0.1:8080/mcp", Some("tok"), Some("n-1"))
+            .unwrap();
+        let (_, claims) = open(&proof);
+        // SHA-256 of "tok", base64url without padding.
+        let ath = URL_SAFE_NO_PAD.encode(Sha256::digest(b"tok"));
+        assert_eq!(claims["ath"], ath.as_str());
+        assert_eq!(claims["nonce"], "n-1");
+        assert_eq!(claims["htm"], "GET");
+        assert_eq!(claims["htu"], "http://127.0.0.1:8080/mcp");
+    }
+
+    #[test]
+    fn every_proof_is_fresh_and_every_key_its_own() {
+        let dpop = Dpop::generate().unwrap();
+        let jti = |proof: String| open(&proof).1["jti"].as_str().unwrap().to_owned();
+        let first = jti(dpop
+            .proof("POST", "https://a.example/t", None, None)
+            .unwrap());
+        let second = jti(dpop
+            .proof("POST", "https://a.example/t", None, None)
+            .unwrap());
+        assert_ne!(first, second);
+        let other = Dpop::generate().unwrap();
+        assert_ne!(dpop.thumbprint(), other.thumbprint());
+        // The thumbprint is the RFC 7638 one of the key each proof carries.
+        let (header, _) = open(
+            &dpop
+                .proof("POST", "https://a.example/t", None, None)
+                .unwrap(),
+        );
+        let carried = header
+            .jwk
+            .unwrap()
+            .thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256)
+            .unwrap();
+        assert_eq!(carried, dpop.thumbprint());
+        assert_eq!(
+            dpop.public_jwk()
+                .thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256)
+                .unwrap(),
+            carried
+        );
+        // Its Debug names the key by its thumbprint, and shows nothing private.
+        assert_eq!(
+            format!("{dpop:?}"),
+            format!("Dpop {{ thumbprint: {:?}, .. }}", dpop.thumbprint())
+        );
+    }
+
+    #[test]
+    fn a_proof_needs_an_absolute_url() {
+        let dpop = Dpop::generate().unwrap();
+        let error = dpop.proof("POST", "/token", None, None).unwrap_err();
+        assert!(
+            matches!(&error, DpopError::Url { url } if url == "/token"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "no DPoP proof for `/token`: not an absolute URL"
+        );
+        assert_eq!(
+            DpopError::Key("no entropy".into()).to_string(),
+            "no DPoP key: no entropy"
+        );
+        assert_eq!(
+            DpopError::Sign("bad key".into()).to_string(),
+            "the DPoP proof could not be signed: bad key"
+        );
+    }
+
+    #[test]
+    fn only_a_form_post_with_a_grant_type_is_a_token_request() {
+        let request = |method: Method, body: &str| {
+            http::Request::builder()
+                .method(method)
+                .uri("https://as.example/token")
+                .body(body.as_bytes().to_vec())
+                .unwrap()
+        };
+        assert!(is_token_request(&request(
+            Method::POST,
+            "grant_type=authorization_code&code=c"
+        )));
+        assert!(is_token_request(&request(
+            Method::POST,
+            "code=c&grant_type=refresh_token"
+        )));
+        assert!(!is_token_request(&request(
+            Method::GET,
+            "grant_type=authorization_code"
+        )));
+        // A registration (JSON) and a revocation (a token, no grant) are not.
+        assert!(!is_token_request(&request(
+            Method::POST,
+            r#"{"grant_types":["authorization_code"]}"#
+        )));
+        assert!(!is_token_request(&request(
+            Method::POST,
+            "token=abc&token_type_hint=access_token"
+        )));
+    }
+
+    #[test]
+    fn a_token_is_bound_only_when_issued_as_dpop() {
+        assert_eq!(
+            bound_token(br#"{"access_token":"a","token_type":"DPoP"}"#).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            bound_token(br#"{"access_token":"a","token_type":"dpop"}"#).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            bound_token(br#"{"access_token":"a","token_type":"Bearer"}"#),
+            None
+        );
+        assert_eq!(bound_token(br#"{"access_token":"a"}"#), None);
+        assert_eq!(bound_token(br#"{"token_type":"DPoP"}"#), None);
+        assert_eq!(bound_token(b"not json"), None);
+    }
+
+    #[test]
+    fn a_nonce_challenge_is_a_400_saying_use_dpop_nonce() {
+        let answer = |status: u16, body: &str| {
+            http::Response::builder()
+                .status(status)
+                .body(body.as_bytes().to_vec())
+                .unwrap()
+        };
+        assert!(is_nonce_challenge(&answer(
+            400,
+            r#"{"error":"use_dpop_nonce"}"#
+        )));
+        assert!(!is_nonce_challenge(&answer(
+            401,
+            r#"{"error":"use_dpop_nonce"}"#
+        )));
+        assert!(!is_nonce_challenge(&answer(
+            400,
+            r#"{"error":"invalid_grant"}"#
+        )));
+        assert!(!is_nonce_challenge(&answer(400, "use_dpop_nonce")));
+    }
+
+    #[test]
+    fn the_last_bound_tokens_are_remembered() {
+        let dpop = Dpop::generate().unwrap();
+        assert!(!dpop.is_bound("t0"));
+        for i in 0..=BOUND_TOKENS {
+            dpop.bind(format!("t{i}"));
+        }
+        assert!(!dpop.is_bound("t0"), "the oldest is forgotten");
+        for i in 1..=BOUND_TOKENS {
+            assert!(dpop.is_bound(&format!("t{i}")), "t{i}");
+        }
+        // Clones share what was learned.
+        assert!(dpop.clone().is_bound("t1"));
+    }
+
+    #[test]
+    fn a_bound_token_goes_as_dpop_with_a_proof_and_any_other_as_it_came() {
+        type Presented = (Option<String>, Headers);
+        let dpop = Dpop::generate().unwrap();
+        dpop.bind("bound".to_owned());
+        let mut custom = HashMap::new();
+        custom.insert(
+            HeaderName::from_static("x-kept"),
+            HeaderValue::from_static("1"),
+        );
+        let present = |token: Option<&str>| -> Presented {
+            dpop.present::<std::io::Error>(
+                "DELETE",
+                "http://127.0.0.1:1/mcp?q=1",
+                token.map(str::to_owned),
+                custom.clone(),
+            )
+            .unwrap()
+        };
+        let (token, headers) = present(Some("bound"));
+        assert_eq!(token, None, "no bearer token left for rmcp's client");
+        assert_eq!(headers[&http::header::AUTHORIZATION], "DPoP bound");
+        assert_eq!(headers[&HeaderName::from_static("x-kept")], "1");
+        let (_, claims) = open(headers[&DPOP].to_str().unwrap());
+        assert_eq!(claims["htm"], "DELETE");
+        assert_eq!(claims["htu"], "http://127.0.0.1:1/mcp");
+        assert_eq!(
+            claims["ath"],
+            URL_SAFE_NO_PAD.encode(Sha256::digest(b"bound")).as_str()
+        );
+        assert_eq!(
+            present(Some("bearer")),
+            (Some("bearer".to_owned()), custom.clone())
+        );
+        assert_eq!(present(None), (None, custom.clone()));
+        // A bound token that cannot be a header value is refused, not sent.
+        dpop.bind("bad\ntoken".to_owned());
+        let refused = dpop.present::<std::io::Error>(
+            "POST",
+            "http://h/mcp",
+            Some("bad\ntoken".to_owned()),
+            HashMap::new(),
+        );
+        assert!(matches!(refused, Err(StreamableHttpError::Auth(_))));
+    }
+
+    #[test]
+    fn a_nonce_is_kept_by_origin() {
+        assert_eq!(
+            origin("https://as.example:8443/t/token?x"),
+            "https://as.example:8443"
+        );
+        assert_eq!(origin("http://127.0.0.1/token"), "http://127.0.0.1");
+        let dpop = Dpop::generate().unwrap();
+        let mut headers = http::HeaderMap::new();
+        dpop.remember_nonce("https://a", &headers);
+        assert_eq!(dpop.nonce("https://a"), None);
+        headers.insert(DPOP_NONCE, HeaderValue::from_static("n1"));
+        dpop.remember_nonce("https://a", &headers);
+        assert_eq!(dpop.nonce("https://a").as_deref(), Some("n1"));
+        assert_eq!(dpop.nonce("https://b"), None);
+    }
+
+    /// What an authorization server saw of one request.
+    struct Seen {
+        method: String,
+        path: String,
+        nonce: Option<String>,
+        htu: Option<String>,
+        body: String,
+    }
+
+    /// An authorization server on loopback (its metadata, and the protected resource's, for a
+    /// resource at `/mcp`) answering each token request with the next of `answers` (status,
+    /// `DPoP-Nonce`, body), and what it saw. Its token endpoint's URL is the first returned.
+    async fn token_endpoint(
+        answers: Vec<(u16, Option<&'static str>, &'static str)>,
+    ) -> (String, Arc<Mutex<Vec<Seen>>>) {
+        use http_body_util::{BodyExt, Full};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let answers = Arc::new(Mutex::new(VecDeque::from(answers)));
+        let log = seen.clone();
+        let origin = base.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let (log, answers, base) = (log.clone(), answers.clone(), origin.clone());
+                let service = hyper::service::service_fn(
+                    move |request: http::Request<hyper::body::Incoming>| {
+                        let (log, answers, base) = (log.clone(), answers.clone(), base.clone());
+                        async move {
+                            let method = request.method().to_string();
+                            let path = request.uri().path().to_owned();
+                            let proof = request
+                                .headers()
+                                .get("dpop")
+                                .map(|v| v.to_str().unwrap().to_owned());
+                            let body = request.into_body().collect().await.unwrap().to_bytes();
+                            let claims = proof.map(|proof| open(&proof).1);
+                            let text = |key: &str| {
+                                claims
+                                    .as_ref()
+                                    .and_then(|c| c.get(key))
+                                    .and_then(Value::as_str)
+                                    .map(str::to_owned)
+                            };
+                            lock(&log).push(Seen {
+                                method,
+                                nonce: text("nonce"),
+                                htu: text("htu"),
+                                body: String::from_utf8(body.to_vec()).unwrap(),
+                                path: path.clone(),
+                            });
+                            let (status, nonce, body) = match path.as_str() {
+                            "/.well-known/oauth-protected-resource/mcp" => (200, None, serde_json::json!({
+                                "resource": format!("{base}/mcp"),
+                                "authorization_servers": [base],
+                            }).to_string()),
+                            "/.well-known/oauth-authorization-server" => (200, None, serde_json::json!({
+                                "issuer": base,
+                                "authorization_endpoint": format!("{base}/authorize"),
+                                "token_endpoint": format!("{base}/token"),
+                                "response_types_supported": ["code"],
+                                "grant_types_supported": ["client_credentials"],
+                                "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
+                            }).to_string()),
+                            "/token" => {
+                                let (status, nonce, body) = lock(&answers).pop_front().expect("an answer");
+                                (status, nonce, body.to_owned())
+                            }
+                            _ => (404, None, String::new()),
+                        };
+                            let mut answer = http::Response::builder()
+                                .status(status)
+                                .header("content-type", "application/json");
+                            if let Some(nonce) = nonce {
+                                answer = answer.header("DPoP-Nonce", nonce);
+                            }
+                            Ok::<_, std::convert::Infallible>(
+                                answer.body(Full::new(bytes::Bytes::from(body))).unwrap(),
+                            )
+                        }
+                    },
+                );
+                tokio::spawn(async move {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+        });
+        (format!("{base}/token"), seen)
+    }
+
+    /// rmcp's half: a client that must never see a token request.
+    struct Elsewhere(Arc<Mutex<Vec<String>>>);
+
+    impl OAuthHttpClient for Elsewhere {
+        fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+            lock(&self.0).push(request.request.uri().to_string());
+            Box::pin(async {
+                Ok(http::Response::builder()
+                    .status(204)
+                    .body(Vec::new())
+                    .unwrap())
+            })
+        }
+    }
+
+    fn form_post(url: &str, body: &str) -> http::Request<Vec<u8>> {
+        http::Request::builder()
+            .method(Method::POST)
+            .uri(url)
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(body.as_bytes().to_vec())
+            .unwrap()
+    }
+
+    fn client(dpop: &Dpop) -> TokenRequests {
+        TokenRequests {
+            dpop: dpop.clone(),
+            inner: Arc::new(Elsewhere(Arc::default())),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_nonce_challenge_is_answered_once_with_the_nonce_and_the_token_bound() {
+        let (url, seen) = token_endpoint(vec![
+            (400, Some("n1"), r#"{"error":"use_dpop_nonce"}"#),
+            (
+                200,
+                Some("n2"),
+                r#"{"access_token":"at","token_type":"DPoP","expires_in":60}"#,
+            ),
+            (200, None, r#"{"access_token":"at2","token_type":"DPoP"}"#),
+        ])
+        .await;
+        let dpop = Dpop::generate().unwrap();
+        let requests = client(&dpop);
+        let answer = requests
+            .token_request(
+                form_post(&url, "grant_type=authorization_code&code=c"),
+                TOKEN_TIMEOUT,
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        assert!(dpop.is_bound("at"));
+        {
+            let seen = lock(&seen);
+            assert_eq!(seen.len(), 2);
+            assert_eq!(seen[0].nonce, None);
+            assert_eq!(seen[1].nonce.as_deref(), Some("n1"));
+            assert_eq!(seen[1].htu.as_deref(), Some(url.as_str()));
+            assert_eq!(seen[1].body, "grant_type=authorization_code&code=c");
+        }
+        // The nonce the answer carried is the next request's, at once.
+        requests
+            .token_request(
+                form_post(&url, "grant_type=refresh_token&refresh_token=r"),
+                TOKEN_TIMEOUT,
+            )
+            .await
+            .unwrap();
+        assert_eq!(lock(&seen)[2].nonce.as_deref(), Some("n2"));
+        assert!(dpop.is_bound("at2"));
+    }
+
+    #[tokio::test]
+    async fn a_second_challenge_or_one_without_a_new_nonce_goes_back_as_the_server_sent_it() {
+        let (url, seen) = token_endpoint(vec![
+            (400, Some("n1"), r#"{"error":"use_dpop_nonce"}"#),
+            (400, Some("n2"), r#"{"error":"use_dpop_nonce"}"#),
+            (400, Some("n2"), r#"{"error":"use_dpop_nonce"}"#),
+        ])
+        .await;
+        let dpop = Dpop::generate().unwrap();
+        let requests = client(&dpop);
+        let grant = || form_post(&url, "grant_type=client_credentials");
+        let answer = requests
+            .token_request(grant(), TOKEN_TIMEOUT)
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 400, "retried once only");
+        assert_eq!(lock(&seen).len(), 2);
+        // Sent with n2 and told n2 again: nothing new to send.
+        let answer = requests
+            .token_request(grant(), TOKEN_TIMEOUT)
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 400);
+        assert_eq!(lock(&seen).len(), 3);
+        assert_eq!(lock(&seen)[2].nonce.as_deref(), Some("n2"));
+    }
+
+    #[tokio::test]
+    async fn a_bearer_answer_binds_nothing_and_an_oversized_one_is_refused() {
+        let big: &'static str = Box::leak(
+            format!("{{\"pad\":\"{}\"}}", "x".repeat(MAX_TOKEN_RESPONSE)).into_boxed_str(),
+        );
+        let (url, _) = token_endpoint(vec![
+            (
+                200,
+                None,
+                r#"{"access_token":"plain","token_type":"Bearer"}"#,
+            ),
+            (200, None, big),
+        ])
+        .await;
+        let dpop = Dpop::generate().unwrap();
+        let requests = client(&dpop);
+        let grant = || form_post(&url, "grant_type=client_credentials");
+        requests
+            .token_request(grant(), TOKEN_TIMEOUT)
+            .await
+            .unwrap();
+        assert!(!dpop.is_bound("plain"));
+        let error = requests
+            .token_request(grant(), TOKEN_TIMEOUT)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("the token endpoint's answer is over {MAX_TOKEN_RESPONSE} bytes")
+        );
+    }
+
+    #[tokio::test]
+    async fn through_rmcps_oauth_client_only_the_token_request_carries_a_proof() {
+        use rmcp::transport::auth::{
+            ClientCredentialsConfig, OAuthState, default_oauth_http_client,
+        };
+        let (token_url, seen) = token_endpoint(vec![
+            (400, Some("n1"), r#"{"error":"use_dpop_nonce"}"#),
+            (
+                200,
+                None,
+                r#"{"access_token":"at","token_type":"DPoP","expires_in":60}"#,
+            ),
+        ])
+        .await;
+        let mcp = token_url.replace("/token", "/mcp");
+        let dpop = Dpop::generate().unwrap();
+        let http = dpop.oauth_http_client(Arc::new(default_oauth_http_client().unwrap()));
+        let mut oauth = OAuthState::new_with_oauth_http_client(mcp.as_str(), http)
+            .await
+            .unwrap();
+        oauth
+            .authenticate_client_credentials(ClientCredentialsConfig::ClientSecret {
+                client_id: "c".to_owned(),
+                client_secret: "s".to_owned(),
+                scopes: Vec::new(),
+                resource: Some(mcp.clone()),
+            })
+            .await
+            .unwrap();
+        let manager = oauth.into_authorization_manager().unwrap();
+        assert_eq!(manager.get_access_token().await.unwrap(), "at");
+        assert!(dpop.is_bound("at"));
+        let seen = lock(&seen);
+        let tokens: Vec<&Seen> = seen.iter().filter(|s| s.path == "/token").collect();
+        assert_eq!(tokens.len(), 2, "the challenge, then the nonce");
+        assert!(
+            tokens
+                .iter()
+                .all(|s| s.method == "POST" && s.htu.as_deref() == Some(token_url.as_str()))
+        );
+        assert_eq!(tokens[1].nonce.as_deref(), Some("n1"));
+        assert!(
+            tokens[1].body.contains("grant_type=client_credentials"),
+            "{}",
+            tokens[1].body
+        );
+        // The metadata went through rmcp's own client, with no proof.
+        let others: Vec<&Seen> = seen.iter().filter(|s| s.path != "/token").collect();
+        assert!(!others.is_empty());
+        assert!(
+            others.iter().all(|s| s.method == "GET" && s.htu.is_none()),
+            "{:?}",
+            others.iter().map(|s| &s.path).collect::<Vec<_>>()
+        );
+    }
+}
