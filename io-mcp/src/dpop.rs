@@ -1055,6 +1055,11 @@ mod tests {
         let big: &'static str = Box::leak(
             format!("{{\"pad\":\"{}\"}}", "x".repeat(MAX_TOKEN_RESPONSE)).into_boxed_str(),
         );
+        // An answer of exactly the bound is read whole, whatever chunks it comes in.
+        let head = r#"{"access_token":"edge","token_type":"DPoP","pad":""#;
+        let pad = "x".repeat(MAX_TOKEN_RESPONSE - head.len() - 2);
+        let edge: &'static str = Box::leak(format!("{head}{pad}\"}}").into_boxed_str());
+        assert_eq!(edge.len(), MAX_TOKEN_RESPONSE);
         let (url, _) = token_endpoint(vec![
             (
                 200,
@@ -1062,6 +1067,7 @@ mod tests {
                 r#"{"access_token":"plain","token_type":"Bearer"}"#,
             ),
             (200, None, big),
+            (200, None, edge),
         ])
         .await;
         let dpop = Dpop::generate().unwrap();
@@ -1080,6 +1086,11 @@ mod tests {
             error.to_string(),
             format!("the token endpoint's answer is over {MAX_TOKEN_RESPONSE} bytes")
         );
+        requests
+            .token_request(grant(), TOKEN_TIMEOUT)
+            .await
+            .unwrap();
+        assert!(dpop.is_bound("edge"));
     }
 
     #[tokio::test]
