@@ -1148,4 +1148,178 @@ mod tests {
             others.iter().map(|s| &s.path).collect::<Vec<_>>()
         );
     }
+
+    /// What rmcp's HTTP client was asked: the method, the bearer token left to it, the
+    /// headers.
+    type Asked = Arc<Mutex<Vec<(&'static str, Option<String>, Headers)>>>;
+
+    /// rmcp's HTTP client, recording what it is asked and answering nothing of note.
+    #[derive(Clone, Default)]
+    struct Recorder(Asked);
+
+    impl Recorder {
+        fn ask(&self, method: &'static str, token: Option<String>, headers: Headers) {
+            lock(&self.0).push((method, token, headers));
+        }
+    }
+
+    impl StreamableHttpClient for Recorder {
+        type Error = std::io::Error;
+
+        async fn post_message(
+            &self,
+            _: Arc<str>,
+            _: ClientJsonRpcMessage,
+            _: Option<Arc<str>>,
+            token: Option<String>,
+            headers: Headers,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            self.ask("post", token, headers);
+            Ok(StreamableHttpPostResponse::Accepted)
+        }
+
+        async fn post_message_with_max_sse_event_size(
+            &self,
+            _: Arc<str>,
+            _: ClientJsonRpcMessage,
+            _: Option<Arc<str>>,
+            token: Option<String>,
+            headers: Headers,
+            _: usize,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            self.ask("post with an event bound", token, headers);
+            Ok(StreamableHttpPostResponse::Accepted)
+        }
+
+        async fn post_message_with_response_limits(
+            &self,
+            _: Arc<str>,
+            _: ClientJsonRpcMessage,
+            _: Option<Arc<str>>,
+            token: Option<String>,
+            headers: Headers,
+            _: StreamableHttpResponseLimits,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            self.ask("post with limits", token, headers);
+            Ok(StreamableHttpPostResponse::Accepted)
+        }
+
+        async fn delete_session(
+            &self,
+            _: Arc<str>,
+            _: Arc<str>,
+            token: Option<String>,
+            headers: Headers,
+        ) -> Result<(), StreamableHttpError<Self::Error>> {
+            self.ask("delete", token, headers);
+            // What the server answered is what the caller sees.
+            Err(StreamableHttpError::SessionExpired)
+        }
+
+        async fn get_stream(
+            &self,
+            _: Arc<str>,
+            _: Option<Arc<str>>,
+            _: Option<String>,
+            token: Option<String>,
+            headers: Headers,
+        ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+            self.ask("get", token, headers);
+            Ok(Box::pin(futures::stream::empty()))
+        }
+
+        async fn get_stream_with_max_sse_event_size(
+            &self,
+            _: Arc<str>,
+            _: Option<Arc<str>>,
+            _: Option<String>,
+            token: Option<String>,
+            headers: Headers,
+            _: usize,
+        ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+            self.ask("get with an event bound", token, headers);
+            Ok(Box::pin(futures::stream::empty()))
+        }
+    }
+
+    #[tokio::test]
+    async fn every_request_of_rmcps_client_presents_a_bound_token_as_dpop() {
+        let dpop = Dpop::generate().unwrap();
+        dpop.bind("bound".to_owned());
+        let recorder = Recorder::default();
+        let http = DpopHttp::new(recorder.clone(), dpop);
+        let uri: Arc<str> = "http://127.0.0.1:9/mcp".into();
+        let session: Arc<str> = "s".into();
+        let message = || -> ClientJsonRpcMessage {
+            serde_json::from_value(serde_json::json!({
+                "jsonrpc": "2.0", "method": "notifications/initialized"
+            }))
+            .unwrap()
+        };
+        let token = || Some("bound".to_owned());
+        let none = Headers::new;
+        http.post_message(uri.clone(), message(), None, token(), none())
+            .await
+            .unwrap();
+        http.post_message_with_max_sse_event_size(uri.clone(), message(), None, token(), none(), 1)
+            .await
+            .unwrap();
+        let limits = StreamableHttpResponseLimits::default();
+        http.post_message_with_response_limits(
+            uri.clone(),
+            message(),
+            None,
+            token(),
+            none(),
+            limits,
+        )
+        .await
+        .unwrap();
+        let deleted = http
+            .delete_session(uri.clone(), session.clone(), token(), none())
+            .await;
+        assert!(matches!(deleted, Err(StreamableHttpError::SessionExpired)));
+        assert!(
+            http.get_stream(uri.clone(), None, None, token(), none())
+                .await
+                .is_ok()
+        );
+        assert!(
+            http.get_stream_with_max_sse_event_size(
+                uri.clone(),
+                Some(session),
+                None,
+                token(),
+                none(),
+                1
+            )
+            .await
+            .is_ok()
+        );
+        let asked = lock(&recorder.0);
+        let methods: Vec<&str> = asked.iter().map(|(method, ..)| *method).collect();
+        assert_eq!(
+            methods,
+            [
+                "post",
+                "post with an event bound",
+                "post with limits",
+                "delete",
+                "get",
+                "get with an event bound"
+            ]
+        );
+        let verbs = ["POST", "POST", "POST", "DELETE", "GET", "GET"];
+        for ((method, token, headers), verb) in asked.iter().zip(verbs) {
+            assert_eq!(*token, None, "{method}: no bearer token");
+            assert_eq!(
+                headers[&http::header::AUTHORIZATION],
+                "DPoP bound",
+                "{method}"
+            );
+            let (_, claims) = open(headers[&DPOP].to_str().unwrap());
+            assert_eq!(claims["htm"], verb, "{method}");
+            assert_eq!(claims["htu"], "http://127.0.0.1:9/mcp", "{method}");
+        }
+    }
 }
