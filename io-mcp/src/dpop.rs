@@ -12,7 +12,8 @@
 //!   proof (RFC 9449 §4.2: `typ` `dpop+jwt`, the public key as `jwk`; `jti`, `htm` `POST`,
 //!   `htu` the token endpoint, `iat`); an authorization server that answers `400`
 //!   `use_dpop_nonce` with a `DPoP-Nonce` gets the request once more with its nonce (§8), and
-//!   its later nonces are kept for the next request. An access token answered with
+//!   its later nonces are kept for the next request. A machine grant
+//!   ([`MachineGrant::with_dpop`]) proves its token request the same way. An access token answered with
 //!   `token_type` `DPoP` (§5) is bound; any other stays a bearer token. Every other request
 //!   (metadata, registration) goes to the client passed in, untouched.
 //! - **The MCP requests.** [`Connect::http_authorized_dpop`] sends a bound token as
@@ -63,6 +64,7 @@
 //! [`Connect::http_authorized`]: crate::Connect::http_authorized
 //! [`ClientError::Unauthorized`]: crate::ClientError::Unauthorized
 //! [`TOKEN_TIMEOUT`]: crate::machine::TOKEN_TIMEOUT
+//! [`MachineGrant::with_dpop`]: crate::machine::MachineGrant::with_dpop
 //! [`MAX_TOKEN_RESPONSE`]: crate::machine::MAX_TOKEN_RESPONSE
 
 use std::collections::{HashMap, VecDeque};
@@ -357,19 +359,39 @@ impl TokenRequests {
         request: http::Request<Vec<u8>>,
         timeout: Duration,
     ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
-        let url = request.uri().to_string();
-        let origin = origin(&url);
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .build()?;
-        let mut sent_nonce = self.dpop.nonce(&origin);
+        let url = request.uri().to_string();
+        self.dpop
+            .token_exchange(&url, |proof| send(&client, &request, proof))
+            .await
+    }
+}
+
+impl Dpop {
+    /// A token request to `url`, sent by `send` with each proof it is given: once, and once
+    /// more with the authorization server's nonce when it asks for one (RFC 9449 §8); the
+    /// access token of a successful answer issued as `DPoP` is bound.
+    pub(crate) async fn token_exchange<E, F, Fut>(
+        &self,
+        url: &str,
+        send: F,
+    ) -> Result<http::Response<Vec<u8>>, E>
+    where
+        E: From<DpopError>,
+        F: Fn(String) -> Fut,
+        Fut: Future<Output = Result<http::Response<Vec<u8>>, E>>,
+    {
+        let origin = origin(url);
+        let mut sent_nonce = self.nonce(&origin);
         let mut retried = false;
         loop {
-            let proof = self.dpop.proof("POST", &url, None, sent_nonce.as_deref())?;
-            let response = send(&client, &request, proof).await?;
-            self.dpop.remember_nonce(&origin, response.headers());
-            let fresh = self.dpop.nonce(&origin);
+            let proof = self.proof("POST", url, None, sent_nonce.as_deref())?;
+            let response = send(proof).await?;
+            self.remember_nonce(&origin, response.headers());
+            let fresh = self.nonce(&origin);
             if !retried && fresh != sent_nonce && is_nonce_challenge(&response) {
                 retried = true;
                 sent_nonce = fresh;
@@ -378,7 +400,7 @@ impl TokenRequests {
             if response.status().is_success()
                 && let Some(token) = bound_token(response.body())
             {
-                self.dpop.bind(token);
+                self.bind(token);
             }
             return Ok(response);
         }

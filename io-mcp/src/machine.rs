@@ -78,6 +78,9 @@ pub const JWT_CLIENT_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-t
 /// How a machine client gets its token. Its `Debug` shows no key and no assertion.
 pub struct MachineGrant {
     kind: Kind,
+    /// The key its token is bound to (feature `dpop`), if any.
+    #[cfg(feature = "dpop")]
+    dpop: Option<crate::dpop::Dpop>,
 }
 
 enum Kind {
@@ -142,6 +145,8 @@ impl MachineGrant {
                 key,
                 algorithm,
             },
+            #[cfg(feature = "dpop")]
+            dpop: None,
         };
         // Sign once now: a key of another curve or size than the algorithm's parses as PEM
         // and fails only when it signs.
@@ -158,6 +163,8 @@ impl MachineGrant {
                 assertion: assertion.into(),
                 client_id: None,
             },
+            #[cfg(feature = "dpop")]
+            dpop: None,
         }
     }
 
@@ -169,6 +176,17 @@ impl MachineGrant {
         if let Kind::JwtBearer { client_id, .. } = &mut self.kind {
             *client_id = Some(id.into());
         }
+        self
+    }
+
+    /// The token bound to `dpop`'s key (feature `dpop`; RFC 9449, SEP-1932): the token request
+    /// carries a proof (and is made once more with the authorization server's nonce when it
+    /// asks for one), and a token issued as `DPoP` is then sent by
+    /// [`Connect::http_authorized_dpop`](crate::Connect::http_authorized_dpop) with a proof on
+    /// every request. See [`crate::dpop`].
+    #[cfg(feature = "dpop")]
+    pub fn with_dpop(mut self, dpop: &crate::dpop::Dpop) -> Self {
+        self.dpop = Some(dpop.clone());
         self
     }
 
@@ -341,6 +359,9 @@ pub async fn authorize(
     grant.check_offered(&metadata)?;
     let endpoint = token_endpoint(server_url, &metadata)?;
     let form = grant.form(&metadata, server_url, scopes)?;
+    #[cfg(feature = "dpop")]
+    let token = request_token(&endpoint, form, grant.dpop.as_ref()).await?;
+    #[cfg(not(feature = "dpop"))]
     let token = request_token(&endpoint, form).await?;
     seed(state, grant.client_id().unwrap_or_default(), token, scopes).await
 }
@@ -469,8 +490,12 @@ fn token_endpoint(
 }
 
 /// Posts `form` to `endpoint` and reads its answer: a token response, or the OAuth error it
-/// refused with.
-async fn request_token(endpoint: &reqwest::Url, form: String) -> Result<Value, MachineAuthError> {
+/// refused with. With a DPoP key, the request carries a proof (see [`crate::dpop`]).
+async fn request_token(
+    endpoint: &reqwest::Url,
+    form: String,
+    #[cfg(feature = "dpop")] dpop: Option<&crate::dpop::Dpop>,
+) -> Result<Value, MachineAuthError> {
     let failed = |reason: String| MachineAuthError::Request {
         endpoint: endpoint.to_string(),
         reason,
@@ -480,34 +505,58 @@ async fn request_token(endpoint: &reqwest::Url, form: String) -> Result<Value, M
         .timeout(TOKEN_TIMEOUT)
         .build()
         .map_err(|error| failed(error.to_string()))?;
-    let mut response = client
-        .post(endpoint.clone())
-        .header(
-            http::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
-        )
-        .header(http::header::ACCEPT, "application/json")
-        .body(form)
-        .send()
-        .await
-        .map_err(|error| failed(error.to_string()))?;
-    let status = response.status().as_u16();
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| failed(error.to_string()))?
-    {
-        if body.len() + chunk.len() > MAX_TOKEN_RESPONSE {
-            return Err(MachineAuthError::Response {
-                status,
-                reason: format!("the answer is over {MAX_TOKEN_RESPONSE} bytes"),
-            });
+    let send = |proof: Option<String>| {
+        let mut request = client
+            .post(endpoint.clone())
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(http::header::ACCEPT, "application/json")
+            .body(form.clone());
+        if let Some(proof) = proof {
+            request = request.header("DPoP", proof);
         }
-        body.extend_from_slice(&chunk);
-    }
+        async move {
+            let mut response = request
+                .send()
+                .await
+                .map_err(|error| failed(error.to_string()))?;
+            let status = response.status().as_u16();
+            let mut body = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|error| failed(error.to_string()))?
+            {
+                if body.len() + chunk.len() > MAX_TOKEN_RESPONSE {
+                    return Err(MachineAuthError::Response {
+                        status,
+                        reason: format!("the answer is over {MAX_TOKEN_RESPONSE} bytes"),
+                    });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            let mut answer = http::Response::new(body);
+            *answer.status_mut() = response.status();
+            *answer.headers_mut() = response.headers().clone();
+            Ok(answer)
+        }
+    };
+    #[cfg(feature = "dpop")]
+    let answer = match dpop {
+        Some(dpop) => {
+            dpop.token_exchange(endpoint.as_str(), |proof| send(Some(proof)))
+                .await?
+        }
+        None => send(None).await?,
+    };
+    #[cfg(not(feature = "dpop"))]
+    let answer = send(None).await?;
+    let status = answer.status().as_u16();
+    let body = answer.body();
     if !(200..300).contains(&status) {
-        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
         let text = |key: &str| answer.get(key).and_then(Value::as_str).map(remote);
         return Err(match text("error") {
             Some(error) => MachineAuthError::Refused {
@@ -521,10 +570,19 @@ async fn request_token(endpoint: &reqwest::Url, form: String) -> Result<Value, M
             },
         });
     }
-    serde_json::from_slice(&body).map_err(|error| MachineAuthError::Response {
+    serde_json::from_slice(body).map_err(|error| MachineAuthError::Response {
         status,
         reason: format!("not a token response: {error}"),
     })
+}
+
+#[cfg(feature = "dpop")]
+impl From<crate::dpop::DpopError> for MachineAuthError {
+    fn from(error: crate::dpop::DpopError) -> Self {
+        MachineAuthError::Key {
+            reason: error.to_string(),
+        }
+    }
 }
 
 /// rmcp's manager, holding `token` (a token response's JSON) through rmcp's own door for

@@ -47,6 +47,23 @@ enum Answer {
     Huge,
     NotJson,
     ServerError,
+    /// DPoP (RFC 9449 §8): a request whose proof lacks the nonce `m1` is refused
+    /// `use_dpop_nonce` with it; one with it gets a token issued as `DPoP`.
+    DpopNonce,
+}
+
+/// The claims of a DPoP proof, its signature checked with the key it carries.
+fn proof_claims(proof: &str) -> Value {
+    let header = jsonwebtoken::decode_header(proof).unwrap();
+    assert_eq!(header.typ.as_deref(), Some("dpop+jwt"));
+    let key = jsonwebtoken::DecodingKey::from_jwk(header.jwk.as_ref().unwrap()).unwrap();
+    let mut validation = jsonwebtoken::Validation::new(header.alg);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    jsonwebtoken::decode::<Value>(proof, &key, &validation)
+        .unwrap()
+        .claims
 }
 
 /// One request the stub received: its method and path, and its body.
@@ -54,6 +71,8 @@ enum Answer {
 struct Seen {
     line: String,
     body: String,
+    /// Its `DPoP` header (a proof), if any.
+    dpop: Option<String>,
 }
 
 /// A loopback authorization server: metadata (RFC 8414) built by `metadata` from its own
@@ -97,13 +116,26 @@ impl Stub {
                         Answer::Huge => (200, format!("{{\"access_token\":\"{}\"}}", "x".repeat(100_000))),
                         Answer::NotJson => (200, "<html>sign in</html>".to_owned()),
                         Answer::ServerError => (500, "upstream down".to_owned()),
+                        Answer::DpopNonce => {
+                            let nonce = request.dpop.as_deref().map(proof_claims).and_then(|c| c.get("nonce").cloned());
+                            if nonce == Some(json!("m1")) {
+                                (200, json!({"access_token": TOKEN, "token_type": "DPoP", "expires_in": 3600}).to_string())
+                            } else {
+                                (400, json!({"error": "use_dpop_nonce"}).to_string())
+                            }
+                        }
                     }
                 } else {
                     (404, String::new())
                 };
                 let head = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
+                    body.len(),
+                    if matches!(answer, Answer::DpopNonce) {
+                        "DPoP-Nonce: m1\r\n"
+                    } else {
+                        ""
+                    }
                 );
                 let _ = stream.write_all(head.as_bytes()).await;
                 let _ = stream.write_all(body.as_bytes()).await;
@@ -169,9 +201,15 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Seen> {
         }
         buffer.extend_from_slice(&chunk[..n]);
     }
+    let dpop = head.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("dpop")
+            .then(|| value.trim().to_owned())
+    });
     Some(Seen {
         line: head.lines().next().unwrap_or_default().to_owned(),
         body: String::from_utf8_lossy(&buffer[head_end..]).into_owned(),
+        dpop,
     })
 }
 
@@ -278,6 +316,46 @@ fn a_workloads_jwt_is_the_grant_sent_as_it_is() {
         assert_eq!(field(form, "resource"), Some(url.as_str()));
         assert_eq!(field(form, "scope"), None, "no scope asked, none sent");
         assert_eq!(field(form, "client_assertion"), None);
+    });
+}
+
+#[cfg(feature = "dpop")]
+#[test]
+fn a_machine_grant_with_dpop_proves_its_key_and_answers_the_nonce() {
+    runtime().block_on(async {
+        let stub = Stub::start(Answer::DpopNonce, offering(&[machine::JWT_BEARER_GRANT])).await;
+        let url = mcp_server(&stub.issuer).await;
+        let dpop = agentio_mcp::dpop::Dpop::generate().unwrap();
+        let grant = MachineGrant::jwt_bearer("eyJ.workload.jwt").with_dpop(&dpop);
+        let manager = machine::authorize(&url, &grant, &[]).await.unwrap();
+        assert_eq!(manager.get_access_token().await.unwrap(), TOKEN);
+        assert!(dpop.is_bound(TOKEN), "issued as DPoP");
+        let posts: Vec<Seen> = stub
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.line.starts_with("POST /token"))
+            .cloned()
+            .collect();
+        assert_eq!(posts.len(), 2, "refused for the nonce, then with it");
+        let first = proof_claims(posts[0].dpop.as_deref().unwrap());
+        let second = proof_claims(posts[1].dpop.as_deref().unwrap());
+        assert_eq!(first.get("nonce"), None);
+        assert_eq!(second["nonce"], "m1");
+        for claims in [&first, &second] {
+            assert_eq!(claims["htm"], "POST");
+            assert_eq!(claims["htu"], format!("{}/token", stub.issuer));
+        }
+        assert_ne!(first["jti"], second["jti"]);
+        assert_eq!(posts[0].body, posts[1].body, "the same grant both times");
+        // Without the key, no proof.
+        let plain = Stub::start(Answer::Token, offering(&[machine::JWT_BEARER_GRANT])).await;
+        let url = mcp_server(&plain.issuer).await;
+        machine::authorize(&url, &MachineGrant::jwt_bearer("eyJ.workload.jwt"), &[])
+            .await
+            .unwrap();
+        assert!(plain.seen.lock().unwrap().iter().all(|r| r.dpop.is_none()));
     });
 }
 
