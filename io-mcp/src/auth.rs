@@ -14,6 +14,9 @@
 //!   ([`agentio_tools::ToolContext::caller`]), and a tool's required scopes
 //!   ([`crate::McpServer::require_scopes`]) are checked before its approval is asked.
 //! - The `Host` and `Origin` checks of [`crate::McpServer::default_http_config`] stay on.
+//! - With the `dpop` feature, [`HttpAuth::with_dpop`] takes DPoP-bound tokens too (RFC 9449,
+//!   SEP-1932): `Authorization: DPoP <token>` with a proof of the key the token is bound to
+//!   ([`crate::proofs`]), and refuses a bound token presented as `Bearer`.
 
 use std::sync::Arc;
 
@@ -285,6 +288,22 @@ pub struct HttpAuth {
     resource: String,
     authorization_servers: Vec<String>,
     scopes: Vec<String>,
+    /// DPoP-bound tokens (feature `dpop`): which presentations are accepted, and the proofs.
+    #[cfg(feature = "dpop")]
+    dpop: Option<(DpopPolicy, Arc<crate::proofs::ProofChecker>)>,
+}
+
+/// Which tokens a server with DPoP ([`HttpAuth::with_dpop`], feature `dpop`) accepts.
+#[cfg(feature = "dpop")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DpopPolicy {
+    /// A DPoP-bound token with its proof (`Authorization: DPoP`), or a bearer token that is not
+    /// bound (no `cnf.jkt`) as `Bearer`.
+    Accepted,
+    /// Only a DPoP-bound token with its proof (the metadata's
+    /// `dpop_bound_access_tokens_required`).
+    Required,
 }
 
 impl std::fmt::Debug for HttpAuth {
@@ -305,7 +324,24 @@ impl HttpAuth {
             resource: resource.into(),
             authorization_servers: Vec::new(),
             scopes: Vec::new(),
+            #[cfg(feature = "dpop")]
+            dpop: None,
         }
+    }
+
+    /// Accepts DPoP-bound tokens (RFC 9449, MCP's SEP-1932; feature `dpop`): a token presented
+    /// as `Authorization: DPoP <token>` with a proof of the key it is bound to (see
+    /// [`crate::proofs`]), and, under [`DpopPolicy::Accepted`], unbound bearer tokens as
+    /// before. A token bound to a key (a `cnf.jkt` claim in its caller's claims) presented as
+    /// `Bearer` is refused either way (RFC 9449 §7.2). The metadata names the proof algorithms
+    /// and whether bound tokens are required, and a refusal's challenge is `DPoP` (with
+    /// `Bearer` beside it where bearer tokens are accepted).
+    #[cfg(feature = "dpop")]
+    #[must_use]
+    pub fn with_dpop(mut self, policy: DpopPolicy) -> Self {
+        let checker = crate::proofs::ProofChecker::new(&self.resource);
+        self.dpop = Some((policy, Arc::new(checker)));
+        self
     }
 
     /// Adds an authorization server the metadata names (where clients get tokens).
@@ -324,12 +360,19 @@ impl HttpAuth {
 
     /// The OAuth Protected Resource Metadata document (RFC 9728 §2).
     pub fn metadata(&self) -> Value {
-        json!({
+        #[cfg_attr(not(feature = "dpop"), allow(unused_mut))]
+        let mut metadata = json!({
             "resource": self.resource,
             "authorization_servers": self.authorization_servers,
             "scopes_supported": self.scopes,
             "bearer_methods_supported": ["header"],
-        })
+        });
+        #[cfg(feature = "dpop")]
+        if let Some((policy, _)) = &self.dpop {
+            metadata["dpop_signing_alg_values_supported"] = json!(crate::proofs::DPOP_ALGORITHMS);
+            metadata["dpop_bound_access_tokens_required"] = json!(*policy == DpopPolicy::Required);
+        }
+        metadata
     }
 
     /// Where the metadata is served: `/.well-known/oauth-protected-resource` inserted between
@@ -342,7 +385,29 @@ impl HttpAuth {
     /// The `WWW-Authenticate` value of a 401: the metadata's URL, and the error when a token
     /// was given and refused.
     pub(crate) fn challenge(&self, error: Option<&AuthError>) -> String {
-        let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
+        self.challenge_of("Bearer", error)
+    }
+
+    /// The challenges of a 401: `Bearer` ([`Self::challenge`]); with DPoP, `DPoP` naming its
+    /// algorithms, and `Bearer` beside it where bearer tokens are still accepted. `error` goes
+    /// on the challenge of the scheme the refused token came with (`dpop`: it came as `DPoP`).
+    #[cfg_attr(not(feature = "dpop"), allow(unused_variables))]
+    pub(crate) fn challenges(&self, error: Option<&AuthError>, dpop: bool) -> Vec<String> {
+        #[cfg(feature = "dpop")]
+        if let Some((policy, _)) = &self.dpop {
+            let algorithms = crate::proofs::DPOP_ALGORITHMS.join(" ");
+            let scheme = format!("DPoP algs=\"{algorithms}\",");
+            let mut challenges = vec![self.challenge_of(&scheme, error.filter(|_| dpop))];
+            if *policy == DpopPolicy::Accepted {
+                challenges.push(self.challenge_of("Bearer", error.filter(|_| !dpop)));
+            }
+            return challenges;
+        }
+        vec![self.challenge(error)]
+    }
+
+    fn challenge_of(&self, scheme: &str, error: Option<&AuthError>) -> String {
+        let mut value = format!("{scheme} resource_metadata=\"{}\"", self.metadata_url());
         if let Some(error) = error {
             let description: String = error
                 .description
@@ -387,15 +452,17 @@ pub(crate) struct Front {
 fn respond(
     status: http::StatusCode,
     body: String,
-    challenge: Option<String>,
+    challenges: Vec<String>,
 ) -> http::Response<HttpBody> {
     let mut response = crate::front::json(status, body);
-    // (The challenge is built of the metadata URL and a description without controls: always a
+    // (A challenge is built of the metadata URL and a description without controls: always a
     // header value.)
-    if let Some(challenge) = challenge.and_then(|c| http::HeaderValue::try_from(c).ok()) {
-        response
-            .headers_mut()
-            .insert(http::header::WWW_AUTHENTICATE, challenge);
+    for challenge in challenges {
+        if let Ok(challenge) = http::HeaderValue::try_from(challenge) {
+            response
+                .headers_mut()
+                .append(http::header::WWW_AUTHENTICATE, challenge);
+        }
     }
     response
 }
@@ -422,20 +489,22 @@ where
         return Ok(respond(
             http::StatusCode::OK,
             auth.metadata().to_string(),
-            None,
+            Vec::new(),
         ));
     }
-    let token = request
+    // The scheme (`Bearer`, or `DPoP` where the server takes DPoP-bound tokens) and the token.
+    let presented = request
         .headers()
         .get(http::header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| {
             let (scheme, token) = value.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            let dpop = scheme.eq_ignore_ascii_case("dpop") && auth.takes_dpop();
+            (dpop || scheme.eq_ignore_ascii_case("bearer")).then(|| (dpop, token.trim()))
         })
-        .filter(|token| !token.is_empty())
-        .map(str::to_owned);
-    let unauthorized = |error: Option<&AuthError>| {
+        .filter(|(_, token)| !token.is_empty())
+        .map(|(dpop, token)| (dpop, token.to_owned()));
+    let unauthorized = |error: Option<&AuthError>, dpop: bool| {
         let body = json!({
             "error": error.map_or("invalid_request", |e| e.error),
             "error_description": error.map_or("a bearer token is required", |e| e.description.as_str()),
@@ -443,18 +512,85 @@ where
         respond(
             http::StatusCode::UNAUTHORIZED,
             body.to_string(),
-            Some(auth.challenge(error)),
+            auth.challenges(error, dpop),
         )
     };
-    let Some(token) = token else {
-        return Ok(unauthorized(None));
+    let Some((dpop, token)) = presented else {
+        return Ok(unauthorized(None, false));
+    };
+    #[cfg(feature = "dpop")]
+    let key = match auth.proof_key(&request, &token, dpop) {
+        Ok(key) => key,
+        Err(error) => return Ok(unauthorized(Some(&error), dpop)),
     };
     match auth.verifier.verify(&token).await {
         Ok(caller) => {
+            #[cfg(feature = "dpop")]
+            if let Err(error) = auth.check_binding(&caller, key.as_deref()) {
+                return Ok(unauthorized(Some(&error), dpop));
+            }
             request.extensions_mut().insert(Arc::new(caller));
             forward(request).await
         }
-        Err(error) => Ok(unauthorized(Some(&error))),
+        Err(error) => Ok(unauthorized(Some(&error), dpop)),
+    }
+}
+
+impl HttpAuth {
+    /// Whether a token may come as `DPoP`.
+    fn takes_dpop(&self) -> bool {
+        #[cfg(feature = "dpop")]
+        return self.dpop.is_some();
+        #[cfg(not(feature = "dpop"))]
+        false
+    }
+
+    /// The key a `DPoP` token's proof is signed with (its thumbprint), checked; `None` for a
+    /// bearer token, which the policy must accept.
+    #[cfg(feature = "dpop")]
+    fn proof_key<B>(
+        &self,
+        request: &http::Request<B>,
+        token: &str,
+        dpop: bool,
+    ) -> Result<Option<String>, AuthError> {
+        let Some((policy, checker)) = &self.dpop else {
+            return Ok(None);
+        };
+        if !dpop {
+            return match policy {
+                DpopPolicy::Required => Err(AuthError::invalid(
+                    "this server takes only DPoP-bound tokens (Authorization: DPoP)",
+                )),
+                DpopPolicy::Accepted => Ok(None),
+            };
+        }
+        let proofs = request.headers().get_all("dpop").iter();
+        checker.check(request.method(), proofs, token).map(Some)
+    }
+
+    /// A verified token's binding: bound to the proof's key when it came as `DPoP` (`key`), and
+    /// not bound to any when it came as `Bearer`.
+    #[cfg(feature = "dpop")]
+    fn check_binding(&self, caller: &Caller, key: Option<&str>) -> Result<(), AuthError> {
+        if self.dpop.is_none() {
+            return Ok(());
+        }
+        let bound = caller
+            .claims
+            .get("cnf")
+            .and_then(|cnf| cnf.get("jkt"))
+            .and_then(Value::as_str);
+        match (key, bound) {
+            (Some(key), Some(bound)) if key == bound => Ok(()),
+            (Some(_), _) => Err(AuthError::invalid(
+                "the token is not bound to the DPoP proof's key",
+            )),
+            (None, Some(_)) => Err(AuthError::invalid(
+                "a DPoP-bound token must be presented with its proof (Authorization: DPoP)",
+            )),
+            (None, None) => Ok(()),
+        }
     }
 }
 

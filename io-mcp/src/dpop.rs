@@ -257,7 +257,11 @@ impl Dpop {
         })
     }
 
-    fn bind(&self, access_token: String) {
+    /// Records `access_token` as bound to this key: a token this client obtained some other way
+    /// than through [`Self::oauth_http_client`] or a machine grant, issued as `DPoP` for this
+    /// key ([`Self::thumbprint`]). Only the last [`BOUND_TOKENS`] are kept.
+    pub fn bind(&self, access_token: impl Into<String>) {
+        let access_token = access_token.into();
         let mut bound = lock(&self.state.bound);
         if bound.len() == BOUND_TOKENS {
             bound.pop_front();

@@ -76,6 +76,8 @@ pub mod dpop;
 mod front;
 #[cfg(feature = "oauth")]
 pub mod machine;
+#[cfg(feature = "dpop")]
+pub mod proofs;
 pub mod rounds;
 mod server;
 pub mod sessions;

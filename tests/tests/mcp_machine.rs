@@ -359,6 +359,205 @@ fn a_machine_grant_with_dpop_proves_its_key_and_answers_the_nonce() {
     });
 }
 
+/// [`mcp_server`] taking DPoP-bound tokens under `policy`: [`TOKEN`] bound to the key whose
+/// thumbprint is `jkt`, `plain-token` bound to none.
+#[cfg(feature = "dpop")]
+async fn dpop_server(issuer: &str, policy: agentio_mcp::auth::DpopPolicy, jkt: &str) -> String {
+    let mut registry = agentio_tests::mcp_fixture::registry();
+    agentio_tests::mcp_fixture::add_whoami(&mut registry);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let jkt = jkt.to_owned();
+    let verifier = move |token: &str| match token {
+        TOKEN => {
+            let mut caller = Caller::new("machine-1").with_scopes(["notes:read"]);
+            caller.claims = json!({"sub": "machine-1", "cnf": {"jkt": jkt}});
+            Ok(caller)
+        }
+        "plain-token" => Ok(Caller::new("plain").with_scopes(["notes:read"])),
+        _ => Err(AuthError::invalid("unknown token")),
+    };
+    let auth = HttpAuth::new(Arc::new(verifier), url.clone())
+        .with_authorization_server(issuer)
+        .with_scopes(["notes:read"])
+        .with_dpop(policy);
+    let server = McpServer::new(registry).unwrap().with_auth(auth);
+    tokio::spawn(server.serve_http(listener));
+    url
+}
+
+/// One raw HTTP/1.1 request to `url` with `headers`: its status and whole answer.
+#[cfg(feature = "dpop")]
+async fn raw(url: &str, method: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let address = url.trim_start_matches("http://").split('/').next().unwrap();
+    let path = &url[url.find(address).unwrap() + address.len()..];
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    (text[9..12].parse().unwrap(), text)
+}
+
+#[cfg(feature = "dpop")]
+#[test]
+fn a_dpop_client_calls_a_dpop_server_with_a_fresh_proof_each_request() {
+    use agentio_mcp::auth::DpopPolicy;
+    runtime().block_on(async {
+        let stub = Stub::start(Answer::DpopNonce, offering(&[machine::JWT_BEARER_GRANT])).await;
+        let dpop = agentio_mcp::dpop::Dpop::generate().unwrap();
+        let url = dpop_server(&stub.issuer, DpopPolicy::Required, dpop.thumbprint()).await;
+        let grant = MachineGrant::jwt_bearer("eyJ.workload.jwt").with_dpop(&dpop);
+        let manager = machine::authorize(&url, &grant, &[]).await.unwrap();
+        let client = McpClient::builder()
+            .http_authorized_dpop(&url, manager, &dpop)
+            .await
+            .unwrap();
+        // Several requests, each with a proof of its own (a proof used twice is refused).
+        for _ in 0..3 {
+            let result = client
+                .call_tool(CallToolRequestParams::new("auth.whoami"))
+                .await
+                .unwrap();
+            assert_eq!(result.structured_content.unwrap()["subject"], "machine-1");
+        }
+        client.close().await.ok();
+
+        // The same token from a client with another key is not its to use.
+        let thief = agentio_mcp::dpop::Dpop::generate().unwrap();
+        let proof = thief.proof("POST", &url, Some(TOKEN), None).unwrap();
+        let authorization = format!("DPoP {TOKEN}");
+        let (status, answer) = raw(
+            &url,
+            "POST",
+            &[("Authorization", &authorization), ("DPoP", &proof)],
+        )
+        .await;
+        assert_eq!(status, 401, "{answer}");
+        assert!(
+            answer.contains("the token is not bound to the DPoP proof's key"),
+            "{answer}"
+        );
+        // Its own proof, replayed.
+        let proof = dpop.proof("POST", &url, Some(TOKEN), None).unwrap();
+        let headers = [
+            ("Authorization", authorization.as_str()),
+            ("DPoP", proof.as_str()),
+        ];
+        let (status, answer) = raw(&url, "POST", &headers).await;
+        assert_ne!(status, 401, "{answer}");
+        let (status, answer) = raw(&url, "POST", &headers).await;
+        assert_eq!(status, 401, "{answer}");
+        assert!(answer.contains("\"invalid_dpop_proof\""), "{answer}");
+        assert!(
+            answer.contains("the DPoP proof was used before"),
+            "{answer}"
+        );
+        assert!(
+            answer
+                .to_ascii_lowercase()
+                .contains("www-authenticate: dpop algs=\"es256 "),
+            "{answer}"
+        );
+        assert!(answer.contains("error=\"invalid_dpop_proof\""), "{answer}");
+        // No proof at all; and a bearer token where only bound ones are taken.
+        let (status, answer) = raw(&url, "POST", &[("Authorization", &authorization)]).await;
+        assert_eq!(status, 401, "{answer}");
+        assert!(
+            answer.contains("a DPoP proof is required with a DPoP token"),
+            "{answer}"
+        );
+        let (status, answer) = raw(&url, "POST", &[("Authorization", "Bearer plain-token")]).await;
+        assert_eq!(status, 401, "{answer}");
+        assert!(
+            answer.contains("this server takes only DPoP-bound tokens"),
+            "{answer}"
+        );
+        assert!(
+            !answer.contains("WWW-Authenticate: Bearer"),
+            "no bearer challenge: {answer}"
+        );
+        // The metadata says so.
+        let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+        let (status, answer) = raw(&metadata, "GET", &[]).await;
+        assert_eq!(status, 200, "{answer}");
+        assert!(
+            answer.contains("\"dpop_bound_access_tokens_required\":true"),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("\"dpop_signing_alg_values_supported\":[\"ES256\""),
+            "{answer}"
+        );
+    });
+}
+
+#[cfg(feature = "dpop")]
+#[test]
+fn where_bearer_tokens_are_accepted_a_bound_one_still_needs_its_proof() {
+    use agentio_mcp::auth::DpopPolicy;
+    runtime().block_on(async {
+        let dpop = agentio_mcp::dpop::Dpop::generate().unwrap();
+        let url = dpop_server(
+            "http://127.0.0.1:9",
+            DpopPolicy::Accepted,
+            dpop.thumbprint(),
+        )
+        .await;
+        // An unbound bearer token passes (rmcp then asks for the session it lacks).
+        let (status, answer) = raw(&url, "POST", &[("Authorization", "Bearer plain-token")]).await;
+        assert_eq!(status, 400, "{answer}");
+        assert!(answer.contains("Session ID is required"), "{answer}");
+        let bound = format!("Bearer {TOKEN}");
+        let (status, answer) = raw(&url, "POST", &[("Authorization", &bound)]).await;
+        assert_eq!(status, 401, "{answer}");
+        assert!(
+            answer.contains("a DPoP-bound token must be presented with its proof"),
+            "{answer}"
+        );
+        // Both challenges, the error on the scheme the token came with.
+        let lower = answer.to_ascii_lowercase();
+        let dpop_line = lower
+            .lines()
+            .find(|l| l.starts_with("www-authenticate: dpop"))
+            .unwrap();
+        let bearer_line = lower
+            .lines()
+            .find(|l| l.starts_with("www-authenticate: bearer"))
+            .unwrap();
+        assert!(!dpop_line.contains("error="), "{dpop_line}");
+        assert!(
+            bearer_line.contains("error=\"invalid_token\""),
+            "{bearer_line}"
+        );
+        // No token: both challenges, neither with an error.
+        let (status, answer) = raw(&url, "POST", &[]).await;
+        assert_eq!(status, 401, "{answer}");
+        let challenges: Vec<&str> = answer
+            .lines()
+            .filter(|l| l.to_ascii_lowercase().starts_with("www-authenticate:"))
+            .collect();
+        assert_eq!(challenges.len(), 2, "{answer}");
+        assert!(challenges.iter().all(|c| !c.contains("error=")), "{answer}");
+        let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+        let (_, answer) = raw(&metadata, "GET", &[]).await;
+        assert!(
+            answer.contains("\"dpop_bound_access_tokens_required\":false"),
+            "{answer}"
+        );
+    });
+}
+
 #[test]
 fn a_token_obtained_elsewhere_is_used_as_it_is() {
     runtime().block_on(async {
