@@ -519,14 +519,14 @@ where
         return Ok(unauthorized(None, false));
     };
     #[cfg(feature = "dpop")]
-    let key = match auth.proof_key(&request, &token, dpop) {
-        Ok(key) => key,
+    let proof = match auth.proof(&request, &token, dpop) {
+        Ok(proof) => proof,
         Err(error) => return Ok(unauthorized(Some(&error), dpop)),
     };
     match auth.verifier.verify(&token).await {
         Ok(caller) => {
             #[cfg(feature = "dpop")]
-            if let Err(error) = auth.check_binding(&caller, key.as_deref()) {
+            if let Err(error) = auth.check_binding(&caller, proof.as_ref()) {
                 return Ok(unauthorized(Some(&error), dpop));
             }
             request.extensions_mut().insert(Arc::new(caller));
@@ -545,15 +545,15 @@ impl HttpAuth {
         false
     }
 
-    /// The key a `DPoP` token's proof is signed with (its thumbprint), checked; `None` for a
-    /// bearer token, which the policy must accept.
+    /// A `DPoP` token's proof, checked; `None` for a bearer token, which the policy must
+    /// accept.
     #[cfg(feature = "dpop")]
-    fn proof_key<B>(
+    fn proof<B>(
         &self,
         request: &http::Request<B>,
         token: &str,
         dpop: bool,
-    ) -> Result<Option<String>, AuthError> {
+    ) -> Result<Option<crate::proofs::Proof>, AuthError> {
         let Some((policy, checker)) = &self.dpop else {
             return Ok(None);
         };
@@ -569,20 +569,25 @@ impl HttpAuth {
         checker.check(request.method(), proofs, token).map(Some)
     }
 
-    /// A verified token's binding: bound to the proof's key when it came as `DPoP` (`key`), and
-    /// not bound to any when it came as `Bearer`.
+    /// A verified token's binding: bound to the proof's key when it came as `DPoP` (with
+    /// `proof`, which is then taken: a replay is refused here), and not bound to any when it
+    /// came as `Bearer`.
     #[cfg(feature = "dpop")]
-    fn check_binding(&self, caller: &Caller, key: Option<&str>) -> Result<(), AuthError> {
-        if self.dpop.is_none() {
+    fn check_binding(
+        &self,
+        caller: &Caller,
+        proof: Option<&crate::proofs::Proof>,
+    ) -> Result<(), AuthError> {
+        let Some((_, checker)) = &self.dpop else {
             return Ok(());
-        }
+        };
         let bound = caller
             .claims
             .get("cnf")
             .and_then(|cnf| cnf.get("jkt"))
             .and_then(Value::as_str);
-        match (key, bound) {
-            (Some(key), Some(bound)) if key == bound => Ok(()),
+        match (proof, bound) {
+            (Some(proof), Some(bound)) if proof.thumbprint == bound => checker.admit(proof),
             (Some(_), _) => Err(AuthError::invalid(
                 "the token is not bound to the DPoP proof's key",
             )),
@@ -775,5 +780,135 @@ mod jwt_tests {
         assert_eq!(caller_of(json!({ "scp": ["x"] })).scopes, ["x"]);
         assert_eq!(caller_of(json!({ "scp": "x y" })).scopes, ["x", "y"]);
         assert!(caller_of(json!({})).scopes.is_empty());
+    }
+}
+
+#[cfg(all(test, feature = "dpop"))]
+mod dpop_tests {
+    use super::*;
+    use crate::dpop::Dpop;
+
+    const URL: &str = "https://mcp.example.com/mcp";
+
+    fn auth(policy: DpopPolicy) -> HttpAuth {
+        let verifier = |_: &str| -> Result<Caller, AuthError> { Err(AuthError::invalid("none")) };
+        HttpAuth::new(Arc::new(verifier), URL).with_dpop(policy)
+    }
+
+    fn bound_to(jkt: &str) -> Caller {
+        let mut caller = Caller::new("c");
+        caller.claims = json!({"cnf": {"jkt": jkt}});
+        caller
+    }
+
+    fn request(proof: &str) -> http::Request<()> {
+        http::Request::post(URL)
+            .header("dpop", proof)
+            .body(())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_proof_is_taken_only_with_the_token_it_is_bound_to() {
+        let auth = auth(DpopPolicy::Accepted);
+        let dpop = Dpop::generate().unwrap();
+        let proof = dpop.proof("POST", URL, Some("tok"), None).unwrap();
+        let checked = || auth.proof(&request(&proof), "tok", true).unwrap().unwrap();
+        // A token bound to another key: refused, and the proof is not spent...
+        let refused = auth.check_binding(&bound_to("other"), Some(&checked()));
+        assert_eq!(
+            refused.unwrap_err().description,
+            "the token is not bound to the DPoP proof's key"
+        );
+        let unbound = auth.check_binding(&Caller::new("c"), Some(&checked()));
+        assert_eq!(
+            unbound.unwrap_err().description,
+            "the token is not bound to the DPoP proof's key"
+        );
+        // ... so with its own token it is taken, once.
+        assert_eq!(
+            auth.check_binding(&bound_to(dpop.thumbprint()), Some(&checked())),
+            Ok(())
+        );
+        let again = auth.check_binding(&bound_to(dpop.thumbprint()), Some(&checked()));
+        assert_eq!(
+            again.unwrap_err().description,
+            "the DPoP proof was used before"
+        );
+        // A bearer presentation: an unbound token passes, a bound one does not.
+        assert_eq!(auth.check_binding(&Caller::new("c"), None), Ok(()));
+        let bearer = auth.check_binding(&bound_to("k"), None).unwrap_err();
+        assert_eq!(bearer.error, "invalid_token");
+        assert!(
+            bearer
+                .description
+                .starts_with("a DPoP-bound token must be presented"),
+            "{bearer}"
+        );
+        assert!(
+            auth.proof(&request(&proof), "tok", false)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_server_requiring_dpop_refuses_a_bearer_token_and_says_so() {
+        let auth = auth(DpopPolicy::Required);
+        let refused = auth.proof(&request("x"), "tok", false).unwrap_err();
+        assert_eq!(
+            refused.description,
+            "this server takes only DPoP-bound tokens (Authorization: DPoP)"
+        );
+        assert_eq!(auth.metadata()["dpop_bound_access_tokens_required"], true);
+        assert_eq!(
+            auth.metadata()["dpop_signing_alg_values_supported"][0],
+            "ES256"
+        );
+        let challenges = auth.challenges(Some(&refused), false);
+        assert_eq!(challenges.len(), 1, "no bearer challenge: {challenges:?}");
+        assert!(
+            challenges[0].starts_with("DPoP algs=\"ES256 ES384 RS256"),
+            "{}",
+            challenges[0]
+        );
+        assert!(
+            !challenges[0].contains("error="),
+            "the error was a bearer one: {}",
+            challenges[0]
+        );
+        let challenges = auth.challenges(Some(&refused), true);
+        assert!(
+            challenges[0].contains("error=\"invalid_token\""),
+            "{}",
+            challenges[0]
+        );
+    }
+
+    #[test]
+    fn without_dpop_nothing_changes() {
+        let verifier = |_: &str| -> Result<Caller, AuthError> { Err(AuthError::invalid("none")) };
+        let auth = HttpAuth::new(Arc::new(verifier), URL);
+        assert!(!auth.takes_dpop());
+        assert!(auth.proof(&request("x"), "tok", true).unwrap().is_none());
+        assert_eq!(auth.check_binding(&bound_to("k"), None), Ok(()));
+        assert!(
+            auth.metadata()
+                .get("dpop_bound_access_tokens_required")
+                .is_none()
+        );
+        assert_eq!(auth.challenges(None, true), vec![auth.challenge(None)]);
+        let accepted = super::dpop_tests::auth(DpopPolicy::Accepted);
+        assert!(accepted.takes_dpop());
+        assert_eq!(
+            accepted.metadata()["dpop_bound_access_tokens_required"],
+            false
+        );
+        let both = accepted.challenges(None, false);
+        assert_eq!(both.len(), 2);
+        assert!(
+            both[0].starts_with("DPoP ") && both[1].starts_with("Bearer "),
+            "{both:?}"
+        );
     }
 }

@@ -43,6 +43,16 @@ pub const DPOP_ALGORITHMS: [&str; 9] = [
     "ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA",
 ];
 
+/// A proof that checked out: the key it is signed with, and its `jti` and `iat`, to remember
+/// once the token it came with is taken ([`ProofChecker::admit`]).
+#[derive(Debug)]
+pub(crate) struct Proof {
+    /// The key's thumbprint (RFC 7638, SHA-256), as a bound token's `cnf.jkt` names it.
+    pub(crate) thumbprint: String,
+    jti: String,
+    iat: u64,
+}
+
 /// The proofs one server checks, and the ones it has seen.
 pub(crate) struct ProofChecker {
     /// The server's URL as `htu` is compared with it.
@@ -73,14 +83,16 @@ impl ProofChecker {
         }
     }
 
-    /// The thumbprint (RFC 7638, SHA-256) of the key the request's one proof is signed with,
-    /// when that proof is a fresh one for `method` to this server and for `token`.
+    /// The request's one proof, when it is a fresh one for `method` to this server and for
+    /// `token`, signed with the key it carries. Whether it was used before is for
+    /// [`Self::admit`] to say, once the token is verified: a proof that comes with a token
+    /// that is refused takes no room among the ones remembered.
     pub(crate) fn check<'a>(
         &self,
         method: &http::Method,
         mut proofs: impl Iterator<Item = &'a http::HeaderValue>,
         token: &str,
-    ) -> Result<String, AuthError> {
+    ) -> Result<Proof, AuthError> {
         let proof = proofs
             .next()
             .ok_or_else(|| invalid("a DPoP proof is required with a DPoP token"))?;
@@ -119,11 +131,23 @@ impl ProofChecker {
         if text("ath") != Some(URL_SAFE_NO_PAD.encode(Sha256::digest(token)).as_str()) {
             return Err(invalid("the DPoP proof's ath is not the token's hash"));
         }
-        if !self.remember(jti, iat, now) {
-            return Err(invalid("the DPoP proof was used before"));
+        let thumbprint = jwk
+            .thumbprint(ThumbprintHash::SHA256)
+            .map_err(|_| invalid("the DPoP proof's jwk has no thumbprint"))?;
+        Ok(Proof {
+            thumbprint,
+            jti: jti.to_owned(),
+            iat,
+        })
+    }
+
+    /// Takes `proof`, remembering it; refused when it was taken before.
+    pub(crate) fn admit(&self, proof: &Proof) -> Result<(), AuthError> {
+        if self.remember(&proof.jti, proof.iat, now_secs()) {
+            Ok(())
+        } else {
+            Err(invalid("the DPoP proof was used before"))
         }
-        jwk.thumbprint(ThumbprintHash::SHA256)
-            .map_err(|_| invalid("the DPoP proof's jwk has no thumbprint"))
     }
 
     /// Records `jti`; `false` when it was seen already. Forgets the proofs whose window has
@@ -232,6 +256,7 @@ mod tests {
         let method: http::Method = method.parse().unwrap();
         checker
             .check(&method, values(proofs).iter(), token)
+            .and_then(|proof| checker.admit(&proof).map(|()| proof.thumbprint))
             .map_err(|error| {
                 assert_eq!(error.error, "invalid_dpop_proof");
                 error.description
