@@ -13,14 +13,17 @@
 //!   `htu` the token endpoint, `iat`); an authorization server that answers `400`
 //!   `use_dpop_nonce` with a `DPoP-Nonce` gets the request once more with its nonce (§8), and
 //!   its later nonces are kept for the next request. A machine grant
-//!   ([`MachineGrant::with_dpop`]) proves its token request the same way. An access token answered with
-//!   `token_type` `DPoP` (§5) is bound; any other stays a bearer token. Every other request
-//!   (metadata, registration) goes to the client passed in, untouched.
+//!   ([`MachineGrant::with_dpop`]) proves its token request the same way. An access token
+//!   answered with `token_type` `DPoP` (§5) is bound; any other stays a bearer token. Every
+//!   other request (metadata, registration) goes to the client passed in, untouched.
 //! - **The MCP requests.** [`Connect::http_authorized_dpop`] sends a bound token as
 //!   `Authorization: DPoP <token>` with a fresh proof on each request (§7.1: `htm` the request's
 //!   method, `htu` the endpoint without query or fragment, `ath` the token's SHA-256); a bearer
 //!   token (an authorization server that does not do DPoP) as `Bearer`, as
 //!   [`Connect::http_authorized`] does.
+//!
+//! The server's half, checking the proofs of such a client, is
+//! [`HttpAuth::with_dpop`](crate::auth::HttpAuth::with_dpop) ([`crate::proofs`]).
 //!
 //! ```no_run
 //! use std::sync::Arc;
