@@ -910,5 +910,22 @@ mod dpop_tests {
             both[0].starts_with("DPoP ") && both[1].starts_with("Bearer "),
             "{both:?}"
         );
+        // A refusal's error goes on the challenge of the scheme the token came with.
+        let refused = AuthError {
+            error: "invalid_dpop_proof",
+            description: "x".into(),
+        };
+        let as_dpop = accepted.challenges(Some(&refused), true);
+        assert!(
+            as_dpop[0].contains("error=\"invalid_dpop_proof\""),
+            "{as_dpop:?}"
+        );
+        assert!(!as_dpop[1].contains("error="), "{as_dpop:?}");
+        let as_bearer = accepted.challenges(Some(&refused), false);
+        assert!(!as_bearer[0].contains("error="), "{as_bearer:?}");
+        assert!(
+            as_bearer[1].contains("error=\"invalid_dpop_proof\""),
+            "{as_bearer:?}"
+        );
     }
 }
