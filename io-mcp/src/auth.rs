@@ -71,6 +71,17 @@ impl std::fmt::Display for AuthError {
 
 impl std::error::Error for AuthError {}
 
+/// A refused DPoP proof is `invalid_dpop_proof` (RFC 9449 §7.1).
+#[cfg(feature = "dpop")]
+impl From<crate::proofs::Refused> for AuthError {
+    fn from(refused: crate::proofs::Refused) -> Self {
+        AuthError {
+            error: "invalid_dpop_proof",
+            description: refused.0.to_owned(),
+        }
+    }
+}
+
 /// Verifies a bearer token and says who it belongs to.
 pub trait BearerVerifier: Send + Sync {
     /// The caller `token` authenticates, or why it does not.
@@ -566,7 +577,10 @@ impl HttpAuth {
             };
         }
         let proofs = request.headers().get_all("dpop").iter();
-        checker.check(request.method(), proofs, token).map(Some)
+        checker
+            .check(request.method(), proofs, token)
+            .map(Some)
+            .map_err(AuthError::from)
     }
 
     /// A verified token's binding: bound to the proof's key when it came as `DPoP` (with
@@ -587,7 +601,9 @@ impl HttpAuth {
             .and_then(|cnf| cnf.get("jkt"))
             .and_then(Value::as_str);
         match (proof, bound) {
-            (Some(proof), Some(bound)) if proof.thumbprint == bound => checker.admit(proof),
+            (Some(proof), Some(bound)) if proof.thumbprint == bound => {
+                checker.admit(proof).map_err(AuthError::from)
+            }
             (Some(_), _) => Err(AuthError::invalid(
                 "the token is not bound to the DPoP proof's key",
             )),
@@ -830,11 +846,11 @@ mod dpop_tests {
             auth.check_binding(&bound_to(dpop.thumbprint()), Some(&checked())),
             Ok(())
         );
-        let again = auth.check_binding(&bound_to(dpop.thumbprint()), Some(&checked()));
-        assert_eq!(
-            again.unwrap_err().description,
-            "the DPoP proof was used before"
-        );
+        let again = auth
+            .check_binding(&bound_to(dpop.thumbprint()), Some(&checked()))
+            .unwrap_err();
+        assert_eq!(again.error, "invalid_dpop_proof");
+        assert_eq!(again.description, "the DPoP proof was used before");
         // A bearer presentation: an unbound token passes, a bound one does not.
         assert_eq!(auth.check_binding(&Caller::new("c"), None), Ok(()));
         let bearer = auth.check_binding(&bound_to("k"), None).unwrap_err();

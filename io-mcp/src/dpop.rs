@@ -92,7 +92,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::machine::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
+use crate::token::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT, Unanswered};
 
 /// The extra headers rmcp's HTTP client sends with a request.
 type Headers = HashMap<HeaderName, HeaderValue>;
@@ -447,27 +447,19 @@ async fn send(
     request: &http::Request<Vec<u8>>,
     proof: String,
 ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
-    let mut outgoing = client
+    let outgoing = client
         .request(request.method().clone(), request.uri().to_string())
         .headers(request.headers().clone())
         .header(DPOP, proof)
-        .body(request.body().clone())
-        .send()
-        .await?;
-    let mut answer = http::Response::builder().status(outgoing.status());
-    if let Some(headers) = answer.headers_mut() {
-        *headers = outgoing.headers().clone();
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = outgoing.chunk().await? {
-        if body.len() + chunk.len() > MAX_TOKEN_RESPONSE {
-            return Err(
-                format!("the token endpoint's answer is over {MAX_TOKEN_RESPONSE} bytes").into(),
-            );
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(answer.body(body)?)
+        .body(request.body().clone());
+    crate::token::exchange(outgoing)
+        .await
+        .map_err(|unanswered| match unanswered {
+            Unanswered::Failed(reason) => reason.into(),
+            Unanswered::TooLarge { .. } => {
+                format!("the token endpoint's answer is over {MAX_TOKEN_RESPONSE} bytes").into()
+            }
+        })
 }
 
 /// rmcp's streamable HTTP client with bound tokens presented as `DPoP` (see

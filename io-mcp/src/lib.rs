@@ -85,6 +85,8 @@ pub mod skills;
 #[cfg(feature = "task-store")]
 pub mod task_store;
 pub mod tasks;
+#[cfg(feature = "oauth")]
+mod token;
 mod voice;
 
 pub use crate::answer::{MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};

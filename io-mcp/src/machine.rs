@@ -58,12 +58,8 @@ use rmcp::transport::AuthorizationManager;
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, OAuthState, OAuthTokenResponse};
 use serde_json::Value;
 
-/// How long a token request may take: 30 seconds, as rmcp's OAuth requests.
-pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The most a token endpoint's answer may hold: 64 KiB. A token response is a few hundred
-/// bytes; an endpoint sending more is not read further.
-pub const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
+use crate::token::Unanswered;
+pub use crate::token::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
 
 /// How long a signed client assertion is good for: five minutes (RFC 7523 §3 asks for an
 /// expiry; a short one limits what a leaked assertion is worth).
@@ -518,29 +514,15 @@ async fn request_token(
             request = request.header("DPoP", proof);
         }
         async move {
-            let mut response = request
-                .send()
+            crate::token::exchange(request)
                 .await
-                .map_err(|error| failed(error.to_string()))?;
-            let status = response.status().as_u16();
-            let mut body = Vec::new();
-            while let Some(chunk) = response
-                .chunk()
-                .await
-                .map_err(|error| failed(error.to_string()))?
-            {
-                if body.len() + chunk.len() > MAX_TOKEN_RESPONSE {
-                    return Err(MachineAuthError::Response {
+                .map_err(|unanswered| match unanswered {
+                    Unanswered::Failed(reason) => failed(reason),
+                    Unanswered::TooLarge { status } => MachineAuthError::Response {
                         status,
                         reason: format!("the answer is over {MAX_TOKEN_RESPONSE} bytes"),
-                    });
-                }
-                body.extend_from_slice(&chunk);
-            }
-            let mut answer = http::Response::new(body);
-            *answer.status_mut() = response.status();
-            *answer.headers_mut() = response.headers().clone();
-            Ok(answer)
+                    },
+                })
         }
     };
     #[cfg(feature = "dpop")]

@@ -29,8 +29,6 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::auth::AuthError;
-
 /// How far a proof's `iat` may be from the server's clock, either way, in seconds.
 pub const PROOF_WINDOW: u64 = 300;
 
@@ -67,11 +65,13 @@ struct Seen {
     ids: HashSet<String>,
 }
 
-fn invalid(description: &str) -> AuthError {
-    AuthError {
-        error: "invalid_dpop_proof",
-        description: description.to_owned(),
-    }
+/// Why a proof is refused, in words: the server answers it as an `invalid_dpop_proof` error
+/// (RFC 9449 §7.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Refused(pub(crate) &'static str);
+
+fn invalid(description: &'static str) -> Refused {
+    Refused(description)
 }
 
 impl ProofChecker {
@@ -92,7 +92,7 @@ impl ProofChecker {
         method: &http::Method,
         mut proofs: impl Iterator<Item = &'a http::HeaderValue>,
         token: &str,
-    ) -> Result<Proof, AuthError> {
+    ) -> Result<Proof, Refused> {
         let proof = proofs
             .next()
             .ok_or_else(|| invalid("a DPoP proof is required with a DPoP token"))?;
@@ -142,7 +142,7 @@ impl ProofChecker {
     }
 
     /// Takes `proof`, remembering it; refused when it was taken before.
-    pub(crate) fn admit(&self, proof: &Proof) -> Result<(), AuthError> {
+    pub(crate) fn admit(&self, proof: &Proof) -> Result<(), Refused> {
         if self.remember(&proof.jti, proof.iat, now_secs()) {
             Ok(())
         } else {
@@ -183,7 +183,7 @@ impl ProofChecker {
 
 /// The proof's public key and algorithm, from its header: `typ` `dpop+jwt`, an asymmetric
 /// `alg`, and a `jwk` with no private part.
-fn header_key(proof: &str) -> Result<(Jwk, Algorithm), AuthError> {
+fn header_key(proof: &str) -> Result<(Jwk, Algorithm), Refused> {
     let not_a_jwt = || invalid("the DPoP proof is not a JWT");
     let encoded = proof.split('.').next().ok_or_else(not_a_jwt)?;
     let bytes = URL_SAFE_NO_PAD.decode(encoded).map_err(|_| not_a_jwt())?;
@@ -257,10 +257,7 @@ mod tests {
         checker
             .check(&method, values(proofs).iter(), token)
             .and_then(|proof| checker.admit(&proof).map(|()| proof.thumbprint))
-            .map_err(|error| {
-                assert_eq!(error.error, "invalid_dpop_proof");
-                error.description
-            })
+            .map_err(|refused| refused.0.to_owned())
     }
 
     /// A P-256 key of the test's own, and its public JWK as JSON.
