@@ -73,7 +73,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -92,7 +92,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::token::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT, Unanswered};
+use crate::token::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT, Unanswered, now_secs};
 
 /// The extra headers rmcp's HTTP client sends with a request.
 type Headers = HashMap<HeaderName, HeaderValue>;
@@ -234,9 +234,7 @@ impl Dpop {
             jti: random_id(),
             htm: method,
             htu: htu(url)?,
-            iat: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |since| since.as_secs()),
+            iat: now_secs(),
             ath: access_token.map(|token| URL_SAFE_NO_PAD.encode(Sha256::digest(token))),
             nonce,
         };
@@ -319,8 +317,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// `url` as a proof's `htu`: absolute, without query or fragment (RFC 9449 §4.2).
-fn htu(url: &str) -> Result<String, DpopError> {
+/// `url` as a proof's `htu`: absolute, without query or fragment (RFC 9449 §4.2). The server
+/// compares `htu`s this way too ([`crate::proofs`]).
+pub(crate) fn htu(url: &str) -> Result<String, DpopError> {
     let mut parsed = reqwest::Url::parse(url).map_err(|_| DpopError::Url {
         url: agentio_core::limits::bounded_display(&url.escape_debug(), 256),
     })?;
@@ -630,8 +629,8 @@ mod tests {
         assert!(jwk.get("d").is_none(), "no private part: {jwk}");
         assert_eq!(claims["htm"], "POST");
         assert_eq!(claims["htu"], "https://as.example.com/token");
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_secs();
         let iat = claims["iat"].as_u64().unwrap();

@@ -59,6 +59,8 @@ use rmcp::transport::auth::{AuthError, AuthorizationMetadata, OAuthState, OAuthT
 use serde_json::Value;
 
 use crate::token::Unanswered;
+#[cfg(feature = "jwt")]
+use crate::token::now_secs;
 pub use crate::token::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
 
 /// How long a signed client assertion is good for: five minutes (RFC 7523 §3 asks for an
@@ -598,14 +600,6 @@ async fn seed(
     state
         .into_authorization_manager()
         .ok_or(MachineAuthError::Store(AuthError::AuthorizationRequired))
-}
-
-#[cfg(feature = "jwt")]
-fn now_secs() -> u64 {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
 }
 
 /// Text an authorization server sent, as an error shows it: control characters escaped (a

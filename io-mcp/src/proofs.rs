@@ -20,7 +20,6 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -28,6 +27,8 @@ use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::token::now_secs;
 
 /// How far a proof's `iat` may be from the server's clock, either way, in seconds.
 pub const PROOF_WINDOW: u64 = 300;
@@ -212,23 +213,13 @@ fn header_key(proof: &str) -> Result<(Jwk, Algorithm), Refused> {
 }
 
 /// `url` without query, fragment or a trailing slash, as `htu`s are compared (RFC 9449 §4.3:
-/// scheme and host compared without case, which parsing lowers).
+/// scheme and host compared without case, which parsing lowers): the client's `htu`, less a
+/// trailing slash; a URL that does not parse, as it is.
 fn normalized(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
-            parsed.set_query(None);
-            parsed.set_fragment(None);
-            let text: String = parsed.into();
-            text.trim_end_matches('/').to_owned()
-        }
-        Err(_) => url.to_owned(),
-    }
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs())
+    crate::dpop::htu(url).map_or_else(
+        |_| url.to_owned(),
+        |htu| htu.trim_end_matches('/').to_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! A token request's bounds and its one HTTP exchange, shared by the machine grants
-//! ([`crate::machine`], which names the bounds) and DPoP's token requests (`crate::dpop`)
-//! (feature `oauth`).
+//! ([`crate::machine`], which names the bounds) and DPoP's token requests (`crate::dpop`),
+//! and the clock their signed JWTs read (feature `oauth`).
 
 use std::time::Duration;
 
@@ -10,6 +10,16 @@ pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most a token endpoint's answer may hold: 64 KiB. A token response is a few hundred
 /// bytes; an endpoint sending more is not read further.
 pub const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
+
+/// Now, in seconds since the Unix epoch: a JWT's `iat` and `exp` (a client assertion's, a DPoP
+/// proof's), and the time a proof's `iat` is checked against.
+#[cfg(feature = "jwt")]
+pub(crate) fn now_secs() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
 
 /// Why a token request has no answer to read.
 pub(crate) enum Unanswered {
