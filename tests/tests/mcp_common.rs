@@ -1,5 +1,5 @@
-//! What the MCP parts of the suite share: a runtime, and an agent-io server wired to an rmcp
-//! client over an in-memory pipe.
+//! What the MCP parts of the suite share: a runtime, an agent-io server wired to an rmcp
+//! client over an in-memory pipe, and one raw HTTP exchange.
 
 use agentio_mcp::{Connect, McpClient, McpServer};
 use rmcp::service::RunningService;
@@ -12,6 +12,22 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
+}
+
+/// One raw HTTP/1.1 exchange with the server at `address`: `request` sent whole (it says
+/// `Connection: close`), and the answer read to its end; the status line's code and the whole
+/// head and body.
+pub(crate) async fn raw_http(
+    address: impl tokio::net::ToSocketAddrs,
+    request: &str,
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    (text[9..12].parse().unwrap(), text)
 }
 
 /// `server` (any rmcp handler) served on one end of an in-memory pipe; the other end.

@@ -591,16 +591,10 @@ mod auth {
     use super::*;
     use agentio_mcp::auth::{AuthError, BearerVerifier, HttpAuth};
     use agentio_tools::Caller;
-    use tokio::io::AsyncReadExt;
 
     /// One raw HTTP/1.1 request; the status line's code and the whole head and body.
     async fn raw(addr: std::net::SocketAddr, request: String) -> (u16, String) {
-        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.unwrap();
-        let text = String::from_utf8_lossy(&answer).into_owned();
-        (text[9..12].parse().unwrap(), text)
+        crate::mcp_common::raw_http(addr, &request).await
     }
 
     /// Two service tokens: `alice-token` (notes:read notes:write) and `bob-token` (notes:read).
@@ -811,7 +805,6 @@ mod auth {
 /// number open is bounded (`agentio_mcp::sessions`).
 mod sessions {
     use super::*;
-    use tokio::io::AsyncReadExt;
 
     /// One raw HTTP/1.1 POST of `body` (in session `session`): the status and the whole answer.
     pub(super) async fn post(
@@ -849,12 +842,7 @@ mod sessions {
             "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: {content_type}\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
-        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.unwrap();
-        let text = String::from_utf8_lossy(&answer).into_owned();
-        (text[9..12].parse().unwrap(), text)
+        crate::mcp_common::raw_http(addr, &request).await
     }
 
     pub(super) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;

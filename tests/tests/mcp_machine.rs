@@ -401,12 +401,7 @@ async fn raw(url: &str, method: &str, headers: &[(&str, &str)]) -> (u16, String)
     }
     request.push_str("\r\n");
     request.push_str(body);
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.unwrap();
-    let text = String::from_utf8_lossy(&answer).into_owned();
-    (text[9..12].parse().unwrap(), text)
+    crate::mcp_common::raw_http(address, &request).await
 }
 
 #[cfg(feature = "dpop")]
