@@ -14,15 +14,20 @@
 //!
 //! at 1, 16 and 256 concurrent clients: calls per second, p50 / p99 / max latency, errors (a
 //! status other than 200, or an answer without the tool's `structuredContent`), the server's
-//! RSS at rest and its peak under load. Each server (and the generator) is first warmed up
-//! on both revisions, unmeasured; then the two servers are measured in alternating rounds,
-//! each pair in the other order than the last (ours, rmcp; rmcp, ours; ...), and their rounds
-//! pooled, so drift on the machine, and any cost of going first, reaches both.
+//! RSS at rest and its peak under load. Ours and rmcp's are measured in alternating rounds, and
+//! each round starts them afresh: every pass starts three processes (ours, rmcp's, and a second
+//! rmcp process as a control), warms each up, unmeasured, then measures them one after the
+//! other, each pass in the other order than the last (ours, rmcp, control; control, rmcp,
+//! ours; ...); their rounds are pooled. So drift on the machine, any cost of going first, and
+//! whatever one process happens to get (two processes of one server started once and measured
+//! for a whole run differed by up to 6% at one client), reach both alike, and the control's
+//! ratio to rmcp shows what the measurement cannot tell apart. The official SDKs' servers
+//! (context rows) are started once, warmed up, and measured one round a cell.
 //! Then memory per session: 10,000 sessions opened and left idle, the RSS they add divided by
 //! 10,000.
 //!
-//! Run with `cargo bench -p agentio-benches --bench mcp_load` (about two minutes);
-//! `-- --quick` for a short run (rounds of 0.5 s). The table it prints is the README's.
+//! Run with `cargo bench -p agentio-benches --bench mcp_load` (about five minutes);
+//! `-- --quick` for a short run (two passes of 0.4 s rounds). The table it prints is the README's.
 #![allow(missing_docs)]
 
 use std::net::SocketAddr;
@@ -46,6 +51,10 @@ mod search;
 use search::{SearchArgs, SearchResult, SearchTool};
 
 const CONCURRENCY: [usize; 3] = [1, 16, 256];
+/// The servers measured against each other in every round: ours, rmcp's, and the control, a
+/// second rmcp process, whose ratio to the first is what the measurement itself cannot tell
+/// apart (two processes of one server answer alike).
+const MEASURED: [Server; 3] = [Server::Ours, Server::Rmcp, Server::Rmcp];
 const SESSIONS: usize = 10_000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -597,7 +606,7 @@ fn main() {
         std::process::exit(status.code().unwrap_or(1));
     }
     let quick = args.iter().any(|a| a == "--quick");
-    // Each cell: the two servers in alternating rounds, pooled.
+    // Each cell: the measured servers in alternating rounds, pooled.
     let (round, rounds_per_cell) = if quick {
         (Duration::from_millis(400), 2)
     } else {
@@ -619,22 +628,16 @@ fn main() {
             .expect("a free port")
             .port()
     };
-    let running: Vec<Running> = pair
-        .iter()
-        .map(|server| Running::start(*server, next_port()).expect("our own servers start"))
-        .collect();
     let others: Vec<(Server, Running)> = context
         .iter()
         .filter_map(|server| Some((*server, Running::start(*server, next_port())?)))
         .collect();
     std::thread::sleep(Duration::from_millis(300));
-    // Warm-up, not measured: each server (and this generator) serves both revisions once, so
-    // the first cell's first round does not carry a cold process's start (lazily built
-    // state, the allocator's first growth, cold caches) for whichever server goes first.
-    for server in running
-        .iter()
-        .chain(others.iter().map(|(_, running)| running))
-    {
+    // Warm-up, not measured: the context servers (and this generator) serve both revisions
+    // once, so their one round per cell does not carry a cold process's start (lazily built
+    // state, the allocator's first growth, cold caches). Ours and rmcp's start afresh for
+    // every round, and are warmed up then.
+    for (_, server) in &others {
         for revision in [Revision::Sessions, Revision::Stateless] {
             load(&runtime, server, revision, 16, round / 2);
         }
@@ -670,46 +673,60 @@ fn main() {
     let mut ratios = Vec::new();
     for revision in [Revision::Sessions, Revision::Stateless] {
         for clients in CONCURRENCY {
-            let mut rounds: Vec<Vec<Round>> = vec![Vec::new(), Vec::new()];
-            // Alternating rounds, each pair in the other order than the last (ours, rmcp;
-            // rmcp, ours; ...): a drift on the machine, or a cost of going first, reaches both.
+            let mut rounds: Vec<Vec<Round>> = MEASURED.iter().map(|_| Vec::new()).collect();
+            // Each pass starts the three processes afresh and warms each up (unmeasured), then
+            // measures them one after the other, each pass in the other order than the last
+            // (ours, rmcp, control; control, rmcp, ours; ...): a drift on the machine, a cost
+            // of going first, and whatever one process happens to get (where its memory lies,
+            // how its core wakes), reach each of them alike, and the control shows what is left.
             for pass in 0..rounds_per_cell {
-                for j in 0..running.len() {
+                let fresh: Vec<Running> = MEASURED
+                    .iter()
+                    .map(|server| {
+                        Running::start(*server, next_port()).expect("our own servers start")
+                    })
+                    .collect();
+                for server in &fresh {
+                    load(&runtime, server, revision, 16, round / 4);
+                }
+                for j in 0..fresh.len() {
                     let i = if pass % 2 == 0 {
                         j
                     } else {
-                        running.len() - 1 - j
+                        fresh.len() - 1 - j
                     };
-                    rounds[i].push(load(&runtime, &running[i], revision, clients, round));
+                    rounds[i].push(load(&runtime, &fresh[i], revision, clients, round));
                 }
             }
             let cells: Vec<Cell> = rounds.into_iter().map(summarize).collect();
             for (server, cell) in pair.iter().zip(&cells) {
                 row(revision, clients, *server, cell);
-                failed |= cell.errors > 0;
             }
+            failed |= cells.iter().any(|cell| cell.errors > 0);
             for (server, running) in &others {
                 let cell = summarize(vec![load(&runtime, running, revision, clients, round)]);
                 row(revision, clients, *server, &cell);
             }
+            let ratio = |a: &Cell, b: &Cell| (a.calls_per_s / b.calls_per_s, a.p99_ms / b.p99_ms);
             ratios.push((
                 revision,
                 clients,
-                cells[0].calls_per_s / cells[1].calls_per_s,
-                cells[0].p99_ms / cells[1].p99_ms,
+                ratio(&cells[0], &cells[1]),
+                ratio(&cells[2], &cells[1]),
             ));
         }
     }
     println!();
-    println!("| revision | clients | calls/s ours ÷ rmcp | p99 ours ÷ rmcp |");
-    println!("|---|---:|---:|---:|");
-    for (revision, clients, throughput, p99) in &ratios {
+    println!(
+        "| revision | clients | calls/s ours ÷ rmcp | p99 ours ÷ rmcp | calls/s control ÷ rmcp | p99 control ÷ rmcp |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (revision, clients, (throughput, p99), (control, control_p99)) in &ratios {
         println!(
-            "| {} | {clients} | {throughput:.3} | {p99:.3} |",
+            "| {} | {clients} | {throughput:.3} | {p99:.3} | {control:.3} | {control_p99:.3} |",
             revision.name()
         );
     }
-    drop(running);
     drop(others);
 
     // Memory: fresh processes, 10,000 sessions opened and left idle.
