@@ -641,6 +641,28 @@ impl McpServer {
         self
     }
 
+    /// The store this server keeps its tasks' records in ([`Self::with_task_store`]), to
+    /// watch: [`TaskStore::failed_writes`](crate::task_store::TaskStore::failed_writes)
+    /// counts the records a full or failing disk kept out (a task whose start could not be
+    /// written was refused, not run). The store is shared by the server's clones.
+    ///
+    /// ```
+    /// use agentio_mcp::McpServer;
+    /// use agentio_mcp::task_store::TaskStore;
+    /// use agentio_tools::ToolRegistry;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let server = McpServer::new(ToolRegistry::new())?
+    ///     .with_task_store(TaskStore::open(dir.path().join("tasks.redb"))?);
+    /// assert_eq!(server.task_store().map(|store| store.failed_writes()), Some(0));
+    /// assert!(McpServer::new(ToolRegistry::new())?.task_store().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "task-store")]
+    pub fn task_store(&self) -> Option<&crate::task_store::TaskStore> {
+        self.tasks.store.as_deref()
+    }
+
     /// Sets the name and version the server gives clients at initialization.
     ///
     /// ```
@@ -875,7 +897,7 @@ impl McpServer {
                 Err(early) => {
                     let Early { answer, on_disk } = *early;
                     if let Some(on_disk) = on_disk {
-                        on_disk.written().await;
+                        on_disk.written().await?;
                     }
                     return answer;
                 }

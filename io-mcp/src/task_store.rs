@@ -10,7 +10,9 @@
 //!   task a client was told of is on disk (SEP-2663: a server must not return the
 //!   `CreateTaskResult` before the task is durably created), and a crash at any moment after
 //!   leaves it known. The answer waits for that write: a task's start costs its caller one
-//!   fsync. (A write that fails does not hold the task back; see below.)
+//!   fsync. When the write fails (a full disk), the task is not run and the client is not
+//!   told of it: `tools/call` is answered `-32603`, naming the store and what failed, so the
+//!   caller knows the call did not run and may make it again.
 //! - **Ended**: its terminal state (`completed` with the result, `failed` with the error,
 //!   `cancelled`), written before the server reports it, so a client never reads an end the
 //!   store does not have.
@@ -29,8 +31,11 @@
 //! One store belongs to one server process: redb locks the file, and a second process (or a
 //! second open in the same process) is refused, naming the file. Servers behind a load
 //! balancer each have their own, under the instance name that routes a task's polls to them
-//! ([`McpServer::with_instance`](crate::McpServer::with_instance)). A write that fails (a full
-//! disk) does not fail the task: it is counted, and [`TaskStore::failed_writes`] says so.
+//! ([`McpServer::with_instance`](crate::McpServer::with_instance)). A start that cannot be
+//! written refuses its call (above); an end that cannot be written does not change how the
+//! task ended for its client in this process (the body has run): it is counted, and
+//! [`TaskStore::failed_writes`] says so (after a restart, that task reads as one the server
+//! stopped while it ran).
 //!
 //! [redb]: https://docs.rs/redb
 
@@ -120,6 +125,8 @@ pub struct TaskStore {
     path: PathBuf,
     failed: AtomicU64,
     last_failure: Mutex<Option<String>>,
+    /// Every write fails (tests: a full disk on demand).
+    refuse_writes: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for TaskStore {
@@ -160,6 +167,7 @@ impl TaskStore {
             path,
             failed: AtomicU64::new(0),
             last_failure: Mutex::new(None),
+            refuse_writes: std::sync::atomic::AtomicBool::new(false),
         };
         store.recover(now_ms())?;
         Ok(store)
@@ -190,10 +198,23 @@ impl TaskStore {
         self.db.begin_write().unwrap()
     }
 
+    /// Not public API: from now on every write fails (`refuse`) or works again, as a full
+    /// disk would make it fail, so that tests can see what a failed write does.
+    #[doc(hidden)]
+    pub fn __refuse_writes(&self, refuse: bool) {
+        self.refuse_writes.store(refuse, Ordering::SeqCst);
+    }
+
     fn write<T>(
         &self,
         body: impl FnOnce(&redb::WriteTransaction) -> Result<T, redb::Error>,
     ) -> Result<T, TaskStoreError> {
+        if self.refuse_writes.load(Ordering::SeqCst) {
+            return Err(TaskStoreError::Store {
+                path: self.path.clone(),
+                message: "the write was refused (no space left on device)".to_owned(),
+            });
+        }
         let txn = self.db.begin_write().map_err(|e| fault(&self.path, e))?;
         let value = body(&txn).map_err(|e| fault(&self.path, e))?;
         txn.commit().map_err(|e| fault(&self.path, e))?;
@@ -243,7 +264,7 @@ impl TaskStore {
         owner: Option<&str>,
         ttl: Duration,
         task: &DetailedTask,
-    ) {
+    ) -> Result<(), TaskStoreError> {
         let record = Record {
             owner: owner.map(str::to_owned),
             created_ms: now_ms(),
@@ -260,7 +281,8 @@ impl TaskStore {
             }
             Ok(())
         });
-        self.count(outcome);
+        self.count(&outcome);
+        outcome
     }
 
     /// Records how a task ended, with `payload` its terminal state.
@@ -292,10 +314,10 @@ impl TaskStore {
             };
             put(&mut tasks, &mut expiry, id, &record)
         });
-        self.count(outcome);
+        self.count(&outcome);
     }
 
-    fn count(&self, outcome: Result<(), TaskStoreError>) {
+    fn count(&self, outcome: &Result<(), TaskStoreError>) {
         if let Err(err) = outcome {
             self.failed.fetch_add(1, Ordering::Relaxed);
             *self
@@ -424,11 +446,17 @@ mod tests {
         let path = dir.path().join("tasks.redb");
         {
             let store = TaskStore::open(&path).unwrap();
-            store.started("done", Some("alice"), TTL, &working("done"));
+            store
+                .started("done", Some("alice"), TTL, &working("done"))
+                .unwrap();
             store.ended("done", Some("alice"), TTL, working("done"), completed("hi"));
             // A start written after the end (the writes race) does not undo it.
-            store.started("done", Some("alice"), TTL, &working("done"));
-            store.started("running", None, TTL, &working("running"));
+            store
+                .started("done", Some("alice"), TTL, &working("done"))
+                .unwrap();
+            store
+                .started("running", None, TTL, &working("running"))
+                .unwrap();
             let (owner, task) = store.get("running").unwrap();
             assert_eq!(owner, None);
             assert_eq!(task.status(), TaskStatus::Working);
@@ -463,14 +491,14 @@ mod tests {
         let path = dir.path().join("tasks.redb");
         let store = TaskStore::open(&path).unwrap();
         let short = Duration::from_millis(50);
-        store.started("a", None, short, &working("a"));
+        store.started("a", None, short, &working("a")).unwrap();
         store.ended("a", None, short, working("a"), completed("a"));
-        store.started("b", None, TTL, &working("b"));
+        store.started("b", None, TTL, &working("b")).unwrap();
         assert!(store.get("a").is_some());
         std::thread::sleep(Duration::from_millis(120));
         assert!(store.get("a").is_none(), "read past its expiry");
         // The next write deletes it, and its place in the expiry order.
-        store.started("c", None, TTL, &working("c"));
+        store.started("c", None, TTL, &working("c")).unwrap();
         let txn = store.db.begin_read().unwrap();
         let tasks = txn.open_table(TASKS).unwrap();
         assert!(tasks.get("a").unwrap().is_none());
@@ -492,7 +520,7 @@ mod tests {
         let ttl = Duration::from_millis(100);
         {
             let store = TaskStore::open(&path).unwrap();
-            store.started("slow", None, ttl, &working("slow"));
+            store.started("slow", None, ttl, &working("slow")).unwrap();
         }
         std::thread::sleep(Duration::from_millis(130));
         let store = TaskStore::open(&path).unwrap();
@@ -509,7 +537,7 @@ mod tests {
     fn a_record_is_gone_at_its_expiry_to_the_millisecond() {
         let dir = tempfile::tempdir().unwrap();
         let store = TaskStore::open(dir.path().join("tasks.redb")).unwrap();
-        store.started("a", None, TTL, &working("a"));
+        store.started("a", None, TTL, &working("a")).unwrap();
         store.ended("a", None, TTL, working("a"), completed("a"));
         let txn = store.db.begin_read().unwrap();
         let record: Record = serde_json::from_slice(
@@ -532,10 +560,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = TaskStore::open(dir.path().join("tasks.redb")).unwrap();
         assert_eq!(store.last_failure(), None);
-        store.count(Ok(()));
+        store.count(&Ok(()));
         assert_eq!(store.failed_writes(), 0);
         for message in ["No space left on device", "the disk went away"] {
-            store.count(Err(TaskStoreError::Store {
+            store.count(&Err(TaskStoreError::Store {
                 path: store.path().to_path_buf(),
                 message: message.into(),
             }));

@@ -206,16 +206,26 @@ impl Tasks {
             Box::pin(async move {
                 // With a store: the start is on disk before the body runs and before the
                 // client is answered, and the end before rmcp reports it.
+                // A start that could not be written: the body does not run, and the caller is
+                // told why instead of the task.
                 #[cfg(feature = "task-store")]
                 {
-                    tasks.record(&id, owner_of_record.as_deref(), None).await;
+                    let start = tasks.record(&id, owner_of_record.as_deref(), None).await;
+                    let refused = start.as_ref().err().map(|reason| unrecorded(reason));
                     if let Some(written) = written {
-                        let _ = written.send(());
+                        let _ = written.send(start);
+                    }
+                    if let Some(refused) = refused {
+                        drop(call);
+                        if let Some(task) = tasks.held().get_mut(&id) {
+                            task.ended = Some(Instant::now());
+                        }
+                        return Err(rmcp::task_manager::TaskExit::Error(refused));
                     }
                 }
                 let outcome = call.await;
                 #[cfg(feature = "task-store")]
-                tasks
+                let _ = tasks
                     .record(&id, owner_of_record.as_deref(), Some(&outcome))
                     .await;
                 if let Some(task) = tasks.held().get_mut(&id) {
@@ -311,42 +321,68 @@ impl Tasks {
 
     /// Writes task `id`'s start (`outcome` `None`) or its end to the store, when the server
     /// keeps one, off the runtime's threads: each write is a committed, fsync'd transaction.
+    /// What failed, for a start that is not on disk (an end that failed is counted by the
+    /// store, and told of by nothing else: its body has run).
     #[cfg(feature = "task-store")]
     async fn record(
         self: &Arc<Self>,
         id: &str,
         owner: Option<&str>,
         outcome: Option<&Result<rmcp::model::CallToolResult, rmcp::task_manager::TaskExit>>,
-    ) {
+    ) -> Result<(), String> {
         let Some(store) = self.store.clone() else {
-            return;
+            return Ok(());
         };
         let Ok(task) = self.manager.get_task(id) else {
-            return;
+            return Err(format!("the task {id} is not in the server's table"));
         };
         let payload = outcome.map(crate::task_store::settled);
         let (id, owner, ttl) = (id.to_owned(), owner.map(str::to_owned), self.ttl);
-        let _ = tokio::task::spawn_blocking(move || match payload {
-            None => store.started(&id, owner.as_deref(), ttl, &task),
-            Some(payload) => store.ended(&id, owner.as_deref(), ttl, task, payload),
+        tokio::task::spawn_blocking(move || match payload {
+            None => store
+                .started(&id, owner.as_deref(), ttl, &task)
+                .map_err(|err| err.to_string()),
+            Some(payload) => {
+                store.ended(&id, owner.as_deref(), ttl, task, payload);
+                Ok(())
+            }
         })
-        .await;
+        .await
+        .unwrap_or_else(|err| Err(format!("the write did not finish: {err}")))
     }
 }
 
 /// When a task's start is on its store's disk: a server that keeps a store answers
 /// `tools/call` with the `CreateTaskResult` only then (SEP-2663: not before the task is
-/// durably created), so a task a client was told of is never unknown after a crash. At once
-/// without a store; and at once when the task ends before its first step (its future dropped).
+/// durably created), so a task a client was told of is never unknown after a crash; and when
+/// the start could not be written, the error to answer with instead (the body did not run).
+/// At once without a store; and at once when the task ends before its first step (its future
+/// dropped).
 #[must_use]
-pub(crate) struct OnDisk(Option<tokio::sync::oneshot::Receiver<()>>);
+pub(crate) struct OnDisk(Option<tokio::sync::oneshot::Receiver<Result<(), String>>>);
 
 impl OnDisk {
-    pub(crate) async fn written(self) {
-        if let Some(written) = self.0 {
-            let _ = written.await;
+    pub(crate) async fn written(self) -> Result<(), McpError> {
+        match self.0 {
+            Some(written) => match written.await {
+                Ok(Err(reason)) => Err(unrecorded(&reason)),
+                Ok(Ok(())) | Err(_) => Ok(()),
+            },
+            None => Ok(()),
         }
     }
+}
+
+/// The answer to a call whose task's start could not be written to the store: `-32603`,
+/// naming what failed; the call did not run.
+fn unrecorded(reason: &str) -> McpError {
+    McpError::internal_error(
+        format!(
+            "the task could not be recorded, so the call did not run (make it again once the \
+             store can write): {reason}"
+        ),
+        None,
+    )
 }
 
 /// The answer to an id that names no task of the caller's (`-32602`, rmcp's answer too): the
@@ -492,7 +528,8 @@ mod tests {
         drop(held);
         tokio::time::timeout(Duration::from_secs(5), written)
             .await
-            .expect("told of once written");
+            .expect("told of once written")
+            .expect("written");
         assert!(store.get(&task.task_id).is_some());
         ended(&tasks, &task.task_id).await;
         assert!(ran.load(Ordering::SeqCst));
@@ -504,7 +541,59 @@ mod tests {
         let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, ""));
         let (_, on_disk) = tasks.spawn(None, idle).unwrap();
         assert!(on_disk.0.is_none());
-        on_disk.written().await;
+        on_disk.written().await.unwrap();
+        tasks.manager.shutdown();
+    }
+
+    #[cfg(feature = "task-store")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_whose_start_cannot_be_written_does_not_run_and_is_not_told_of() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(crate::task_store::TaskStore::open(dir.path().join("t")).unwrap());
+        let tasks = Arc::new(Tasks::new(DEFAULT_TASK_TTL, 4, "").with_store(Some(store.clone())));
+        let ran = Arc::new(AtomicBool::new(false));
+        let spawn = |ran: &Arc<AtomicBool>| {
+            let ran = Arc::clone(ran);
+            tasks
+                .spawn(None, move |_| {
+                    Box::pin(async move {
+                        ran.store(true, Ordering::SeqCst);
+                        Ok(Default::default())
+                    })
+                })
+                .unwrap()
+        };
+        store.__refuse_writes(true);
+        let (task, on_disk) = spawn(&ran);
+        let err = tokio::time::timeout(Duration::from_secs(5), on_disk.written())
+            .await
+            .expect("answered")
+            .unwrap_err();
+        assert_eq!(err.code, rmcp::model::ErrorCode::INTERNAL_ERROR);
+        assert!(
+            err.message
+                .starts_with("the task could not be recorded, so the call did not run")
+                && err.message.contains(&store.path().display().to_string())
+                && err.message.contains("no space left on device"),
+            "{}",
+            err.message
+        );
+        // Ended as failed, with the same reason; nothing ran, nothing is on disk.
+        ended(&tasks, &task.task_id).await;
+        let read = tasks.get(&task.task_id, None).unwrap();
+        assert_eq!(read.status(), rmcp::model::TaskStatus::Failed);
+        assert!(!ran.load(Ordering::SeqCst));
+        assert!(store.get(&task.task_id).is_none());
+        assert_eq!(store.failed_writes(), 1);
+        assert!(tasks.held().get(&task.task_id).unwrap().ended.is_some());
+        // Once the store writes again, a task starts, is told of and runs.
+        store.__refuse_writes(false);
+        let (task, on_disk) = spawn(&ran);
+        on_disk.written().await.expect("written");
+        ended(&tasks, &task.task_id).await;
+        assert!(ran.load(Ordering::SeqCst));
+        assert!(store.get(&task.task_id).is_some());
         tasks.manager.shutdown();
     }
 

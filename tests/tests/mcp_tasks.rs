@@ -1114,6 +1114,45 @@ fn with_a_task_store_a_task_outlives_its_server_process() {
 }
 
 #[test]
+fn a_task_whose_start_the_store_cannot_write_is_refused_and_does_not_run() {
+    use agentio_mcp::task_store::TaskStore;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server().with_task_store(TaskStore::open(dir.path().join("t.redb")).unwrap());
+    let store = server.clone();
+    let store = store.task_store().expect("the server keeps the store");
+    runtime().block_on(async {
+        let client = connect_2026(TASKS, server).await;
+        // The disk is full: the call is answered with why, not with a task it never recorded.
+        store.__refuse_writes(true);
+        let err = mcp_error(
+            client
+                .call_tool_once(call("job.wait", json!({ "ms": 242 })))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(err.code.0, -32603, "{err:?}");
+        assert!(
+            err.message
+                .contains("could not be recorded, so the call did not run")
+                && err.message.contains("t.redb")
+                && err.message.contains("no space left on device"),
+            "{}",
+            err.message
+        );
+        assert_eq!(store.failed_writes(), 1);
+        tokio::time::sleep(Duration::from_millis(242 + 400)).await;
+        assert!(!finished(242), "the body ran");
+        // The disk has room again: tasks start, are recorded and run.
+        store.__refuse_writes(false);
+        let id = started(&client, call("job.wait", json!({ "ms": 11 }))).await;
+        settled(&client, &id, TaskStatus::Completed).await;
+        assert!(finished(11));
+        assert_eq!(store.failed_writes(), 1);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
 fn over_http_a_recorded_task_is_still_only_its_owners() {
     use agentio_mcp::task_store::TaskStore;
     let dir = tempfile::tempdir().unwrap();
