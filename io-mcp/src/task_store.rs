@@ -11,8 +11,9 @@
 //!   `CreateTaskResult` before the task is durably created), and a crash at any moment after
 //!   leaves it known. The answer waits for that write: a task's start costs its caller one
 //!   fsync. When the write fails (a full disk), the task is not run and the client is not
-//!   told of it: `tools/call` is answered `-32603`, naming the store and what failed, so the
-//!   caller knows the call did not run and may make it again.
+//!   told of it: `tools/call` is answered `-32603`, saying the task could not be recorded and
+//!   the call did not run, so the caller may make it again (what failed, and the store's
+//!   path, are the operator's: [`TaskStore::failed_writes`], [`TaskStore::last_failure`]).
 //! - **Ended**: its terminal state (`completed` with the result, `failed` with the error,
 //!   `cancelled`), written before the server reports it, so a client never reads an end the
 //!   store does not have.

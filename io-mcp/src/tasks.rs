@@ -211,16 +211,16 @@ impl Tasks {
                 #[cfg(feature = "task-store")]
                 {
                     let start = tasks.record(&id, owner_of_record.as_deref(), None).await;
-                    let refused = start.as_ref().err().map(|reason| unrecorded(reason));
+                    let refused = start.is_err();
                     if let Some(written) = written {
                         let _ = written.send(start);
                     }
-                    if let Some(refused) = refused {
+                    if refused {
                         drop(call);
                         if let Some(task) = tasks.held().get_mut(&id) {
                             task.ended = Some(Instant::now());
                         }
-                        return Err(rmcp::task_manager::TaskExit::Error(refused));
+                        return Err(rmcp::task_manager::TaskExit::Error(unrecorded()));
                     }
                 }
                 let outcome = call.await;
@@ -325,36 +325,42 @@ impl Tasks {
 
     /// Writes task `id`'s start (`outcome` `None`) or its end to the store, when the server
     /// keeps one, off the runtime's threads: each write is a committed, fsync'd transaction.
-    /// What failed, for a start that is not on disk (an end that failed is counted by the
-    /// store, and told of by nothing else: its body has run).
+    /// [`Unrecorded`] for a start that is not on disk (the store counts the failure and keeps
+    /// what it said, for the operator); an end that failed is counted by the store, and told
+    /// of by nothing else: its body has run.
     #[cfg(feature = "task-store")]
     async fn record(
         self: &Arc<Self>,
         id: &str,
         owner: Option<&str>,
         outcome: Option<&Result<rmcp::model::CallToolResult, rmcp::task_manager::TaskExit>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Unrecorded> {
         let Some(store) = self.store.clone() else {
             return Ok(());
         };
         let Ok(task) = self.manager.get_task(id) else {
-            return Err(format!("the task {id} is not in the server's table"));
+            return Err(Unrecorded);
         };
         let payload = outcome.map(crate::task_store::settled);
         let (id, owner, ttl) = (id.to_owned(), owner.map(str::to_owned), self.ttl);
         tokio::task::spawn_blocking(move || match payload {
             None => store
                 .started(&id, owner.as_deref(), ttl, &task)
-                .map_err(|err| err.to_string()),
+                .map_err(|_| Unrecorded),
             Some(payload) => {
                 store.ended(&id, owner.as_deref(), ttl, task, payload);
                 Ok(())
             }
         })
         .await
-        .unwrap_or_else(|err| Err(format!("the write did not finish: {err}")))
+        .unwrap_or(Err(Unrecorded))
     }
 }
+
+/// A task's start that is not on the store's disk (what failed is the store's to say:
+/// [`TaskStore::last_failure`](crate::task_store::TaskStore::last_failure)).
+#[derive(Debug)]
+pub(crate) struct Unrecorded;
 
 /// When a task's start is on its store's disk: a server that keeps a store answers
 /// `tools/call` with the `CreateTaskResult` only then (SEP-2663: not before the task is
@@ -363,13 +369,13 @@ impl Tasks {
 /// At once without a store; and at once when the task ends before its first step (its future
 /// dropped).
 #[must_use]
-pub(crate) struct OnDisk(Option<tokio::sync::oneshot::Receiver<Result<(), String>>>);
+pub(crate) struct OnDisk(Option<tokio::sync::oneshot::Receiver<Result<(), Unrecorded>>>);
 
 impl OnDisk {
     pub(crate) async fn written(self) -> Result<(), McpError> {
         match self.0 {
             Some(written) => match written.await {
-                Ok(Err(reason)) => Err(unrecorded(&reason)),
+                Ok(Err(Unrecorded)) => Err(unrecorded()),
                 Ok(Ok(())) | Err(_) => Ok(()),
             },
             None => Ok(()),
@@ -377,14 +383,13 @@ impl OnDisk {
     }
 }
 
-/// The answer to a call whose task's start could not be written to the store: `-32603`,
-/// naming what failed; the call did not run.
-fn unrecorded(reason: &str) -> McpError {
+/// The answer to a call whose task's start could not be written to the store: `-32603`; the
+/// call did not run. What the store said (its file's path among it) is the operator's, not
+/// sent to the client.
+fn unrecorded() -> McpError {
     McpError::internal_error(
-        format!(
-            "the task could not be recorded, so the call did not run (make it again once the \
-             store can write): {reason}"
-        ),
+        "the task could not be recorded (the server's task store did not write it), so the \
+         call did not run; make it again later",
         None,
     )
 }
@@ -575,13 +580,17 @@ mod tests {
             .expect("answered")
             .unwrap_err();
         assert_eq!(err.code, rmcp::model::ErrorCode::INTERNAL_ERROR);
+        assert_eq!(
+            err.message,
+            "the task could not be recorded (the server's task store did not write it), so the \
+             call did not run; make it again later"
+        );
+        // What failed, and where, is the operator's.
+        let failure = store.last_failure().unwrap();
         assert!(
-            err.message
-                .starts_with("the task could not be recorded, so the call did not run")
-                && err.message.contains(&store.path().display().to_string())
-                && err.message.contains("no space left on device"),
-            "{}",
-            err.message
+            failure.contains(&store.path().display().to_string())
+                && failure.contains("no space left on device"),
+            "{failure}"
         );
         // Ended as failed, with the same reason; nothing ran, nothing is on disk.
         ended(&tasks, &task.task_id).await;

@@ -1122,7 +1122,7 @@ fn a_task_whose_start_the_store_cannot_write_is_refused_and_does_not_run() {
     let store = store.task_store().expect("the server keeps the store");
     runtime().block_on(async {
         let client = connect_2026(TASKS, server).await;
-        // The disk is full: the call is answered with why, not with a task it never recorded.
+        // The disk is full: the call is refused, not answered with a task it never recorded.
         store.__refuse_writes(true);
         let err = mcp_error(
             client
@@ -1132,12 +1132,17 @@ fn a_task_whose_start_the_store_cannot_write_is_refused_and_does_not_run() {
         );
         assert_eq!(err.code.0, -32603, "{err:?}");
         assert!(
-            err.message
-                .contains("could not be recorded, so the call did not run")
-                && err.message.contains("t.redb")
-                && err.message.contains("no space left on device"),
+            err.message.contains("could not be recorded")
+                && err.message.contains("the call did not run"),
             "{}",
             err.message
+        );
+        // The store's file and what the disk said are the operator's, not the client's.
+        assert!(!err.message.contains("t.redb"), "{}", err.message);
+        let failure = store.last_failure().unwrap();
+        assert!(
+            failure.contains("t.redb") && failure.contains("no space left on device"),
+            "{failure}"
         );
         assert_eq!(store.failed_writes(), 1);
         tokio::time::sleep(Duration::from_millis(242 + 400)).await;
