@@ -618,7 +618,8 @@ fn main() {
         .build()
         .expect("a runtime");
 
-    let pair = [Server::Ours, Server::Rmcp];
+    // Ours and rmcp's, each shown once (the control is shown by its ratio).
+    let pair = &MEASURED[..2];
     let context = [Server::Python, Server::TypeScript];
     // Ports the system hands out, not fixed ones: the load generator's own connections take
     // local ports from the same range.

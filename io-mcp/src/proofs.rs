@@ -71,10 +71,6 @@ struct Seen {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Refused(pub(crate) &'static str);
 
-fn invalid(description: &'static str) -> Refused {
-    Refused(description)
-}
-
 impl ProofChecker {
     /// Proofs for requests to `resource` (the server's canonical URL).
     pub(crate) fn new(resource: &str) -> Self {
@@ -96,45 +92,47 @@ impl ProofChecker {
     ) -> Result<Proof, Refused> {
         let proof = proofs
             .next()
-            .ok_or_else(|| invalid("a DPoP proof is required with a DPoP token"))?;
+            .ok_or(Refused("a DPoP proof is required with a DPoP token"))?;
         if proofs.next().is_some() {
-            return Err(invalid("one DPoP proof, not several"));
+            return Err(Refused("one DPoP proof, not several"));
         }
         let proof = proof
             .to_str()
-            .map_err(|_| invalid("the DPoP proof is not a JWT"))?;
+            .map_err(|_| Refused("the DPoP proof is not a JWT"))?;
         let (jwk, algorithm) = header_key(proof)?;
         let key = DecodingKey::from_jwk(&jwk)
-            .map_err(|_| invalid("the DPoP proof's jwk is not a usable public key"))?;
+            .map_err(|_| Refused("the DPoP proof's jwk is not a usable public key"))?;
         let mut validation = Validation::new(algorithm);
         validation.required_spec_claims.clear();
         validation.validate_exp = false;
         validation.validate_aud = false;
         let claims = jsonwebtoken::decode::<Value>(proof, &key, &validation)
-            .map_err(|_| invalid("the DPoP proof's signature does not verify with its jwk"))?
+            .map_err(|_| Refused("the DPoP proof's signature does not verify with its jwk"))?
             .claims;
         let text = |name: &str| claims.get(name).and_then(Value::as_str);
         let jti = text("jti")
             .filter(|jti| !jti.is_empty() && jti.len() <= 256)
-            .ok_or_else(|| invalid("the DPoP proof has no jti"))?;
+            .ok_or(Refused("the DPoP proof has no jti"))?;
         if text("htm") != Some(method.as_str()) {
-            return Err(invalid("the DPoP proof's htm is not the request's method"));
+            return Err(Refused("the DPoP proof's htm is not the request's method"));
         }
         if text("htu").map(normalized).as_deref() != Some(self.htu.as_str()) {
-            return Err(invalid("the DPoP proof's htu is not this server's URL"));
+            return Err(Refused("the DPoP proof's htu is not this server's URL"));
         }
         let now = now_secs();
         let iat = claims
             .get("iat")
             .and_then(Value::as_u64)
             .filter(|iat| iat.abs_diff(now) <= PROOF_WINDOW)
-            .ok_or_else(|| invalid("the DPoP proof's iat is not within 300 seconds of now"))?;
+            .ok_or(Refused(
+                "the DPoP proof's iat is not within 300 seconds of now",
+            ))?;
         if text("ath") != Some(URL_SAFE_NO_PAD.encode(Sha256::digest(token)).as_str()) {
-            return Err(invalid("the DPoP proof's ath is not the token's hash"));
+            return Err(Refused("the DPoP proof's ath is not the token's hash"));
         }
         let thumbprint = jwk
             .thumbprint(ThumbprintHash::SHA256)
-            .map_err(|_| invalid("the DPoP proof's jwk has no thumbprint"))?;
+            .map_err(|_| Refused("the DPoP proof's jwk has no thumbprint"))?;
         Ok(Proof {
             thumbprint,
             jti: jti.to_owned(),
@@ -147,7 +145,7 @@ impl ProofChecker {
         if self.remember(&proof.jti, proof.iat, now_secs()) {
             Ok(())
         } else {
-            Err(invalid("the DPoP proof was used before"))
+            Err(Refused("the DPoP proof was used before"))
         }
     }
 
@@ -185,30 +183,32 @@ impl ProofChecker {
 /// The proof's public key and algorithm, from its header: `typ` `dpop+jwt`, an asymmetric
 /// `alg`, and a `jwk` with no private part.
 fn header_key(proof: &str) -> Result<(Jwk, Algorithm), Refused> {
-    let not_a_jwt = || invalid("the DPoP proof is not a JWT");
+    let not_a_jwt = || Refused("the DPoP proof is not a JWT");
     let encoded = proof.split('.').next().ok_or_else(not_a_jwt)?;
     let bytes = URL_SAFE_NO_PAD.decode(encoded).map_err(|_| not_a_jwt())?;
     let header: Value = serde_json::from_slice(&bytes).map_err(|_| not_a_jwt())?;
     if header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
-        return Err(invalid("the DPoP proof's typ is not dpop+jwt"));
+        return Err(Refused("the DPoP proof's typ is not dpop+jwt"));
     }
     let algorithm = header
         .get("alg")
         .and_then(Value::as_str)
         .filter(|alg| DPOP_ALGORITHMS.contains(alg))
         .and_then(|alg| alg.parse::<Algorithm>().ok())
-        .ok_or_else(|| invalid("the DPoP proof's alg is not an asymmetric algorithm"))?;
+        .ok_or(Refused(
+            "the DPoP proof's alg is not an asymmetric algorithm",
+        ))?;
     let jwk = header
         .get("jwk")
-        .ok_or_else(|| invalid("the DPoP proof has no jwk"))?;
+        .ok_or(Refused("the DPoP proof has no jwk"))?;
     // A private key's parameters (RFC 7518 §6.2.2, §6.3.2; RFC 8037 §2) have no place in a
     // proof: the key is then no longer the client's alone.
     let private = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
     if private.iter().any(|name| jwk.get(name).is_some()) {
-        return Err(invalid("the DPoP proof's jwk holds a private key"));
+        return Err(Refused("the DPoP proof's jwk holds a private key"));
     }
     let jwk: Jwk = serde_json::from_value(jwk.clone())
-        .map_err(|_| invalid("the DPoP proof's jwk is not a public key"))?;
+        .map_err(|_| Refused("the DPoP proof's jwk is not a public key"))?;
     Ok((jwk, algorithm))
 }
 

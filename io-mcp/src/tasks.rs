@@ -205,11 +205,11 @@ impl Tasks {
             let call = make(context);
             Box::pin(async move {
                 // With a store: the start is on disk before the body runs and before the
-                // client is answered, and the end before rmcp reports it.
-                // A start that could not be written: the body does not run, and the caller is
-                // told why instead of the task.
+                // client is answered, and the end before rmcp reports it. A start that could
+                // not be written: the body does not run, and the caller is told so instead of
+                // the task.
                 #[cfg(feature = "task-store")]
-                {
+                let outcome = {
                     let start = tasks.record(&id, owner_of_record.as_deref(), None).await;
                     let refused = start.is_err();
                     if let Some(written) = written {
@@ -217,17 +217,17 @@ impl Tasks {
                     }
                     if refused {
                         drop(call);
-                        if let Some(task) = tasks.held().get_mut(&id) {
-                            task.ended = Some(Instant::now());
-                        }
-                        return Err(rmcp::task_manager::TaskExit::Error(unrecorded()));
+                        Err(rmcp::task_manager::TaskExit::Error(unrecorded()))
+                    } else {
+                        let outcome = call.await;
+                        let _ = tasks
+                            .record(&id, owner_of_record.as_deref(), Some(&outcome))
+                            .await;
+                        outcome
                     }
-                }
+                };
+                #[cfg(not(feature = "task-store"))]
                 let outcome = call.await;
-                #[cfg(feature = "task-store")]
-                let _ = tasks
-                    .record(&id, owner_of_record.as_deref(), Some(&outcome))
-                    .await;
                 if let Some(task) = tasks.held().get_mut(&id) {
                     task.ended = Some(Instant::now());
                 }

@@ -1118,8 +1118,8 @@ fn a_task_whose_start_the_store_cannot_write_is_refused_and_does_not_run() {
     use agentio_mcp::task_store::TaskStore;
     let dir = tempfile::tempdir().unwrap();
     let server = server().with_task_store(TaskStore::open(dir.path().join("t.redb")).unwrap());
-    let store = server.clone();
-    let store = store.task_store().expect("the server keeps the store");
+    let watching = server.clone();
+    let store = watching.task_store().expect("the server keeps the store");
     runtime().block_on(async {
         let client = connect_2026(TASKS, server).await;
         // The disk is full: the call is refused, not answered with a task it never recorded.
