@@ -19,6 +19,19 @@
 //!   connection closed; rmcp says `500` (it failed to read the body).
 //! - **A session's end** (`DELETE`) is `200` or `404` (see [`crate::sessions`]).
 //!
+//! A call answered as an event stream (a `POST` in a session) is written in one piece when the
+//! server is busy: rmcp's answer is a head and an event stream, and hyper writes the head as
+//! soon as it has it, before the tool has run, then the message when it is ready: two writes
+//! and two packets a call. When other calls are in flight, the head waits for the stream's
+//! first message (see [`with_first_message`]), and head, priming event and message go out in
+//! one write: a system call less a call, where the server's time is what limits (the load
+//! bench in the README: 1.2x to 1.3x the calls a second at 16 and 256 session clients). A call
+//! alone on the server gets its head at once, as rmcp sends it: with the server otherwise
+//! idle, the write costs it nothing another call needed, and it lets the client start reading
+//! (on a virtual machine it wakes the client's core while the tool runs, and a core woken
+//! after a shorter sleep wakes sooner: at one client, always holding the head answered 0.93x
+//! of rmcp's calls a second and this 0.95x, in the same run).
+//!
 //! rmcp's own checks (`Host`, `Origin`, `Accept`, the protocol version, the body's size) run
 //! first and answer as they do; only the cases above are restated, each after rmcp answered,
 //! so a call rmcp serves pays a comparison of its status and nothing more. A server mounting
@@ -163,6 +176,7 @@ impl hyper::rt::Timer for WatchdogTimer {
 pub(crate) async fn answer<S, B>(
     service: &rmcp::transport::StreamableHttpService<S, Sessions>,
     sessions: &Sessions,
+    in_flight: &InFlight,
     request: http::Request<B>,
 ) -> http::Response<HttpBody>
 where
@@ -172,7 +186,13 @@ where
 {
     if request.method() != http::Method::DELETE {
         let opening = !request.headers().contains_key(HEADER_SESSION_ID);
+        let entered = in_flight.enter(&request);
         let mut response = service.handle(request).await;
+        if let Some(entered) = entered
+            && is_streamed_call(&response)
+        {
+            return with_first_message(response, entered).await;
+        }
         if response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
             return unread_body(response).await;
         }
@@ -211,6 +231,147 @@ where
         }
     }
     response
+}
+
+/// Whether `response` answers a call with an event stream (rmcp's answer to a request in a
+/// session; its errors are not streams).
+fn is_streamed_call(response: &http::Response<HttpBody>) -> bool {
+    response.status() == http::StatusCode::OK
+        && response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// A call's event stream, sent as [the module's documentation](self) says: at once when no
+/// other call is in flight; otherwise its head held until the stream's first JSON-RPC message
+/// is ready (or the stream ends), or until the runtime has nothing else to run (Tokio's
+/// `yield_now` wakes it then: a tool waiting on I/O or a timer, or running on another worker
+/// thread, does not hold its call's head back).
+async fn with_first_message(
+    response: http::Response<HttpBody>,
+    entered: Entered,
+) -> http::Response<HttpBody> {
+    let (parts, mut body) = response.into_parts();
+    if entered.alone {
+        let ready = std::collections::VecDeque::new();
+        let replay = Replay {
+            ready,
+            rest: Some(body),
+            _entered: entered,
+        };
+        return http::Response::from_parts(parts, replay.boxed());
+    }
+    let mut ready = std::collections::VecDeque::new();
+    let mut idle = std::pin::pin!(tokio::task::yield_now());
+    let ended = std::future::poll_fn(|cx| {
+        loop {
+            match http_body::Body::poll_frame(Pin::new(&mut body), cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let message = frame.data_ref().is_some_and(|data| carries_message(data));
+                    ready.push_back(frame);
+                    if message {
+                        return Poll::Ready(false);
+                    }
+                }
+                Poll::Ready(Some(Err(never))) => match never {},
+                Poll::Ready(None) => return Poll::Ready(true),
+                Poll::Pending => break,
+            }
+        }
+        idle.as_mut().poll(cx).map(|()| false)
+    })
+    .await;
+    let rest = (!ended).then_some(body);
+    let replay = Replay {
+        ready,
+        rest,
+        _entered: entered,
+    };
+    http::Response::from_parts(parts, replay.boxed())
+}
+
+/// Whether an event carries a message: a `data:` field with something in it (an event that
+/// only primes the client for resuming has an empty one).
+fn carries_message(event: &[u8]) -> bool {
+    let mut rest = event;
+    while !rest.is_empty() {
+        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        if let Some(value) = rest[..end].strip_prefix(b"data:") {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            if !value.is_empty() && value != b"\r" {
+                return true;
+            }
+        }
+        rest = &rest[(end + 1).min(rest.len())..];
+    }
+    false
+}
+
+/// An event stream's frames read ahead, then the rest of it.
+struct Replay {
+    ready: std::collections::VecDeque<http_body::Frame<bytes::Bytes>>,
+    rest: Option<HttpBody>,
+    _entered: Entered,
+}
+
+/// The calls (`POST`s) a server is answering: from their request to the end of their answer.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl InFlight {
+    /// `request` counted, when it is a call (a `POST`; a `GET` opens a stream that may stay
+    /// open for the session's life, and a `DELETE` ends one).
+    fn enter<B>(&self, request: &http::Request<B>) -> Option<Entered> {
+        if request.method() != http::Method::POST {
+            return None;
+        }
+        let before = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(Entered {
+            count: self.0.clone(),
+            alone: before == 0,
+        })
+    }
+}
+
+/// A call counted in [`InFlight`] until this is dropped.
+struct Entered {
+    count: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// No other call was in flight when this one came.
+    alone: bool,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.count
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl http_body::Body for Replay {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        if let Some(frame) = self.ready.pop_front() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        let Some(rest) = self.rest.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let frame = http_body::Body::poll_frame(Pin::new(rest), cx);
+        if let Poll::Ready(None) = frame {
+            self.rest = None;
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ready.is_empty() && self.rest.as_ref().is_none_or(|rest| rest.is_end_stream())
+    }
 }
 
 /// rmcp's `415`: restated as `400` with a JSON-RPC error when it is rmcp's answer to a body it
@@ -408,5 +569,185 @@ mod tests {
                     .is_err()
             );
         });
+    }
+
+    use http_body::Body as _;
+
+    const PRIMING: &str = "data: \nid: 0/0\nretry: 3000\n\n";
+    const MESSAGE: &str = "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\nid: 1/0\n\n";
+
+    type Events = futures::channel::mpsc::UnboundedSender<
+        Result<http_body::Frame<bytes::Bytes>, std::convert::Infallible>,
+    >;
+
+    /// An answer streaming the events sent to it, as rmcp answers a call in a session.
+    fn event_stream() -> (Events, http::Response<HttpBody>) {
+        let (events, stream) = futures::channel::mpsc::unbounded();
+        let mut response = http::Response::new(http_body_util::StreamBody::new(stream).boxed());
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/event-stream"),
+        );
+        (events, response)
+    }
+
+    fn send(events: &Events, event: &'static str) {
+        let frame = http_body::Frame::data(bytes::Bytes::from_static(event.as_bytes()));
+        events.unbounded_send(Ok(frame)).unwrap();
+    }
+
+    /// The frames `body` has ready now, and whether it ended.
+    fn ready_now(body: &mut HttpBody) -> (Vec<String>, bool) {
+        use futures::FutureExt as _;
+        let mut frames = Vec::new();
+        loop {
+            match body.frame().now_or_never() {
+                Some(Some(Ok(frame))) => {
+                    let data = frame.into_data().unwrap();
+                    frames.push(String::from_utf8(data.to_vec()).unwrap());
+                }
+                Some(None) => return (frames, true),
+                Some(Some(Err(never))) => match never {},
+                None => return (frames, false),
+            }
+        }
+    }
+
+    fn post() -> http::Request<()> {
+        http::Request::post("/mcp").body(()).unwrap()
+    }
+
+    #[test]
+    fn only_calls_are_counted_in_flight_until_their_answers_end() {
+        let in_flight = InFlight::default();
+        for method in [http::Method::GET, http::Method::DELETE] {
+            let request = http::Request::builder().method(method).body(()).unwrap();
+            assert!(in_flight.enter(&request).is_none());
+        }
+        let first = in_flight.enter(&post()).unwrap();
+        assert!(first.alone);
+        let second = in_flight.enter(&post()).unwrap();
+        assert!(!second.alone);
+        drop(first);
+        assert!(!in_flight.enter(&post()).unwrap().alone);
+        drop(second);
+        // A streamed answer keeps its call in flight until its body is dropped.
+        let (_events, response) = event_stream();
+        let entered = in_flight.enter(&post()).unwrap();
+        assert!(entered.alone);
+        let answer = block_on(with_first_message(response, entered));
+        assert!(!in_flight.enter(&post()).unwrap().alone);
+        drop(answer);
+        assert!(in_flight.enter(&post()).unwrap().alone);
+    }
+
+    #[test]
+    fn only_a_calls_event_stream_is_held() {
+        let (_events, stream) = event_stream();
+        assert!(is_streamed_call(&stream));
+        let mut refused = event_stream().1;
+        *refused.status_mut() = http::StatusCode::NOT_FOUND;
+        assert!(!is_streamed_call(&refused));
+        assert!(!is_streamed_call(&json(http::StatusCode::OK, "{}")));
+        let mut untyped = event_stream().1;
+        untyped.headers_mut().remove(http::header::CONTENT_TYPE);
+        assert!(!is_streamed_call(&untyped));
+    }
+
+    #[test]
+    fn an_event_with_data_carries_a_message_and_a_priming_event_does_not() {
+        assert!(carries_message(MESSAGE.as_bytes()));
+        assert!(carries_message(
+            b"id: 3\nevent: message\ndata:{\"jsonrpc\":\"2.0\"}\n\n"
+        ));
+        assert!(carries_message(b"data: x"));
+        assert!(!carries_message(PRIMING.as_bytes()));
+        assert!(!carries_message(b"data:\n\n"));
+        assert!(!carries_message(b"data: \r\nid: 1\r\n\r\n"));
+        assert!(!carries_message(b": keep-alive\n\n"));
+        assert!(!carries_message(b"id: 7\nretry: 3000\n\n"));
+        assert!(!carries_message(b""));
+        // A field named otherwise is not data.
+        assert!(!carries_message(b"xdata: {}\n\n"));
+    }
+
+    #[test]
+    fn a_busy_servers_call_is_answered_in_one_piece_when_its_message_is_ready() {
+        block_on(async {
+            let in_flight = InFlight::default();
+            let _other = in_flight.enter(&post()).unwrap();
+            let (events, response) = event_stream();
+            send(&events, PRIMING);
+            // The call's answer, made by another task while the answer is held.
+            let answering = events.clone();
+            tokio::spawn(async move { send(&answering, MESSAGE) });
+            let entered = in_flight.enter(&post()).unwrap();
+            let mut body = with_first_message(response, entered).await.into_body();
+            assert_eq!(
+                ready_now(&mut body),
+                (vec![PRIMING.into(), MESSAGE.into()], false)
+            );
+            // The rest of the stream follows.
+            send(&events, "data: {}\n\n");
+            drop(events);
+            assert_eq!(ready_now(&mut body), (vec!["data: {}\n\n".into()], true));
+            assert!(body.is_end_stream());
+        });
+    }
+
+    #[test]
+    fn a_held_answer_goes_out_once_the_server_has_nothing_else_to_run() {
+        block_on(async {
+            let in_flight = InFlight::default();
+            let _other = in_flight.enter(&post()).unwrap();
+            let (events, response) = event_stream();
+            send(&events, PRIMING);
+            // The tool waits on a timer: its answer is not ready once the runtime is idle.
+            let answering = events.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                send(&answering, MESSAGE);
+            });
+            let entered = in_flight.enter(&post()).unwrap();
+            let started = std::time::Instant::now();
+            let mut body = with_first_message(response, entered).await.into_body();
+            assert!(started.elapsed() < Duration::from_millis(200));
+            assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
+            let message = body.frame().await.unwrap().unwrap().into_data().unwrap();
+            assert_eq!(message, MESSAGE.as_bytes());
+        });
+    }
+
+    #[test]
+    fn a_held_stream_that_ends_without_a_message_ends_with_its_events() {
+        block_on(async {
+            let in_flight = InFlight::default();
+            let _other = in_flight.enter(&post()).unwrap();
+            let (events, response) = event_stream();
+            send(&events, PRIMING);
+            drop(events);
+            let entered = in_flight.enter(&post()).unwrap();
+            let mut body = with_first_message(response, entered).await.into_body();
+            assert!(!body.is_end_stream());
+            assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], true));
+            assert!(body.is_end_stream());
+        });
+    }
+
+    #[test]
+    fn a_call_alone_on_the_server_gets_its_head_at_once() {
+        use futures::FutureExt as _;
+        let in_flight = InFlight::default();
+        let (events, response) = event_stream();
+        send(&events, PRIMING);
+        let entered = in_flight.enter(&post()).unwrap();
+        // Not a poll more than it takes: nothing is read ahead, and nothing lost.
+        let answer = with_first_message(response, entered)
+            .now_or_never()
+            .unwrap();
+        let mut body = answer.into_body();
+        assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
+        send(&events, MESSAGE);
+        assert_eq!(ready_now(&mut body), (vec![MESSAGE.into()], false));
     }
 }

@@ -2136,6 +2136,7 @@ impl McpServer {
             auth,
             service,
             sessions,
+            in_flight: crate::front::InFlight::default(),
         });
         let mut connections = hyper::server::conn::http1::Builder::new();
         connections
