@@ -1,5 +1,6 @@
 //! Deadlines watched by one thread instead of a Tokio timer each: the registry's ceilings of
-//! spawned attempts, and the MCP HTTP server's wait for a request's head.
+//! spawned attempts, and the MCP HTTP server's wait for a request's head and its event
+//! streams' keep-alive.
 //!
 //! A Tokio timer costs a system call a registration when it is the earliest: registering it
 //! wakes the runtime's driver (an `eventfd` write, then an `epoll_wait` to read it). The MCP

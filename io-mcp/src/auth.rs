@@ -458,7 +458,7 @@ pub(crate) struct Front {
     pub(crate) service:
         rmcp::transport::StreamableHttpService<crate::McpServer, crate::sessions::Sessions>,
     pub(crate) sessions: Arc<crate::sessions::Sessions>,
-    pub(crate) in_flight: crate::front::InFlight,
+    pub(crate) streams: crate::front::Streams,
 }
 
 fn respond(
@@ -493,7 +493,7 @@ where
     // rmcp's own entry, by reference: its tower `call` copies the service (its configuration's
     // host and origin lists with it) and boxes the future, once for every request.
     let forward = async |request| {
-        Ok(crate::front::answer(&front.service, &front.sessions, &front.in_flight, request).await)
+        Ok(crate::front::answer(&front.service, &front.sessions, &front.streams, request).await)
     };
     let Some(auth) = &front.auth else {
         return forward(request).await;

@@ -23,7 +23,7 @@
 //! server is busy: rmcp's answer is a head and an event stream, and hyper writes the head as
 //! soon as it has it, before the tool has run, then the message when it is ready: two writes
 //! and two packets a call. When other calls are in flight, the head waits for the stream's
-//! first message (see [`with_first_message`]), and head, priming event and message go out in
+//! first message (see [`first_message`]), and head, priming event and message go out in
 //! one write: a system call less a call, where the server's time is what limits (the load
 //! bench in the README: 1.2x to 1.3x the calls a second at 16 and 256 session clients). A call
 //! alone on the server gets its head at once, as rmcp sends it: with the server otherwise
@@ -31,6 +31,15 @@
 //! (on a virtual machine it wakes the client's core while the tool runs, and a core woken
 //! after a shorter sleep wakes sooner: at one client, always holding the head answered 0.93x
 //! of rmcp's calls a second and this 0.95x, in the same run).
+//!
+//! Event streams are kept alive here, not by rmcp: a stream with nothing to send for rmcp's
+//! `sse_keep_alive` (15 s) sends the comment `:` as rmcp's would, so a proxy does not close a
+//! long call's stream or a session's `GET` stream as idle. rmcp times it with a Tokio timer a
+//! stream, and registering it, the earliest timer on a server whose only other one is a
+//! session's five minutes, woke the runtime's driver on every call (an `eventfd` write and an
+//! `epoll_wait` to read it); here it is one of the watchdog's deadlines (`agentio_core`'s
+//! `__Deadline`: a lock and a map insert). `serve_http` turns rmcp's off and passes its time
+//! here.
 //!
 //! rmcp's own checks (`Host`, `Origin`, `Accept`, the protocol version, the body's size) run
 //! first and answer as they do; only the cases above are restated, each after rmcp answered,
@@ -40,7 +49,7 @@
 
 use std::fmt;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
@@ -176,7 +185,7 @@ impl hyper::rt::Timer for WatchdogTimer {
 pub(crate) async fn answer<S, B>(
     service: &rmcp::transport::StreamableHttpService<S, Sessions>,
     sessions: &Sessions,
-    in_flight: &InFlight,
+    streams: &Streams,
     request: http::Request<B>,
 ) -> http::Response<HttpBody>
 where
@@ -186,12 +195,10 @@ where
 {
     if request.method() != http::Method::DELETE {
         let opening = !request.headers().contains_key(HEADER_SESSION_ID);
-        let entered = in_flight.enter(&request);
+        let entered = streams.in_flight.enter(&request);
         let mut response = service.handle(request).await;
-        if let Some(entered) = entered
-            && is_streamed_call(&response)
-        {
-            return with_first_message(response, entered).await;
+        if is_event_stream(&response) {
+            return streams.send(response, entered).await;
         }
         if response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
             return unread_body(response).await;
@@ -233,9 +240,9 @@ where
     response
 }
 
-/// Whether `response` answers a call with an event stream (rmcp's answer to a request in a
-/// session; its errors are not streams).
-fn is_streamed_call(response: &http::Response<HttpBody>) -> bool {
+/// Whether `response` is an event stream (rmcp's answer to a call in a session, or a `GET`'s
+/// stream; its errors are not streams).
+fn is_event_stream(response: &http::Response<HttpBody>) -> bool {
     response.status() == http::StatusCode::OK
         && response
             .headers()
@@ -243,30 +250,54 @@ fn is_streamed_call(response: &http::Response<HttpBody>) -> bool {
             .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"))
 }
 
-/// A call's event stream, sent as [the module's documentation](self) says: at once when no
-/// other call is in flight; otherwise its head held until the stream's first JSON-RPC message
-/// is ready (or the stream ends), or until the runtime has nothing else to run (Tokio's
-/// `yield_now` wakes it then: a tool waiting on I/O or a timer, or running on another worker
-/// thread, does not hold its call's head back).
-async fn with_first_message(
-    response: http::Response<HttpBody>,
-    entered: Entered,
-) -> http::Response<HttpBody> {
-    let (parts, mut body) = response.into_parts();
-    if entered.alone {
-        let ready = std::collections::VecDeque::new();
+/// How [`McpServer::serve_http`](crate::McpServer::serve_http) sends event streams: the calls
+/// in flight (whether a call's head waits for its message), and the keep-alive.
+#[derive(Debug, Default)]
+pub(crate) struct Streams {
+    pub(crate) in_flight: InFlight,
+    /// A comment (`:`) sent on a stream silent this long: rmcp's `sse_keep_alive`, on the
+    /// watchdog's deadlines (rmcp's own is a Tokio timer, a system call a call: see the
+    /// module's documentation).
+    pub(crate) keep_alive: Option<Duration>,
+}
+
+impl Streams {
+    /// An event stream as the module's documentation says: a call's held for its first
+    /// message when other calls are in flight (`entered` is the call, `None` for a `GET`), then
+    /// kept alive.
+    async fn send(
+        &self,
+        response: http::Response<HttpBody>,
+        entered: Option<Entered>,
+    ) -> http::Response<HttpBody> {
+        let (parts, mut body) = response.into_parts();
+        let mut ready = std::collections::VecDeque::new();
+        let mut ended = false;
+        if entered.as_ref().is_some_and(|entered| !entered.alone) {
+            ended = first_message(&mut body, &mut ready).await;
+        }
         let replay = Replay {
             ready,
-            rest: Some(body),
+            rest: (!ended).then_some(body),
+            keep_alive: self.keep_alive.map(|every| KeepAlive { every, due: None }),
             _entered: entered,
         };
-        return http::Response::from_parts(parts, replay.boxed());
+        http::Response::from_parts(parts, replay.boxed())
     }
-    let mut ready = std::collections::VecDeque::new();
+}
+
+/// Reads `body` into `ready` until its first JSON-RPC message is ready (or it ends: `true`),
+/// or until the runtime has nothing else to run (Tokio's `yield_now` wakes it then: a tool
+/// waiting on I/O or a timer, or running on another worker thread, does not hold its call's
+/// head back).
+async fn first_message(
+    body: &mut HttpBody,
+    ready: &mut std::collections::VecDeque<http_body::Frame<bytes::Bytes>>,
+) -> bool {
     let mut idle = std::pin::pin!(tokio::task::yield_now());
-    let ended = std::future::poll_fn(|cx| {
+    std::future::poll_fn(|cx| {
         loop {
-            match http_body::Body::poll_frame(Pin::new(&mut body), cx) {
+            match http_body::Body::poll_frame(Pin::new(&mut *body), cx) {
                 Poll::Ready(Some(Ok(frame))) => {
                     let message = frame.data_ref().is_some_and(|data| carries_message(data));
                     ready.push_back(frame);
@@ -281,14 +312,7 @@ async fn with_first_message(
         }
         idle.as_mut().poll(cx).map(|()| false)
     })
-    .await;
-    let rest = (!ended).then_some(body);
-    let replay = Replay {
-        ready,
-        rest,
-        _entered: entered,
-    };
-    http::Response::from_parts(parts, replay.boxed())
+    .await
 }
 
 /// Whether an event carries a message: a `data:` field with something in it (an event that
@@ -308,12 +332,24 @@ fn carries_message(event: &[u8]) -> bool {
     false
 }
 
-/// An event stream's frames read ahead, then the rest of it.
+/// An event stream's frames read ahead, then the rest of it, kept alive.
 struct Replay {
     ready: std::collections::VecDeque<http_body::Frame<bytes::Bytes>>,
     rest: Option<HttpBody>,
-    _entered: Entered,
+    keep_alive: Option<KeepAlive>,
+    _entered: Option<Entered>,
 }
+
+/// A stream's keep-alive: a comment when it has been silent `every`.
+struct KeepAlive {
+    every: Duration,
+    /// When the next comment is due: set when the stream has nothing to send, cleared when it
+    /// sends something.
+    due: Option<Pin<Box<dyn hyper::rt::Sleep>>>,
+}
+
+/// The keep-alive comment (rmcp's).
+const KEEP_ALIVE: &[u8] = b":\n\n";
 
 /// The calls (`POST`s) a server is answering: from their request to the end of their answer.
 #[derive(Debug, Default)]
@@ -356,17 +392,38 @@ impl http_body::Body for Replay {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
-        if let Some(frame) = self.ready.pop_front() {
+        let this = &mut *self;
+        if let Some(frame) = this.ready.pop_front() {
             return Poll::Ready(Some(Ok(frame)));
         }
-        let Some(rest) = self.rest.as_mut() else {
+        let Some(rest) = this.rest.as_mut() else {
             return Poll::Ready(None);
         };
-        let frame = http_body::Body::poll_frame(Pin::new(rest), cx);
-        if let Poll::Ready(None) = frame {
-            self.rest = None;
+        match http_body::Body::poll_frame(Pin::new(rest), cx) {
+            Poll::Ready(None) => {
+                this.rest = None;
+                Poll::Ready(None)
+            }
+            Poll::Ready(frame) => {
+                if let Some(keep_alive) = &mut this.keep_alive {
+                    keep_alive.due = None;
+                }
+                Poll::Ready(frame)
+            }
+            Poll::Pending => {
+                let Some(keep_alive) = &mut this.keep_alive else {
+                    return Poll::Pending;
+                };
+                let every = keep_alive.every;
+                let due = keep_alive
+                    .due
+                    .get_or_insert_with(|| hyper::rt::Timer::sleep(&WatchdogTimer, every));
+                ready!(due.as_mut().poll(cx));
+                keep_alive.due = None;
+                let comment = bytes::Bytes::from_static(KEEP_ALIVE);
+                Poll::Ready(Some(Ok(http_body::Frame::data(comment))))
+            }
         }
-        frame
     }
 
     fn is_end_stream(&self) -> bool {
@@ -613,6 +670,14 @@ mod tests {
         }
     }
 
+    /// A call's event stream as the front door sends it, without keep-alive.
+    async fn sent(
+        response: http::Response<HttpBody>,
+        entered: Entered,
+    ) -> http::Response<HttpBody> {
+        Streams::default().send(response, Some(entered)).await
+    }
+
     fn post() -> http::Request<()> {
         http::Request::post("/mcp").body(()).unwrap()
     }
@@ -635,23 +700,23 @@ mod tests {
         let (_events, response) = event_stream();
         let entered = in_flight.enter(&post()).unwrap();
         assert!(entered.alone);
-        let answer = block_on(with_first_message(response, entered));
+        let answer = block_on(sent(response, entered));
         assert!(!in_flight.enter(&post()).unwrap().alone);
         drop(answer);
         assert!(in_flight.enter(&post()).unwrap().alone);
     }
 
     #[test]
-    fn only_a_calls_event_stream_is_held() {
+    fn only_an_event_stream_is_held_or_kept_alive() {
         let (_events, stream) = event_stream();
-        assert!(is_streamed_call(&stream));
+        assert!(is_event_stream(&stream));
         let mut refused = event_stream().1;
         *refused.status_mut() = http::StatusCode::NOT_FOUND;
-        assert!(!is_streamed_call(&refused));
-        assert!(!is_streamed_call(&json(http::StatusCode::OK, "{}")));
+        assert!(!is_event_stream(&refused));
+        assert!(!is_event_stream(&json(http::StatusCode::OK, "{}")));
         let mut untyped = event_stream().1;
         untyped.headers_mut().remove(http::header::CONTENT_TYPE);
-        assert!(!is_streamed_call(&untyped));
+        assert!(!is_event_stream(&untyped));
     }
 
     #[test]
@@ -682,7 +747,7 @@ mod tests {
             let answering = events.clone();
             tokio::spawn(async move { send(&answering, MESSAGE) });
             let entered = in_flight.enter(&post()).unwrap();
-            let mut body = with_first_message(response, entered).await.into_body();
+            let mut body = sent(response, entered).await.into_body();
             assert_eq!(
                 ready_now(&mut body),
                 (vec![PRIMING.into(), MESSAGE.into()], false)
@@ -710,7 +775,7 @@ mod tests {
             });
             let entered = in_flight.enter(&post()).unwrap();
             let started = std::time::Instant::now();
-            let mut body = with_first_message(response, entered).await.into_body();
+            let mut body = sent(response, entered).await.into_body();
             assert!(started.elapsed() < Duration::from_millis(200));
             assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
             let message = body.frame().await.unwrap().unwrap().into_data().unwrap();
@@ -727,7 +792,7 @@ mod tests {
             send(&events, PRIMING);
             drop(events);
             let entered = in_flight.enter(&post()).unwrap();
-            let mut body = with_first_message(response, entered).await.into_body();
+            let mut body = sent(response, entered).await.into_body();
             assert!(!body.is_end_stream());
             assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], true));
             assert!(body.is_end_stream());
@@ -742,12 +807,65 @@ mod tests {
         send(&events, PRIMING);
         let entered = in_flight.enter(&post()).unwrap();
         // Not a poll more than it takes: nothing is read ahead, and nothing lost.
-        let answer = with_first_message(response, entered)
-            .now_or_never()
-            .unwrap();
+        let answer = sent(response, entered).now_or_never().unwrap();
         let mut body = answer.into_body();
         assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
         send(&events, MESSAGE);
         assert_eq!(ready_now(&mut body), (vec![MESSAGE.into()], false));
+    }
+
+    #[test]
+    fn a_silent_stream_is_kept_alive_at_its_time_from_its_last_event() {
+        use futures::FutureExt as _;
+        block_on(async {
+            let every = Duration::from_millis(80);
+            let streams = Streams {
+                in_flight: InFlight::default(),
+                keep_alive: Some(every),
+            };
+            let (events, response) = event_stream();
+            send(&events, PRIMING);
+            // A `GET`'s stream: not held, nothing read ahead.
+            let mut body = streams
+                .send(response, None)
+                .now_or_never()
+                .unwrap()
+                .into_body();
+            assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
+            let silent = std::time::Instant::now();
+            let comment = body.frame().await.unwrap().unwrap().into_data().unwrap();
+            assert_eq!(comment, KEEP_ALIVE);
+            assert!(silent.elapsed() >= every, "{:?}", silent.elapsed());
+            // An event puts the next comment off until the stream is silent that long again.
+            assert!(body.frame().now_or_never().is_none());
+            tokio::time::sleep(every / 2).await;
+            send(&events, MESSAGE);
+            let event = body.frame().now_or_never().unwrap().unwrap().unwrap();
+            assert_eq!(event.into_data().unwrap(), MESSAGE.as_bytes());
+            let spoke = std::time::Instant::now();
+            let comment = body.frame().await.unwrap().unwrap().into_data().unwrap();
+            assert_eq!(comment, KEEP_ALIVE);
+            assert!(spoke.elapsed() >= every, "{:?}", spoke.elapsed());
+            // It ends with its stream.
+            drop(events);
+            assert!(body.frame().await.is_none());
+            assert!(body.is_end_stream());
+        });
+    }
+
+    #[test]
+    fn without_a_keep_alive_a_silent_stream_stays_silent() {
+        use futures::FutureExt as _;
+        block_on(async {
+            let (_events, response) = event_stream();
+            let streams = Streams::default();
+            let mut body = streams
+                .send(response, None)
+                .now_or_never()
+                .unwrap()
+                .into_body();
+            let waited = tokio::time::timeout(Duration::from_millis(100), body.frame()).await;
+            assert!(waited.is_err());
+        });
     }
 }

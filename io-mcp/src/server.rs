@@ -2109,6 +2109,12 @@ impl McpServer {
     /// - a request body still arriving after [`Self::with_header_read_timeout`]: `408`, and the
     ///   connection closed; rmcp says `500`.
     ///
+    /// While other calls are in flight, a call's event stream is written when its first message
+    /// is ready, head and message in one write (rmcp writes the head first, then the message:
+    /// a system call more a call); a call alone on the server gets its head at once. Event
+    /// streams are kept alive with rmcp's comment after rmcp's 15 s of silence, on this crate's
+    /// deadline thread rather than a Tokio timer each.
+    ///
     /// ```no_run
     /// # use agentio_mcp::McpServer;
     /// # use agentio_tools::{ToolError, ToolRegistry, tool};
@@ -2131,12 +2137,18 @@ impl McpServer {
         let auth = self.auth.clone();
         let header_read = self.header_read;
         let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));
-        let (service, sessions) = self.http_parts(Self::default_http_config());
+        let mut config = Self::default_http_config();
+        // Kept alive by the front door instead (see `crate::front`).
+        let keep_alive = config.sse_keep_alive.take();
+        let (service, sessions) = self.http_parts(config);
         let front = Arc::new(crate::auth::Front {
             auth,
             service,
             sessions,
-            in_flight: crate::front::InFlight::default(),
+            streams: crate::front::Streams {
+                in_flight: crate::front::InFlight::default(),
+                keep_alive,
+            },
         });
         let mut connections = hyper::server::conn::http1::Builder::new();
         connections
