@@ -19,18 +19,19 @@
 //!   connection closed; rmcp says `500` (it failed to read the body).
 //! - **A session's end** (`DELETE`) is `200` or `404` (see [`crate::sessions`]).
 //!
-//! A call answered as an event stream (a `POST` in a session) is written in one piece when the
-//! server is busy: rmcp's answer is a head and an event stream, and hyper writes the head as
-//! soon as it has it, before the tool has run, then the message when it is ready: two writes
-//! and two packets a call. When other calls are in flight, the head waits for the stream's
-//! first message (see [`first_message`]), and head, priming event and message go out in
-//! one write: a system call less a call, where the server's time is what limits (the load
-//! bench in the README: 1.2x to 1.3x the calls a second at 16 and 256 session clients). A call
-//! alone on the server gets its head at once, as rmcp sends it: with the server otherwise
-//! idle, the write costs it nothing another call needed, and it lets the client start reading
-//! (on a virtual machine it wakes the client's core while the tool runs, and a core woken
-//! after a shorter sleep wakes sooner: at one client, always holding the head answered 0.93x
-//! of rmcp's calls a second and this 0.95x, in the same run).
+//! A call answered as an event stream is written in one piece when the server is busy. rmcp's
+//! answer to a call (a `POST`, in a session or on the stateless revision) is a head and an
+//! event stream, and hyper writes what it has as soon as it has it: the head (and a session's
+//! priming event) before the tool has run, then the message, then, on the stateless revision,
+//! the stream's end: two or three writes and as many packets a call. When other calls are in
+//! flight, the answer waits until its stream has ended (see [`read_ahead`]), and goes out in
+//! one write: where the server's time is what limits, a system call or two less a call (the
+//! load bench in the README: 1.2x to 1.3x rmcp's calls a second at 16 and 256 session
+//! clients). A call alone on the server gets its head at once, as rmcp sends it: with the
+//! server otherwise idle, the write costs it nothing another call needed, and it lets the
+//! client start reading (on a virtual machine it wakes the client's core while the tool runs,
+//! and a core woken after a shorter sleep wakes sooner: at one session client, always holding
+//! the head answered 0.93x of rmcp's calls a second and this 0.95x, in the same run).
 //!
 //! Event streams are kept alive here, not by rmcp: a stream with nothing to send for rmcp's
 //! `sse_keep_alive` (15 s) sends the comment `:` as rmcp's would, so a proxy does not close a
@@ -262,9 +263,8 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    /// An event stream as the module's documentation says: a call's held for its first
-    /// message when other calls are in flight (`entered` is the call, `None` for a `GET`), then
-    /// kept alive.
+    /// An event stream as the module's documentation says: a call's read ahead when other
+    /// calls are in flight (`entered` is the call, `None` for a `GET`), then kept alive.
     async fn send(
         &self,
         response: http::Response<HttpBody>,
@@ -274,7 +274,7 @@ impl Streams {
         let mut ready = std::collections::VecDeque::new();
         let mut ended = false;
         if entered.as_ref().is_some_and(|entered| !entered.alone) {
-            ended = first_message(&mut body, &mut ready).await;
+            ended = read_ahead(&mut body, &mut ready).await;
         }
         let replay = Replay {
             ready,
@@ -286,11 +286,11 @@ impl Streams {
     }
 }
 
-/// Reads `body` into `ready` until its first JSON-RPC message is ready (or it ends: `true`),
-/// or until the runtime has nothing else to run (Tokio's `yield_now` wakes it then: a tool
-/// waiting on I/O or a timer, or running on another worker thread, does not hold its call's
-/// head back).
-async fn first_message(
+/// Reads `body` into `ready` until it ends (`true`: the call answered), or until the runtime
+/// has nothing else to run (Tokio's `yield_now` wakes it then: a tool waiting on I/O or a
+/// timer, or running on another worker thread, does not hold its call's head back; nor does a
+/// stream that stays open).
+async fn read_ahead(
     body: &mut HttpBody,
     ready: &mut std::collections::VecDeque<http_body::Frame<bytes::Bytes>>,
 ) -> bool {
@@ -298,13 +298,7 @@ async fn first_message(
     std::future::poll_fn(|cx| {
         loop {
             match http_body::Body::poll_frame(Pin::new(&mut *body), cx) {
-                Poll::Ready(Some(Ok(frame))) => {
-                    let message = frame.data_ref().is_some_and(|data| carries_message(data));
-                    ready.push_back(frame);
-                    if message {
-                        return Poll::Ready(false);
-                    }
-                }
+                Poll::Ready(Some(Ok(frame))) => ready.push_back(frame),
                 Poll::Ready(Some(Err(never))) => match never {},
                 Poll::Ready(None) => return Poll::Ready(true),
                 Poll::Pending => break,
@@ -313,23 +307,6 @@ async fn first_message(
         idle.as_mut().poll(cx).map(|()| false)
     })
     .await
-}
-
-/// Whether an event carries a message: a `data:` field with something in it (an event that
-/// only primes the client for resuming has an empty one).
-fn carries_message(event: &[u8]) -> bool {
-    let mut rest = event;
-    while !rest.is_empty() {
-        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-        if let Some(value) = rest[..end].strip_prefix(b"data:") {
-            let value = value.strip_prefix(b" ").unwrap_or(value);
-            if !value.is_empty() && value != b"\r" {
-                return true;
-            }
-        }
-        rest = &rest[(end + 1).min(rest.len())..];
-    }
-    false
 }
 
 /// An event stream's frames read ahead, then the rest of it, kept alive.
@@ -720,30 +697,31 @@ mod tests {
     }
 
     #[test]
-    fn an_event_with_data_carries_a_message_and_a_priming_event_does_not() {
-        assert!(carries_message(MESSAGE.as_bytes()));
-        assert!(carries_message(
-            b"id: 3\nevent: message\ndata:{\"jsonrpc\":\"2.0\"}\n\n"
-        ));
-        assert!(carries_message(b"data: x"));
-        assert!(!carries_message(PRIMING.as_bytes()));
-        assert!(!carries_message(b"data:\n\n"));
-        assert!(!carries_message(b"data: \r\nid: 1\r\n\r\n"));
-        assert!(!carries_message(b": keep-alive\n\n"));
-        assert!(!carries_message(b"id: 7\nretry: 3000\n\n"));
-        assert!(!carries_message(b""));
-        // A field named otherwise is not data.
-        assert!(!carries_message(b"xdata: {}\n\n"));
-    }
-
-    #[test]
-    fn a_busy_servers_call_is_answered_in_one_piece_when_its_message_is_ready() {
+    fn a_busy_servers_call_is_answered_in_one_piece_when_its_stream_ends() {
         block_on(async {
             let in_flight = InFlight::default();
             let _other = in_flight.enter(&post()).unwrap();
             let (events, response) = event_stream();
             send(&events, PRIMING);
-            // The call's answer, made by another task while the answer is held.
+            // The call's answer, made by another task while the answer is held; then its end.
+            tokio::spawn(async move { send(&events, MESSAGE) });
+            let entered = in_flight.enter(&post()).unwrap();
+            let mut body = sent(response, entered).await.into_body();
+            assert_eq!(
+                ready_now(&mut body),
+                (vec![PRIMING.into(), MESSAGE.into()], true)
+            );
+            assert!(body.is_end_stream());
+        });
+    }
+
+    #[test]
+    fn a_busy_servers_stream_that_stays_open_goes_out_with_what_it_has() {
+        block_on(async {
+            let in_flight = InFlight::default();
+            let _other = in_flight.enter(&post()).unwrap();
+            let (events, response) = event_stream();
+            send(&events, PRIMING);
             let answering = events.clone();
             tokio::spawn(async move { send(&answering, MESSAGE) });
             let entered = in_flight.enter(&post()).unwrap();
@@ -784,7 +762,7 @@ mod tests {
     }
 
     #[test]
-    fn a_held_stream_that_ends_without_a_message_ends_with_its_events() {
+    fn a_held_stream_ended_before_it_is_read_is_sent_whole() {
         block_on(async {
             let in_flight = InFlight::default();
             let _other = in_flight.enter(&post()).unwrap();

@@ -2109,9 +2109,9 @@ impl McpServer {
     /// - a request body still arriving after [`Self::with_header_read_timeout`]: `408`, and the
     ///   connection closed; rmcp says `500`.
     ///
-    /// While other calls are in flight, a call's event stream is written when its first message
-    /// is ready, head and message in one write (rmcp writes the head first, then the message:
-    /// a system call more a call); a call alone on the server gets its head at once. Event
+    /// While other calls are in flight, a call's event stream is written when it has ended, head,
+    /// message and end in one write (rmcp writes the head first, then the message: a system
+    /// call or two more a call); a call alone on the server gets its head at once. Event
     /// streams are kept alive with rmcp's comment after rmcp's 15 s of silence, on this crate's
     /// deadline thread rather than a Tokio timer each.
     ///
