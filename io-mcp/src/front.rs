@@ -655,6 +655,14 @@ mod tests {
         Streams::default().send(response, Some(entered)).await
     }
 
+    /// A call's event stream as a busy server (another call in flight) sends it.
+    async fn busy(response: http::Response<HttpBody>) -> HttpBody {
+        let in_flight = InFlight::default();
+        let _other = in_flight.enter(&post()).unwrap();
+        let entered = in_flight.enter(&post()).unwrap();
+        sent(response, entered).await.into_body()
+    }
+
     fn post() -> http::Request<()> {
         http::Request::post("/mcp").body(()).unwrap()
     }
@@ -699,14 +707,11 @@ mod tests {
     #[test]
     fn a_busy_servers_call_is_answered_in_one_piece_when_its_stream_ends() {
         block_on(async {
-            let in_flight = InFlight::default();
-            let _other = in_flight.enter(&post()).unwrap();
             let (events, response) = event_stream();
             send(&events, PRIMING);
             // The call's answer, made by another task while the answer is held; then its end.
             tokio::spawn(async move { send(&events, MESSAGE) });
-            let entered = in_flight.enter(&post()).unwrap();
-            let mut body = sent(response, entered).await.into_body();
+            let mut body = busy(response).await;
             assert_eq!(
                 ready_now(&mut body),
                 (vec![PRIMING.into(), MESSAGE.into()], true)
@@ -718,14 +723,11 @@ mod tests {
     #[test]
     fn a_busy_servers_stream_that_stays_open_goes_out_with_what_it_has() {
         block_on(async {
-            let in_flight = InFlight::default();
-            let _other = in_flight.enter(&post()).unwrap();
             let (events, response) = event_stream();
             send(&events, PRIMING);
             let answering = events.clone();
             tokio::spawn(async move { send(&answering, MESSAGE) });
-            let entered = in_flight.enter(&post()).unwrap();
-            let mut body = sent(response, entered).await.into_body();
+            let mut body = busy(response).await;
             assert_eq!(
                 ready_now(&mut body),
                 (vec![PRIMING.into(), MESSAGE.into()], false)
@@ -741,8 +743,6 @@ mod tests {
     #[test]
     fn a_held_answer_goes_out_once_the_server_has_nothing_else_to_run() {
         block_on(async {
-            let in_flight = InFlight::default();
-            let _other = in_flight.enter(&post()).unwrap();
             let (events, response) = event_stream();
             send(&events, PRIMING);
             // The tool waits on a timer: its answer is not ready once the runtime is idle.
@@ -751,9 +751,8 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 send(&answering, MESSAGE);
             });
-            let entered = in_flight.enter(&post()).unwrap();
             let started = std::time::Instant::now();
-            let mut body = sent(response, entered).await.into_body();
+            let mut body = busy(response).await;
             assert!(started.elapsed() < Duration::from_millis(200));
             assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
             let message = body.frame().await.unwrap().unwrap().into_data().unwrap();
@@ -764,13 +763,10 @@ mod tests {
     #[test]
     fn a_held_stream_ended_before_it_is_read_is_sent_whole() {
         block_on(async {
-            let in_flight = InFlight::default();
-            let _other = in_flight.enter(&post()).unwrap();
             let (events, response) = event_stream();
             send(&events, PRIMING);
             drop(events);
-            let entered = in_flight.enter(&post()).unwrap();
-            let mut body = sent(response, entered).await.into_body();
+            let mut body = busy(response).await;
             assert!(!body.is_end_stream());
             assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], true));
             assert!(body.is_end_stream());
