@@ -252,7 +252,7 @@ fn is_event_stream(response: &http::Response<HttpBody>) -> bool {
 }
 
 /// How [`McpServer::serve_http`](crate::McpServer::serve_http) sends event streams: the calls
-/// in flight (whether a call's head waits for its message), and the keep-alive.
+/// in flight (whether a call waits for its stream to end), and the keep-alive.
 #[derive(Debug, Default)]
 pub(crate) struct Streams {
     pub(crate) in_flight: InFlight,
