@@ -24,7 +24,8 @@
 //! event stream, and hyper writes what it has as soon as it has it: the head (and a session's
 //! priming event) before the tool has run, then the message, then, on the stateless revision,
 //! the stream's end: two or three writes and as many packets a call. When other calls are in
-//! flight, the answer waits until its stream has ended (see [`read_ahead`]), and goes out in
+//! flight, the answer waits until its stream has ended (see [`read_ahead`]; at most
+//! [`READ_AHEAD_MAX`] of it), and goes out in
 //! one write: where the server's time is what limits, a system call or two less a call (the
 //! load bench in the README: 1.2x to 1.3x rmcp's calls a second at 16 and 256 session
 //! clients). A call alone on the server gets its head at once, as rmcp sends it: with the
@@ -286,23 +287,41 @@ impl Streams {
     }
 }
 
-/// Reads `body` into `ready` until it ends (`true`: the call answered), or until the runtime
-/// has nothing else to run (Tokio's `yield_now` wakes it then: a tool waiting on I/O or a
-/// timer, or running on another worker thread, does not hold its call's head back; nor does a
-/// stream that stays open).
+/// The most of a held answer read ahead: past it, the answer goes out with what it has (rmcp
+/// bounds a call's stream, so a tool sending faster than its client reads waits; reading
+/// ahead without a bound would lift that).
+const READ_AHEAD_MAX: usize = 64 * 1024;
+
+/// Reads `body` into `ready` until it ends (`true`: the call answered), until
+/// [`READ_AHEAD_MAX`] bytes are read, or until the runtime has nothing else to run (Tokio's
+/// `yield_now` wakes it then: a tool waiting on I/O or a timer, or running on another worker
+/// thread, does not hold its call's head back; nor does a stream that stays open).
 async fn read_ahead(
     body: &mut HttpBody,
     ready: &mut std::collections::VecDeque<http_body::Frame<bytes::Bytes>>,
 ) -> bool {
     let mut idle = std::pin::pin!(tokio::task::yield_now());
+    let mut read = 0;
     std::future::poll_fn(|cx| {
+        let mut moved = false;
         loop {
             match http_body::Body::poll_frame(Pin::new(&mut *body), cx) {
-                Poll::Ready(Some(Ok(frame))) => ready.push_back(frame),
+                Poll::Ready(Some(Ok(frame))) => {
+                    read += frame.data_ref().map_or(0, bytes::Bytes::len);
+                    ready.push_back(frame);
+                    if read >= READ_AHEAD_MAX {
+                        return Poll::Ready(false);
+                    }
+                    moved = true;
+                }
                 Poll::Ready(Some(Err(never))) => match never {},
                 Poll::Ready(None) => return Poll::Ready(true),
                 Poll::Pending => break,
             }
+        }
+        // Woken by the stream, not by the runtime's idleness: wait for that afresh.
+        if moved {
+            idle.set(tokio::task::yield_now());
         }
         idle.as_mut().poll(cx).map(|()| false)
     })
@@ -721,6 +740,34 @@ mod tests {
     }
 
     #[test]
+    fn a_busy_servers_call_is_held_while_its_stream_moves() {
+        block_on(async {
+            let (events, response) = event_stream();
+            send(&events, PRIMING);
+            // The connection's task holds the answer; a notification comes, then, from another
+            // task, the answer and the stream's end: the runtime is never idle in between.
+            let answered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let seen = answered.clone();
+            let held = tokio::spawn(async move {
+                let body = busy(response).await;
+                (body, seen.load(std::sync::atomic::Ordering::Relaxed))
+            });
+            tokio::spawn(async move {
+                send(&events, "data: {\"method\":\"notifications/progress\"}\n\n");
+                tokio::spawn(async move {
+                    send(&events, MESSAGE);
+                    answered.store(true, std::sync::atomic::Ordering::Relaxed);
+                });
+            });
+            let (mut body, after_the_answer) = held.await.unwrap();
+            assert!(after_the_answer, "sent before its stream ended");
+            let (frames, ended) = ready_now(&mut body);
+            assert_eq!(frames.len(), 3, "{frames:?}");
+            assert!(ended);
+        });
+    }
+
+    #[test]
     fn a_busy_servers_stream_that_stays_open_goes_out_with_what_it_has() {
         block_on(async {
             let (events, response) = event_stream();
@@ -737,6 +784,46 @@ mod tests {
             drop(events);
             assert_eq!(ready_now(&mut body), (vec!["data: {}\n\n".into()], true));
             assert!(body.is_end_stream());
+        });
+    }
+
+    #[test]
+    fn a_held_answer_reads_ahead_no_more_than_its_bound() {
+        use futures::SinkExt as _;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        block_on(async {
+            // A call's stream bounded as rmcp bounds it, and a tool sending notifications of
+            // 1 KiB one after another, faster than its client reads them.
+            let (mut events, stream) = futures::channel::mpsc::channel(4);
+            let mut response = event_stream().1;
+            *response.body_mut() = http_body_util::StreamBody::new(stream).boxed();
+            let notification = bytes::Bytes::from(format!("data: {}\n\n", "x".repeat(1016)));
+            let sent = std::sync::Arc::new(AtomicUsize::new(0));
+            let counted = sent.clone();
+            tokio::spawn(async move {
+                for _ in 0..200 {
+                    let frame = http_body::Frame::data(notification.clone());
+                    events
+                        .send(Ok::<_, std::convert::Infallible>(frame))
+                        .await
+                        .unwrap();
+                    counted.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            let mut body = busy(response).await;
+            // Sent out once the bound is read: the tool is still waiting on its stream.
+            let when_sent = sent.load(Ordering::Relaxed);
+            assert!(
+                when_sent < 100,
+                "{when_sent} sent before the answer went out"
+            );
+            // Nothing is lost: the rest follows.
+            let mut frames = 0;
+            while let Some(frame) = body.frame().await {
+                assert_eq!(frame.unwrap().into_data().unwrap().len(), 1024);
+                frames += 1;
+            }
+            assert_eq!(frames, 200);
         });
     }
 
