@@ -25,10 +25,9 @@
 //! priming event) before the tool has run, then the message, then, on the stateless revision,
 //! the stream's end: two or three writes and as many packets a call. When other calls are in
 //! flight, the answer waits until its stream has ended (see [`read_ahead`]; at most
-//! [`READ_AHEAD_MAX`] of it), and goes out in
-//! one write: where the server's time is what limits, a system call or two less a call (the
-//! load bench in the README: 1.2x to 1.3x rmcp's calls a second at 16 and 256 session
-//! clients). A call alone on the server gets its head at once, as rmcp sends it: with the
+//! [`READ_AHEAD_MAX`] of it), and goes out in one write: where the server's time is what
+//! limits, a system call or two less a call (the load bench in the README: 1.2x to 1.3x rmcp's
+//! calls a second at 16 and 256 session clients). A call alone on the server gets its head at once, as rmcp sends it: with the
 //! server otherwise idle, the write costs it nothing another call needed, and it lets the
 //! client start reading (on a virtual machine it wakes the client's core while the tool runs,
 //! and a core woken after a shorter sleep wakes sooner: at one session client, always holding
@@ -252,18 +251,59 @@ fn is_event_stream(response: &http::Response<HttpBody>) -> bool {
             .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"))
 }
 
+/// The calls (`POST`s) a server is answering: from their request to the end of their answer.
+#[derive(Debug, Default)]
+struct InFlight(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl InFlight {
+    /// `request` counted, when it is a call (a `POST`; a `GET` opens a stream that may stay
+    /// open for the session's life, and a `DELETE` ends one).
+    fn enter<B>(&self, request: &http::Request<B>) -> Option<Entered> {
+        if request.method() != http::Method::POST {
+            return None;
+        }
+        let before = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(Entered {
+            count: self.0.clone(),
+            alone: before == 0,
+        })
+    }
+}
+
+/// A call counted in [`InFlight`] until this is dropped.
+struct Entered {
+    count: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// No other call was in flight when this one came.
+    alone: bool,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.count
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// How [`McpServer::serve_http`](crate::McpServer::serve_http) sends event streams: the calls
 /// in flight (whether a call waits for its stream to end), and the keep-alive.
 #[derive(Debug, Default)]
 pub(crate) struct Streams {
-    pub(crate) in_flight: InFlight,
+    in_flight: InFlight,
     /// A comment (`:`) sent on a stream silent this long: rmcp's `sse_keep_alive`, on the
     /// watchdog's deadlines (rmcp's own is a Tokio timer, a system call a call: see the
     /// module's documentation).
-    pub(crate) keep_alive: Option<Duration>,
+    keep_alive: Option<Duration>,
 }
 
 impl Streams {
+    /// No call in flight yet; streams kept alive every `keep_alive`.
+    pub(crate) fn new(keep_alive: Option<Duration>) -> Self {
+        Streams {
+            in_flight: InFlight::default(),
+            keep_alive,
+        }
+    }
+
     /// An event stream as the module's documentation says: a call's read ahead when other
     /// calls are in flight (`entered` is the call, `None` for a `GET`), then kept alive.
     async fn send(
@@ -273,10 +313,10 @@ impl Streams {
     ) -> http::Response<HttpBody> {
         let (parts, mut body) = response.into_parts();
         let mut ready = std::collections::VecDeque::new();
-        let mut ended = false;
-        if entered.as_ref().is_some_and(|entered| !entered.alone) {
-            ended = read_ahead(&mut body, &mut ready).await;
-        }
+        let ended = match &entered {
+            Some(entered) if !entered.alone => read_ahead(&mut body, &mut ready).await,
+            _ => false,
+        };
         let replay = Replay {
             ready,
             rest: (!ended).then_some(body),
@@ -346,39 +386,6 @@ struct KeepAlive {
 
 /// The keep-alive comment (rmcp's).
 const KEEP_ALIVE: &[u8] = b":\n\n";
-
-/// The calls (`POST`s) a server is answering: from their request to the end of their answer.
-#[derive(Debug, Default)]
-pub(crate) struct InFlight(std::sync::Arc<std::sync::atomic::AtomicUsize>);
-
-impl InFlight {
-    /// `request` counted, when it is a call (a `POST`; a `GET` opens a stream that may stay
-    /// open for the session's life, and a `DELETE` ends one).
-    fn enter<B>(&self, request: &http::Request<B>) -> Option<Entered> {
-        if request.method() != http::Method::POST {
-            return None;
-        }
-        let before = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some(Entered {
-            count: self.0.clone(),
-            alone: before == 0,
-        })
-    }
-}
-
-/// A call counted in [`InFlight`] until this is dropped.
-struct Entered {
-    count: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    /// No other call was in flight when this one came.
-    alone: bool,
-}
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        self.count
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
 
 impl http_body::Body for Replay {
     type Data = bytes::Bytes;
@@ -644,6 +651,13 @@ mod tests {
         (events, response)
     }
 
+    /// A call's stream with its session's priming event sent.
+    fn primed() -> (Events, http::Response<HttpBody>) {
+        let (events, response) = event_stream();
+        send(&events, PRIMING);
+        (events, response)
+    }
+
     fn send(events: &Events, event: &'static str) {
         let frame = http_body::Frame::data(bytes::Bytes::from_static(event.as_bytes()));
         events.unbounded_send(Ok(frame)).unwrap();
@@ -726,8 +740,7 @@ mod tests {
     #[test]
     fn a_busy_servers_call_is_answered_in_one_piece_when_its_stream_ends() {
         block_on(async {
-            let (events, response) = event_stream();
-            send(&events, PRIMING);
+            let (events, response) = primed();
             // The call's answer, made by another task while the answer is held; then its end.
             tokio::spawn(async move { send(&events, MESSAGE) });
             let mut body = busy(response).await;
@@ -742,8 +755,7 @@ mod tests {
     #[test]
     fn a_busy_servers_call_is_held_while_its_stream_moves() {
         block_on(async {
-            let (events, response) = event_stream();
-            send(&events, PRIMING);
+            let (events, response) = primed();
             // The connection's task holds the answer; a notification comes, then, from another
             // task, the answer and the stream's end: the runtime is never idle in between.
             let answered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -770,8 +782,7 @@ mod tests {
     #[test]
     fn a_busy_servers_stream_that_stays_open_goes_out_with_what_it_has() {
         block_on(async {
-            let (events, response) = event_stream();
-            send(&events, PRIMING);
+            let (events, response) = primed();
             let answering = events.clone();
             tokio::spawn(async move { send(&answering, MESSAGE) });
             let mut body = busy(response).await;
@@ -832,8 +843,7 @@ mod tests {
     #[test]
     fn a_held_answer_goes_out_once_the_server_has_nothing_else_to_run() {
         block_on(async {
-            let (events, response) = event_stream();
-            send(&events, PRIMING);
+            let (events, response) = primed();
             // The tool waits on a timer: its answer is not ready once the runtime is idle.
             let answering = events.clone();
             tokio::spawn(async move {
@@ -852,8 +862,7 @@ mod tests {
     #[test]
     fn a_held_stream_ended_before_it_is_read_is_sent_whole() {
         block_on(async {
-            let (events, response) = event_stream();
-            send(&events, PRIMING);
+            let (events, response) = primed();
             drop(events);
             let mut body = busy(response).await;
             assert!(!body.is_end_stream());
@@ -866,8 +875,7 @@ mod tests {
     fn a_call_alone_on_the_server_gets_its_head_at_once() {
         use futures::FutureExt as _;
         let in_flight = InFlight::default();
-        let (events, response) = event_stream();
-        send(&events, PRIMING);
+        let (events, response) = primed();
         let entered = in_flight.enter(&post()).unwrap();
         // Not a poll more than it takes: nothing is read ahead, and nothing lost.
         let answer = sent(response, entered).now_or_never().unwrap();
@@ -882,12 +890,8 @@ mod tests {
         use futures::FutureExt as _;
         block_on(async {
             let every = Duration::from_millis(80);
-            let streams = Streams {
-                in_flight: InFlight::default(),
-                keep_alive: Some(every),
-            };
-            let (events, response) = event_stream();
-            send(&events, PRIMING);
+            let streams = Streams::new(Some(every));
+            let (events, response) = primed();
             // A `GET`'s stream: not held, nothing read ahead.
             let mut body = streams
                 .send(response, None)

@@ -2145,10 +2145,7 @@ impl McpServer {
             auth,
             service,
             sessions,
-            streams: crate::front::Streams {
-                in_flight: crate::front::InFlight::default(),
-                keep_alive,
-            },
+            streams: crate::front::Streams::new(keep_alive),
         });
         let mut connections = hyper::server::conn::http1::Builder::new();
         connections
