@@ -18,6 +18,9 @@
 //!   when the server starts reading it ([`TimedBody`]) is `408 Request Timeout`, and the
 //!   connection closed; rmcp says `500` (it failed to read the body).
 //! - **A session's end** (`DELETE`) is `200` or `404` (see [`crate::sessions`]).
+//! - **A JSON-RPC refusal quoting what the client sent** (rmcp's `400`s for a 2026-07-28
+//!   request whose headers or `_meta` do not match, which quote the value whole) has each of
+//!   its texts cut to [`ECHO_MAX`] bytes, as this server's own errors quote a client.
 //!
 //! A call answered as an event stream is written in one piece when the server is busy. rmcp's
 //! answer to a call (a `POST`, in a session or on the stateless revision) is a head and an
@@ -204,6 +207,9 @@ where
         if response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
             return unread_body(response).await;
         }
+        if response.status() == http::StatusCode::BAD_REQUEST && is_json(&response) {
+            return clipped(response).await;
+        }
         if response.status() == http::StatusCode::INTERNAL_SERVER_ERROR {
             response = late_body(response).await;
         }
@@ -249,6 +255,14 @@ fn is_event_stream(response: &http::Response<HttpBody>) -> bool {
             .headers()
             .get(http::header::CONTENT_TYPE)
             .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// Whether `response`'s body is JSON (rmcp's JSON-RPC answers; its other refusals are text).
+fn is_json(response: &http::Response<HttpBody>) -> bool {
+    response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"))
 }
 
 /// The calls (`POST`s) a server is answering: from their request to the end of their answer.
@@ -457,6 +471,40 @@ async fn unread_body(response: http::Response<HttpBody>) -> http::Response<HttpB
     json(http::StatusCode::BAD_REQUEST, body)
 }
 
+/// The most of a client's text an error echoes back: [`clipped`].
+const ECHO_MAX: usize = 512;
+
+/// rmcp's JSON-RPC refusals (`400`: a 2026-07-28 request whose headers or `_meta` do not
+/// match or are not supported) quote the value they refuse, whole: a protocol version of 20 KB
+/// came back as a 20 KB message. Restated with every text in the error cut to [`ECHO_MAX`]
+/// bytes (ending in `…`), as this server's own errors quote what a client sent; an answer that
+/// short already, or that is not JSON, is passed on as it is.
+async fn clipped(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
+    let (mut parts, body) = response.into_parts();
+    let body = whole(body).await;
+    if body.len() <= ECHO_MAX {
+        return http::Response::from_parts(parts, full(body));
+    }
+    let Ok(mut message) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return http::Response::from_parts(parts, full(body));
+    };
+    // rmcp's error: a message and its data, a few levels deep; walked without recursion all
+    // the same.
+    let mut stack = vec![&mut message];
+    while let Some(value) = stack.pop() {
+        match value {
+            serde_json::Value::String(text) => agentio_core::limits::clip(text, ECHO_MAX),
+            serde_json::Value::Array(items) => stack.extend(items),
+            serde_json::Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+    // Serializing a value read from JSON cannot fail.
+    let body = serde_json::to_vec(&message).unwrap_or_default();
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    http::Response::from_parts(parts, full(body.into()))
+}
+
 /// rmcp's `500`: restated as `408 Request Timeout` (the connection closed) when it is rmcp's
 /// answer to a [`TimedBody`] that did not arrive in time, kept as it is otherwise.
 async fn late_body(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
@@ -549,6 +597,52 @@ mod tests {
         block_on(sleep);
         assert!(Instant::now() >= at);
         assert!(started.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
+    fn rmcps_json_refusals_echo_a_clients_text_cut_to_a_bound_and_the_rest_as_said() {
+        block_on(async {
+            let long = "9".repeat(20_000);
+            let said = serde_json::json!({
+                "jsonrpc": "2.0", "id": 5,
+                "error": {
+                    "code": -32020,
+                    "message": format!("MCP-Protocol-Version header (2026-07-28) does not match request _meta protocolVersion ({long})"),
+                    "data": { "requested": long, "supported": ["2025-11-25", "2026-07-28"], "n": 1 },
+                },
+            });
+            let (status, body) =
+                answered(clipped(json(http::StatusCode::BAD_REQUEST, said.to_string())).await)
+                    .await;
+            assert_eq!(status, http::StatusCode::BAD_REQUEST);
+            let restated: serde_json::Value = serde_json::from_str(&body).unwrap();
+            let message = restated["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with("MCP-Protocol-Version header (2026-07-28) does not match request _meta protocolVersion (999"), "{message}");
+            assert!(
+                message.ends_with('…') && message.len() == ECHO_MAX + '…'.len_utf8(),
+                "{message}"
+            );
+            let requested = restated["error"]["data"]["requested"].as_str().unwrap();
+            assert_eq!(requested, format!("{}…", &long[..ECHO_MAX]));
+            // Everything else as rmcp said it.
+            assert_eq!(restated["id"], 5);
+            assert_eq!(restated["error"]["code"], -32020);
+            assert_eq!(
+                restated["error"]["data"]["supported"],
+                said["error"]["data"]["supported"]
+            );
+            assert_eq!(restated["error"]["data"]["n"], 1);
+            // Short, or not JSON: byte for byte as said.
+            let short = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"missing required Mcp-Method header"}}"#;
+            let not_json = format!("Bad Request: {long}");
+            for kept in [short.to_owned(), not_json] {
+                let answer = clipped(json(http::StatusCode::BAD_REQUEST, kept.clone())).await;
+                assert_eq!(
+                    answered(answer).await,
+                    (http::StatusCode::BAD_REQUEST, kept)
+                );
+            }
+        });
     }
 
     #[test]
