@@ -532,3 +532,333 @@ fn sha_of(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+// --- MCP over streamable HTTP ----------------------------------------------------------------
+
+const MCP_TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b":",
+    b",",
+    b"\"",
+    b"null",
+    b"-1",
+    b"1e308",
+    b"18446744073709551616",
+    b"\"\\u0000\"",
+    b"\"\\ud800\"",
+    b"\xff",
+    b"[[[[[[[[",
+    b"\"jsonrpc\":\"2.0\",",
+    b"\"id\":",
+    b"\"method\":",
+    b"\"params\":",
+    b"\"result\":{}",
+    b"\"error\":{\"code\":1,\"message\":\"m\"}",
+    b"\"initialize\"",
+    b"\"ping\"",
+    b"\"tools/list\"",
+    b"\"tools/call\"",
+    b"\"resources/list\"",
+    b"\"prompts/list\"",
+    b"\"logging/setLevel\"",
+    b"\"completion/complete\"",
+    b"\"tasks/get\"",
+    b"\"tasks/result\"",
+    b"\"tasks/cancel\"",
+    b"\"notifications/initialized\"",
+    b"\"notifications/cancelled\"",
+    b"\"fixture.add\"",
+    b"\"fixture.record\"",
+    b"\"fixture.refuse\"",
+    b"\"fixture.count\"",
+    b"\"arguments\":",
+    b"\"_meta\":",
+    b"\"progressToken\":",
+    b"\"cursor\":",
+    b"\"requestState\":",
+    b"\"inputResponses\":",
+    b"\"task\":{\"ttl\":1}",
+    b"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"",
+    b"\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{},\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}",
+    b"\"io.modelcontextprotocol/clientInfo\":{\"name\":\"f\",\"version\":\"1\"}",
+    b"\"rs1.AAAA.BBBB\"",
+];
+
+/// One request to the server at `addr` over a fresh connection, its answer read until it is
+/// whole (by its length, its last chunk, or the connection's end): the status, the head and the
+/// body (de-chunked). A `100 Continue` before it is skipped.
+async fn mcp_exchange(
+    addr: std::net::SocketAddr,
+    head: &str,
+    body: &[u8],
+) -> (u16, String, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("{head}Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    request.extend_from_slice(body);
+    // The server may answer (and close) before it has read all of a refused request.
+    let _ = stream.write_all(&request).await;
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        let read = stream.read(&mut buffer).await.unwrap_or(0);
+        answer.extend_from_slice(&buffer[..read]);
+        if let Some(whole) = whole_answer(&answer, read == 0) {
+            return whole;
+        }
+        assert!(
+            read > 0,
+            "the connection closed mid-answer: {:?}",
+            String::from_utf8_lossy(&answer)
+        );
+    }
+}
+
+/// The answer in `bytes` once it is whole (`ended`: the connection closed): its status, head
+/// and body.
+fn whole_answer(bytes: &[u8], ended: bool) -> Option<(u16, String, Vec<u8>)> {
+    let end = bytes.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8(bytes[..end].to_vec()).expect("a head in ASCII");
+    let status: u16 = head[9..12].parse().expect("a status line");
+    let rest = &bytes[end + 4..];
+    if status == 100 {
+        return whole_answer(rest, ended);
+    }
+    let lower = head.to_ascii_lowercase();
+    if lower.contains("transfer-encoding: chunked") {
+        let mut body = Vec::new();
+        let mut rest = rest;
+        loop {
+            let line = rest.windows(2).position(|w| w == b"\r\n")?;
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..line]).unwrap(), 16)
+                .expect("a chunk size in hex");
+            rest = &rest[line + 2..];
+            if size == 0 {
+                return Some((status, head, body));
+            }
+            if rest.len() < size + 2 {
+                return None;
+            }
+            body.extend_from_slice(&rest[..size]);
+            rest = &rest[size + 2..];
+        }
+    }
+    let length = lower
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .map(|n| n.trim().parse::<usize>().expect("a length"));
+    match length {
+        Some(length) if rest.len() >= length => Some((status, head, rest[..length].to_vec())),
+        Some(_) => None,
+        None => ended.then(|| (status, head, rest.to_vec())),
+    }
+}
+
+/// A JSON-RPC message the server sent: 2.0, and a result or an error whose message is bounded.
+fn check_server_message(message: &Value, sent: usize) {
+    assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    if let Some(error) = message.get("error") {
+        assert!(error["code"].is_i64(), "an error without a code: {message}");
+        let text = error["message"].as_str().expect("an error's message");
+        assert!(
+            text.len() <= 16 * 1024,
+            "a {}-byte error message",
+            text.len()
+        );
+    } else {
+        assert!(
+            message.get("result").is_some() || message.get("method").is_some(),
+            "neither a result, an error, nor a request: {message}"
+        );
+    }
+    // What the server says about a request is bounded by the request, not grown from it.
+    let said = message.to_string().len();
+    assert!(
+        said <= 2 * sent + 64 * 1024,
+        "{said} bytes said about {sent} bytes"
+    );
+}
+
+/// Bodies posted to `McpServer::serve_http` as a client would post them (in a session on
+/// 2025-11-25, outside one, and stateless on 2026-07-28; the first byte picks, see `head`):
+/// every answer is a status below 500; a `400` is a JSON-RPC error without an `id`; an event
+/// stream or a JSON answer carries JSON-RPC messages only, each bounded; and the server, and
+/// the session, go on serving.
+#[test]
+fn mcp_http() {
+    let runtime = crate::mcp_common::runtime();
+    let mut registry = ToolRegistry::new();
+    // The fixture's tools, but not `fixture.work` (it works as long as it is asked: 200 s).
+    registry
+        .register(agentio_tests::mcp_fixture::AddTool)
+        .unwrap();
+    registry
+        .register(agentio_tests::mcp_fixture::RecordTool)
+        .unwrap();
+    registry
+        .register(agentio_tests::mcp_fixture::RefuseTool)
+        .unwrap();
+    registry
+        .register(agentio_tests::mcp_fixture::CountTool)
+        .unwrap();
+    let server = agentio_mcp::McpServer::new(registry).unwrap();
+    let (addr, serving) = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        (addr, tokio::spawn(server.serve_http(listener)))
+    });
+    let head = |session: Option<&str>, version: &str| {
+        let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {version}\r\nConnection: close\r\n"
+        )
+    };
+    let open_session = || {
+        runtime.block_on(async {
+        let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#;
+        let (status, head_of, _) =
+            mcp_exchange(addr, &head(None, "2025-11-25"), initialize).await;
+        assert_eq!(status, 200, "{head_of}");
+        let session = head_of
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_owned())
+            })
+            .expect("a session id");
+        let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, _, _) =
+            mcp_exchange(addr, &head(Some(&session), "2025-11-25"), initialized).await;
+        assert_eq!(status, 202);
+        session
+    })
+    };
+    // A body can `initialize` the session again (rmcp answers it, and takes the client's new
+    // capabilities: with elicitation declared, a gated call then waits for an answer this
+    // client never gives); the next body gets a session of its own.
+    let session = std::sync::Mutex::new(open_session());
+    let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    fuzz(
+        Target {
+            name: "mcp_http",
+            dictionary: MCP_TOKENS,
+            max_len: 64 * 1024,
+        },
+        |bytes| {
+            let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
+            if bytes.windows(10).any(|w| w == b"initialize") {
+                *session = open_session();
+            }
+            let (request_head, body) = match bytes.split_first() {
+                Some((b'S', body)) => (head(Some(&session), "2025-11-25"), body),
+                Some((b'N', body)) => (head(None, "2025-11-25"), body),
+                Some((b'H', rest)) => {
+                    // A header line of the input's own, then the body.
+                    let at = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                    let line = String::from_utf8_lossy(&rest[..at]).replace('\r', "");
+                    let mut head = head(Some(&session), "2025-11-25");
+                    head.push_str(&line);
+                    head.push_str("\r\n");
+                    (head, rest.get(at + 1..).unwrap_or_default())
+                }
+                Some((b'L', body)) => {
+                    // The SEP-2243 headers a client derives from the body, where it has them.
+                    let message: Value = serde_json::from_slice(body).unwrap_or_default();
+                    let safe = |v: &Value| {
+                        v.as_str()
+                            .filter(|s| s.bytes().all(|b| b.is_ascii_graphic()))
+                            .map(str::to_owned)
+                    };
+                    let mut head = head(None, "2026-07-28");
+                    if let Some(method) = safe(&message["method"]) {
+                        head.push_str(&format!("Mcp-Method: {method}\r\n"));
+                    }
+                    if let Some(name) = safe(&message["params"]["name"]) {
+                        head.push_str(&format!("Mcp-Name: {name}\r\n"));
+                    }
+                    (head, body)
+                }
+                _ => (head(Some(&session), "2025-11-25"), bytes),
+            };
+            let (status, answer_head, answer) = runtime.block_on(async {
+                tokio::time::timeout(
+                    std::time::Duration::from_secs(8),
+                    mcp_exchange(addr, &request_head, body),
+                )
+                .await
+                .expect("an answer within 8 s")
+            });
+            assert!(status < 500, "{status}: {answer_head}");
+            let content_type = answer_head
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-type")
+                        .then(|| value.trim().to_owned())
+                })
+                .unwrap_or_default();
+            if content_type.starts_with("application/json") {
+                let message: Value = serde_json::from_slice(&answer).unwrap_or_else(|e| {
+                    panic!(
+                        "{status}: not JSON ({e}): {}",
+                        String::from_utf8_lossy(&answer)
+                    )
+                });
+                check_server_message(&message, body.len());
+                if status != 200 && status != 202 {
+                    // A refusal is a JSON-RPC error: for a body that is not a message, without
+                    // an `id` (none could be read); for a request (2026-07-28's headers, its
+                    // `_meta`, an unknown method: `404`), answering its `id`.
+                    let code = message["error"]["code"].as_i64();
+                    assert!(code.is_some(), "{status}: {message}");
+                    let notification = serde_json::from_slice::<Value>(body)
+                        .is_ok_and(|sent| sent.get("method").is_some() && sent.get("id").is_none());
+                    if message.get("id").is_none() && !notification {
+                        assert!(matches!(code, Some(-32700 | -32600)), "{message}");
+                    }
+                    // What it quotes of the request is cut short.
+                    let said = message["error"]["message"].as_str().unwrap_or_default();
+                    assert!(said.len() <= 2048, "a {}-byte refusal", said.len());
+                    let data = message["error"]
+                        .get("data")
+                        .map_or(0, |d| d.to_string().len());
+                    assert!(data <= 8192, "a refusal with {data} bytes of data");
+                }
+            } else if content_type.starts_with("text/event-stream") {
+                let text = std::str::from_utf8(&answer).expect("an event stream in UTF-8");
+                for data in text.lines().filter_map(|l| l.strip_prefix("data:")) {
+                    let data = data.trim();
+                    if !data.is_empty() {
+                        let message: Value = serde_json::from_str(data)
+                            .unwrap_or_else(|e| panic!("an event that is not JSON ({e}): {data}"));
+                        check_server_message(&message, body.len());
+                    }
+                }
+            } else {
+                // rmcp's refusals in a line of text: a request its session does not hold
+                // (`400` without a session, `404` for one it does not have), an `Origin` or
+                // `Host` it does not serve, a body past its bound, a type it does not take.
+                // Nothing else is answered without a message.
+                assert!(
+                    matches!(status, 202 | 400 | 403 | 404 | 406 | 413 | 415),
+                    "{status}: {answer_head}"
+                );
+                assert!(answer.len() <= 1024, "{status}: {} bytes", answer.len());
+            }
+        },
+    );
+    // The server and the session go on.
+    let session = session.into_inner().unwrap_or_else(|e| e.into_inner());
+    runtime.block_on(async {
+        let (status, _, answer) =
+            mcp_exchange(addr, &head(Some(&session), "2025-11-25"), list).await;
+        assert_eq!(status, 200);
+        assert!(String::from_utf8_lossy(&answer).contains("fixture.add"));
+        assert!(!serving.is_finished());
+        serving.abort();
+    });
+}
