@@ -323,6 +323,12 @@ impl McpClient {
     ///
     /// A question the handler does not answer (no handler, or a capability it lacks) fails the
     /// call with [`ClientError::Request`] naming what was asked.
+    ///
+    /// The call waits as long as the server takes: a tool may run for minutes, and rmcp skips
+    /// an answer it cannot read as a JSON-RPC message, so a server that answers with one leaves
+    /// the call waiting. Bound it with `tokio::time::timeout` (dropping the call cancels it on
+    /// the server), or call through [`Self::import_into`]'s tools, which have their contract's
+    /// `timeout_ms`.
     pub async fn call_tool(
         &self,
         params: CallToolRequestParams,

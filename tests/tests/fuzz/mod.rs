@@ -704,7 +704,11 @@ fn mcp_http() {
     registry
         .register(agentio_tests::mcp_fixture::CountTool)
         .unwrap();
-    let server = agentio_mcp::McpServer::new(registry).unwrap();
+    // Bodies open sessions of their own (`initialize` outside a session): idle ones go after
+    // 30 s, so a long run stays far below the bound on open sessions.
+    let server = agentio_mcp::McpServer::new(registry)
+        .unwrap()
+        .with_session_idle(std::time::Duration::from_secs(30));
     let (addr, serving) = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -751,6 +755,11 @@ fn mcp_http() {
         |bytes| {
             let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
             if bytes.windows(10).any(|w| w == b"initialize") {
+                let closing = format!(
+                    "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n"
+                );
+                let (status, _, _) = runtime.block_on(mcp_exchange(addr, &closing, b""));
+                assert_eq!(status, 200, "the session's end");
                 *session = open_session();
             }
             let (request_head, body) = match bytes.split_first() {
@@ -861,4 +870,200 @@ fn mcp_http() {
         assert!(!serving.is_finished());
         serving.abort();
     });
+}
+
+// --- an MCP server that lies, to our client ---------------------------------------------------
+
+const MCP_SERVER_TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b":",
+    b",",
+    b"\"",
+    b"\n",
+    b"null",
+    b"-1",
+    b"1e308",
+    b"18446744073709551616",
+    b"\"\\u0000\"",
+    b"\"\\ud800\"",
+    b"[[[[[[[[",
+    b"{\"a\":{\"a\":",
+    b"\"tools\":",
+    b"\"name\":",
+    b"\"inputSchema\":",
+    b"\"outputSchema\":",
+    b"\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":false}",
+    b"\"nextCursor\":\"again\"",
+    b"\"structuredContent\":",
+    b"\"content\":[{\"type\":\"text\",\"text\":\"t\"}]",
+    b"\"isError\":true",
+    b"\"type\":\"object\"",
+    b"\"type\":\"string\"",
+    b"\"properties\":",
+    b"\"required\":[\"a\"]",
+    b"\"additionalProperties\":false",
+    b"\"$ref\":\"#/$defs/a\"",
+    b"\"$ref\":\"http://127.0.0.1:9/s.json\"",
+    b"\"$defs\":{\"a\":{\"$ref\":\"#/$defs/a\"}}",
+    b"\"pattern\":\"(a+)+$\"",
+    b"\"pattern\":\"[\"",
+    b"\"format\":\"email\"",
+    b"\"$schema\":\"https://json-schema.org/draft/2020-12/schema\"",
+    b"\"resultType\":\"input_required\"",
+    b"\"taskId\":\"t\"",
+];
+
+/// What the fake server answers `initialize` with: a server with tools.
+const FAKE_INITIALIZE: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#;
+
+/// A server on `io` that answers `initialize` properly, every `tools/list` with `list` and every
+/// `tools/call` with `call` (as the `result` of a message with the request's id, written as
+/// they are: a newline in them ends the line there), and anything else with `{}`.
+async fn lying_server(io: tokio::io::DuplexStream, list: Vec<u8>, call: Vec<u8>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (read, mut write) = tokio::io::split(io);
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+            continue;
+        };
+        let result = match method {
+            "initialize" => FAKE_INITIALIZE.as_bytes(),
+            "tools/list" => &list[..],
+            "tools/call" => &call[..],
+            _ => b"{}",
+        };
+        let mut out = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
+        out.extend_from_slice(result);
+        out.extend_from_slice(b"}\n");
+        if write.write_all(&out).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// A server's answers to `tools/list` and `tools/call` (the input, split at its first
+/// newline), to `McpClient`: the import ends within its bounds with what it could register
+/// and a bounded error naming the rest; every imported tool's contract is one the registry
+/// took; a call through the registry returns only output its schema accepts, or a bounded
+/// error; a direct `call_tool` returns what was sent or a bounded error. Nothing answered with
+/// a message hangs.
+#[test]
+fn mcp_client() {
+    use agentio_mcp::{ImportOptions, McpClient};
+    let runtime = crate::mcp_common::runtime();
+    // Each `tools/list` page: a server that answers a line rmcp cannot read is waited for this
+    // long (an answer it can read comes in microseconds; one that misses the bound is a
+    // timeout, which the import reports like any other failure).
+    let bound = std::time::Duration::from_millis(20);
+    fuzz(
+        Target {
+            name: "mcp_client",
+            dictionary: MCP_SERVER_TOKENS,
+            max_len: 64 * 1024,
+        },
+        |bytes| {
+            let at = bytes
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap_or(bytes.len());
+            let list = bytes[..at].to_vec();
+            let call = bytes.get(at + 1..).unwrap_or_default().to_vec();
+            runtime.block_on(async {
+                let (client_side, server_side) = tokio::io::duplex(1 << 20);
+                let server = tokio::spawn(lying_server(server_side, list, call.clone()));
+                let (read, write) = tokio::io::split(client_side);
+                let client = McpClient::builder()
+                    .lifecycle(rmcp::ClientLifecycleMode::Initialize)
+                    .io(read, write, 1 << 20)
+                    .await
+                    .expect("the handshake is the server's own, and honest");
+                let options = ImportOptions::default()
+                    .trusted()
+                    .with_request_timeout(bound);
+                // Every call approved: each reaches the server, whatever the import gated.
+                let mut registry = ToolRegistry::new().with_approver(std::sync::Arc::new(
+                    |_: &agentio_tools::ApprovalRequest| agentio_tools::ApprovalDecision::Approve,
+                ));
+                let imported = tokio::time::timeout(
+                    std::time::Duration::from_secs(8),
+                    client.import_into_with(&mut registry, "remote", &options),
+                )
+                .await
+                .expect("the import ends");
+                // What was imported: all of it, or (an error naming the rest) what could be.
+                let ids: Vec<String> = registry.contracts().map(|c| c.id.clone()).collect();
+                match imported {
+                    Ok(imported) => {
+                        let named: Vec<&str> =
+                            imported.iter().map(|t| t.tool_id.as_str()).collect();
+                        assert_eq!(named, ids.iter().map(String::as_str).collect::<Vec<_>>());
+                    }
+                    Err(err) => {
+                        let said = err.to_string();
+                        assert!(said.len() <= 256 * 1024, "a {}-byte error", said.len());
+                    }
+                }
+                // rmcp skips a line it cannot read as a message, so a call answered with one
+                // waits for its timeout (the contract's, 30 s; none for `call_tool`); one
+                // answered with a message ends at once.
+                let readable = {
+                    // The line the server sends: the message's end is on it only when the
+                    // answer has no newline.
+                    let mut answer = br#"{"jsonrpc":"2.0","id":1,"result":"#.to_vec();
+                    match call.iter().position(|&b| b == b'\n') {
+                        Some(at) => answer.extend_from_slice(&call[..at]),
+                        None => {
+                            answer.extend_from_slice(&call);
+                            answer.push(b'}');
+                        }
+                    }
+                    serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(&answer).is_ok()
+                };
+                let within = if readable { 8 } else { 0 };
+                for id in &ids {
+                    let Ok(called) = tokio::time::timeout(
+                        std::time::Duration::from_secs(within),
+                        registry.call(id, json!({})),
+                    )
+                    .await
+                    else {
+                        assert!(!readable, "a call answered with a message did not end");
+                        continue;
+                    };
+                    match called {
+                        Ok(output) => {
+                            if let Some(schema) = registry.output_boundary(id) {
+                                assert!(
+                                    schema.validate(&output).is_ok(),
+                                    "output its schema refuses: {output}"
+                                );
+                            }
+                        }
+                        Err(err) => check_error(&err),
+                    }
+                }
+                let direct = tokio::time::timeout(
+                    std::time::Duration::from_secs(within),
+                    client.call_tool(rmcp::model::CallToolRequestParams::new("x")),
+                )
+                .await;
+                assert!(
+                    direct.is_ok() || !readable,
+                    "a call answered with a message did not end"
+                );
+                if let Ok(Err(err)) = direct {
+                    let said = err.to_string();
+                    assert!(said.len() <= 64 * 1024, "a {}-byte error", said.len());
+                }
+                server.abort();
+            });
+        },
+    );
 }
