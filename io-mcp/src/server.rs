@@ -773,8 +773,12 @@ impl McpServer {
                 .ok()
                 .filter(|start| *start <= self.tools.len())
                 .ok_or_else(|| {
+                    // The cursor is the caller's: escaped and bounded before it is echoed.
                     McpError::invalid_params(
-                        format!("`{cursor}` is not a cursor this server gave out"),
+                        format!(
+                            "`{}` is not a cursor this server gave out",
+                            agentio_core::limits::bounded_display(&cursor.escape_debug(), 128)
+                        ),
                         None,
                     )
                 })?,
@@ -2320,6 +2324,28 @@ mod tests {
                 invalid,
                 "the params of `tools/list` do not have the protocol's shape".to_owned()
             )
+        );
+    }
+
+    #[test]
+    fn a_cursor_not_given_out_is_named_escaped_and_within_a_bound() {
+        let server = McpServer::new(agentio_tools::ToolRegistry::new()).unwrap();
+        assert!(server.page(Some("0")).is_ok());
+        let err = server.page(Some("1")).unwrap_err();
+        assert_eq!(err.message, "`1` is not a cursor this server gave out");
+        let err = server.page(Some("\u{1b}[2J")).unwrap_err();
+        assert_eq!(
+            err.message,
+            "`\\u{1b}[2J` is not a cursor this server gave out"
+        );
+        let err = server.page(Some(&"c".repeat(20_000))).unwrap_err();
+        assert!(err.message.len() < 200, "{}", err.message.len());
+        assert!(err.message.starts_with("`ccc"), "{}", err.message);
+        assert!(
+            err.message
+                .ends_with("…` is not a cursor this server gave out"),
+            "{}",
+            err.message
         );
     }
 

@@ -631,8 +631,7 @@ fn whole_answer(bytes: &[u8], ended: bool) -> Option<(u16, String, Vec<u8>)> {
     if lower.contains("transfer-encoding: chunked") {
         let mut body = Vec::new();
         let mut rest = rest;
-        loop {
-            let line = rest.windows(2).position(|w| w == b"\r\n")?;
+        while let Some(line) = rest.windows(2).position(|w| w == b"\r\n") {
             let size = usize::from_str_radix(std::str::from_utf8(&rest[..line]).unwrap(), 16)
                 .expect("a chunk size in hex");
             rest = &rest[line + 2..];
@@ -640,11 +639,24 @@ fn whole_answer(bytes: &[u8], ended: bool) -> Option<(u16, String, Vec<u8>)> {
                 return Some((status, head, body));
             }
             if rest.len() < size + 2 {
-                return None;
+                break;
             }
             body.extend_from_slice(&rest[..size]);
             rest = &rest[size + 2..];
         }
+        // Not ended, and waiting for this client: a request of the server's (a question the
+        // call asks, with the capability declared in its `_meta`) is the last event so far.
+        // That is what this client reads: it does not answer.
+        let asks = [
+            &b"\"method\":\"elicitation/create\""[..],
+            b"\"method\":\"sampling/createMessage\"",
+            b"\"method\":\"roots/list\"",
+        ];
+        let waiting = body.ends_with(b"\n\n")
+            && asks
+                .iter()
+                .any(|ask| body.windows(ask.len()).any(|w| w == *ask));
+        return waiting.then_some((status, head, body));
     }
     let length = lower
         .lines()
@@ -919,7 +931,10 @@ const MCP_SERVER_TOKENS: &[&[u8]] = &[
 /// What the fake server answers `initialize` with: a server with tools.
 const FAKE_INITIALIZE: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#;
 
-/// A server on `io` that answers `initialize` properly, every `tools/list` with `list` and every
+/// What the fake server answers `server/discover` with (2026-07-28).
+const FAKE_DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}}}"#;
+
+/// A server on `io` that answers `initialize` and `server/discover` properly, every `tools/list` with `list` and every
 /// `tools/call` with `call` (as the `result` of a message with the request's id, written as
 /// they are: a newline in them ends the line there), and anything else with `{}`.
 async fn lying_server(io: tokio::io::DuplexStream, list: Vec<u8>, call: Vec<u8>) {
@@ -935,6 +950,7 @@ async fn lying_server(io: tokio::io::DuplexStream, list: Vec<u8>, call: Vec<u8>)
         };
         let result = match method {
             "initialize" => FAKE_INITIALIZE.as_bytes(),
+            "server/discover" => FAKE_DISCOVER.as_bytes(),
             "tools/list" => &list[..],
             "tools/call" => &call[..],
             _ => b"{}",
@@ -949,7 +965,7 @@ async fn lying_server(io: tokio::io::DuplexStream, list: Vec<u8>, call: Vec<u8>)
 }
 
 /// A server's answers to `tools/list` and `tools/call` (the input, split at its first
-/// newline), to `McpClient`: the import ends within its bounds with what it could register
+/// newline; on 2026-07-28 when it starts with `D`), to `McpClient`: the import ends within its bounds with what it could register
 /// and a bounded error naming the rest; every imported tool's contract is one the registry
 /// took; a call through the registry returns only output its schema accepts, or a bounded
 /// error; a direct `call_tool` returns what was sent or a bounded error. Nothing answered with
@@ -969,6 +985,16 @@ fn mcp_client() {
             max_len: 64 * 1024,
         },
         |bytes| {
+            // `D` first: the client discovers a 2026-07-28 server; otherwise it `initialize`s.
+            let (lifecycle, bytes) = match bytes.split_first() {
+                Some((b'D', rest)) => (
+                    rmcp::ClientLifecycleMode::Discover {
+                        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                    },
+                    rest,
+                ),
+                _ => (rmcp::ClientLifecycleMode::Initialize, bytes),
+            };
             let at = bytes
                 .iter()
                 .position(|&b| b == b'\n')
@@ -980,7 +1006,7 @@ fn mcp_client() {
                 let server = tokio::spawn(lying_server(server_side, list, call.clone()));
                 let (read, write) = tokio::io::split(client_side);
                 let client = McpClient::builder()
-                    .lifecycle(rmcp::ClientLifecycleMode::Initialize)
+                    .lifecycle(lifecycle)
                     .io(read, write, 1 << 20)
                     .await
                     .expect("the handshake is the server's own, and honest");
