@@ -185,7 +185,9 @@ pub(crate) enum CallFailure {
 impl std::fmt::Display for CallFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallFailure::Service(e) => write!(f, "{e}"),
+            CallFailure::Service(e) => {
+                f.write_str(&crate::client::without_transport_type(e.to_string()))
+            }
             CallFailure::Protocol(reason) => f.write_str(reason),
             CallFailure::Refused { asked, reason } => write!(
                 f,

@@ -42,9 +42,9 @@ pub enum ClientError {
     Refused(Vec<RefusedTool>),
     /// The server refused the request's authorization: HTTP 401 (no token, or one it does not
     /// accept) or 403 (a scope the token lacks). `challenge` is its `WWW-Authenticate` header
-    /// (at most 4 KiB), which names where to authorize and for what scope: give it to rmcp's
-    /// OAuth client (`AuthorizationRequest::with_challenge`), then connect again with
-    /// `Connect::http_authorized` (feature `oauth`).
+    /// (at most 4 KiB of it, then `…` when it was longer), which names where to authorize and
+    /// for what scope: give it to rmcp's OAuth client (`AuthorizationRequest::with_challenge`),
+    /// then connect again with `Connect::http_authorized` (feature `oauth`).
     Unauthorized {
         /// The server's `WWW-Authenticate` header.
         challenge: String,
@@ -66,9 +66,23 @@ impl ClientError {
             Some(challenge) => ClientError::Unauthorized {
                 challenge: clipped(challenge.to_owned()),
             },
-            None => other(clipped(error.to_string())),
+            None => other(clipped(without_transport_type(error.to_string()))),
         }
     }
+}
+
+/// rmcp's text for a failed transport without the Rust type it names: `Transport send error:
+/// Transport [rmcp::transport::worker::WorkerTransport<...>] error: HTTP 500` is `Transport
+/// send error: HTTP 500`. Any other text is kept as it is.
+pub(crate) fn without_transport_type(mut text: String) -> String {
+    const START: &str = "Transport [";
+    const END: &str = "] error: ";
+    if let Some(start) = text.find(START)
+        && let Some(end) = text[start..].find(END)
+    {
+        text.replace_range(start..start + end + END.len(), "");
+    }
+    text
 }
 
 /// A remote tool that could not be imported.
@@ -800,6 +814,29 @@ fn bound_remote_message(message: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_transport_failure_is_said_without_the_rust_type_rmcp_names() {
+        type Pipe = rmcp::transport::async_rw::AsyncRwTransport<
+            RoleClient,
+            tokio::io::DuplexStream,
+            tokio::io::DuplexStream,
+        >;
+        let failed = rmcp::service::ServiceError::TransportSend(
+            rmcp::transport::DynamicTransportError::new::<Pipe, RoleClient>(std::io::Error::other(
+                "HTTP 500",
+            )),
+        );
+        assert!(failed.to_string().contains("AsyncRwTransport<"), "{failed}");
+        let refused = ClientError::refused_or(None, &failed, ClientError::Request);
+        assert_eq!(
+            refused.to_string(),
+            "the MCP server did not answer: Transport send error: HTTP 500"
+        );
+        for kept in ["Transport closed", "Transport [x", "Mcp error: -32601: no"] {
+            assert_eq!(without_transport_type(kept.to_owned()), kept);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -134,9 +134,10 @@ pub fn dismantle(value: Value) {
     }
 }
 
-/// Cuts `text` to at most `max_bytes` bytes on a character boundary, ending in `…` when cut:
-/// how every text that comes from outside (a remote message, a pointer, echoed arguments) is
-/// kept to a size a log or a person can take.
+/// Cuts `text` to at most `max_bytes` bytes on a character boundary, then adds `…` when it
+/// cut (three bytes more: a clipped text is at most `max_bytes + 3` bytes): how every text that
+/// comes from outside (a remote message, a pointer, echoed arguments) is kept to a size a log
+/// or a person can take.
 ///
 /// ```
 /// let mut text = "é".repeat(10);

@@ -1093,3 +1093,190 @@ fn mcp_client() {
         },
     );
 }
+
+// --- an MCP server over HTTP that lies, to our client -------------------------------------------
+
+/// One request read from `stream`: its head and its body (by its `Content-Length`).
+async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<(String, Vec<u8>)> {
+    use tokio::io::AsyncReadExt;
+    let mut bytes = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
+            let length = head
+                .to_ascii_lowercase()
+                .lines()
+                .find_map(|line| {
+                    line.strip_prefix("content-length:")
+                        .map(str::trim)
+                        .map(str::to_owned)
+                })
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(0);
+            if bytes.len() >= end + 4 + length {
+                return Some((head, bytes[end + 4..end + 4 + length].to_vec()));
+            }
+        }
+        let read = stream.read(&mut buffer).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        bytes.extend_from_slice(&buffer[..read]);
+    }
+}
+
+/// An HTTP MCP server on `listener` that answers `initialize` properly (a session `s1`), a
+/// notification `202`, a `GET` `405` and a `DELETE` `200`, and any other request with
+/// `answer`: its first byte picks the status and type (`J`: `200` JSON, `E`: `200` event
+/// stream, `A`: `401` with the first line as `WWW-Authenticate`, `4`: `400`, `5`: `500`, `N`:
+/// `404`, `X`: the rest is the whole answer after `HTTP/1.1 `), `@ID@` in it is the request's
+/// id. Every answer closes its connection.
+async fn lying_http_server(listener: tokio::net::TcpListener, answer: Vec<u8>) {
+    use tokio::io::AsyncWriteExt;
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            return;
+        };
+        let answer = answer.clone();
+        tokio::spawn(async move {
+            let Some((head, body)) = read_request(&mut stream).await else {
+                return;
+            };
+            let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let id = message.get("id").map(Value::to_string);
+            let method = message["method"].as_str().unwrap_or_default();
+            let whole = |status: &str, headers: &str, body: &[u8]| {
+                let mut out = format!(
+                    "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                out.extend_from_slice(body);
+                out
+            };
+            let out = if head.starts_with("GET ") {
+                whole("405 Method Not Allowed", "", b"")
+            } else if head.starts_with("DELETE ") {
+                whole("200 OK", "", b"")
+            } else if id.is_none() {
+                whole("202 Accepted", "", b"")
+            } else if method == "initialize" {
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{FAKE_INITIALIZE}}}"#,
+                    id.unwrap_or_default()
+                );
+                whole(
+                    "200 OK",
+                    "Content-Type: application/json\r\nMcp-Session-Id: s1\r\n",
+                    body.as_bytes(),
+                )
+            } else {
+                let id = id.unwrap_or_default();
+                let (kind, rest) = answer
+                    .split_first()
+                    .map_or((b'J', &[][..]), |(k, r)| (*k, r));
+                let mut body = Vec::with_capacity(rest.len());
+                let mut at = 0;
+                while at < rest.len() {
+                    if rest[at..].starts_with(b"@ID@") {
+                        body.extend_from_slice(id.as_bytes());
+                        at += 4;
+                    } else {
+                        body.push(rest[at]);
+                        at += 1;
+                    }
+                }
+                match kind {
+                    b'E' => whole("200 OK", "Content-Type: text/event-stream\r\n", &body),
+                    b'A' => {
+                        let line = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+                        let challenge =
+                            String::from_utf8_lossy(&body[..line]).replace(['\r', '\n'], "");
+                        whole(
+                            "401 Unauthorized",
+                            &format!("WWW-Authenticate: {challenge}\r\n"),
+                            body.get(line + 1..).unwrap_or_default(),
+                        )
+                    }
+                    b'4' => whole(
+                        "400 Bad Request",
+                        "Content-Type: application/json\r\n",
+                        &body,
+                    ),
+                    b'5' => whole("500 Internal Server Error", "", &body),
+                    b'N' => whole("404 Not Found", "", &body),
+                    b'X' => {
+                        let mut out = b"HTTP/1.1 ".to_vec();
+                        out.extend_from_slice(&body);
+                        out
+                    }
+                    _ => whole("200 OK", "Content-Type: application/json\r\n", &body),
+                }
+            };
+            let _ = stream.write_all(&out).await;
+            let _ = stream.shutdown().await;
+        });
+    }
+}
+
+/// A server over streamable HTTP whose answers to `tools/list` and `tools/call` are the input
+/// (see `lying_http_server`), to `McpClient` with a token: the import ends within its bounds,
+/// with a bounded error when it fails (a refused authorization naming the server's challenge,
+/// at most 4 KiB of it and `…`), and a direct call ends with what was sent or a bounded error, or
+/// waits (rmcp's client waits for an answer it can read; the call has no timeout of its own).
+#[test]
+fn mcp_http_client() {
+    use agentio_mcp::{ClientError, ImportOptions, McpClient};
+    let runtime = crate::mcp_common::runtime();
+    fuzz(
+        Target {
+            name: "mcp_http_client",
+            dictionary: MCP_SERVER_TOKENS,
+            max_len: 64 * 1024,
+        },
+        |bytes| {
+            runtime.block_on(async {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+                let server = tokio::spawn(lying_http_server(listener, bytes.to_vec()));
+                let client = McpClient::builder()
+                    .lifecycle(rmcp::ClientLifecycleMode::Initialize)
+                    .http_with_token(&url, "token")
+                    .await
+                    .expect("the handshake is the server's own, and honest");
+                let options = ImportOptions::default()
+                    .trusted()
+                    .with_request_timeout(std::time::Duration::from_millis(300));
+                let mut registry = ToolRegistry::new();
+                let imported = tokio::time::timeout(
+                    std::time::Duration::from_secs(8),
+                    client.import_into_with(&mut registry, "remote", &options),
+                )
+                .await
+                .expect("the import ends");
+                if let Err(err) = &imported {
+                    let said = err.to_string();
+                    assert!(said.len() <= 256 * 1024, "a {}-byte error", said.len());
+                    if let ClientError::Unauthorized { challenge } = err {
+                        assert!(
+                            challenge.len() <= 4096 + '…'.len_utf8(),
+                            "a {}-byte challenge",
+                            challenge.len()
+                        );
+                    }
+                }
+                let direct = tokio::time::timeout(
+                    std::time::Duration::from_millis(300),
+                    client.call_tool(rmcp::model::CallToolRequestParams::new("x")),
+                )
+                .await;
+                if let Ok(Err(err)) = direct {
+                    let said = err.to_string();
+                    assert!(said.len() <= 64 * 1024, "a {}-byte error", said.len());
+                }
+                server.abort();
+            });
+        },
+    );
+}
