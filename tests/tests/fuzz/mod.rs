@@ -30,7 +30,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-const JSON_TOKENS: &[&[u8]] = &[
+/// JSON's own tokens and its edge values: part of every JSON target's dictionary.
+const JSON_SYNTAX: &[&[u8]] = &[
     b"{",
     b"}",
     b"[",
@@ -39,17 +40,26 @@ const JSON_TOKENS: &[&[u8]] = &[
     b",",
     b"\"",
     b"null",
-    b"true",
     b"-1",
     b"1e308",
-    b"0.5",
     b"18446744073709551616",
+    b"\"\\u0000\"",
+    b"[[[[[[[[",
+];
+
+/// A dictionary: JSON's tokens, then `more`.
+fn json_and(more: &[&'static [u8]]) -> Vec<&'static [u8]> {
+    [JSON_SYNTAX, more].concat()
+}
+
+/// The erased-input target's tokens, after JSON's.
+const INPUT_TOKENS: &[&[u8]] = &[
+    b"true",
+    b"0.5",
     b"\"_workflowFsRoot\"",
     b"\"kind\"",
     b"\"tag\"",
-    b"\"\\u0000\"",
     b"\"\xc2\xa0\"",
-    b"[[[[[[[[",
     b"{\"a\":{\"a\":",
 ];
 
@@ -218,7 +228,7 @@ fn erased_input() {
     fuzz(
         Target {
             name: "erased_input",
-            dictionary: JSON_TOKENS,
+            dictionary: &json_and(INPUT_TOKENS),
             max_len: 64 * 1024,
         },
         |bytes| {
@@ -535,22 +545,10 @@ fn sha_of(bytes: &[u8]) -> String {
 
 // --- MCP over streamable HTTP ----------------------------------------------------------------
 
+/// The `serve_http` target's tokens, after JSON's.
 const MCP_TOKENS: &[&[u8]] = &[
-    b"{",
-    b"}",
-    b"[",
-    b"]",
-    b":",
-    b",",
-    b"\"",
-    b"null",
-    b"-1",
-    b"1e308",
-    b"18446744073709551616",
-    b"\"\\u0000\"",
     b"\"\\ud800\"",
     b"\xff",
-    b"[[[[[[[[",
     b"\"jsonrpc\":\"2.0\",",
     b"\"id\":",
     b"\"method\":",
@@ -761,7 +759,7 @@ fn mcp_http() {
     fuzz(
         Target {
             name: "mcp_http",
-            dictionary: MCP_TOKENS,
+            dictionary: &json_and(MCP_TOKENS),
             max_len: 64 * 1024,
         },
         |bytes| {
@@ -886,22 +884,10 @@ fn mcp_http() {
 
 // --- an MCP server that lies, to our client ---------------------------------------------------
 
+/// The client targets' tokens (a lying server's answers), after JSON's.
 const MCP_SERVER_TOKENS: &[&[u8]] = &[
-    b"{",
-    b"}",
-    b"[",
-    b"]",
-    b":",
-    b",",
-    b"\"",
     b"\n",
-    b"null",
-    b"-1",
-    b"1e308",
-    b"18446744073709551616",
-    b"\"\\u0000\"",
     b"\"\\ud800\"",
-    b"[[[[[[[[",
     b"{\"a\":{\"a\":",
     b"\"tools\":",
     b"\"name\":",
@@ -981,7 +967,7 @@ fn mcp_client() {
     fuzz(
         Target {
             name: "mcp_client",
-            dictionary: MCP_SERVER_TOKENS,
+            dictionary: &json_and(MCP_SERVER_TOKENS),
             max_len: 64 * 1024,
         },
         |bytes| {
@@ -1232,7 +1218,7 @@ fn mcp_http_client() {
     fuzz(
         Target {
             name: "mcp_http_client",
-            dictionary: MCP_SERVER_TOKENS,
+            dictionary: &json_and(MCP_SERVER_TOKENS),
             max_len: 64 * 1024,
         },
         |bytes| {
