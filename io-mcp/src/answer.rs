@@ -185,9 +185,7 @@ pub(crate) enum CallFailure {
 impl std::fmt::Display for CallFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallFailure::Service(e) => {
-                f.write_str(&crate::client::without_transport_type(e.to_string()))
-            }
+            CallFailure::Service(e) => f.write_str(&without_transport_type(e.to_string())),
             CallFailure::Protocol(reason) => f.write_str(reason),
             CallFailure::Refused { asked, reason } => write!(
                 f,
@@ -203,5 +201,19 @@ const MAX_REMOTE_TEXT: usize = 4_096;
 /// `text` clipped to [`MAX_REMOTE_TEXT`] bytes.
 pub(crate) fn clipped(mut text: String) -> String {
     agentio_core::limits::clip(&mut text, MAX_REMOTE_TEXT);
+    text
+}
+
+/// rmcp's text for a failed transport without the Rust type it names: `Transport send error:
+/// Transport [rmcp::transport::worker::WorkerTransport<...>] error: HTTP 500` is `Transport
+/// send error: HTTP 500`. Any other text is kept as it is.
+pub(crate) fn without_transport_type(mut text: String) -> String {
+    const START: &str = "Transport [";
+    const END: &str = "] error: ";
+    if let Some(start) = text.find(START)
+        && let Some(end) = text[start..].find(END)
+    {
+        text.replace_range(start..start + end + END.len(), "");
+    }
     text
 }

@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
 
-use crate::answer::{Answerer, CallFailure, clipped};
+use crate::answer::{Answerer, CallFailure, clipped, without_transport_type};
 use crate::skills::error::SkillError;
 use serde_json::{Value, json};
 
@@ -69,20 +69,6 @@ impl ClientError {
             None => other(clipped(without_transport_type(error.to_string()))),
         }
     }
-}
-
-/// rmcp's text for a failed transport without the Rust type it names: `Transport send error:
-/// Transport [rmcp::transport::worker::WorkerTransport<...>] error: HTTP 500` is `Transport
-/// send error: HTTP 500`. Any other text is kept as it is.
-pub(crate) fn without_transport_type(mut text: String) -> String {
-    const START: &str = "Transport [";
-    const END: &str = "] error: ";
-    if let Some(start) = text.find(START)
-        && let Some(end) = text[start..].find(END)
-    {
-        text.replace_range(start..start + end + END.len(), "");
-    }
-    text
 }
 
 /// A remote tool that could not be imported.
