@@ -800,6 +800,8 @@ fn bound_remote_message(message: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_transport_failure_is_said_without_the_rust_type_rmcp_names() {
         type Pipe = rmcp::transport::async_rw::AsyncRwTransport<
@@ -822,8 +824,6 @@ mod tests {
             assert_eq!(without_transport_type(kept.to_owned()), kept);
         }
     }
-
-    use super::*;
 
     #[test]
     fn remote_names_map_into_the_id_alphabet_under_the_namespace() {
