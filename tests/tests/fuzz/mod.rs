@@ -920,10 +920,15 @@ const FAKE_INITIALIZE: &str = r#"{"protocolVersion":"2025-11-25","capabilities":
 /// What the fake server answers `server/discover` with (2026-07-28).
 const FAKE_DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}}}"#;
 
-/// A server on `io` that answers `initialize` and `server/discover` properly, every `tools/list` with `list` and every
-/// `tools/call` with `call` (as the `result` of a message with the request's id, written as
-/// they are: a newline in them ends the line there), and anything else with `{}`.
-async fn lying_server(io: tokio::io::DuplexStream, list: Vec<u8>, call: Vec<u8>) {
+/// A server on `io` that answers `initialize` (with `initialize`) and `server/discover`
+/// properly, each method of `answers` with its answer, and anything else with `{}`: as the
+/// `result` of a message with the request's id, written as it is (a newline in it ends the
+/// line there), `@URI@` in it the request's `uri` (escaped as in a JSON string).
+async fn lying_server(
+    io: tokio::io::DuplexStream,
+    initialize: &'static str,
+    answers: Vec<(&'static str, Vec<u8>)>,
+) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (read, mut write) = tokio::io::split(io);
     let mut lines = tokio::io::BufReader::new(read).lines();
@@ -935,19 +940,54 @@ async fn lying_server(io: tokio::io::DuplexStream, list: Vec<u8>, call: Vec<u8>)
             continue;
         };
         let result = match method {
-            "initialize" => FAKE_INITIALIZE.as_bytes(),
+            "initialize" => initialize.as_bytes(),
             "server/discover" => FAKE_DISCOVER.as_bytes(),
-            "tools/list" => &list[..],
-            "tools/call" => &call[..],
-            _ => b"{}",
+            _ => answers
+                .iter()
+                .find(|(answered, _)| *answered == method)
+                .map_or(&b"{}"[..], |(_, answer)| &answer[..]),
         };
+        // The URI asked for, as it is written inside a JSON string.
+        let uri = serde_json::to_string(message["params"]["uri"].as_str().unwrap_or_default())
+            .unwrap_or_default();
+        let uri = &uri[1..uri.len() - 1];
         let mut out = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
-        out.extend_from_slice(result);
+        out.extend_from_slice(&replace_bytes(result, b"@URI@", uri.as_bytes()));
         out.extend_from_slice(b"}\n");
         if write.write_all(&out).await.is_err() {
             break;
         }
     }
+}
+
+/// `bytes` with every `from` replaced by `to`.
+fn replace_bytes(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at..].starts_with(from) {
+            out.extend_from_slice(to);
+            at += from.len();
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    out
+}
+
+/// Whether rmcp reads `answer` (the `result` the fake servers send) as a message: the line
+/// sent ends the message only when the answer has no newline.
+fn readable(answer: &[u8]) -> bool {
+    let mut line = br#"{"jsonrpc":"2.0","id":1,"result":"#.to_vec();
+    match answer.iter().position(|&b| b == b'\n') {
+        Some(at) => line.extend_from_slice(&answer[..at]),
+        None => {
+            line.extend_from_slice(answer);
+            line.push(b'}');
+        }
+    }
+    serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(&line).is_ok()
 }
 
 /// A server's answers to `tools/list` and `tools/call` (the input, split at its first
@@ -989,7 +1029,11 @@ fn mcp_client() {
             let call = bytes.get(at + 1..).unwrap_or_default().to_vec();
             runtime.block_on(async {
                 let (client_side, server_side) = tokio::io::duplex(1 << 20);
-                let server = tokio::spawn(lying_server(server_side, list, call.clone()));
+                let server = tokio::spawn(lying_server(
+                    server_side,
+                    FAKE_INITIALIZE,
+                    vec![("tools/list", list), ("tools/call", call.clone())],
+                ));
                 let (read, write) = tokio::io::split(client_side);
                 let client = McpClient::builder()
                     .lifecycle(lifecycle)
@@ -1025,19 +1069,7 @@ fn mcp_client() {
                 // rmcp skips a line it cannot read as a message, so a call answered with one
                 // waits for its timeout (the contract's, 30 s; none for `call_tool`); one
                 // answered with a message ends at once.
-                let readable = {
-                    // The line the server sends: the message's end is on it only when the
-                    // answer has no newline.
-                    let mut answer = br#"{"jsonrpc":"2.0","id":1,"result":"#.to_vec();
-                    match call.iter().position(|&b| b == b'\n') {
-                        Some(at) => answer.extend_from_slice(&call[..at]),
-                        None => {
-                            answer.extend_from_slice(&call);
-                            answer.push(b'}');
-                        }
-                    }
-                    serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(&answer).is_ok()
-                };
+                let readable = readable(&call);
                 let within = if readable { 8 } else { 0 };
                 for id in &ids {
                     let Ok(called) = tokio::time::timeout(
@@ -1162,17 +1194,7 @@ async fn lying_http_server(listener: tokio::net::TcpListener, answer: Vec<u8>) {
                 let (kind, rest) = answer
                     .split_first()
                     .map_or((b'J', &[][..]), |(k, r)| (*k, r));
-                let mut body = Vec::with_capacity(rest.len());
-                let mut at = 0;
-                while at < rest.len() {
-                    if rest[at..].starts_with(b"@ID@") {
-                        body.extend_from_slice(id.as_bytes());
-                        at += 4;
-                    } else {
-                        body.push(rest[at]);
-                        at += 1;
-                    }
-                }
+                let body = replace_bytes(rest, b"@ID@", id.as_bytes());
                 match kind {
                     b'E' => whole("200 OK", "Content-Type: text/event-stream\r\n", &body),
                     b'A' => {
@@ -1260,6 +1282,128 @@ fn mcp_http_client() {
                 if let Ok(Err(err)) = direct {
                     let said = err.to_string();
                     assert!(said.len() <= 64 * 1024, "a {}-byte error", said.len());
+                }
+                server.abort();
+            });
+        },
+    );
+}
+
+// --- skills from a server that lies -------------------------------------------------------------
+
+/// What the skills target's fake server answers `initialize` with: the Skills extension.
+const FAKE_INITIALIZE_SKILLS: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"resources":{},"extensions":{"io.modelcontextprotocol/skills":{}}},"serverInfo":{"name":"fake","version":"1"}}"#;
+
+/// A server's answers to `skills/list` and `resources/read` (the input, split at its first
+/// newline; `@URI@` in the second is the URI asked for), to `McpClient`'s skills: every skill
+/// listed keeps the extension's rules; a `SKILL.md` loaded, and every file of a loaded skill
+/// read, has the size and digest its entry promised; a failure is a bounded error.
+#[test]
+fn mcp_skills() {
+    use agentio_mcp::McpClient;
+    use rmcp::model::SkillResources;
+    let runtime = crate::mcp_common::runtime();
+    let tokens: &[&[u8]] = &[
+        b"\n",
+        b"\"skills\":",
+        b"\"uri\":\"skill://demo/SKILL.md\"",
+        b"\"uri\":\"@URI@\"",
+        b"\"uri\":\"skill://demo/../../etc/passwd\"",
+        b"\"frontmatter\":",
+        b"\"resources\":\"dynamic\"",
+        b"\"digest\":\"sha256:",
+        b"\"size\":",
+        b"\"contents\":",
+        b"\"text\":",
+        b"\"blob\":\"AAAA\"",
+        b"---\\n",
+        b"name: ",
+        b"description: ",
+        b"&a [*a, *a]",
+        b"\"nextCursor\":\"again\"",
+    ];
+    fuzz(
+        Target {
+            name: "mcp_skills",
+            dictionary: &json_and(tokens),
+            max_len: 64 * 1024,
+        },
+        |bytes| {
+            let at = bytes
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap_or(bytes.len());
+            let list = bytes[..at].to_vec();
+            let read = bytes.get(at + 1..).unwrap_or_default().to_vec();
+            // An answer rmcp cannot read is waited for until the request's timeout (30 s):
+            // asked only when it can be read.
+            let (list_readable, read_readable) = (readable(&list), readable(&read));
+            runtime.block_on(async {
+                let (client_side, server_side) = tokio::io::duplex(1 << 20);
+                let server = tokio::spawn(lying_server(
+                    server_side,
+                    FAKE_INITIALIZE_SKILLS,
+                    vec![("skills/list", list), ("resources/read", read)],
+                ));
+                let (reader, writer) = tokio::io::split(client_side);
+                let client = McpClient::builder()
+                    .lifecycle(rmcp::ClientLifecycleMode::Initialize)
+                    .io(reader, writer, 1 << 20)
+                    .await
+                    .expect("the handshake is the server's own, and honest");
+                let bounded = |err: &agentio_mcp::ClientError| {
+                    let said = err.to_string();
+                    assert!(said.len() <= 64 * 1024, "a {}-byte error", said.len());
+                };
+                let within = std::time::Duration::from_secs(8);
+                let listed = if list_readable {
+                    tokio::time::timeout(within, client.list_skills())
+                        .await
+                        .expect("skills/list ends")
+                } else {
+                    Ok(Vec::new())
+                };
+                let skills = listed.unwrap_or_else(|err| {
+                    bounded(&err);
+                    Vec::new()
+                });
+                for skill in skills.iter().take(4) {
+                    assert!(skill.validate().is_ok(), "listed: {skill:?}");
+                    if !read_readable {
+                        continue;
+                    }
+                    let loaded = tokio::time::timeout(within, client.load_skill(skill))
+                        .await
+                        .expect("the load ends");
+                    let loaded = match loaded {
+                        Ok(loaded) => loaded,
+                        Err(err) => {
+                            bounded(&err);
+                            continue;
+                        }
+                    };
+                    let SkillResources::Files(files) = &skill.resources else {
+                        continue;
+                    };
+                    let promised = |uri: &str, bytes: &[u8]| {
+                        if let Some(entry) = files.iter().find(|file| file.uri == uri) {
+                            assert_eq!(entry.size, bytes.len() as u64, "{uri}");
+                            assert_eq!(entry.digest, rmcp::model::sha256_digest(bytes), "{uri}");
+                        }
+                    };
+                    promised(&skill.uri, loaded.instructions().as_bytes());
+                    for file in files.iter().take(4) {
+                        let read = tokio::time::timeout(
+                            within,
+                            client.read_skill_file(&loaded, &file.uri),
+                        )
+                        .await
+                        .expect("the read ends");
+                        match read {
+                            Ok(read) => promised(&read.uri, &read.bytes),
+                            Err(err) => bounded(&err),
+                        }
+                    }
                 }
                 server.abort();
             });
