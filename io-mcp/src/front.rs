@@ -30,11 +30,12 @@
 //! flight, the answer waits until its stream has ended (see [`read_ahead`]; at most
 //! [`READ_AHEAD_MAX`] of it), and goes out in one write: where the server's time is what
 //! limits, a system call or two less a call (the load bench in the README: 1.2x to 1.3x rmcp's
-//! calls a second at 16 and 256 session clients). A call alone on the server gets its head at once, as rmcp sends it: with the
-//! server otherwise idle, the write costs it nothing another call needed, and it lets the
-//! client start reading (on a virtual machine it wakes the client's core while the tool runs,
-//! and a core woken after a shorter sleep wakes sooner: at one session client, always holding
-//! the head answered 0.93x of rmcp's calls a second and this 0.95x, in the same run).
+//! calls a second at 16 and 256 session clients). A call alone on the server gets its head at
+//! once, as rmcp sends it: with the server otherwise idle, the write costs it nothing another
+//! call needed, and it lets the client start reading (on a virtual machine it wakes the
+//! client's core while the tool runs, and a core woken after a shorter sleep wakes sooner: at
+//! one session client, always holding the head answered 0.93x of rmcp's calls a second and
+//! this 0.95x, in the same run).
 //!
 //! Event streams are kept alive here, not by rmcp: a stream with nothing to send for rmcp's
 //! `sse_keep_alive` (15 s) sends the comment `:` as rmcp's would, so a proxy does not close a

@@ -30,6 +30,14 @@ pub(crate) async fn raw_http(
     (text[9..12].parse().unwrap(), text)
 }
 
+/// The value of the header `name` (any case) in an HTTP `head`, trimmed; the first, if several.
+pub(crate) fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (field, value) = line.split_once(':')?;
+        field.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
 /// `server` (any rmcp handler) served on one end of an in-memory pipe; the other end.
 pub(crate) fn spawn<S: ServerHandler>(server: S) -> tokio::io::DuplexStream {
     let (server_side, client_side) = tokio::io::duplex(64 * 1024);

@@ -850,14 +850,9 @@ mod sessions {
     const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
     pub(super) fn session_of(answer: &str) -> String {
-        answer
-            .lines()
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("mcp-session-id")
-                    .then(|| value.trim().to_owned())
-            })
+        crate::mcp_common::header(answer, "mcp-session-id")
             .unwrap_or_else(|| panic!("no session id: {answer}"))
+            .to_owned()
     }
 
     #[test]

@@ -625,8 +625,8 @@ fn whole_answer(bytes: &[u8], ended: bool) -> Option<(u16, String, Vec<u8>)> {
     if status == 100 {
         return whole_answer(rest, ended);
     }
-    let lower = head.to_ascii_lowercase();
-    if lower.contains("transfer-encoding: chunked") {
+    let header = |name| crate::mcp_common::header(&head, name);
+    if header("transfer-encoding").is_some_and(|te| te.eq_ignore_ascii_case("chunked")) {
         let mut body = Vec::new();
         let mut rest = rest;
         while let Some(line) = rest.windows(2).position(|w| w == b"\r\n") {
@@ -656,10 +656,7 @@ fn whole_answer(bytes: &[u8], ended: bool) -> Option<(u16, String, Vec<u8>)> {
                 .any(|ask| body.windows(ask.len()).any(|w| w == *ask));
         return waiting.then_some((status, head, body));
     }
-    let length = lower
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .map(|n| n.trim().parse::<usize>().expect("a length"));
+    let length = header("content-length").map(|n| n.parse::<usize>().expect("a length"));
     match length {
         Some(length) if rest.len() >= length => Some((status, head, rest[..length].to_vec())),
         Some(_) => None,
@@ -736,14 +733,9 @@ fn mcp_http() {
         let (status, head_of, _) =
             mcp_exchange(addr, &head(None, "2025-11-25"), initialize).await;
         assert_eq!(status, 200, "{head_of}");
-        let session = head_of
-            .lines()
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("mcp-session-id")
-                    .then(|| value.trim().to_owned())
-            })
-            .expect("a session id");
+        let session = crate::mcp_common::header(&head_of, "mcp-session-id")
+            .expect("a session id")
+            .to_owned();
         let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         let (status, _, _) =
             mcp_exchange(addr, &head(Some(&session), "2025-11-25"), initialized).await;
@@ -812,14 +804,8 @@ fn mcp_http() {
                 .expect("an answer within 8 s")
             });
             assert!(status < 500, "{status}: {answer_head}");
-            let content_type = answer_head
-                .lines()
-                .find_map(|line| {
-                    let (name, value) = line.split_once(':')?;
-                    name.eq_ignore_ascii_case("content-type")
-                        .then(|| value.trim().to_owned())
-                })
-                .unwrap_or_default();
+            let content_type =
+                crate::mcp_common::header(&answer_head, "content-type").unwrap_or_default();
             if content_type.starts_with("application/json") {
                 let message: Value = serde_json::from_slice(&answer).unwrap_or_else(|e| {
                     panic!(
@@ -1122,14 +1108,7 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<(String, Vec
     loop {
         if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
-            let length = head
-                .to_ascii_lowercase()
-                .lines()
-                .find_map(|line| {
-                    line.strip_prefix("content-length:")
-                        .map(str::trim)
-                        .map(str::to_owned)
-                })
+            let length = crate::mcp_common::header(&head, "content-length")
                 .and_then(|n| n.parse::<usize>().ok())
                 .unwrap_or(0);
             if bytes.len() >= end + 4 + length {
