@@ -980,14 +980,15 @@ mod tests {
             let every = Duration::from_millis(80);
             let streams = Streams::new(Some(every));
             let (events, response) = primed();
-            // A `GET`'s stream: not held, nothing read ahead.
+            // A `GET`'s stream: not held, nothing read ahead. Its silence is timed from the
+            // poll that finds it silent, inside `ready_now`: the clock is read before it.
+            let silent = std::time::Instant::now();
             let mut body = streams
                 .send(response, None)
                 .now_or_never()
                 .unwrap()
                 .into_body();
             assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
-            let silent = std::time::Instant::now();
             let comment = body.frame().await.unwrap().unwrap().into_data().unwrap();
             assert_eq!(comment, KEEP_ALIVE);
             assert!(silent.elapsed() >= every, "{:?}", silent.elapsed());
