@@ -888,6 +888,12 @@ mod sessions {
             // Full is not broken: the open sessions are still served.
             let (status, answer) = post(addr, Some(&first), LIST).await;
             assert_eq!(status, 200, "{answer}");
+            // Nor are other answers made its own: a notification in an open session is still
+            // accepted, and a session not here is still not found.
+            let (status, answer) = post(addr, Some(&first), INITIALIZED).await;
+            assert_eq!(status, 202, "{answer}");
+            let (status, answer) = post(addr, Some("west-1.abc"), LIST).await;
+            assert_eq!(status, 404, "{answer}");
 
             // Idle past the timeout: closed, their memory freed, and room for new ones.
             tokio::time::sleep(Duration::from_millis(1_200)).await;
