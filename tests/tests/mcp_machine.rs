@@ -188,13 +188,8 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Seen> {
         }
     };
     let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse().unwrap_or(0))
-        })
+    let length: usize = crate::mcp_common::header(&head, "content-length")
+        .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     while buffer.len() < head_end + length {
         let n = stream.read(&mut chunk).await.ok()?;
@@ -203,11 +198,7 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Seen> {
         }
         buffer.extend_from_slice(&chunk[..n]);
     }
-    let dpop = head.lines().find_map(|l| {
-        let (name, value) = l.split_once(':')?;
-        name.eq_ignore_ascii_case("dpop")
-            .then(|| value.trim().to_owned())
-    });
+    let dpop = crate::mcp_common::header(&head, "dpop").map(str::to_owned);
     Some(Seen {
         line: head.lines().next().unwrap_or_default().to_owned(),
         body: String::from_utf8_lossy(&buffer[head_end..]).into_owned(),
