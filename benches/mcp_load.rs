@@ -1,6 +1,8 @@
 //! The MCP server under concurrent load over streamable HTTP: ours ([`agentio_mcp::McpServer`],
 //! validating both ways) and rmcp's `#[tool_router]` server (validating nothing), the same
-//! `kb.search` tool (`search.rs`), the same rmcp HTTP service configuration, the same hyper
+//! `kb.search` tool (`search.rs`), the same rmcp HTTP service configuration
+//! (`McpServer::default_http_config`, but for `json_response`: ours has it on, rmcp's server
+//! has rmcp's default, off; the context row `rmcp-json` is rmcp's with it on), the same hyper
 //! connection loop, each in its own process pinned to core 1 (`taskset -c 1`, a one-worker
 //! Tokio runtime); the load generator is this process, pinned to core 0, on a current-thread
 //! runtime: one HTTP/1.1 keep-alive connection per client (hyper's client), each client sending
@@ -61,6 +63,9 @@ const SESSIONS: usize = 10_000;
 enum Server {
     Ours,
     Rmcp,
+    /// A context row: rmcp's server with rmcp's `json_response` on, as ours has it (a
+    /// stateless call answered by its first message is one JSON body, not an event stream).
+    RmcpJson,
     /// Context rows: the official Python and TypeScript SDKs' servers, when
     /// `MCP_LOAD_PYTHON` (a Python with the pinned `mcp`) and `MCP_LOAD_NODE` (a Node beside
     /// the pinned SDK's `node_modules`, with `tests/typescript/load_server.mjs` copied there as
@@ -74,6 +79,7 @@ impl Server {
         match self {
             Server::Ours => "ours",
             Server::Rmcp => "rmcp",
+            Server::RmcpJson => "rmcp-json",
             Server::Python => "Python SDK",
             Server::TypeScript => "TypeScript SDK",
         }
@@ -84,7 +90,7 @@ impl Server {
         let mut command = Command::new("taskset");
         command.args(["-c", "1"]);
         match self {
-            Server::Ours | Server::Rmcp => {
+            Server::Ours | Server::Rmcp | Server::RmcpJson => {
                 command
                     .arg(std::env::current_exe().expect("this binary"))
                     .args(["serve", self.name(), &port.to_string()]);
@@ -173,7 +179,7 @@ fn serve(server: &str, port: u16) {
                     .await
                     .expect("serves");
             }
-            "rmcp" => {
+            "rmcp" | "rmcp-json" => {
                 let service = StreamableHttpService::new(
                     || {
                         Ok(RmcpSearch {
@@ -181,7 +187,7 @@ fn serve(server: &str, port: u16) {
                         })
                     },
                     Arc::new(LocalSessionManager::default()),
-                    McpServer::default_http_config(),
+                    McpServer::default_http_config().with_json_response(server == "rmcp-json"),
                 );
                 loop {
                     let (stream, _) = listener.accept().await.expect("accepts");
@@ -620,7 +626,7 @@ fn main() {
 
     // Ours and rmcp's, each shown once (the control is shown by its ratio).
     let pair = &MEASURED[..2];
-    let context = [Server::Python, Server::TypeScript];
+    let context = [Server::RmcpJson, Server::Python, Server::TypeScript];
     // Ports the system hands out, not fixed ones: the load generator's own connections take
     // local ports from the same range.
     let next_port = || {
@@ -736,7 +742,7 @@ fn main() {
         "| server | RSS at rest MiB | {SESSIONS} idle sessions opened | RSS after MiB | KiB per session | one more session |"
     );
     println!("|---|---:|---:|---:|---:|---|");
-    for server in pair.iter().chain(&context) {
+    for server in pair.iter().chain(&context[1..]) {
         let Some(running) = Running::start(*server, next_port()) else {
             continue;
         };

@@ -23,7 +23,9 @@
 //!   its texts cut to [`ECHO_MAX`] bytes, as this server's own errors quote a client.
 //!
 //! A call answered as an event stream is written in one piece when the server is busy. rmcp's
-//! answer to a call (a `POST`, in a session or on the stateless revision) is a head and an
+//! answer to a call in a session (and to a stateless one that sends something before its
+//! answer: a stateless call answered by its first message is one JSON body, see
+//! [`McpServer::default_http_config`](crate::McpServer::default_http_config)) is a head and an
 //! event stream, and hyper writes what it has as soon as it has it: the head (and a session's
 //! priming event) before the tool has run, then the message, then, on the stateless revision,
 //! the stream's end: two or three writes and as many packets a call. When other calls are in

@@ -2056,17 +2056,25 @@ impl McpServer {
     /// A server behind a proxy, or for a web app, sets its own with [`Self::http_service_with`]
     /// (`StreamableHttpServerConfig::with_allowed_hosts` and `with_allowed_origins`).
     ///
+    /// rmcp's `json_response` is on: a stateless call (the 2026-07-28 revision) whose first
+    /// message is its answer is answered as one `application/json` body, as the spec allows
+    /// and every client must read, rather than an event stream of one event; a call that
+    /// sends anything first (progress, a log line, a question to the client) is answered as an
+    /// event stream, so nothing is lost. One write and no stream to end: the load bench in the
+    /// README measured rmcp's own server 1.06x faster a stateless call with it on than off, and
+    /// ours with it against rmcp's without, 1.03x. Calls in a 2025-11-25 session are event
+    /// streams either way (rmcp's session manager answers no other way).
+    ///
     /// ```
     /// let config = agentio_mcp::McpServer::default_http_config();
     /// assert_eq!(config.allowed_hosts, ["localhost", "127.0.0.1", "::1"]);
     /// assert!(config.allowed_origins.contains(&"http://127.0.0.1:*".to_owned()));
+    /// assert!(config.json_response);
     /// ```
     pub fn default_http_config() -> StreamableHttpServerConfig {
-        StreamableHttpServerConfig::default().with_allowed_origins([
-            "http://localhost:*",
-            "http://127.0.0.1:*",
-            "http://[::1]:*",
-        ])
+        StreamableHttpServerConfig::default()
+            .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+            .with_json_response(true)
     }
 
     /// [`Self::http_service`] with rmcp's configuration (allowed hosts and origins, body
@@ -2113,9 +2121,11 @@ impl McpServer {
     /// - a request body still arriving after [`Self::with_header_read_timeout`]: `408`, and the
     ///   connection closed; rmcp says `500`.
     ///
-    /// While other calls are in flight, a call's event stream is written when it has ended, head,
-    /// message and end in one write (rmcp writes the head first, then the message: a system
-    /// call or two more a call); a call alone on the server gets its head at once. Event
+    /// A stateless call (2026-07-28) answered by its first message is one JSON body
+    /// ([`Self::default_http_config`]). While other calls are in flight, a call's event stream
+    /// is written when it has ended, head, message and end in one write (rmcp writes the head
+    /// first, then the message: a system call or two more a call); a call alone on the server
+    /// gets its head at once. Event
     /// streams are kept alive with rmcp's comment after rmcp's 15 s of silence, on this crate's
     /// deadline thread rather than a Tokio timer each.
     ///

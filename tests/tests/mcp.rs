@@ -927,3 +927,126 @@ fn an_output_that_is_not_an_object_is_answered_as_text_only() {
         assert_eq!(text_of(&result), "[1,2,3]");
     });
 }
+
+/// One stateless (2026-07-28) `tools/call` of `name` posted raw to `addr`, with `meta` merged
+/// into the request's `_meta`: the status and the whole answer.
+async fn post_2026(
+    addr: std::net::SocketAddr,
+    name: &str,
+    arguments: Value,
+    meta: Value,
+) -> (u16, String) {
+    let mut request_meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "1" },
+    });
+    request_meta
+        .as_object_mut()
+        .unwrap()
+        .extend(meta.as_object().unwrap().clone());
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": name, "arguments": arguments, "_meta": request_meta },
+    })
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    crate::mcp_common::raw_http(addr, &request).await
+}
+
+/// On the stateless revision a call whose first message is its answer is answered as one JSON
+/// body (rmcp's `json_response`, which `serve_http` turns on); a call that reports progress
+/// first is answered as an event stream, the progress before the result, so nothing is lost.
+#[test]
+fn on_2026_07_28_over_http_an_answer_alone_is_json_and_progress_makes_a_stream() {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = McpServer::new(mcp_fixture::registry()).unwrap();
+        let serving = tokio::spawn(server.serve_http(listener));
+
+        for (name, arguments, expected) in [
+            (
+                "fixture.add",
+                json!({ "a": 1, "b": 2 }),
+                json!({ "sum": 3 }),
+            ),
+            ("fixture.work", json!({ "steps": 1 }), json!({ "steps": 1 })),
+        ] {
+            let (status, answer) = post_2026(addr, name, arguments, json!({})).await;
+            assert_eq!(status, 200, "{answer}");
+            let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+            let content_type = crate::mcp_common::header(head, "content-type").unwrap();
+            assert!(content_type.starts_with("application/json"), "{head}");
+            assert_eq!(
+                crate::mcp_common::header(head, "content-length"),
+                Some(body.len().to_string().as_str()),
+                "{head}"
+            );
+            let message: Value = serde_json::from_str(body).unwrap();
+            assert_eq!(message["id"], 7, "{message}");
+            assert_eq!(
+                message["result"]["structuredContent"], expected,
+                "{message}"
+            );
+        }
+
+        // A tool error is an answer too.
+        let (status, answer) =
+            post_2026(addr, "fixture.refuse", json!({ "text": "x" }), json!({})).await;
+        assert_eq!(status, 200, "{answer}");
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(
+            crate::mcp_common::header(head, "content-type")
+                .unwrap()
+                .starts_with("application/json"),
+            "{head}"
+        );
+        let message: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(message["result"]["isError"], true, "{message}");
+
+        // Progress asked for: an event stream, two reports and then the result.
+        let (status, answer) = post_2026(
+            addr,
+            "fixture.work",
+            json!({ "steps": 2 }),
+            json!({ "progressToken": "p" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{answer}");
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(
+            crate::mcp_common::header(head, "content-type")
+                .unwrap()
+                .starts_with("text/event-stream"),
+            "{head}"
+        );
+        let messages: Vec<Value> = body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str(data.trim()).ok())
+            .collect();
+        let methods: Vec<&str> = messages
+            .iter()
+            .map(|m| m["method"].as_str().unwrap_or("(answer)"))
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/progress",
+                "notifications/progress",
+                "(answer)"
+            ],
+            "{body}"
+        );
+        assert_eq!(messages[1]["params"]["progress"], 2.0, "{body}");
+        assert_eq!(
+            messages[2]["result"]["structuredContent"],
+            json!({ "steps": 2 })
+        );
+        serving.abort();
+    });
+}
