@@ -39,6 +39,17 @@
 //! one session client, always holding the head answered 0.93x of rmcp's calls a second and
 //! this 0.95x, in the same run).
 //!
+//! On a busy server a call's answer, once ready (held whole, or a stateless call's JSON), goes
+//! out after the tasks ready to run (one Tokio `yield_now`). A call's last steps wake one
+//! another (its tool, rmcp's session worker, the connection), and Tokio runs a task woken by
+//! the running one next (its LIFO slot), ahead of the connections whose requests wait in the
+//! run queue: so calls already under way finish in a burst while new ones wait, and at 256
+//! clients the slowest hundredth of calls took 1.2x to 1.4x rmcp's (p99: 73 ms against 52 ms
+//! on the stateless revision, where a JSON answer goes out with no further wake) while the
+//! median took half as long. Behind the tasks ready to run, that p99 was 0.9x to 1.05x rmcp's
+//! in three fresh pairs per revision, with calls a second as before. A call alone on the
+//! server has nothing to wait behind, and goes at once.
+//!
 //! Event streams are kept alive here, not by rmcp: a stream with nothing to send for rmcp's
 //! `sse_keep_alive` (15 s) sends the comment `:` as rmcp's would, so a proxy does not close a
 //! long call's stream or a session's `GET` stream as idle. rmcp times it with a Tokio timer a
@@ -207,6 +218,9 @@ where
         if is_event_stream(&response) {
             return streams.send(response, entered).await;
         }
+        if response.status() == http::StatusCode::OK {
+            return streams.answered(response, entered).await;
+        }
         if response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
             return unread_body(response).await;
         }
@@ -313,8 +327,22 @@ impl Streams {
         }
     }
 
-    /// An event stream as the module's documentation says: a call's read ahead when other
-    /// calls are in flight (`entered` is the call, `None` for a `GET`), then kept alive.
+    /// A call's answer that is not an event stream (a stateless call answered as JSON): on a
+    /// busy server, after the tasks ready to run (see the module's documentation).
+    async fn answered(
+        &self,
+        response: http::Response<HttpBody>,
+        entered: Option<Entered>,
+    ) -> http::Response<HttpBody> {
+        if entered.is_some_and(|entered| !entered.alone) {
+            tokio::task::yield_now().await;
+        }
+        response
+    }
+
+    /// An event stream as the module's documentation says: a call's, when other calls are in
+    /// flight, read ahead until it ends (see [`read_ahead`]) and sent after the tasks ready to
+    /// run (`entered` is the call, `None` for a `GET`); kept alive.
     async fn send(
         &self,
         response: http::Response<HttpBody>,
@@ -322,10 +350,11 @@ impl Streams {
     ) -> http::Response<HttpBody> {
         let (parts, mut body) = response.into_parts();
         let mut ready = std::collections::VecDeque::new();
-        let ended = match &entered {
-            Some(entered) if !entered.alone => read_ahead(&mut body, &mut ready).await,
-            _ => false,
-        };
+        let busy = entered.as_ref().is_some_and(|entered| !entered.alone);
+        let ended = busy && read_ahead(&mut body, &mut ready).await;
+        if busy {
+            tokio::task::yield_now().await;
+        }
         let replay = Replay {
             ready,
             rest: (!ended).then_some(body),
@@ -959,6 +988,51 @@ mod tests {
             assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], true));
             assert!(body.is_end_stream());
         });
+    }
+
+    /// Whether a task spawned before `answer` ran by the time `answer` was given.
+    fn ran_before<F: std::future::Future>(answer: impl FnOnce() -> F) -> bool {
+        block_on(async {
+            let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let running = ran.clone();
+            tokio::spawn(async move { running.store(true, std::sync::atomic::Ordering::Relaxed) });
+            answer().await;
+            ran.load(std::sync::atomic::Ordering::Relaxed)
+        })
+    }
+
+    #[test]
+    fn a_busy_servers_answer_goes_out_after_the_tasks_ready_to_run() {
+        let streams = Streams::default();
+        // A stateless call's JSON answer, and an event stream that has ended before it is
+        // read (nothing to wait for in either): with another call in flight, the task ready
+        // to run runs first; alone, the answer goes at once.
+        let other = streams.in_flight.enter(&post()).unwrap();
+        assert!(ran_before(|| {
+            let entered = streams.in_flight.enter(&post());
+            streams.answered(json(http::StatusCode::OK, "{}"), entered)
+        }));
+        assert!(ran_before(|| {
+            let (events, response) = primed();
+            drop(events);
+            let entered = streams.in_flight.enter(&post());
+            streams.send(response, entered)
+        }));
+        drop(other);
+        assert!(!ran_before(|| {
+            let entered = streams.in_flight.enter(&post());
+            streams.answered(json(http::StatusCode::OK, "{}"), entered)
+        }));
+        assert!(!ran_before(|| {
+            let (events, response) = primed();
+            drop(events);
+            let entered = streams.in_flight.enter(&post());
+            streams.send(response, entered)
+        }));
+        // Not a call (a `GET`'s stream): at once.
+        assert!(!ran_before(
+            || streams.answered(json(http::StatusCode::OK, "{}"), None)
+        ));
     }
 
     #[test]
