@@ -957,6 +957,15 @@ async fn post_2026(
     crate::mcp_common::raw_http(addr, &request).await
 }
 
+/// The head and body of a `200` answer of this `Content-Type`.
+fn answered_as<'a>((status, answer): &'a (u16, String), content_type: &str) -> (&'a str, &'a str) {
+    assert_eq!(*status, 200, "{answer}");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let said = crate::mcp_common::header(head, "content-type").unwrap_or_default();
+    assert!(said.starts_with(content_type), "{head}");
+    (head, body)
+}
+
 /// On the stateless revision a call whose first message is its answer is answered as one JSON
 /// body (rmcp's `json_response`, which `serve_http` turns on); a call that reports progress
 /// first is answered as an event stream, the progress before the result, so nothing is lost.
@@ -976,11 +985,8 @@ fn on_2026_07_28_over_http_an_answer_alone_is_json_and_progress_makes_a_stream()
             ),
             ("fixture.work", json!({ "steps": 1 }), json!({ "steps": 1 })),
         ] {
-            let (status, answer) = post_2026(addr, name, arguments, json!({})).await;
-            assert_eq!(status, 200, "{answer}");
-            let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-            let content_type = crate::mcp_common::header(head, "content-type").unwrap();
-            assert!(content_type.starts_with("application/json"), "{head}");
+            let answer = post_2026(addr, name, arguments, json!({})).await;
+            let (head, body) = answered_as(&answer, "application/json");
             assert_eq!(
                 crate::mcp_common::header(head, "content-length"),
                 Some(body.len().to_string().as_str()),
@@ -995,35 +1001,20 @@ fn on_2026_07_28_over_http_an_answer_alone_is_json_and_progress_makes_a_stream()
         }
 
         // A tool error is an answer too.
-        let (status, answer) =
-            post_2026(addr, "fixture.refuse", json!({ "text": "x" }), json!({})).await;
-        assert_eq!(status, 200, "{answer}");
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-        assert!(
-            crate::mcp_common::header(head, "content-type")
-                .unwrap()
-                .starts_with("application/json"),
-            "{head}"
-        );
+        let answer = post_2026(addr, "fixture.refuse", json!({ "text": "x" }), json!({})).await;
+        let (_, body) = answered_as(&answer, "application/json");
         let message: Value = serde_json::from_str(body).unwrap();
         assert_eq!(message["result"]["isError"], true, "{message}");
 
         // Progress asked for: an event stream, two reports and then the result.
-        let (status, answer) = post_2026(
+        let answer = post_2026(
             addr,
             "fixture.work",
             json!({ "steps": 2 }),
             json!({ "progressToken": "p" }),
         )
         .await;
-        assert_eq!(status, 200, "{answer}");
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-        assert!(
-            crate::mcp_common::header(head, "content-type")
-                .unwrap()
-                .starts_with("text/event-stream"),
-            "{head}"
-        );
+        let (_, body) = answered_as(&answer, "text/event-stream");
         let messages: Vec<Value> = body
             .lines()
             .filter_map(|line| line.strip_prefix("data:"))
