@@ -742,7 +742,9 @@ fn main() {
         "| server | RSS at rest MiB | {SESSIONS} idle sessions opened | RSS after MiB | KiB per session | one more session |"
     );
     println!("|---|---:|---:|---:|---:|---|");
-    for server in pair.iter().chain(&context[1..]) {
+    // rmcp-json keeps sessions as rmcp's server does (its setting is for stateless calls).
+    let sdks = context.iter().filter(|server| **server != Server::RmcpJson);
+    for server in pair.iter().chain(sdks) {
         let Some(running) = Running::start(*server, next_port()) else {
             continue;
         };

@@ -219,7 +219,9 @@ where
             return streams.send(response, entered).await;
         }
         if response.status() == http::StatusCode::OK {
-            return streams.answered(response, entered).await;
+            // A stateless call's JSON answer.
+            take_turn(entered.as_ref()).await;
+            return response;
         }
         if response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
             return unread_body(response).await;
@@ -327,19 +329,6 @@ impl Streams {
         }
     }
 
-    /// A call's answer that is not an event stream (a stateless call answered as JSON): on a
-    /// busy server, after the tasks ready to run (see the module's documentation).
-    async fn answered(
-        &self,
-        response: http::Response<HttpBody>,
-        entered: Option<Entered>,
-    ) -> http::Response<HttpBody> {
-        if entered.is_some_and(|entered| !entered.alone) {
-            tokio::task::yield_now().await;
-        }
-        response
-    }
-
     /// An event stream as the module's documentation says: a call's, when other calls are in
     /// flight, read ahead until it ends (see [`read_ahead`]) and sent after the tasks ready to
     /// run (`entered` is the call, `None` for a `GET`); kept alive.
@@ -352,9 +341,7 @@ impl Streams {
         let mut ready = std::collections::VecDeque::new();
         let busy = entered.as_ref().is_some_and(|entered| !entered.alone);
         let ended = busy && read_ahead(&mut body, &mut ready).await;
-        if busy {
-            tokio::task::yield_now().await;
-        }
+        take_turn(entered.as_ref()).await;
         let replay = Replay {
             ready,
             rest: (!ended).then_some(body),
@@ -362,6 +349,15 @@ impl Streams {
             _entered: entered,
         };
         http::Response::from_parts(parts, replay.boxed())
+    }
+}
+
+/// On a busy server (another call in flight when `entered` came), waits behind the tasks ready
+/// to run, so that a ready answer does not go out ahead of the calls queued before it (see the
+/// module's documentation); a call alone, or no call (a `GET`), goes at once.
+async fn take_turn(entered: Option<&Entered>) {
+    if entered.is_some_and(|entered| !entered.alone) {
+        tokio::task::yield_now().await;
     }
 }
 
@@ -1010,7 +1006,7 @@ mod tests {
         let other = streams.in_flight.enter(&post()).unwrap();
         assert!(ran_before(|| {
             let entered = streams.in_flight.enter(&post());
-            streams.answered(json(http::StatusCode::OK, "{}"), entered)
+            async move { take_turn(entered.as_ref()).await }
         }));
         assert!(ran_before(|| {
             let (events, response) = primed();
@@ -1021,7 +1017,7 @@ mod tests {
         drop(other);
         assert!(!ran_before(|| {
             let entered = streams.in_flight.enter(&post());
-            streams.answered(json(http::StatusCode::OK, "{}"), entered)
+            async move { take_turn(entered.as_ref()).await }
         }));
         assert!(!ran_before(|| {
             let (events, response) = primed();
@@ -1030,9 +1026,7 @@ mod tests {
             streams.send(response, entered)
         }));
         // Not a call (a `GET`'s stream): at once.
-        assert!(!ran_before(
-            || streams.answered(json(http::StatusCode::OK, "{}"), None)
-        ));
+        assert!(!ran_before(|| take_turn(None)));
     }
 
     #[test]

@@ -2124,10 +2124,10 @@ impl McpServer {
     /// A stateless call (2026-07-28) answered by its first message is one JSON body
     /// ([`Self::default_http_config`]). While other calls are in flight, a call's event stream
     /// is written when it has ended, head, message and end in one write (rmcp writes the head
-    /// first, then the message: a system call or two more a call); a call alone on the server
-    /// gets its head at once. Event
-    /// streams are kept alive with rmcp's comment after rmcp's 15 s of silence, on this crate's
-    /// deadline thread rather than a Tokio timer each.
+    /// first, then the message: a system call or two more a call), after the tasks ready to run;
+    /// a call alone on the server gets its head at once. Event streams are kept alive with
+    /// rmcp's comment after rmcp's 15 s of silence, on this crate's deadline thread rather than
+    /// a Tokio timer each.
     ///
     /// ```no_run
     /// # use agentio_mcp::McpServer;

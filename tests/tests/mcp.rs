@@ -967,8 +967,9 @@ fn answered_as<'a>((status, answer): &'a (u16, String), content_type: &str) -> (
 }
 
 /// On the stateless revision a call whose first message is its answer is answered as one JSON
-/// body (rmcp's `json_response`, which `serve_http` turns on); a call that reports progress
-/// first is answered as an event stream, the progress before the result, so nothing is lost.
+/// body (rmcp's `json_response`, which `McpServer::default_http_config` turns on); a call that
+/// reports progress first is answered as an event stream, the progress before the result, so
+/// nothing is lost.
 #[test]
 fn on_2026_07_28_over_http_an_answer_alone_is_json_and_progress_makes_a_stream() {
     runtime().block_on(async {
