@@ -54,6 +54,14 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 ///   `tools/call` whose params do not have the protocol's shape (`arguments` that are not an
 ///   object, say): `-32602`, as the MCP specification asks, naming what is wrong. A method the
 ///   server does not serve is `-32601`.
+/// - A second `initialize` in a session (the client's first request, and its only one, by the
+///   specification's lifecycle) is refused with `-32600` (invalid request), naming why, and
+///   the session goes on as it was negotiated. rmcp's default answers it again and takes the
+///   new request's client info and protocol version as the session's; the TypeScript SDK's
+///   server refuses it (`400`, `-32600`, "Server already initialized"), the Python SDK's
+///   answers it. A refusal is what a careful client expects: what a session negotiated does
+///   not change under its other requests. A copy of the server ([`Clone`]) is a server for
+///   another session, and starts uninitialized.
 /// - `notifications/cancelled` stops the call (the body's future is dropped, its task
 ///   aborted); rmcp then sends no response, as the protocol asks.
 /// - A progress token in the request's `_meta` turns the body's
@@ -124,7 +132,30 @@ pub struct McpServer {
     serves_tasks: bool,
     /// The skills this server serves itself ([`crate::skills`]), beside a handler's resources.
     skills: Option<Arc<crate::skills::SkillCatalog>>,
+    /// Whether this session's client has sent `initialize`.
+    initialized: Initialized,
 }
+
+/// Whether a session's client has sent `initialize` (answered once a session). A copy starts
+/// uninitialized: a copy of the server serves another session (rmcp makes one a session).
+#[derive(Debug, Default)]
+struct Initialized(std::sync::atomic::AtomicBool);
+
+impl Clone for Initialized {
+    fn clone(&self) -> Self {
+        Initialized::default()
+    }
+}
+
+impl Initialized {
+    /// Marks the session initialized; whether it already was.
+    fn again(&self) -> bool {
+        self.0.swap(true, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The refusal of a second `initialize` in a session.
+const ALREADY_INITIALIZED: &str = "this session is already initialized: `initialize` is a session's first request, and its only one";
 
 /// What [`McpServer::http_service`] builds its [`Sessions`] from.
 #[derive(Clone, Debug)]
@@ -224,6 +255,7 @@ impl McpServer {
             )),
             serves_tasks: false,
             skills: None,
+            initialized: Initialized::default(),
         })
     }
 
@@ -1842,6 +1874,19 @@ impl ServerHandler for McpServer {
                 Ok(())
             }
         }
+    }
+
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        if self.initialized.again() {
+            return Err(McpError::invalid_request(ALREADY_INITIALIZED, None));
+        }
+        // rmcp's default, after the check.
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {

@@ -951,6 +951,67 @@ mod sessions {
             }
         });
     }
+    /// `initialize` is a session's first request and its only one: a second one in the
+    /// session (here naming another client) is refused with `-32600`, naming
+    /// why, and the session goes on; another session still opens. Over HTTP and over a pipe
+    /// (stdio's framing).
+    #[test]
+    fn a_session_is_initialized_once() {
+        let again = INITIALIZE
+            .replace(r#""name":"raw""#, r#""name":"another""#)
+            .replace(r#""id":1"#, r#""id":7"#);
+        let refused = |answer: &str| {
+            assert!(answer.contains(r#""id":7"#), "{answer}");
+            assert!(answer.contains(r#""code":-32600"#), "{answer}");
+            assert!(answer.contains("already initialized"), "{answer}");
+            assert!(!answer.contains("protocolVersion"), "{answer}");
+        };
+        runtime().block_on(async {
+            let server =
+                agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
+            let (addr, serving) = serve_http(server).await;
+            let (status, answer) = post(addr, None, INITIALIZE).await;
+            assert_eq!(status, 200, "{answer}");
+            let session = session_of(&answer);
+            let (status, answer) = post(addr, Some(&session), INITIALIZED).await;
+            assert_eq!(status, 202, "{answer}");
+            let (status, answer) = post(addr, Some(&session), &again).await;
+            assert_eq!(status, 200, "{answer}");
+            refused(&answer);
+            let (status, answer) = post(addr, Some(&session), LIST).await;
+            assert_eq!(status, 200, "{answer}");
+            assert!(answer.contains("fixture.record"), "{answer}");
+            let (status, answer) = post(addr, None, INITIALIZE).await;
+            assert_eq!(status, 200, "{answer}");
+            assert_ne!(session_of(&answer), session);
+            serving.abort();
+
+            // Over a pipe: one session, its messages a line each.
+            let server =
+                agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
+            let pipe = crate::mcp_common::spawn(server);
+            let (read, mut write) = tokio::io::split(pipe);
+            let mut lines = BufReader::new(read).lines();
+            for message in [INITIALIZE, INITIALIZED, &again, LIST] {
+                write.write_all(message.as_bytes()).await.unwrap();
+                write.write_all(b"\n").await.unwrap();
+            }
+            let first = lines.next_line().await.unwrap().unwrap();
+            assert!(
+                first.contains(r#""protocolVersion":"2025-11-25""#),
+                "{first}"
+            );
+            // The session's requests are served concurrently: their answers in either order.
+            let mut rest = [
+                lines.next_line().await.unwrap().unwrap(),
+                lines.next_line().await.unwrap().unwrap(),
+            ];
+            rest.sort_by_key(|answer| !answer.contains(r#""id":7"#));
+            refused(&rest[0]);
+            assert!(rest[1].contains(r#""id":2"#), "{}", rest[1]);
+            assert!(rest[1].contains("fixture.record"), "{}", rest[1]);
+        });
+    }
 }
 
 /// What a body that is not a JSON-RPC message is answered with.
