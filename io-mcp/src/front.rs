@@ -9,7 +9,8 @@
 //!   bytes `{"jsonrpc":"2.0","id":1,`), and `-32600` (invalid request) for JSON that is not a
 //!   JSON-RPC message. rmcp answers both `415 Unsupported Media Type` with a line of text, a
 //!   status that tells a client its `Content-Type` is wrong when it was right. (A
-//!   `Content-Type` that is not JSON is still rmcp's `415`.) For JSON that is not a message the
+//!   `Content-Type` that is not JSON is still rmcp's `415`, its text made a JSON-RPC error as
+//!   below.) For JSON that is not a message the
 //!   SDKs differ (Python says `-32602`, TypeScript `-32700`); `-32600` is JSON-RPC 2.0's own
 //!   code for it ("the JSON sent is not a valid Request object"), so that is the one given.
 //! - **A session refused for the bound** is `503` (see [`crate::sessions`]).
@@ -18,6 +19,10 @@
 //!   when the server starts reading it ([`TimedBody`]) is `408 Request Timeout`, and the
 //!   connection closed; rmcp says `500` (it failed to read the body).
 //! - **A session's end** (`DELETE`) is `200` or `404` (see [`crate::sessions`]).
+//! - **A refusal in plain text** (rmcp's `403`, `404`, `400`, `405`, `406`, `415`, `500`, and
+//!   this module's `408` and `503`) is a JSON-RPC error with the same status and headers, as
+//!   the official SDKs' servers answer: `-32001` for a session not found, `-32000` for the
+//!   others, the text as its message (see [`structured`]).
 //! - **A JSON-RPC refusal quoting what the client sent** (rmcp's `400`s for a 2026-07-28
 //!   request whose headers or `_meta` do not match, which quote the value whole) has each of
 //!   its texts cut to [`ECHO_MAX`] bytes, as this server's own errors quote a client.
@@ -199,8 +204,28 @@ impl hyper::rt::Timer for WatchdogTimer {
 }
 
 /// One request to rmcp's service, its answer restated in the cases the module's documentation
-/// lists (why each, in [`crate::sessions`]'s for the `503` and a session's end).
+/// lists (why each, in [`crate::sessions`]'s for the `503` and a session's end), a refusal in
+/// plain text as a JSON-RPC error ([`structured`]).
 pub(crate) async fn answer<S, B>(
+    service: &rmcp::transport::StreamableHttpService<S, Sessions>,
+    sessions: &Sessions,
+    streams: &Streams,
+    request: http::Request<B>,
+) -> http::Response<HttpBody>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Error: fmt::Display,
+{
+    let response = restated(service, sessions, streams, request).await;
+    if response.status().is_success() {
+        return response;
+    }
+    structured(response).await
+}
+
+/// [`answer`] before a refusal in plain text is made a JSON-RPC error.
+async fn restated<S, B>(
     service: &rmcp::transport::StreamableHttpService<S, Sessions>,
     sessions: &Sessions,
     streams: &Streams,
@@ -525,6 +550,50 @@ async fn clipped(response: http::Response<HttpBody>) -> http::Response<HttpBody>
     http::Response::from_parts(parts, full(body.into()))
 }
 
+/// The JSON-RPC error code of a refusal for a session this server does not hold (the
+/// TypeScript SDK's server's).
+const SESSION_NOT_FOUND: i32 = -32001;
+
+/// The JSON-RPC error code of the other refusals of the transport (the TypeScript SDK's
+/// server's: the start of JSON-RPC's range for a server's own errors).
+const REFUSED: i32 = -32000;
+
+/// A refusal in plain text (rmcp's `403` for a `Host` or `Origin` it does not allow, `404` for
+/// a session it does not hold, `400` for a request without one, `405`, `406`, `415`, `500`;
+/// this module's `408` and `503`) restated as the official SDKs' servers answer them: a
+/// JSON-RPC error with no `id` (none was read), `-32001` for a session not found and `-32000`
+/// for the others, as the TypeScript SDK's server says, the text as its message (cut to
+/// [`ECHO_MAX`] bytes), and the status and the other headers (`Allow`, `Connection`) as they
+/// were. A client reads the status; one that reads the body as JSON, as it reads every other
+/// answer of this server, finds the reason where it looks for one. An answer already JSON is
+/// kept as it is.
+async fn structured(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
+    let is_json = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let body = whole(body).await;
+    let mut message = String::from_utf8_lossy(&body).into_owned();
+    agentio_core::limits::clip(&mut message, ECHO_MAX);
+    let code = if parts.status == http::StatusCode::NOT_FOUND {
+        SESSION_NOT_FOUND
+    } else {
+        REFUSED
+    };
+    let error = ErrorData::new(rmcp::model::ErrorCode(code), message, None);
+    let body = serde_json::to_vec(&JsonRpcError::new(None, error)).unwrap_or_default();
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    parts.headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    http::Response::from_parts(parts, full(body.into()))
+}
+
 /// rmcp's `500`: restated as `408 Request Timeout` (the connection closed) when it is rmcp's
 /// answer to a [`TimedBody`] that did not arrive in time, kept as it is otherwise.
 async fn late_body(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
@@ -663,6 +732,55 @@ mod tests {
                     (http::StatusCode::BAD_REQUEST, kept)
                 );
             }
+        });
+    }
+
+    #[test]
+    fn a_refusal_in_plain_text_is_restated_as_a_json_rpc_error_and_json_is_kept() {
+        block_on(async {
+            let mut rmcp = text(
+                http::StatusCode::METHOD_NOT_ALLOWED,
+                bytes::Bytes::from_static(b"Method Not Allowed"),
+            );
+            rmcp.headers_mut()
+                .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
+            rmcp.headers_mut()
+                .insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(18));
+            let restated = structured(rmcp).await;
+            assert_eq!(restated.headers()[http::header::ALLOW], "POST");
+            assert_eq!(
+                restated.headers()[http::header::CONTENT_TYPE],
+                "application/json"
+            );
+            assert!(
+                restated
+                    .headers()
+                    .get(http::header::CONTENT_LENGTH)
+                    .is_none()
+            );
+            let (status, body) = answered(restated).await;
+            assert_eq!(status, http::StatusCode::METHOD_NOT_ALLOWED);
+            assert_eq!(
+                body,
+                r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method Not Allowed"}}"#
+            );
+            // A session not found: -32001; a long text cut to the bound.
+            let long = format!("Not Found: {}", "x".repeat(5_000));
+            let (status, body) =
+                answered(structured(text(http::StatusCode::NOT_FOUND, long.into())).await).await;
+            assert_eq!(status, http::StatusCode::NOT_FOUND);
+            let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(error["error"]["code"], SESSION_NOT_FOUND);
+            let message = error["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with("Not Found: xxx"), "{message}");
+            assert_eq!(message.len(), ECHO_MAX + '…'.len_utf8(), "{message}");
+            // Already JSON: as it was, byte for byte.
+            let said = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32020,"message":"no"}}"#;
+            let kept = structured(json(http::StatusCode::BAD_REQUEST, said)).await;
+            assert_eq!(
+                answered(kept).await,
+                (http::StatusCode::BAD_REQUEST, said.to_owned())
+            );
         });
     }
 

@@ -1021,7 +1021,13 @@ mod bodies {
 
     /// The JSON-RPC error of a `400` answer, after checking it is one: JSON, no `id`.
     fn error_of(status: u16, answer: &str) -> (i64, String) {
-        assert_eq!(status, 400, "{answer}");
+        refusal_of(400, status, answer)
+    }
+
+    /// The JSON-RPC error of an answer of status `expected`, after checking it is one: JSON,
+    /// no `id`.
+    fn refusal_of(expected: u16, status: u16, answer: &str) -> (i64, String) {
+        assert_eq!(status, expected, "{answer}");
         let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
         assert!(
             head.to_ascii_lowercase()
@@ -1102,18 +1108,84 @@ mod bodies {
                 assert!(message.contains("not a JSON-RPC 2.0 message"), "{message}");
             }
 
-            // Not JSON by its `Content-Type`: rmcp's `415`, as it was.
+            // Not JSON by its `Content-Type`: rmcp's `415`, as a JSON-RPC error.
             let (status, answer) = send_as(addr, "POST", None, "text/plain", INITIALIZE).await;
-            assert_eq!(status, 415, "{answer}");
+            let (code, message) = refusal_of(415, status, &answer);
+            assert_eq!(code, -32000);
             assert!(
-                answer.contains("Content-Type must be application/json"),
-                "{answer}"
+                message.contains("Content-Type must be application/json"),
+                "{message}"
             );
 
             // The server and the session go on.
             let (status, answer) = post(addr, Some(&session), LIST).await;
             assert_eq!(status, 200, "{answer}");
             assert!(answer.contains("fixture.record"), "{answer}");
+            serving.abort();
+        });
+    }
+    /// rmcp refuses a request it will not serve with a line of text; the official SDKs'
+    /// servers answer a JSON-RPC error, and so does this one: the status and its headers as
+    /// rmcp set them, no `id` (the body was not read), `-32001` for a session not here and
+    /// `-32000` for the rest (the TypeScript SDK's codes), rmcp's words as the message.
+    #[test]
+    fn a_refusal_in_plain_text_is_a_json_rpc_error_with_the_same_status() {
+        runtime().block_on(async {
+            let server =
+                agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
+            let (addr, serving) = serve_http(server).await;
+            let (status, answer) = post(addr, None, INITIALIZE).await;
+            assert_eq!(status, 200, "{answer}");
+            let session = session_of(&answer);
+            let request = |method: &str, headers: &str, body: &str| {
+                format!(
+                    "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+            };
+            let json = "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n";
+            let cases = [
+                (
+                    request("POST", &format!("{json}Origin: http://evil.example\r\n"), LIST),
+                    403,
+                    -32000,
+                    "Origin",
+                ),
+                (
+                    request("POST", &format!("{json}Mcp-Session-Id: nowhere\r\n"), LIST),
+                    404,
+                    -32001,
+                    "Session not found",
+                ),
+                (request("POST", json, LIST), 400, -32000, "Session ID is required"),
+                (
+                    request(
+                        "POST",
+                        "Content-Type: application/json\r\nAccept: application/json\r\n",
+                        LIST,
+                    ),
+                    406,
+                    -32000,
+                    "Not Acceptable",
+                ),
+                (request("PUT", json, LIST), 405, -32000, "Method Not Allowed"),
+            ];
+            for (sent, expected, code_expected, words) in cases {
+                let (status, answer) = crate::mcp_common::raw_http(addr, &sent).await;
+                let (code, message) = refusal_of(expected, status, &answer);
+                assert_eq!(code, code_expected, "{expected}: {message}");
+                assert!(message.contains(words), "{expected}: {message}");
+                if expected == 405 {
+                    assert!(
+                        crate::mcp_common::header(&answer, "allow").is_some(),
+                        "rmcp's headers kept: {answer}"
+                    );
+                }
+            }
+            // A success is as rmcp answered it.
+            let (status, answer) = post(addr, Some(&session), LIST).await;
+            assert_eq!(status, 200, "{answer}");
+            assert!(answer.contains("text/event-stream"), "{answer}");
             serving.abort();
         });
     }
