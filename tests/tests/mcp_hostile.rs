@@ -1182,6 +1182,27 @@ mod bodies {
                     );
                 }
             }
+            // A body past rmcp's bound (4 MiB): `413`, its answer read while the rest of the
+            // body may still be on its way (the server stops reading at the bound).
+            let past = format!("{{\"a\":\"{}\"}}", "x".repeat(4 * 1024 * 1024));
+            let sent = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{json}Mcp-Session-Id: {session}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{past}",
+                past.len()
+            );
+            let (status, answer) = {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+                let (mut read, mut write) = stream.split();
+                let mut answer = Vec::new();
+                let (_, _) = tokio::join!(write.write_all(sent.as_bytes()), async {
+                    let _ = read.read_to_end(&mut answer).await;
+                });
+                let answer = String::from_utf8_lossy(&answer).into_owned();
+                (answer[9..12].parse::<u16>().unwrap(), answer)
+            };
+            let (code, message) = refusal_of(413, status, &answer);
+            assert_eq!(code, -32000);
+            assert!(message.contains("exceeds 4194304 bytes"), "{message}");
             // A success is as rmcp answered it.
             let (status, answer) = post(addr, Some(&session), LIST).await;
             assert_eq!(status, 200, "{answer}");
