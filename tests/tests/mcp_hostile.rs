@@ -849,6 +849,19 @@ mod sessions {
     pub(super) const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
+    /// The fixture registry served over HTTP, and a session opened on it.
+    pub(super) async fn with_session() -> (
+        std::net::SocketAddr,
+        tokio::task::JoinHandle<Result<(), agentio_mcp::ServeError>>,
+        String,
+    ) {
+        let server = agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
+        let (addr, serving) = serve_http(server).await;
+        let (status, answer) = post(addr, None, INITIALIZE).await;
+        assert_eq!(status, 200, "{answer}");
+        (addr, serving, session_of(&answer))
+    }
+
     pub(super) fn session_of(answer: &str) -> String {
         crate::mcp_common::header(answer, "mcp-session-id")
             .unwrap_or_else(|| panic!("no session id: {answer}"))
@@ -967,12 +980,7 @@ mod sessions {
             assert!(!answer.contains("protocolVersion"), "{answer}");
         };
         runtime().block_on(async {
-            let server =
-                agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
-            let (addr, serving) = serve_http(server).await;
-            let (status, answer) = post(addr, None, INITIALIZE).await;
-            assert_eq!(status, 200, "{answer}");
-            let session = session_of(&answer);
+            let (addr, serving, session) = with_session().await;
             let (status, answer) = post(addr, Some(&session), INITIALIZED).await;
             assert_eq!(status, 202, "{answer}");
             let (status, answer) = post(addr, Some(&session), &again).await;
@@ -1016,7 +1024,7 @@ mod sessions {
 
 /// What a body that is not a JSON-RPC message is answered with.
 mod bodies {
-    use super::sessions::{INITIALIZE, LIST, post, send_as, session_of};
+    use super::sessions::{INITIALIZE, LIST, post, send_as, with_session};
     use super::*;
 
     /// The JSON-RPC error of a `400` answer, after checking it is one: JSON, no `id`.
@@ -1054,12 +1062,7 @@ mod bodies {
     #[test]
     fn a_body_that_is_not_a_json_rpc_message_is_400_with_a_json_rpc_error() {
         runtime().block_on(async {
-            let server =
-                agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
-            let (addr, serving) = serve_http(server).await;
-            let (status, answer) = post(addr, None, INITIALIZE).await;
-            assert_eq!(status, 200, "{answer}");
-            let session = session_of(&answer);
+            let (addr, serving, session) = with_session().await;
 
             let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
             // What went wrong, and where: serde's words, then the line and column it stopped
@@ -1124,6 +1127,7 @@ mod bodies {
             serving.abort();
         });
     }
+
     /// rmcp refuses a request it will not serve with a line of text; the official SDKs'
     /// servers answer a JSON-RPC error, and so does this one: the status and its headers as
     /// rmcp set them, no `id` (the body was not read), `-32001` for a session not here and
@@ -1131,12 +1135,7 @@ mod bodies {
     #[test]
     fn a_refusal_in_plain_text_is_a_json_rpc_error_with_the_same_status() {
         runtime().block_on(async {
-            let server =
-                agentio_mcp::McpServer::new(agentio_tests::mcp_fixture::registry()).unwrap();
-            let (addr, serving) = serve_http(server).await;
-            let (status, answer) = post(addr, None, INITIALIZE).await;
-            assert_eq!(status, 200, "{answer}");
-            let session = session_of(&answer);
+            let (addr, serving, session) = with_session().await;
             let request = |method: &str, headers: &str, body: &str| {
                 format!(
                     "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
