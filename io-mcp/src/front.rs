@@ -294,11 +294,15 @@ where
 /// Whether `response` is an event stream (rmcp's answer to a call in a session, or a `GET`'s
 /// stream; its errors are not streams).
 fn is_event_stream(response: &http::Response<HttpBody>) -> bool {
-    response.status() == http::StatusCode::OK
-        && response
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"))
+    response.status() == http::StatusCode::OK && is_of_type(response, b"text/event-stream")
+}
+
+/// Whether `response`'s `Content-Type` starts with `media_type`.
+fn is_of_type(response: &http::Response<HttpBody>, media_type: &[u8]) -> bool {
+    response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(media_type))
 }
 
 /// The calls (`POST`s) a server is answering: from their request to the end of their answer.
@@ -511,9 +515,13 @@ async fn unread_body(response: http::Response<HttpBody>) -> http::Response<HttpB
     } else {
         ErrorData::parse_error(format!("Parse error: {detail}"), None)
     };
+    json(http::StatusCode::BAD_REQUEST, refusal(error))
+}
+
+/// `error` as a JSON-RPC error answering no `id` (none could be read).
+fn refusal(error: ErrorData) -> Vec<u8> {
     // Serializing rmcp's error type cannot fail: its fields are strings, numbers and JSON.
-    let body = serde_json::to_vec(&JsonRpcError::new(None, error)).unwrap_or_default();
-    json(http::StatusCode::BAD_REQUEST, body)
+    serde_json::to_vec(&JsonRpcError::new(None, error)).unwrap_or_default()
 }
 
 /// The most of a client's text an error echoes back: [`clipped`].
@@ -568,11 +576,7 @@ const REFUSED: i32 = -32000;
 /// answer of this server, finds the reason where it looks for one. An answer already JSON is
 /// kept as it is.
 async fn structured(response: http::Response<HttpBody>) -> http::Response<HttpBody> {
-    let is_json = response
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
-    if is_json {
+    if is_of_type(&response, b"application/json") {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -584,8 +588,7 @@ async fn structured(response: http::Response<HttpBody>) -> http::Response<HttpBo
     } else {
         REFUSED
     };
-    let error = ErrorData::new(rmcp::model::ErrorCode(code), message, None);
-    let body = serde_json::to_vec(&JsonRpcError::new(None, error)).unwrap_or_default();
+    let body = refusal(ErrorData::new(rmcp::model::ErrorCode(code), message, None));
     parts.headers.remove(http::header::CONTENT_LENGTH);
     parts.headers.insert(
         http::header::CONTENT_TYPE,
