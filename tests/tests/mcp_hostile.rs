@@ -1188,17 +1188,7 @@ mod bodies {
                 "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{json}Mcp-Session-Id: {session}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{past}",
                 past.len()
             );
-            let (status, answer) = {
-                use tokio::io::{AsyncReadExt, AsyncWriteExt};
-                let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-                let (mut read, mut write) = stream.split();
-                let mut answer = Vec::new();
-                let (_, _) = tokio::join!(write.write_all(sent.as_bytes()), async {
-                    let _ = read.read_to_end(&mut answer).await;
-                });
-                let answer = String::from_utf8_lossy(&answer).into_owned();
-                (answer[9..12].parse::<u16>().unwrap(), answer)
-            };
+            let (status, answer) = crate::mcp_common::raw_http(addr, &sent).await;
             let (code, message) = refusal_of(413, status, &answer);
             assert_eq!(code, -32000);
             assert!(message.contains("exceeds 4194304 bytes"), "{message}");
