@@ -237,6 +237,11 @@ where
     B::Error: fmt::Display,
 {
     if request.method() != http::Method::DELETE {
+        // A call's place in the gate, until its answer is ready to go out.
+        let _pass = match &streams.gate {
+            Some(gate) if request.method() == http::Method::POST => Some(gate.enter().await),
+            _ => None,
+        };
         let opening = !request.headers().contains_key(HEADER_SESSION_ID);
         let entered = streams.in_flight.enter(&request);
         let mut response = service.handle(request).await;
@@ -305,6 +310,15 @@ fn is_of_type(response: &http::Response<HttpBody>, media_type: &[u8]) -> bool {
         .is_some_and(|value| value.as_bytes().starts_with(media_type))
 }
 
+/// A task aborted when this is dropped.
+pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The calls (`POST`s) a server is answering: from their request to the end of their answer.
 #[derive(Debug, Default)]
 struct InFlight(std::sync::Arc<std::sync::atomic::AtomicUsize>);
@@ -347,15 +361,24 @@ pub(crate) struct Streams {
     /// watchdog's deadlines (rmcp's own is a Tokio timer, a system call a call: see the
     /// module's documentation).
     keep_alive: Option<Duration>,
+    /// The calls run at once (see [`crate::gate`]); `None`: no bound.
+    gate: Option<std::sync::Arc<crate::gate::Gate>>,
 }
 
 impl Streams {
-    /// No call in flight yet; streams kept alive every `keep_alive`.
+    /// No call in flight yet; streams kept alive every `keep_alive`; no gate.
     pub(crate) fn new(keep_alive: Option<Duration>) -> Self {
         Streams {
             in_flight: InFlight::default(),
             keep_alive,
+            gate: None,
         }
+    }
+
+    /// These streams with `gate` in front of their calls.
+    pub(crate) fn with_gate(mut self, gate: Option<std::sync::Arc<crate::gate::Gate>>) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// An event stream as the module's documentation says: a call's, when other calls are in

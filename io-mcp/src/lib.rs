@@ -74,6 +74,7 @@ mod connect;
 #[cfg(feature = "dpop")]
 pub mod dpop;
 mod front;
+mod gate;
 #[cfg(feature = "oauth")]
 pub mod machine;
 #[cfg(feature = "dpop")]
@@ -95,8 +96,8 @@ pub use crate::client::{
 };
 pub use crate::connect::Connect;
 pub use crate::server::{
-    APPROVAL_INPUT_KEY, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_PAGE_SIZE,
-    McpServer, ServeError,
+    APPROVAL_INPUT_KEY, DEFAULT_CALLS_PER_WORKER, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_PAGE_SIZE, McpServer, ServeError,
 };
 /// The MCP SDK this crate is built on, for what it does not wrap.
 pub use rmcp;

@@ -126,6 +126,8 @@ pub struct McpServer {
     header_read: Option<std::time::Duration>,
     /// How many connections [`McpServer::serve_http`] holds open at once.
     max_connections: usize,
+    /// Calls run at once per runtime worker ([`crate::gate`]); 0: no gate.
+    calls_per_worker: usize,
     /// The tasks of the tools that run as tasks ([`crate::tasks`]), shared by every session.
     tasks: Arc<crate::tasks::Tasks>,
     /// Whether any tool runs as a task (the Tasks extension is advertised).
@@ -173,6 +175,10 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration
 /// How many connections [`McpServer::serve_http`] holds open at once by default: 10,000, as
 /// many as it holds sessions ([`crate::sessions::DEFAULT_MAX_SESSIONS`]).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+
+/// How many calls [`McpServer::serve_http`] runs at once per worker of the Tokio runtime it
+/// runs on, by default: 32 (see [`McpServer::with_calls_per_worker`]).
+pub const DEFAULT_CALLS_PER_WORKER: usize = 32;
 
 /// How long [`McpServer::serve_http`] waits before accepting again when the process is out of
 /// file descriptors or memory.
@@ -248,6 +254,7 @@ impl McpServer {
             },
             header_read: Some(DEFAULT_HEADER_READ_TIMEOUT),
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            calls_per_worker: DEFAULT_CALLS_PER_WORKER,
             tasks: Arc::new(crate::tasks::Tasks::new(
                 crate::tasks::DEFAULT_TASK_TTL,
                 crate::tasks::DEFAULT_MAX_TASKS,
@@ -334,6 +341,23 @@ impl McpServer {
     #[must_use]
     pub fn with_max_connections(mut self, max: usize) -> Self {
         self.max_connections = max.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// How many calls (`POST`s) [`McpServer::serve_http`] runs at once for each worker of the
+    /// Tokio runtime it runs on (default [`DEFAULT_CALLS_PER_WORKER`]; `0`: no bound). Past
+    /// the bound a call waits for a place, and places go to calls in the order they came, so
+    /// on a saturated server every call waits about as long as the others, where Tokio's run
+    /// queue, overflowing, would let some wait many times longer (at 256 clients on one
+    /// worker, the load bench in the README: p99 58 ms without the bound, about 13 ms with it,
+    /// the same calls a second). A call holds its place only while it keeps the server busy: a
+    /// call whose tool waits on the network or a timer gives it up once the runtime has had
+    /// nothing to run (its worker parked), within about a millisecond, so the bound never
+    /// holds back calls on a server that has time for them. A call answered as an event stream
+    /// holds its place until its head goes out (see the `front` module's documentation).
+    #[must_use]
+    pub fn with_calls_per_worker(mut self, calls: usize) -> Self {
+        self.calls_per_worker = calls;
         self
     }
 
@@ -2199,12 +2223,20 @@ impl McpServer {
         let mut config = Self::default_http_config();
         // Kept alive by the front door instead (see `crate::front`).
         let keep_alive = config.sse_keep_alive.take();
+        let runtime = tokio::runtime::Handle::current().metrics();
+        let gate = (self.calls_per_worker > 0).then(|| {
+            crate::gate::Gate::new(self.calls_per_worker.saturating_mul(runtime.num_workers()))
+        });
+        // The gate's warden lives as long as this loop (aborted when it is dropped).
+        let _warden = gate
+            .clone()
+            .map(|gate| crate::front::AbortOnDrop(tokio::spawn(gate.warden(runtime))));
         let (service, sessions) = self.http_parts(config);
         let front = Arc::new(crate::auth::Front {
             auth,
             service,
             sessions,
-            streams: crate::front::Streams::new(keep_alive),
+            streams: crate::front::Streams::new(keep_alive).with_gate(gate),
         });
         let mut connections = hyper::server::conn::http1::Builder::new();
         connections

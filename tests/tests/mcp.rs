@@ -1042,3 +1042,59 @@ fn on_2026_07_28_over_http_an_answer_alone_is_json_and_progress_makes_a_stream()
         serving.abort();
     });
 }
+
+/// Nothing, for `gate.meet`.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
+struct Nothing {}
+
+/// Whether `gate.meet` met another call.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentOutput)]
+struct Met {
+    /// Met.
+    met: bool,
+}
+
+/// Where two calls of `gate.meet` meet.
+static MEETING: std::sync::LazyLock<tokio::sync::Barrier> =
+    std::sync::LazyLock::new(|| tokio::sync::Barrier::new(2));
+
+/// Waits, up to 5 s, until a second call of it is running too.
+#[agentio_tools::tool(id = "gate.meet")]
+async fn meet(_: Nothing) -> Result<Met, agentio_tools::ToolError> {
+    let met = tokio::time::timeout(Duration::from_secs(5), MEETING.wait())
+        .await
+        .is_ok();
+    Ok(Met { met })
+}
+
+/// The gate in front of calls (`with_calls_per_worker`) bounds the calls that keep the server
+/// busy, not those waiting on something else: with one place on a one-worker runtime, a call
+/// whose tool waits gives its place up once the runtime has nothing to run, so a second call
+/// runs beside it (the two meet) instead of waiting for it to end (each would wait alone, 5 s).
+#[test]
+fn a_call_waiting_on_something_else_does_not_hold_its_place_in_the_gate() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut registry = ToolRegistry::new();
+        registry.register(MeetTool).unwrap();
+        let server = McpServer::new(registry).unwrap().with_calls_per_worker(1);
+        let serving = tokio::spawn(server.serve_http(listener));
+        let (first, second) = tokio::join!(
+            post_2026(addr, "gate.meet", json!({}), json!({})),
+            post_2026(addr, "gate.meet", json!({}), json!({})),
+        );
+        for answer in [&first, &second] {
+            let (_, body) = answered_as(answer, "application/json");
+            assert!(
+                body.contains(r#""structuredContent":{"met":true}"#),
+                "{body}"
+            );
+        }
+        serving.abort();
+    });
+}
