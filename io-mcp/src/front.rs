@@ -55,6 +55,10 @@
 //! in three fresh pairs per revision, with calls a second as before. A call alone on the
 //! server has nothing to wait behind, and goes at once.
 //!
+//! A call (`POST`) first takes a place in the server's gate ([`crate::gate`]), and holds it
+//! until its answer is ready to go out: a call answered as an event stream while others are in
+//! flight holds it while its stream is read ahead, one alone only until its head.
+//!
 //! Event streams are kept alive here, not by rmcp: a stream with nothing to send for rmcp's
 //! `sse_keep_alive` (15 s) sends the comment `:` as rmcp's would, so a proxy does not close a
 //! long call's stream or a session's `GET` stream as idle. rmcp times it with a Tokio timer a
