@@ -151,9 +151,7 @@ impl Gate {
             held.generation += 1;
             std::mem::take(&mut held.calls)
         };
-        if calls > 0 {
-            self.places.add_permits(calls);
-        }
+        self.places.add_permits(calls);
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, Held> {
@@ -200,19 +198,20 @@ impl Gate {
 }
 
 /// How many times the runtime's workers have parked so far.
-#[cfg(target_has_atomic = "64")]
 fn parks(runtime: &tokio::runtime::RuntimeMetrics) -> u64 {
-    (0..runtime.num_workers())
+    #[cfg(target_has_atomic = "64")]
+    let parks = (0..runtime.num_workers())
         .map(|worker| runtime.worker_park_count(worker))
-        .fold(0, u64::wrapping_add)
-}
-
-/// Without 64-bit atomics Tokio does not count parks: every look counts as one, and a call
-/// holds its place for [`LOOK_EVERY`] at most.
-#[cfg(not(target_has_atomic = "64"))]
-fn parks(_: &tokio::runtime::RuntimeMetrics) -> u64 {
-    static LOOKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    LOOKS.fetch_add(1, Ordering::Relaxed) as u64
+        .fold(0, u64::wrapping_add);
+    // Without 64-bit atomics Tokio does not count parks: every look counts as one, and a call
+    // holds its place for [`LOOK_EVERY`] at most.
+    #[cfg(not(target_has_atomic = "64"))]
+    let parks = {
+        let _ = runtime;
+        static LOOKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        LOOKS.fetch_add(1, Ordering::Relaxed) as u64
+    };
+    parks
 }
 
 #[cfg(test)]
@@ -356,6 +355,31 @@ mod tests {
             );
             drop(ended);
             slow.await.unwrap();
+            warden.abort();
+        });
+    }
+
+    /// With no call waiting, the warden waits too: it does not look every millisecond on an
+    /// idle server (each look would wake the runtime).
+    #[test]
+    fn with_no_call_waiting_the_warden_sleeps() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let gate = Gate::new(1);
+            let metrics = tokio::runtime::Handle::current().metrics();
+            let warden = tokio::spawn(gate.clone().warden(metrics.clone()));
+            let _pass = gate.enter().await;
+            tokio::task::yield_now().await;
+            let before = parks(&metrics);
+            tokio::time::sleep(40 * LOOK_EVERY).await;
+            let woken = parks(&metrics) - before;
+            assert!(
+                woken < 10,
+                "the runtime woke {woken} times in 40 looks' time"
+            );
             warden.abort();
         });
     }
