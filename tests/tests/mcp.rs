@@ -1098,3 +1098,67 @@ fn a_call_waiting_on_something_else_does_not_hold_its_place_in_the_gate() {
         serving.abort();
     });
 }
+
+/// The calls of `gate.count` under way now, and the most ever at once.
+static COUNTING: Mutex<(usize, usize)> = Mutex::new((0, 0));
+
+/// Counts itself in [`COUNTING`] while it waits 20 ms on a timer.
+#[agentio_tools::tool(id = "gate.count")]
+async fn count(_: Nothing) -> Result<Met, agentio_tools::ToolError> {
+    {
+        let mut counting = COUNTING.lock().unwrap();
+        counting.0 += 1;
+        counting.1 = counting.1.max(counting.0);
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    COUNTING.lock().unwrap().0 -= 1;
+    Ok(Met { met: true })
+}
+
+/// On a runtime that never parks (a task always ready to run), `with_calls_per_worker(1)`
+/// runs one call at a time, and `0` sets no bound: three calls at once run one by one, or
+/// together.
+#[test]
+fn on_a_busy_server_the_gate_bounds_the_calls_that_run_at_once() {
+    for (places, most) in [(1, 1), (0, 3)] {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            *COUNTING.lock().unwrap() = (0, 0);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let mut registry = ToolRegistry::new();
+            registry.register(CountTool).unwrap();
+            let server = McpServer::new(registry)
+                .unwrap()
+                .with_calls_per_worker(places);
+            let serving = tokio::spawn(server.serve_http(listener));
+            // Always something to run: the runtime never parks, so a place is never given up.
+            let busy = Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let spinner = tokio::spawn({
+                let busy = busy.clone();
+                async move {
+                    while busy.load(std::sync::atomic::Ordering::Relaxed) {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            });
+            let call = || post_2026(addr, "gate.count", json!({}), json!({}));
+            let answers = futures::future::join3(call(), call(), call()).await;
+            busy.store(false, std::sync::atomic::Ordering::Relaxed);
+            spinner.await.unwrap();
+            for answer in [&answers.0, &answers.1, &answers.2] {
+                let (_, body) = answered_as(answer, "application/json");
+                assert!(body.contains(r#""met":true"#), "{body}");
+            }
+            assert_eq!(
+                COUNTING.lock().unwrap().1,
+                most,
+                "{places} place(s) a worker"
+            );
+            serving.abort();
+        });
+    }
+}
