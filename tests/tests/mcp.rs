@@ -1117,7 +1117,8 @@ async fn count(_: Nothing) -> Result<Met, agentio_tools::ToolError> {
 
 /// On a runtime that never parks (a task always ready to run), `with_calls_per_worker(1)`
 /// runs one call at a time, and `0` sets no bound: three calls at once run one by one, or
-/// together.
+/// together. Only calls wait for a place: a `GET` sent behind them is answered while they
+/// run. Once the server is dropped, nothing of it runs on (its gate's warden included).
 #[test]
 fn on_a_busy_server_the_gate_bounds_the_calls_that_run_at_once() {
     for (places, most) in [(1, 1), (0, 3)] {
@@ -1146,7 +1147,19 @@ fn on_a_busy_server_the_gate_bounds_the_calls_that_run_at_once() {
                 }
             });
             let call = || post_2026(addr, "gate.count", json!({}), json!({}));
-            let answers = futures::future::join3(call(), call(), call()).await;
+            let get = async {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                let request = format!(
+                    "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n"
+                );
+                let (status, _) = crate::mcp_common::raw_http(addr, &request).await;
+                // Not a stream (no session): an answer at once, while the calls run.
+                assert_ne!(status, 200);
+                COUNTING.lock().unwrap().0
+            };
+            let (answers, under_way) =
+                futures::future::join(futures::future::join3(call(), call(), call()), get).await;
+            assert!(under_way > 0, "the GET waited for the calls to end");
             busy.store(false, std::sync::atomic::Ordering::Relaxed);
             spinner.await.unwrap();
             for answer in [&answers.0, &answers.1, &answers.2] {
@@ -1159,6 +1172,12 @@ fn on_a_busy_server_the_gate_bounds_the_calls_that_run_at_once() {
                 "{places} place(s) a worker"
             );
             serving.abort();
+            let _ = serving.await;
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            let alive = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+            assert_eq!(alive, 0, "tasks of a dropped server run on");
         });
     }
 }
