@@ -187,8 +187,14 @@ impl Gate {
             let parks = parks(&runtime);
             if tokio_time {
                 tokio::time::sleep(LOOK_EVERY).await;
+            } else if let Some(deadline) = agentio_core::__Deadline::after(LOOK_EVERY) {
+                deadline.await;
             } else {
-                hyper::rt::Timer::sleep(&crate::front::WatchdogTimer, LOOK_EVERY).await;
+                // No timer at all (no Tokio time, and the watchdog's thread would not start):
+                // no call is held back; the waiting ones start now.
+                self.expire();
+                tokio::task::yield_now().await;
+                continue;
             }
             if parks != self::parks(&runtime) {
                 self.expire();
@@ -224,21 +230,35 @@ mod tests {
         future.poll(&mut Context::from_waker(Waker::noop()))
     }
 
+    /// A place `gate` has free, taken at once.
+    fn free_place(gate: &Arc<Gate>) -> Pass {
+        let enter = std::pin::pin!(gate.enter());
+        let Poll::Ready(pass) = now(enter) else {
+            panic!("a free place is taken at once")
+        };
+        pass
+    }
+
+    /// A gate of `N` places, all taken.
+    fn full<const N: usize>() -> (Arc<Gate>, [Pass; N]) {
+        let gate = Gate::new(N);
+        let passes = std::array::from_fn(|_| free_place(&gate));
+        (gate, passes)
+    }
+
+    /// A call that finds no place free: it waits (polled once).
+    fn waiting_for(gate: &Arc<Gate>) -> std::pin::Pin<Box<impl Future<Output = Pass>>> {
+        let gate = Arc::clone(gate);
+        let mut waiting = Box::pin(async move { gate.enter().await });
+        assert!(now(waiting.as_mut()).is_pending(), "no place is free");
+        waiting
+    }
+
     #[test]
     fn calls_past_the_bound_wait_and_start_in_the_order_they_came() {
-        let gate = Gate::new(2);
-        let first = std::pin::pin!(gate.enter());
-        let Poll::Ready(first) = now(first) else {
-            panic!("a free place is taken at once")
-        };
-        let second = std::pin::pin!(gate.enter());
-        let Poll::Ready(second) = now(second) else {
-            panic!("a free place is taken at once")
-        };
-        let mut third = std::pin::pin!(gate.enter());
-        let mut fourth = std::pin::pin!(gate.enter());
-        assert!(now(third.as_mut()).is_pending());
-        assert!(now(fourth.as_mut()).is_pending());
+        let (gate, [first, second]) = full();
+        let mut third = waiting_for(&gate);
+        let mut fourth = waiting_for(&gate);
         assert_eq!(gate.waiting(), 2);
         // A place given back goes to the call that came first, not the one polled first.
         drop(second);
@@ -255,11 +275,7 @@ mod tests {
 
     #[test]
     fn a_call_that_stops_waiting_gives_up_its_turn() {
-        let gate = Gate::new(1);
-        let held = std::pin::pin!(gate.enter());
-        let Poll::Ready(held) = now(held) else {
-            panic!("a free place is taken at once")
-        };
+        let (gate, [held]) = full();
         let mut gone = Box::pin(gate.enter());
         let mut next = std::pin::pin!(gate.enter());
         assert!(now(gone.as_mut()).is_pending());
@@ -274,13 +290,8 @@ mod tests {
 
     #[test]
     fn expired_places_go_to_waiting_calls_and_are_not_given_back_twice() {
-        let gate = Gate::new(2);
-        let a = std::pin::pin!(gate.enter());
-        let Poll::Ready(a) = now(a) else { panic!() };
-        let b = std::pin::pin!(gate.enter());
-        let Poll::Ready(b) = now(b) else { panic!() };
-        let mut c = std::pin::pin!(gate.enter());
-        assert!(now(c.as_mut()).is_pending());
+        let (gate, [a, b]) = full();
+        let mut c = waiting_for(&gate);
         gate.expire();
         let Poll::Ready(c) = now(c.as_mut()) else {
             panic!("an expired place goes to the waiting call")
@@ -308,69 +319,73 @@ mod tests {
         );
     }
 
+    /// A current-thread runtime, with Tokio's timer or without.
+    fn runtime(time: bool) -> tokio::runtime::Runtime {
+        let mut runtime = tokio::runtime::Builder::new_current_thread();
+        if time {
+            runtime.enable_time();
+        }
+        runtime.build().unwrap()
+    }
+
+    /// `check` run on `runtime` with a gate of one place and its warden.
+    fn with_warden<F: Future<Output = ()>>(
+        runtime: tokio::runtime::Runtime,
+        check: impl FnOnce(Arc<Gate>, tokio::runtime::RuntimeMetrics) -> F,
+    ) {
+        runtime.block_on(async {
+            let gate = Gate::new(1);
+            let metrics = tokio::runtime::Handle::current().metrics();
+            let warden = tokio::spawn(gate.clone().warden(metrics.clone()));
+            check(gate, metrics).await;
+            warden.abort();
+        });
+    }
+
     /// The runtime parks while the only call holding a place waits on something else: the
     /// warden gives its place to the waiting call, which does not wait for the first to end;
     /// on a runtime with Tokio's timer and on one without.
     #[test]
     fn a_call_waiting_on_something_else_does_not_hold_others_back() {
         for time in [true, false] {
-            let mut runtime = tokio::runtime::Builder::new_current_thread();
-            if time {
-                runtime.enable_time();
-            }
-            waiting_on_something_else(runtime.build().unwrap());
-        }
-    }
-
-    fn waiting_on_something_else(runtime: tokio::runtime::Runtime) {
-        runtime.block_on(async {
-            let gate = Gate::new(1);
-            let warden = tokio::spawn(
-                gate.clone()
-                    .warden(tokio::runtime::Handle::current().metrics()),
-            );
-            let (ended, end) = tokio::sync::oneshot::channel::<()>();
-            let slow = tokio::spawn({
-                let gate = gate.clone();
-                async move {
-                    let _pass = gate.enter().await;
-                    // Waits on something other than this runtime's time until told.
-                    let _ = end.await;
-                }
+            with_warden(runtime(time), |gate, _| async move {
+                let (ended, end) = tokio::sync::oneshot::channel::<()>();
+                let slow = tokio::spawn({
+                    let gate = gate.clone();
+                    async move {
+                        let _pass = gate.enter().await;
+                        // Waits on something other than this runtime's time until told.
+                        let _ = end.await;
+                    }
+                });
+                tokio::task::yield_now().await;
+                let mut enter = std::pin::pin!(gate.enter());
+                // The watchdog's deadline: this runtime may have no Tokio timer.
+                let mut stop = std::pin::pin!(
+                    agentio_core::__Deadline::after(Duration::from_secs(10)).expect("a watchdog")
+                );
+                let admitted = std::future::poll_fn(|cx| {
+                    if let Poll::Ready(pass) = enter.as_mut().poll(cx) {
+                        return Poll::Ready(Some(pass));
+                    }
+                    stop.as_mut().poll(cx).map(|()| None)
+                })
+                .await;
+                assert!(
+                    admitted.is_some(),
+                    "the waiting call was held back by one waiting on I/O"
+                );
+                drop(ended);
+                slow.await.unwrap();
             });
-            tokio::task::yield_now().await;
-            let mut enter = std::pin::pin!(gate.enter());
-            let mut stop =
-                hyper::rt::Timer::sleep(&crate::front::WatchdogTimer, Duration::from_secs(10));
-            let admitted = std::future::poll_fn(|cx| {
-                if let Poll::Ready(pass) = enter.as_mut().poll(cx) {
-                    return Poll::Ready(Some(pass));
-                }
-                stop.as_mut().poll(cx).map(|()| None)
-            })
-            .await;
-            assert!(
-                admitted.is_some(),
-                "the waiting call was held back by one waiting on I/O"
-            );
-            drop(ended);
-            slow.await.unwrap();
-            warden.abort();
-        });
+        }
     }
 
     /// With no call waiting, the warden waits too: it does not look every millisecond on an
     /// idle server (each look would wake the runtime).
     #[test]
     fn with_no_call_waiting_the_warden_sleeps() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let gate = Gate::new(1);
-            let metrics = tokio::runtime::Handle::current().metrics();
-            let warden = tokio::spawn(gate.clone().warden(metrics.clone()));
+        with_warden(runtime(true), |gate, metrics| async move {
             let _pass = gate.enter().await;
             tokio::task::yield_now().await;
             let before = parks(&metrics);
@@ -380,7 +395,6 @@ mod tests {
                 woken < 10,
                 "the runtime woke {woken} times in 40 looks' time"
             );
-            warden.abort();
         });
     }
 
@@ -388,16 +402,7 @@ mod tests {
     /// call gives it back.
     #[test]
     fn on_a_busy_runtime_a_place_is_held_until_given_back() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let gate = Gate::new(1);
-            let warden = tokio::spawn(
-                gate.clone()
-                    .warden(tokio::runtime::Handle::current().metrics()),
-            );
+        with_warden(runtime(true), |gate, _| async move {
             let pass = gate.enter().await;
             let waiter = tokio::spawn({
                 let gate = gate.clone();
@@ -411,7 +416,6 @@ mod tests {
             }
             drop(pass);
             let _second = waiter.await.unwrap();
-            warden.abort();
         });
     }
 }

@@ -1043,6 +1043,25 @@ fn on_2026_07_28_over_http_an_answer_alone_is_json_and_progress_makes_a_stream()
     });
 }
 
+/// `tool` alone served over streamable HTTP with `places` places a worker in the gate: the
+/// address, and the task (abort it at the end).
+async fn serve_gated(
+    tool: impl agentio_tools::TypedTool,
+    places: usize,
+) -> (
+    std::net::SocketAddr,
+    tokio::task::JoinHandle<Result<(), agentio_mcp::ServeError>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).unwrap();
+    let server = McpServer::new(registry)
+        .unwrap()
+        .with_calls_per_worker(places);
+    (addr, tokio::spawn(server.serve_http(listener)))
+}
+
 /// Nothing, for `gate.meet`.
 #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema, agentio_core::AgentInput)]
 struct Nothing {}
@@ -1078,12 +1097,7 @@ fn a_call_waiting_on_something_else_does_not_hold_its_place_in_the_gate() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut registry = ToolRegistry::new();
-        registry.register(MeetTool).unwrap();
-        let server = McpServer::new(registry).unwrap().with_calls_per_worker(1);
-        let serving = tokio::spawn(server.serve_http(listener));
+        let (addr, serving) = serve_gated(MeetTool, 1).await;
         let (first, second) = tokio::join!(
             post_2026(addr, "gate.meet", json!({}), json!({})),
             post_2026(addr, "gate.meet", json!({}), json!({})),
@@ -1128,14 +1142,7 @@ fn on_a_busy_server_the_gate_bounds_the_calls_that_run_at_once() {
             .unwrap();
         runtime.block_on(async {
             *COUNTING.lock().unwrap() = (0, 0);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let mut registry = ToolRegistry::new();
-            registry.register(CountTool).unwrap();
-            let server = McpServer::new(registry)
-                .unwrap()
-                .with_calls_per_worker(places);
-            let serving = tokio::spawn(server.serve_http(listener));
+            let (addr, serving) = serve_gated(CountTool, places).await;
             // Always something to run: the runtime never parks, so a place is never given up.
             let busy = Arc::new(std::sync::atomic::AtomicBool::new(true));
             let spinner = tokio::spawn({
