@@ -349,12 +349,14 @@ impl McpServer {
     /// the bound a call waits for a place, and places go to calls in the order they came, so
     /// on a saturated server every call waits about as long as the others, where Tokio's run
     /// queue, overflowing, would let some wait many times longer (at 256 clients on one
-    /// worker, the load bench in the README: p99 58 ms without the bound, about 13 ms with it,
-    /// the same calls a second). A call holds its place only while it keeps the server busy: a
-    /// call whose tool waits on the network or a timer gives it up once the runtime has had
-    /// nothing to run (its worker parked), within about a millisecond, so the bound never
-    /// holds back calls on a server that has time for them. A call answered as an event stream
-    /// holds its place until its head goes out (see the `front` module's documentation).
+    /// worker, the load bench in the README: p99 58 ms without the bound, 12 to 15 ms with
+    /// it, calls a second within 5%). A call holds its place only while it keeps the server
+    /// busy: a call whose tool waits on the network or a timer gives it up once the runtime has
+    /// had nothing to run (its worker parked), within about a millisecond, so the bound never
+    /// holds back calls on a server that has time for them. A call holds its place until its
+    /// answer is ready to go out: a stateless call's JSON answer whole; an event stream, on a
+    /// busy server, once read ahead (see the `front` module's documentation), and for a call
+    /// alone, its head.
     #[must_use]
     pub fn with_calls_per_worker(mut self, calls: usize) -> Self {
         self.calls_per_worker = calls;
