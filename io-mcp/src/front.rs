@@ -314,15 +314,6 @@ fn is_of_type(response: &http::Response<HttpBody>, media_type: &[u8]) -> bool {
         .is_some_and(|value| value.as_bytes().starts_with(media_type))
 }
 
-/// A task aborted when this is dropped.
-pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// The calls (`POST`s) a server is answering: from their request to the end of their answer.
 #[derive(Debug, Default)]
 struct InFlight(std::sync::Arc<std::sync::atomic::AtomicUsize>);

@@ -2230,9 +2230,9 @@ impl McpServer {
             crate::gate::Gate::new(self.calls_per_worker.saturating_mul(runtime.num_workers()))
         });
         // The gate's warden lives as long as this loop (aborted when it is dropped).
-        let _warden = gate
-            .clone()
-            .map(|gate| crate::front::AbortOnDrop(tokio::spawn(gate.warden(runtime))));
+        let _warden = gate.clone().map(|gate| {
+            tokio_util::task::AbortOnDropHandle::new(tokio::spawn(gate.warden(runtime)))
+        });
         let (service, sessions) = self.http_parts(config);
         let front = Arc::new(crate::auth::Front {
             auth,

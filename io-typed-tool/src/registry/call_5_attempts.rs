@@ -418,13 +418,13 @@ pub(super) async fn spawned_attempt<O: Produce>(
         ));
     };
     // Aborted when this future is dropped (a cancelled call), not only at the ceiling.
-    let mut task = AbortOnDrop(
+    let mut task = tokio_util::task::AbortOnDropHandle::new(
         handle.spawn(async move { contain_panics(O::execute(input, plugin.as_ref(), &ctx)).await }),
     );
     // The body is polled first, so one that is done is never timed.
     let mut deadline = std::pin::pin!(deadline);
     let joined = std::future::poll_fn(|cx| {
-        if let Poll::Ready(joined) = std::pin::Pin::new(&mut task.0).poll(cx) {
+        if let Poll::Ready(joined) = std::pin::Pin::new(&mut task).poll(cx) {
             return Poll::Ready(Some(joined));
         }
         deadline.as_mut().poll(cx).map(|()| None)
@@ -437,15 +437,6 @@ pub(super) async fn spawned_attempt<O: Produce>(
                 .with_operator_detail(join_error.to_string())))
         }
         None => Ended::Elapsed,
-    }
-}
-
-/// A spawned attempt that is aborted when its handle is dropped.
-pub(super) struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
