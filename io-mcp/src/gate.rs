@@ -174,15 +174,10 @@ impl Gate {
         let tokio_time =
             std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok();
         loop {
-            // Nothing to do while no call waits.
+            // Nothing to do while no call waits. A call that starts waiting before this waits
+            // on the `Notify` leaves its permit there (`notify_one`), so none is missed.
             while self.waiting.load(Ordering::Acquire) == 0 {
-                let notified = self.someone_waits.notified();
-                let mut notified = std::pin::pin!(notified);
-                notified.as_mut().enable();
-                if self.waiting.load(Ordering::Acquire) != 0 {
-                    break;
-                }
-                notified.await;
+                self.someone_waits.notified().await;
             }
             let parks = parks(&runtime);
             if tokio_time {
