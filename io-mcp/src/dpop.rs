@@ -52,10 +52,17 @@
 //!   resolves to; rmcp checks the endpoint's host name before any request is made.
 //! - **One nonce retry.** A second `use_dpop_nonce` (or one without a new nonce) is answered to
 //!   rmcp as the server sent it: rmcp reports the refusal.
-//! - **A resource server's nonce is not honoured** (§9): rmcp's HTTP client reports a `401`'s
-//!   `WWW-Authenticate` challenge but not the `DPoP-Nonce` header beside it, so a server that
-//!   requires one refuses the request and the client sees [`ClientError::Unauthorized`] naming
-//!   the challenge (`error="use_dpop_nonce"`).
+//! - **A resource server's nonce is learned by asking once more** (§9). A request with a bound
+//!   token refused with `401` and a `DPoP` challenge saying `error="use_dpop_nonce"` is sent
+//!   again with the server's nonce in its proof, once; the nonce is kept (by the server's
+//!   origin) for the requests after it. rmcp's HTTP client reports a `401`'s
+//!   `WWW-Authenticate` challenge but not the `DPoP-Nonce` header beside it, so the nonce is
+//!   read from the answer to a probe of this module's own: a `POST` of a JSON-RPC `ping` (the
+//!   one request every MCP server answers without acting on anything) to the same endpoint
+//!   with the same token and a fresh proof, its answer read for its header and not further. A
+//!   challenge without a nonce, or a second one, reaches the caller as the server sent it
+//!   ([`ClientError::Unauthorized`], naming the challenge). A nonce over [`MAX_NONCE`] bytes
+//!   is not kept, from either server.
 //! - **Which tokens are bound** is what the authorization server said when it issued them: the
 //!   last [`BOUND_TOKENS`] access tokens issued as `DPoP` through this [`Dpop`] are remembered
 //!   (a refresh issues a new one; older ones are not sent again).
@@ -67,6 +74,7 @@
 //! [`Connect::http_authorized`]: crate::Connect::http_authorized
 //! [`ClientError::Unauthorized`]: crate::ClientError::Unauthorized
 //! [`TOKEN_TIMEOUT`]: crate::machine::TOKEN_TIMEOUT
+//! [`MAX_NONCE`]: crate::dpop::MAX_NONCE
 //! [`MachineGrant::with_dpop`]: crate::machine::MachineGrant::with_dpop
 //! [`MAX_TOKEN_RESPONSE`]: crate::machine::MAX_TOKEN_RESPONSE
 
@@ -100,10 +108,21 @@ type Headers = HashMap<HeaderName, HeaderValue>;
 /// How many access tokens issued as `DPoP` a [`Dpop`] remembers as bound.
 pub const BOUND_TOKENS: usize = 8;
 
+/// The longest server nonce (`DPoP-Nonce`) a [`Dpop`] keeps and puts in its proofs: 1 KiB.
+/// Nonces are a few dozen bytes; a server sending a longer one is not taken up on it (every
+/// proof after would carry it).
+pub const MAX_NONCE: usize = 1024;
+
+/// The probe that learns a resource server's nonce (see the [module](self)): a `ping`.
+const NONCE_PROBE: &str = r#"{"jsonrpc":"2.0","id":"agentio-dpop-nonce","method":"ping"}"#;
+
 /// The `DPoP` header: a request's proof, and an authorization server's nonce challenge names it
 /// too (`DPoP-Nonce`).
 const DPOP: HeaderName = HeaderName::from_static("dpop");
 const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+
+/// The protocol revision a request names, which the nonce probe names too.
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// One DPoP key pair and what the client learned using it (see the [module](self)). Cheap to
 /// clone: clones share the key, the nonces and the bound tokens.
@@ -275,13 +294,18 @@ impl Dpop {
     }
 
     fn remember_nonce(&self, origin: &str, response: &http::HeaderMap) {
-        if let Some(nonce) = response.get(DPOP_NONCE).and_then(|v| v.to_str().ok()) {
+        if let Some(nonce) = response
+            .get(DPOP_NONCE)
+            .and_then(|v| v.to_str().ok())
+            .filter(|nonce| nonce.len() <= MAX_NONCE)
+        {
             lock(&self.state.nonces).insert(origin.to_owned(), nonce.to_owned());
         }
     }
 
-    /// The headers a request with `token` carries: a bound token as `DPoP` with a proof (and
-    /// no bearer token left for rmcp's client to send), any other as it came.
+    /// The headers a request with `token` carries: a bound token as `DPoP` with a proof (with
+    /// the server's nonce, once it gave one; and no bearer token left for rmcp's client to
+    /// send), any other as it came.
     fn present<E: std::error::Error + Send + Sync + 'static>(
         &self,
         method: &str,
@@ -294,8 +318,9 @@ impl Dpop {
             other => return Ok((other, headers)),
         };
         let failed = |reason: String| StreamableHttpError::Auth(AuthError::InternalError(reason));
+        let nonce = self.nonce(&origin(uri));
         let proof = self
-            .proof(method, uri, Some(&token), None)
+            .proof(method, uri, Some(&token), nonce.as_deref())
             .map_err(|error| failed(error.to_string()))?;
         let header = |text: String| {
             HeaderValue::try_from(text)
@@ -462,7 +487,8 @@ async fn send(
 }
 
 /// rmcp's streamable HTTP client with bound tokens presented as `DPoP` (see
-/// [`Connect::http_authorized_dpop`](crate::Connect::http_authorized_dpop)).
+/// [`Connect::http_authorized_dpop`](crate::Connect::http_authorized_dpop)), a resource
+/// server's nonce learned when it asks for one.
 #[derive(Clone)]
 pub(crate) struct DpopHttp<C> {
     http: C,
@@ -472,6 +498,163 @@ pub(crate) struct DpopHttp<C> {
 impl<C> DpopHttp<C> {
     pub(crate) fn new(http: C, dpop: Dpop) -> Self {
         DpopHttp { http, dpop }
+    }
+
+    /// One request of rmcp's (`method` to `uri`), sent by `send` with the token and headers to
+    /// send it with: a bound token presented as `DPoP`, and when the server refuses it for
+    /// want of a nonce, its nonce learned ([`Self::learn_nonce`]) and the request sent once
+    /// more (see the [module](self)).
+    async fn send<T, E, F, Fut>(
+        &self,
+        method: &str,
+        uri: &str,
+        session: Option<&str>,
+        token: Option<String>,
+        headers: Headers,
+        send: F,
+    ) -> Result<T, StreamableHttpError<E>>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Option<String>, Headers) -> Fut,
+        Fut: Future<Output = Result<T, StreamableHttpError<E>>>,
+    {
+        let bound = match token {
+            Some(token) if self.dpop.is_bound(&token) => token,
+            // A bearer token, or none: rmcp's client sends it as it is.
+            other => return send(other, headers).await,
+        };
+        let origin = origin(uri);
+        let sent_nonce = self.dpop.nonce(&origin);
+        let (token, presented) =
+            self.dpop
+                .present(method, uri, Some(bound.clone()), headers.clone())?;
+        let refused = match send(token, presented).await {
+            Err(StreamableHttpError::AuthRequired(refused))
+                if asks_for_nonce(&refused.www_authenticate_header) =>
+            {
+                refused
+            }
+            answered => return answered,
+        };
+        self.learn_nonce(uri, &origin, session, &bound, &headers)
+            .await;
+        if self.dpop.nonce(&origin) == sent_nonce {
+            // No new nonce to send: the refusal stands.
+            return Err(StreamableHttpError::AuthRequired(refused));
+        }
+        let (token, presented) = self.dpop.present(method, uri, Some(bound), headers)?;
+        send(token, presented).await
+    }
+
+    /// Asks the resource server at `uri` for its nonce: a `ping` with `token` and a fresh
+    /// proof (in `session`, at the protocol revision `headers` name), whose answer's
+    /// `DPoP-Nonce` is kept under `origin`. A probe that fails leaves the nonce as it was.
+    async fn learn_nonce(
+        &self,
+        uri: &str,
+        origin: &str,
+        session: Option<&str>,
+        token: &str,
+        headers: &Headers,
+    ) {
+        let Ok(proof) = self.dpop.proof("POST", uri, Some(token), None) else {
+            return;
+        };
+        let Ok(client) = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(TOKEN_TIMEOUT)
+            .build()
+        else {
+            return;
+        };
+        let mut probe = client
+            .post(uri)
+            .header(http::header::AUTHORIZATION, format!("DPoP {token}"))
+            .header(DPOP, proof)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header("mcp-method", "ping")
+            .body(NONCE_PROBE);
+        if let Some(session) = session {
+            probe = probe.header("mcp-session-id", session);
+        }
+        if let Some(version) = headers.get(&PROTOCOL_VERSION) {
+            probe = probe.header(PROTOCOL_VERSION, version);
+        }
+        // Only the head is read; the answer's body (a refusal, or the `ping`'s) is dropped.
+        if let Ok(answer) = probe.send().await {
+            self.dpop.remember_nonce(origin, answer.headers());
+        }
+    }
+}
+
+/// Whether a `WWW-Authenticate` value holds a `DPoP` challenge whose `error` is
+/// `use_dpop_nonce` (RFC 9449 §9), among any other challenges (RFC 9110 §11.6.1: a scheme,
+/// then its parameters, commas between them and inside quoted values).
+fn asks_for_nonce(challenges: &str) -> bool {
+    let mut in_dpop = false;
+    for item in outside_quotes(challenges, ',') {
+        let item = item.trim();
+        let param = match item.split_once(' ') {
+            // A scheme starts: a token, then a parameter (or nothing).
+            Some((scheme, rest))
+                if !scheme.contains('=') && !rest.trim_start().starts_with('=') =>
+            {
+                in_dpop = scheme.eq_ignore_ascii_case("dpop");
+                rest.trim()
+            }
+            None if !item.contains('=') => {
+                in_dpop = item.eq_ignore_ascii_case("dpop");
+                continue;
+            }
+            _ => item,
+        };
+        let asks = param.split_once('=').is_some_and(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("error") && unquoted(value.trim()) == "use_dpop_nonce"
+        });
+        if in_dpop && asks {
+            return true;
+        }
+    }
+    false
+}
+
+/// `text` split at each `separator` outside a quoted string.
+fn outside_quotes(text: &str, separator: char) -> Vec<&str> {
+    let (mut items, mut start, mut quoted, mut escaped) = (Vec::new(), 0, false, false);
+    for (at, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            c if c == separator && !quoted => {
+                items.push(&text[start..at]);
+                start = at + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    items.push(&text[start..]);
+    items
+}
+
+/// A parameter's value without its quotes (an escaped character stands for itself).
+fn unquoted(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(inner) if inner.contains('\\') => {
+            let mut out = String::with_capacity(inner.len());
+            let mut chars = inner.chars();
+            while let Some(c) = chars.next() {
+                out.push(if c == '\\' {
+                    chars.next().unwrap_or(c)
+                } else {
+                    c
+                });
+            }
+            out.into()
+        }
+        Some(inner) => inner.into(),
+        None => value.into(),
     }
 }
 
@@ -488,12 +671,24 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let (token, headers) = self
-            .dpop
-            .present("POST", &uri, auth_header, custom_headers)?;
-        self.http
-            .post_message(uri, message, session_id, token, headers)
-            .await
+        let session = session_id.as_deref();
+        self.send(
+            "POST",
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+            |token, headers| {
+                self.http.post_message(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    headers,
+                )
+            },
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -505,19 +700,25 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let (token, headers) = self
-            .dpop
-            .present("POST", &uri, auth_header, custom_headers)?;
-        self.http
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                token,
-                headers,
-                max_sse_event_size,
-            )
-            .await
+        let session = session_id.as_deref();
+        self.send(
+            "POST",
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+            |token, headers| {
+                self.http.post_message_with_max_sse_event_size(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    headers,
+                    max_sse_event_size,
+                )
+            },
+        )
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -529,12 +730,25 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let (token, headers) = self
-            .dpop
-            .present("POST", &uri, auth_header, custom_headers)?;
-        self.http
-            .post_message_with_response_limits(uri, message, session_id, token, headers, limits)
-            .await
+        let session = session_id.as_deref();
+        self.send(
+            "POST",
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+            |token, headers| {
+                self.http.post_message_with_response_limits(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    headers,
+                    limits,
+                )
+            },
+        )
+        .await
     }
 
     async fn delete_session(
@@ -544,12 +758,19 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        let (token, headers) = self
-            .dpop
-            .present("DELETE", &uri, auth_header, custom_headers)?;
-        self.http
-            .delete_session(uri, session_id, token, headers)
-            .await
+        let session = Some(&*session_id);
+        self.send(
+            "DELETE",
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+            |token, headers| {
+                self.http
+                    .delete_session(uri.clone(), session_id.clone(), token, headers)
+            },
+        )
+        .await
     }
 
     async fn get_stream(
@@ -560,12 +781,24 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let (token, headers) = self
-            .dpop
-            .present("GET", &uri, auth_header, custom_headers)?;
-        self.http
-            .get_stream(uri, session_id, last_event_id, token, headers)
-            .await
+        let session = session_id.as_deref();
+        self.send(
+            "GET",
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+            |token, headers| {
+                self.http.get_stream(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token,
+                    headers,
+                )
+            },
+        )
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -577,19 +810,25 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let (token, headers) = self
-            .dpop
-            .present("GET", &uri, auth_header, custom_headers)?;
-        self.http
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                token,
-                headers,
-                max_sse_event_size,
-            )
-            .await
+        let session = session_id.as_deref();
+        self.send(
+            "GET",
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+            |token, headers| {
+                self.http.get_stream_with_max_sse_event_size(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token,
+                    headers,
+                    max_sse_event_size,
+                )
+            },
+        )
+        .await
     }
 }
 
@@ -1341,5 +1580,299 @@ mod tests {
             assert_eq!(claims["htm"], verb, "{method}");
             assert_eq!(claims["htu"], "http://127.0.0.1:9/mcp", "{method}");
         }
+    }
+
+    #[test]
+    fn a_nonce_is_asked_for_by_a_dpop_challenge_saying_use_dpop_nonce() {
+        for asks in [
+            r#"DPoP error="use_dpop_nonce""#,
+            r#"DPoP error="use_dpop_nonce", resource_metadata="https://r/.well-known/x""#,
+            r#"dpop realm="a, b", error=use_dpop_nonce"#,
+            r#"DPoP error = "use_dpop_nonce""#,
+            r#"Bearer realm="x", DPoP algs="ES256", error="use_dpop_nonce""#,
+            r#"DPoP error="use_dpop_\nonce""#,
+        ] {
+            assert!(asks_for_nonce(asks), "{asks}");
+        }
+        for not in [
+            "",
+            "DPoP",
+            r#"DPoP error="invalid_token""#,
+            r#"Bearer error="use_dpop_nonce""#,
+            r#"DPoP error="invalid_token", Bearer error="use_dpop_nonce""#,
+            r#"DPoP error_description="use_dpop_nonce""#,
+            r#"DPoP realm="x, error=use_dpop_nonce""#,
+            r#"DPoP error="use_dpop_nonce2""#,
+            "use_dpop_nonce",
+        ] {
+            assert!(!asks_for_nonce(not), "{not}");
+        }
+    }
+
+    #[test]
+    fn a_nonce_over_the_bound_is_not_kept() {
+        let dpop = Dpop::generate().unwrap();
+        let mut headers = http::HeaderMap::new();
+        headers.insert(DPOP_NONCE, "n".repeat(MAX_NONCE).parse().unwrap());
+        dpop.remember_nonce("https://a", &headers);
+        assert_eq!(dpop.nonce("https://a").map(|n| n.len()), Some(MAX_NONCE));
+        headers.insert(DPOP_NONCE, "m".repeat(MAX_NONCE + 1).parse().unwrap());
+        dpop.remember_nonce("https://a", &headers);
+        assert_eq!(dpop.nonce("https://a").map(|n| n.len()), Some(MAX_NONCE));
+        assert!(dpop.nonce("https://a").unwrap().starts_with('n'));
+    }
+
+    /// What a resource server saw of one request: the JSON-RPC method (or the verb of a request
+    /// without a body), the `Authorization`
+    /// header, the proof's claims, the session.
+    struct Heard {
+        method: String,
+        authorization: Option<String>,
+        claims: Option<Value>,
+        session: Option<String>,
+        version: Option<String>,
+    }
+
+    impl Heard {
+        fn nonce(&self) -> Option<&str> {
+            self.claims.as_ref()?.get("nonce")?.as_str()
+        }
+    }
+
+    /// How a resource server answers a request, given the nonce its proof carries and how
+    /// many requests came before: accepted (`None`), or refused for want of a nonce with this
+    /// `DPoP-Nonce` (or none).
+    type Rule = dyn Fn(Option<&str>, usize) -> Option<Option<&'static str>> + Send + Sync;
+
+    /// An MCP endpoint on loopback refusing requests as `rule` says (`401`, a `DPoP`
+    /// challenge saying `use_dpop_nonce`), accepting the others (`202`), and what it saw.
+    async fn resource_server(rule: Arc<Rule>) -> (Arc<str>, Arc<Mutex<Vec<Heard>>>) {
+        use http_body_util::{BodyExt, Full};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (log, rule) = (log.clone(), rule.clone());
+                let service = hyper::service::service_fn(
+                    move |request: http::Request<hyper::body::Incoming>| {
+                        let (log, rule) = (log.clone(), rule.clone());
+                        async move {
+                            let header = |name: &str| {
+                                request
+                                    .headers()
+                                    .get(name)
+                                    .map(|v| v.to_str().unwrap().to_owned())
+                            };
+                            let (authorization, proof) = (header("authorization"), header("dpop"));
+                            let (session, version) =
+                                (header("mcp-session-id"), header("mcp-protocol-version"));
+                            let verb = request.method().to_string();
+                            let body = request.into_body().collect().await.unwrap().to_bytes();
+                            // A message's method, or the verb of a request without one.
+                            let method = match serde_json::from_slice::<Value>(&body) {
+                                Ok(message) => message["method"].as_str().unwrap().to_owned(),
+                                Err(_) => verb,
+                            };
+                            let asked = Heard {
+                                method,
+                                authorization,
+                                claims: proof.map(|proof| open(&proof).1),
+                                session,
+                                version,
+                            };
+                            let refusal = rule(asked.nonce(), lock(&log).len());
+                            lock(&log).push(asked);
+                            let mut answer = http::Response::builder();
+                            answer = match refusal {
+                                None => answer.status(202),
+                                Some(nonce) => {
+                                    let answer = answer.status(401).header(
+                                        "www-authenticate",
+                                        r#"DPoP error="use_dpop_nonce", resource_metadata="http://127.0.0.1:9/""#,
+                                    );
+                                    match nonce {
+                                        Some(nonce) => answer.header("DPoP-Nonce", nonce),
+                                        None => answer,
+                                    }
+                                }
+                            };
+                            Ok::<_, std::convert::Infallible>(
+                                answer.body(Full::new(bytes::Bytes::new())).unwrap(),
+                            )
+                        }
+                    },
+                );
+                tokio::spawn(async move {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+        });
+        (url.into(), seen)
+    }
+
+    fn initialized() -> ClientJsonRpcMessage {
+        serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0", "method": "notifications/initialized"
+        }))
+        .unwrap()
+    }
+
+    fn version_header() -> Headers {
+        Headers::from([(
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderValue::from_static("2025-11-25"),
+        )])
+    }
+
+    #[tokio::test]
+    async fn a_resource_servers_nonce_is_learned_once_and_sent_from_then_on() {
+        // Refused until the proof carries `rs-1`.
+        let (url, seen) = resource_server(Arc::new(|nonce, _| {
+            (nonce != Some("rs-1")).then_some(Some("rs-1"))
+        }))
+        .await;
+        let dpop = Dpop::generate().unwrap();
+        dpop.bind("bound");
+        let http = DpopHttp::new(reqwest::Client::default(), dpop.clone());
+        let session: Arc<str> = "s-1".into();
+        let answer = http
+            .post_message(
+                url.clone(),
+                initialized(),
+                Some(session.clone()),
+                Some("bound".to_owned()),
+                version_header(),
+            )
+            .await;
+        assert!(matches!(answer, Ok(StreamableHttpPostResponse::Accepted)));
+        {
+            let seen = lock(&seen);
+            let asked: Vec<(&str, Option<&str>)> = seen
+                .iter()
+                .map(|a| (a.method.as_str(), a.nonce()))
+                .collect();
+            assert_eq!(
+                asked,
+                [
+                    ("notifications/initialized", None),
+                    ("ping", None),
+                    ("notifications/initialized", Some("rs-1")),
+                ]
+            );
+            // The probe: the same token, proven for the same endpoint, in the same session
+            // and revision.
+            let probe = &seen[1];
+            assert_eq!(probe.authorization.as_deref(), Some("DPoP bound"));
+            let claims = probe.claims.as_ref().unwrap();
+            assert_eq!(
+                (&claims["htm"], &claims["htu"]),
+                (&"POST".into(), &(*url).into())
+            );
+            assert!(claims["ath"].is_string());
+            assert_eq!(probe.session.as_deref(), Some("s-1"));
+            assert_eq!(probe.version.as_deref(), Some("2025-11-25"));
+            // Three proofs, three `jti`s.
+            let jtis: HashSet<&str> = seen
+                .iter()
+                .map(|a| a.claims.as_ref().unwrap()["jti"].as_str().unwrap())
+                .collect();
+            assert_eq!(jtis.len(), 3);
+        }
+        // The nonce is the next request's at once, on every verb.
+        let deleted = http
+            .delete_session(
+                url.clone(),
+                session,
+                Some("bound".to_owned()),
+                Headers::new(),
+            )
+            .await;
+        assert!(deleted.is_ok(), "{deleted:?}");
+        let seen = lock(&seen);
+        assert_eq!(seen.len(), 4);
+        assert_eq!(
+            (seen[3].method.as_str(), seen[3].nonce()),
+            ("DELETE", Some("rs-1"))
+        );
+        assert_eq!(seen[3].claims.as_ref().unwrap()["htm"], "DELETE");
+    }
+
+    #[tokio::test]
+    async fn a_nonce_refusal_with_nothing_new_to_send_reaches_the_caller_after_one_probe() {
+        // No nonce given: the probe learns nothing, and nothing is sent again.
+        let (url, seen) = resource_server(Arc::new(|_, _| Some(None))).await;
+        let dpop = Dpop::generate().unwrap();
+        dpop.bind("bound");
+        let http = DpopHttp::new(reqwest::Client::default(), dpop.clone());
+        let answer = http
+            .post_message(
+                url.clone(),
+                initialized(),
+                None,
+                Some("bound".to_owned()),
+                Headers::new(),
+            )
+            .await;
+        let Err(StreamableHttpError::AuthRequired(refused)) = answer else {
+            panic!("{answer:?}");
+        };
+        assert!(refused.www_authenticate_header.contains("use_dpop_nonce"));
+        let methods: Vec<String> = lock(&seen).iter().map(|a| a.method.clone()).collect();
+        assert_eq!(methods, ["notifications/initialized", "ping"]);
+
+        // A new nonce every time, never accepted: sent once more, then the refusal.
+        let (url, seen) =
+            resource_server(Arc::new(|_, n| Some(Some(["a", "b", "c", "d", "e"][n])))).await;
+        let answer = http
+            .post_message(
+                url,
+                initialized(),
+                None,
+                Some("bound".to_owned()),
+                Headers::new(),
+            )
+            .await;
+        assert!(matches!(answer, Err(StreamableHttpError::AuthRequired(_))));
+        let seen = lock(&seen);
+        let asked: Vec<(&str, Option<&str>)> = seen
+            .iter()
+            .map(|a| (a.method.as_str(), a.nonce()))
+            .collect();
+        assert_eq!(
+            asked,
+            [
+                ("notifications/initialized", None),
+                ("ping", None),
+                ("notifications/initialized", Some("b")),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bearer_token_or_another_refusal_sends_no_probe() {
+        let dpop = Dpop::generate().unwrap();
+        dpop.bind("bound");
+        let http = DpopHttp::new(reqwest::Client::default(), dpop);
+        // A token not bound goes as a bearer token; its refusal is the caller's.
+        let (url, seen) = resource_server(Arc::new(|_, _| Some(Some("n")))).await;
+        let answer = http
+            .post_message(
+                url,
+                initialized(),
+                None,
+                Some("plain".to_owned()),
+                Headers::new(),
+            )
+            .await;
+        assert!(matches!(answer, Err(StreamableHttpError::AuthRequired(_))));
+        let seen = lock(&seen);
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].authorization.as_deref(), Some("Bearer plain"));
+        assert!(seen[0].claims.is_none());
     }
 }
