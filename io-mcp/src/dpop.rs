@@ -639,23 +639,20 @@ fn outside_quotes(text: &str, separator: char) -> Vec<&str> {
 }
 
 /// A parameter's value without its quotes (an escaped character stands for itself).
-fn unquoted(value: &str) -> std::borrow::Cow<'_, str> {
-    match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
-        Some(inner) if inner.contains('\\') => {
-            let mut out = String::with_capacity(inner.len());
-            let mut chars = inner.chars();
-            while let Some(c) = chars.next() {
-                out.push(if c == '\\' {
-                    chars.next().unwrap_or(c)
-                } else {
-                    c
-                });
-            }
-            out.into()
-        }
-        Some(inner) => inner.into(),
-        None => value.into(),
+fn unquoted(value: &str) -> String {
+    let Some(inner) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) else {
+        return value.to_owned();
+    };
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        out.push(if c == '\\' {
+            chars.next().unwrap_or(c)
+        } else {
+            c
+        });
     }
+    out
 }
 
 type SseStream = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
@@ -1591,6 +1588,7 @@ mod tests {
             r#"DPoP error = "use_dpop_nonce""#,
             r#"Bearer realm="x", DPoP algs="ES256", error="use_dpop_nonce""#,
             r#"DPoP error="use_dpop_\nonce""#,
+            r#"DPoP realm="x", error = "use_dpop_nonce""#,
         ] {
             assert!(asks_for_nonce(asks), "{asks}");
         }
@@ -1604,9 +1602,27 @@ mod tests {
             r#"DPoP realm="x, error=use_dpop_nonce""#,
             r#"DPoP error="use_dpop_nonce2""#,
             "use_dpop_nonce",
+            // The parameter after a bare scheme is that scheme's.
+            r#"DPoP error="invalid_token", Basic, error="use_dpop_nonce""#,
+            // A quote escaped inside a quoted value does not end it.
+            r#"DPoP realm="a\", error=use_dpop_nonce, b=\"c""#,
         ] {
             assert!(!asks_for_nonce(not), "{not}");
         }
+    }
+
+    #[test]
+    fn challenges_split_at_commas_outside_quoted_strings() {
+        assert_eq!(outside_quotes(r#"a="x,y", b"#, ','), [r#"a="x,y""#, " b"]);
+        assert_eq!(
+            outside_quotes(r#"a="x\",y", b"#, ','),
+            [r#"a="x\",y""#, " b"]
+        );
+        // Outside quotes a backslash is itself.
+        assert_eq!(outside_quotes(r#"a\,b"#, ','), [r#"a\"#, "b"]);
+        assert_eq!(outside_quotes("", ','), [""]);
+        assert_eq!(unquoted(r#""a\"b\\""#), r#"a"b\"#);
+        assert_eq!(unquoted("plain"), "plain");
     }
 
     #[test]
@@ -1640,12 +1656,13 @@ mod tests {
     }
 
     /// How a resource server answers a request, given the nonce its proof carries and how
-    /// many requests came before: accepted (`None`), or refused for want of a nonce with this
+    /// many requests came before: accepted (`None`), or refused with this `error` and this
     /// `DPoP-Nonce` (or none).
-    type Rule = dyn Fn(Option<&str>, usize) -> Option<Option<&'static str>> + Send + Sync;
+    type Rule =
+        dyn Fn(Option<&str>, usize) -> Option<(&'static str, Option<&'static str>)> + Send + Sync;
 
     /// An MCP endpoint on loopback refusing requests as `rule` says (`401`, a `DPoP`
-    /// challenge saying `use_dpop_nonce`), accepting the others (`202`), and what it saw.
+    /// challenge), accepting the others (`202`), and what it saw.
     async fn resource_server(rule: Arc<Rule>) -> (Arc<str>, Arc<Mutex<Vec<Heard>>>) {
         use http_body_util::{BodyExt, Full};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -1687,10 +1704,10 @@ mod tests {
                             let mut answer = http::Response::builder();
                             answer = match refusal {
                                 None => answer.status(202),
-                                Some(nonce) => {
+                                Some((error, nonce)) => {
                                     let answer = answer.status(401).header(
                                         "www-authenticate",
-                                        r#"DPoP error="use_dpop_nonce", resource_metadata="http://127.0.0.1:9/""#,
+                                        format!(r#"DPoP error="{error}", resource_metadata="http://127.0.0.1:9/""#),
                                     );
                                     match nonce {
                                         Some(nonce) => answer.header("DPoP-Nonce", nonce),
@@ -1715,6 +1732,9 @@ mod tests {
         (url.into(), seen)
     }
 
+    /// A refusal for want of a nonce, the nonce `rs-1` beside it.
+    const ASK: (&str, Option<&str>) = ("use_dpop_nonce", Some("rs-1"));
+
     fn initialized() -> ClientJsonRpcMessage {
         serde_json::from_value(serde_json::json!({
             "jsonrpc": "2.0", "method": "notifications/initialized"
@@ -1732,10 +1752,8 @@ mod tests {
     #[tokio::test]
     async fn a_resource_servers_nonce_is_learned_once_and_sent_from_then_on() {
         // Refused until the proof carries `rs-1`.
-        let (url, seen) = resource_server(Arc::new(|nonce, _| {
-            (nonce != Some("rs-1")).then_some(Some("rs-1"))
-        }))
-        .await;
+        let (url, seen) =
+            resource_server(Arc::new(|nonce, _| (nonce != Some("rs-1")).then_some(ASK))).await;
         let dpop = Dpop::generate().unwrap();
         dpop.bind("bound");
         let http = DpopHttp::new(reqwest::Client::default(), dpop.clone());
@@ -1805,7 +1823,7 @@ mod tests {
     #[tokio::test]
     async fn a_nonce_refusal_with_nothing_new_to_send_reaches_the_caller_after_one_probe() {
         // No nonce given: the probe learns nothing, and nothing is sent again.
-        let (url, seen) = resource_server(Arc::new(|_, _| Some(None))).await;
+        let (url, seen) = resource_server(Arc::new(|_, _| Some(("use_dpop_nonce", None)))).await;
         let dpop = Dpop::generate().unwrap();
         dpop.bind("bound");
         let http = DpopHttp::new(reqwest::Client::default(), dpop.clone());
@@ -1826,8 +1844,10 @@ mod tests {
         assert_eq!(methods, ["notifications/initialized", "ping"]);
 
         // A new nonce every time, never accepted: sent once more, then the refusal.
-        let (url, seen) =
-            resource_server(Arc::new(|_, n| Some(Some(["a", "b", "c", "d", "e"][n])))).await;
+        let (url, seen) = resource_server(Arc::new(|_, n| {
+            Some(("use_dpop_nonce", Some(["a", "b", "c", "d", "e"][n])))
+        }))
+        .await;
         let answer = http
             .post_message(
                 url,
@@ -1859,7 +1879,7 @@ mod tests {
         dpop.bind("bound");
         let http = DpopHttp::new(reqwest::Client::default(), dpop);
         // A token not bound goes as a bearer token; its refusal is the caller's.
-        let (url, seen) = resource_server(Arc::new(|_, _| Some(Some("n")))).await;
+        let (url, seen) = resource_server(Arc::new(|_, _| Some(ASK))).await;
         let answer = http
             .post_message(
                 url,
@@ -1870,9 +1890,30 @@ mod tests {
             )
             .await;
         assert!(matches!(answer, Err(StreamableHttpError::AuthRequired(_))));
+        {
+            let seen = lock(&seen);
+            assert_eq!(seen.len(), 1);
+            assert_eq!(seen[0].authorization.as_deref(), Some("Bearer plain"));
+            assert!(seen[0].claims.is_none());
+        }
+        // A bound token refused for another reason, a nonce beside it: no probe, no retry.
+        let (url, seen) =
+            resource_server(Arc::new(|_, _| Some(("invalid_token", Some("n"))))).await;
+        let answer = http
+            .post_message(
+                url,
+                initialized(),
+                None,
+                Some("bound".to_owned()),
+                Headers::new(),
+            )
+            .await;
+        let Err(StreamableHttpError::AuthRequired(refused)) = answer else {
+            panic!("{answer:?}");
+        };
+        assert!(refused.www_authenticate_header.contains("invalid_token"));
         let seen = lock(&seen);
         assert_eq!(seen.len(), 1);
-        assert_eq!(seen[0].authorization.as_deref(), Some("Bearer plain"));
-        assert!(seen[0].claims.is_none());
+        assert_eq!(seen[0].authorization.as_deref(), Some("DPoP bound"));
     }
 }
