@@ -504,7 +504,7 @@ impl<C> DpopHttp<C> {
     /// send it with: a bound token presented as `DPoP`, and when the server refuses it for
     /// want of a nonce, its nonce learned ([`Self::learn_nonce`]) and the request sent once
     /// more (see the [module](self)).
-    async fn send<T, E, F, Fut>(
+    async fn request<T, E, F, Fut>(
         &self,
         method: &str,
         uri: &str,
@@ -669,7 +669,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let session = session_id.as_deref();
-        self.send(
+        self.request(
             "POST",
             &uri,
             session,
@@ -698,7 +698,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let session = session_id.as_deref();
-        self.send(
+        self.request(
             "POST",
             &uri,
             session,
@@ -728,7 +728,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let session = session_id.as_deref();
-        self.send(
+        self.request(
             "POST",
             &uri,
             session,
@@ -756,7 +756,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
         let session = Some(&*session_id);
-        self.send(
+        self.request(
             "DELETE",
             &uri,
             session,
@@ -779,7 +779,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
         let session = session_id.as_deref();
-        self.send(
+        self.request(
             "GET",
             &uri,
             session,
@@ -808,7 +808,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         max_sse_event_size: usize,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
         let session = session_id.as_deref();
-        self.send(
+        self.request(
             "GET",
             &uri,
             session,
