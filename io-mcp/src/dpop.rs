@@ -664,168 +664,105 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         &self,
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        session: Option<Arc<str>>,
+        token: Option<String>,
+        headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let session = session_id.as_deref();
-        self.request(
-            "POST",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |token, headers| {
-                self.http.post_message(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    token,
-                    headers,
-                )
-            },
-        )
-        .await
+        let send = |token: Option<String>, headers: Headers| {
+            let (uri, message, session) = (uri.clone(), message.clone(), session.clone());
+            self.http
+                .post_message(uri, message, session, token, headers)
+        };
+        self.request("POST", &uri, session.as_deref(), token, headers, send)
+            .await
     }
 
     async fn post_message_with_max_sse_event_size(
         &self,
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
+        session: Option<Arc<str>>,
+        token: Option<String>,
+        headers: Headers,
+        max_event: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let session = session_id.as_deref();
-        self.request(
-            "POST",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |token, headers| {
-                self.http.post_message_with_max_sse_event_size(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    token,
-                    headers,
-                    max_sse_event_size,
-                )
-            },
-        )
-        .await
+        let send = |token: Option<String>, headers: Headers| {
+            let (uri, message, session) = (uri.clone(), message.clone(), session.clone());
+            self.http.post_message_with_max_sse_event_size(
+                uri, message, session, token, headers, max_event,
+            )
+        };
+        self.request("POST", &uri, session.as_deref(), token, headers, send)
+            .await
     }
 
     async fn post_message_with_response_limits(
         &self,
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        session: Option<Arc<str>>,
+        token: Option<String>,
+        headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let session = session_id.as_deref();
-        self.request(
-            "POST",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |token, headers| {
-                self.http.post_message_with_response_limits(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    token,
-                    headers,
-                    limits,
-                )
-            },
-        )
-        .await
+        let send = |token: Option<String>, headers: Headers| {
+            let (uri, message, session) = (uri.clone(), message.clone(), session.clone());
+            self.http
+                .post_message_with_response_limits(uri, message, session, token, headers, limits)
+        };
+        self.request("POST", &uri, session.as_deref(), token, headers, send)
+            .await
     }
 
     async fn delete_session(
         &self,
         uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        session: Arc<str>,
+        token: Option<String>,
+        headers: Headers,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        let session = Some(&*session_id);
-        self.request(
-            "DELETE",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |token, headers| {
-                self.http
-                    .delete_session(uri.clone(), session_id.clone(), token, headers)
-            },
-        )
-        .await
+        let send = |token: Option<String>, headers: Headers| {
+            self.http
+                .delete_session(uri.clone(), session.clone(), token, headers)
+        };
+        self.request("DELETE", &uri, Some(&session), token, headers, send)
+            .await
     }
 
     async fn get_stream(
         &self,
         uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        session: Option<Arc<str>>,
+        last_event: Option<String>,
+        token: Option<String>,
+        headers: Headers,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let session = session_id.as_deref();
-        self.request(
-            "GET",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |token, headers| {
-                self.http.get_stream(
-                    uri.clone(),
-                    session_id.clone(),
-                    last_event_id.clone(),
-                    token,
-                    headers,
-                )
-            },
-        )
-        .await
+        let send = |token: Option<String>, headers: Headers| {
+            let (uri, session, last_event) = (uri.clone(), session.clone(), last_event.clone());
+            self.http
+                .get_stream(uri, session, last_event, token, headers)
+        };
+        self.request("GET", &uri, session.as_deref(), token, headers, send)
+            .await
     }
 
     async fn get_stream_with_max_sse_event_size(
         &self,
         uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
+        session: Option<Arc<str>>,
+        last_event: Option<String>,
+        token: Option<String>,
+        headers: Headers,
+        max_event: usize,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let session = session_id.as_deref();
-        self.request(
-            "GET",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |token, headers| {
-                self.http.get_stream_with_max_sse_event_size(
-                    uri.clone(),
-                    session_id.clone(),
-                    last_event_id.clone(),
-                    token,
-                    headers,
-                    max_sse_event_size,
-                )
-            },
-        )
-        .await
+        let send = |token: Option<String>, headers: Headers| {
+            let (uri, session, last_event) = (uri.clone(), session.clone(), last_event.clone());
+            self.http.get_stream_with_max_sse_event_size(
+                uri, session, last_event, token, headers, max_event,
+            )
+        };
+        self.request("GET", &uri, session.as_deref(), token, headers, send)
+            .await
     }
 }
 
@@ -1749,41 +1686,67 @@ mod tests {
         )])
     }
 
+    /// A client holding the bound token `bound`.
+    fn bound_client() -> DpopHttp<reqwest::Client> {
+        let dpop = Dpop::generate().unwrap();
+        dpop.bind("bound");
+        DpopHttp::new(reqwest::Client::default(), dpop)
+    }
+
+    /// `notifications/initialized` posted to `url` with `token`, outside a session.
+    async fn post_initialized(
+        http: &DpopHttp<reqwest::Client>,
+        url: &Arc<str>,
+        token: &str,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let token = Some(token.to_owned());
+        http.post_message(url.clone(), initialized(), None, token, Headers::new())
+            .await
+    }
+
+    /// What a resource server heard: each request's method and its proof's nonce.
+    fn heard(seen: &Mutex<Vec<Heard>>) -> Vec<(String, Option<String>)> {
+        lock(seen)
+            .iter()
+            .map(|a| (a.method.clone(), a.nonce().map(str::to_owned)))
+            .collect()
+    }
+
+    /// `(method, nonce)` as [`heard`] gives it.
+    fn said(method: &str, nonce: Option<&str>) -> (String, Option<String>) {
+        (method.to_owned(), nonce.map(str::to_owned))
+    }
+
     #[tokio::test]
     async fn a_resource_servers_nonce_is_learned_once_and_sent_from_then_on() {
         // Refused until the proof carries `rs-1`.
         let (url, seen) =
             resource_server(Arc::new(|nonce, _| (nonce != Some("rs-1")).then_some(ASK))).await;
-        let dpop = Dpop::generate().unwrap();
-        dpop.bind("bound");
-        let http = DpopHttp::new(reqwest::Client::default(), dpop.clone());
+        let http = bound_client();
         let session: Arc<str> = "s-1".into();
+        let token = Some("bound".to_owned());
         let answer = http
             .post_message(
                 url.clone(),
                 initialized(),
                 Some(session.clone()),
-                Some("bound".to_owned()),
+                token,
                 version_header(),
             )
             .await;
         assert!(matches!(answer, Ok(StreamableHttpPostResponse::Accepted)));
+        assert_eq!(
+            heard(&seen),
+            [
+                said("notifications/initialized", None),
+                said("ping", None),
+                said("notifications/initialized", Some("rs-1")),
+            ]
+        );
         {
-            let seen = lock(&seen);
-            let asked: Vec<(&str, Option<&str>)> = seen
-                .iter()
-                .map(|a| (a.method.as_str(), a.nonce()))
-                .collect();
-            assert_eq!(
-                asked,
-                [
-                    ("notifications/initialized", None),
-                    ("ping", None),
-                    ("notifications/initialized", Some("rs-1")),
-                ]
-            );
             // The probe: the same token, proven for the same endpoint, in the same session
             // and revision.
+            let seen = lock(&seen);
             let probe = &seen[1];
             assert_eq!(probe.authorization.as_deref(), Some("DPoP bound"));
             let claims = probe.claims.as_ref().unwrap();
@@ -1802,118 +1765,70 @@ mod tests {
             assert_eq!(jtis.len(), 3);
         }
         // The nonce is the next request's at once, on every verb.
+        let token = Some("bound".to_owned());
         let deleted = http
-            .delete_session(
-                url.clone(),
-                session,
-                Some("bound".to_owned()),
-                Headers::new(),
-            )
+            .delete_session(url, session, token, Headers::new())
             .await;
         assert!(deleted.is_ok(), "{deleted:?}");
-        let seen = lock(&seen);
-        assert_eq!(seen.len(), 4);
-        assert_eq!(
-            (seen[3].method.as_str(), seen[3].nonce()),
-            ("DELETE", Some("rs-1"))
-        );
-        assert_eq!(seen[3].claims.as_ref().unwrap()["htm"], "DELETE");
+        assert_eq!(heard(&seen)[3..], [said("DELETE", Some("rs-1"))]);
+        assert_eq!(lock(&seen)[3].claims.as_ref().unwrap()["htm"], "DELETE");
     }
 
     #[tokio::test]
     async fn a_nonce_refusal_with_nothing_new_to_send_reaches_the_caller_after_one_probe() {
+        let http = bound_client();
         // No nonce given: the probe learns nothing, and nothing is sent again.
         let (url, seen) = resource_server(Arc::new(|_, _| Some(("use_dpop_nonce", None)))).await;
-        let dpop = Dpop::generate().unwrap();
-        dpop.bind("bound");
-        let http = DpopHttp::new(reqwest::Client::default(), dpop.clone());
-        let answer = http
-            .post_message(
-                url.clone(),
-                initialized(),
-                None,
-                Some("bound".to_owned()),
-                Headers::new(),
-            )
-            .await;
+        let answer = post_initialized(&http, &url, "bound").await;
         let Err(StreamableHttpError::AuthRequired(refused)) = answer else {
             panic!("{answer:?}");
         };
         assert!(refused.www_authenticate_header.contains("use_dpop_nonce"));
-        let methods: Vec<String> = lock(&seen).iter().map(|a| a.method.clone()).collect();
-        assert_eq!(methods, ["notifications/initialized", "ping"]);
+        assert_eq!(
+            heard(&seen),
+            [said("notifications/initialized", None), said("ping", None)]
+        );
 
         // A new nonce every time, never accepted: sent once more, then the refusal.
         let (url, seen) = resource_server(Arc::new(|_, n| {
             Some(("use_dpop_nonce", Some(["a", "b", "c", "d", "e"][n])))
         }))
         .await;
-        let answer = http
-            .post_message(
-                url,
-                initialized(),
-                None,
-                Some("bound".to_owned()),
-                Headers::new(),
-            )
-            .await;
+        let answer = post_initialized(&http, &url, "bound").await;
         assert!(matches!(answer, Err(StreamableHttpError::AuthRequired(_))));
-        let seen = lock(&seen);
-        let asked: Vec<(&str, Option<&str>)> = seen
-            .iter()
-            .map(|a| (a.method.as_str(), a.nonce()))
-            .collect();
         assert_eq!(
-            asked,
+            heard(&seen),
             [
-                ("notifications/initialized", None),
-                ("ping", None),
-                ("notifications/initialized", Some("b")),
+                said("notifications/initialized", None),
+                said("ping", None),
+                said("notifications/initialized", Some("b")),
             ]
         );
     }
 
     #[tokio::test]
     async fn a_bearer_token_or_another_refusal_sends_no_probe() {
-        let dpop = Dpop::generate().unwrap();
-        dpop.bind("bound");
-        let http = DpopHttp::new(reqwest::Client::default(), dpop);
+        let http = bound_client();
         // A token not bound goes as a bearer token; its refusal is the caller's.
         let (url, seen) = resource_server(Arc::new(|_, _| Some(ASK))).await;
-        let answer = http
-            .post_message(
-                url,
-                initialized(),
-                None,
-                Some("plain".to_owned()),
-                Headers::new(),
-            )
-            .await;
+        let answer = post_initialized(&http, &url, "plain").await;
         assert!(matches!(answer, Err(StreamableHttpError::AuthRequired(_))));
-        {
-            let seen = lock(&seen);
-            assert_eq!(seen.len(), 1);
-            assert_eq!(seen[0].authorization.as_deref(), Some("Bearer plain"));
-            assert!(seen[0].claims.is_none());
-        }
+        assert_eq!(heard(&seen), [said("notifications/initialized", None)]);
+        assert_eq!(
+            lock(&seen)[0].authorization.as_deref(),
+            Some("Bearer plain")
+        );
+        assert!(lock(&seen)[0].claims.is_none());
+
         // A bound token refused for another reason, a nonce beside it: no probe, no retry.
         let (url, seen) =
             resource_server(Arc::new(|_, _| Some(("invalid_token", Some("n"))))).await;
-        let answer = http
-            .post_message(
-                url,
-                initialized(),
-                None,
-                Some("bound".to_owned()),
-                Headers::new(),
-            )
-            .await;
+        let answer = post_initialized(&http, &url, "bound").await;
         let Err(StreamableHttpError::AuthRequired(refused)) = answer else {
             panic!("{answer:?}");
         };
         assert!(refused.www_authenticate_header.contains("invalid_token"));
-        let seen = lock(&seen);
-        assert_eq!(seen.len(), 1);
-        assert_eq!(seen[0].authorization.as_deref(), Some("DPoP bound"));
+        assert_eq!(heard(&seen), [said("notifications/initialized", None)]);
+        assert_eq!(lock(&seen)[0].authorization.as_deref(), Some("DPoP bound"));
     }
 }
