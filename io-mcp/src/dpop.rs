@@ -303,24 +303,20 @@ impl Dpop {
         }
     }
 
-    /// The headers a request with `token` carries: a bound token as `DPoP` with a proof (with
-    /// the server's nonce, once it gave one; and no bearer token left for rmcp's client to
-    /// send), any other as it came.
+    /// The headers a request with the bound `token` carries: the token as `DPoP` with a proof
+    /// (with the server's `nonce`, once it gave one). rmcp's client is then given no bearer
+    /// token to send.
     fn present<E: std::error::Error + Send + Sync + 'static>(
         &self,
         method: &str,
         uri: &str,
-        token: Option<String>,
-        mut headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(Option<String>, Headers), StreamableHttpError<E>> {
-        let token = match token {
-            Some(token) if self.is_bound(&token) => token,
-            other => return Ok((other, headers)),
-        };
+        token: &str,
+        nonce: Option<&str>,
+        mut headers: Headers,
+    ) -> Result<Headers, StreamableHttpError<E>> {
         let failed = |reason: String| StreamableHttpError::Auth(AuthError::InternalError(reason));
-        let nonce = self.nonce(&origin(uri));
         let proof = self
-            .proof(method, uri, Some(&token), nonce.as_deref())
+            .proof(method, uri, Some(token), nonce)
             .map_err(|error| failed(error.to_string()))?;
         let header = |text: String| {
             HeaderValue::try_from(text)
@@ -331,7 +327,7 @@ impl Dpop {
             header(format!("DPoP {token}"))?,
         );
         headers.insert(DPOP, header(proof)?);
-        Ok((None, headers))
+        Ok(headers)
     }
 }
 
@@ -390,10 +386,7 @@ impl TokenRequests {
         request: http::Request<Vec<u8>>,
         timeout: Duration,
     ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(timeout)
-            .build()?;
+        let client = crate::token::client(timeout)?;
         let url = request.uri().to_string();
         self.dpop
             .token_exchange(&url, |proof| send(&client, &request, proof))
@@ -495,40 +488,62 @@ pub(crate) struct DpopHttp<C> {
     dpop: Dpop,
 }
 
+/// Where one of rmcp's requests goes: its method, its URL, its session.
+struct Target<'a> {
+    method: &'static str,
+    uri: &'a str,
+    session: Option<&'a str>,
+}
+
+impl<'a> Target<'a> {
+    fn new(method: &'static str, uri: &'a str, session: Option<&'a str>) -> Self {
+        Target {
+            method,
+            uri,
+            session,
+        }
+    }
+}
+
 impl<C> DpopHttp<C> {
     pub(crate) fn new(http: C, dpop: Dpop) -> Self {
         DpopHttp { http, dpop }
     }
 
-    /// One request of rmcp's (`method` to `uri`), sent by `send` with the token and headers to
-    /// send it with: a bound token presented as `DPoP`, and when the server refuses it for
+    /// One request of rmcp's (its method to its URL), sent by `send` with what it carries
+    /// (`payload`, copied only for a request that may be sent twice) and the token and headers
+    /// to send it with: a bound token presented as `DPoP`, and when the server refuses it for
     /// want of a nonce, its nonce learned ([`Self::learn_nonce`]) and the request sent once
     /// more (see the [module](self)).
-    async fn request<T, E, F, Fut>(
+    async fn request<P, T, E, F, Fut>(
         &self,
-        method: &str,
-        uri: &str,
-        session: Option<&str>,
+        Target {
+            method,
+            uri,
+            session,
+        }: Target<'_>,
         token: Option<String>,
         headers: Headers,
+        payload: P,
         send: F,
     ) -> Result<T, StreamableHttpError<E>>
     where
+        P: Clone,
         E: std::error::Error + Send + Sync + 'static,
-        F: Fn(Option<String>, Headers) -> Fut,
+        F: Fn(P, Option<String>, Headers) -> Fut,
         Fut: Future<Output = Result<T, StreamableHttpError<E>>>,
     {
         let bound = match token {
             Some(token) if self.dpop.is_bound(&token) => token,
             // A bearer token, or none: rmcp's client sends it as it is.
-            other => return send(other, headers).await,
+            other => return send(payload, other, headers).await,
         };
         let origin = origin(uri);
         let sent_nonce = self.dpop.nonce(&origin);
-        let (token, presented) =
+        let presented =
             self.dpop
-                .present(method, uri, Some(bound.clone()), headers.clone())?;
-        let refused = match send(token, presented).await {
+                .present(method, uri, &bound, sent_nonce.as_deref(), headers.clone())?;
+        let refused = match send(payload.clone(), None, presented).await {
             Err(StreamableHttpError::AuthRequired(refused))
                 if asks_for_nonce(&refused.www_authenticate_header) =>
             {
@@ -538,12 +553,15 @@ impl<C> DpopHttp<C> {
         };
         self.learn_nonce(uri, &origin, session, &bound, &headers)
             .await;
-        if self.dpop.nonce(&origin) == sent_nonce {
+        let nonce = self.dpop.nonce(&origin);
+        if nonce == sent_nonce {
             // No new nonce to send: the refusal stands.
             return Err(StreamableHttpError::AuthRequired(refused));
         }
-        let (token, presented) = self.dpop.present(method, uri, Some(bound), headers)?;
-        send(token, presented).await
+        let presented = self
+            .dpop
+            .present(method, uri, &bound, nonce.as_deref(), headers)?;
+        send(payload, None, presented).await
     }
 
     /// Asks the resource server at `uri` for its nonce: a `ping` with `token` and a fresh
@@ -560,11 +578,7 @@ impl<C> DpopHttp<C> {
         let Ok(proof) = self.dpop.proof("POST", uri, Some(token), None) else {
             return;
         };
-        let Ok(client) = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(TOKEN_TIMEOUT)
-            .build()
-        else {
+        let Ok(client) = crate::token::client(TOKEN_TIMEOUT) else {
             return;
         };
         let mut probe = client
@@ -668,13 +682,13 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         token: Option<String>,
         headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let send = |token: Option<String>, headers: Headers| {
-            let (uri, message, session) = (uri.clone(), message.clone(), session.clone());
+        let send = |message, token, headers| {
+            let (uri, session) = (uri.clone(), session.clone());
             self.http
                 .post_message(uri, message, session, token, headers)
         };
-        self.request("POST", &uri, session.as_deref(), token, headers, send)
-            .await
+        let to = Target::new("POST", &uri, session.as_deref());
+        self.request(to, token, headers, message, send).await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -686,14 +700,14 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         headers: Headers,
         max_event: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let send = |token: Option<String>, headers: Headers| {
-            let (uri, message, session) = (uri.clone(), message.clone(), session.clone());
+        let send = |message, token, headers| {
+            let (uri, session) = (uri.clone(), session.clone());
             self.http.post_message_with_max_sse_event_size(
                 uri, message, session, token, headers, max_event,
             )
         };
-        self.request("POST", &uri, session.as_deref(), token, headers, send)
-            .await
+        let to = Target::new("POST", &uri, session.as_deref());
+        self.request(to, token, headers, message, send).await
     }
 
     async fn post_message_with_response_limits(
@@ -705,13 +719,13 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let send = |token: Option<String>, headers: Headers| {
-            let (uri, message, session) = (uri.clone(), message.clone(), session.clone());
+        let send = |message, token, headers| {
+            let (uri, session) = (uri.clone(), session.clone());
             self.http
                 .post_message_with_response_limits(uri, message, session, token, headers, limits)
         };
-        self.request("POST", &uri, session.as_deref(), token, headers, send)
-            .await
+        let to = Target::new("POST", &uri, session.as_deref());
+        self.request(to, token, headers, message, send).await
     }
 
     async fn delete_session(
@@ -721,12 +735,12 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         token: Option<String>,
         headers: Headers,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        let send = |token: Option<String>, headers: Headers| {
+        let send = |(), token, headers| {
             self.http
                 .delete_session(uri.clone(), session.clone(), token, headers)
         };
-        self.request("DELETE", &uri, Some(&session), token, headers, send)
-            .await
+        let to = Target::new("DELETE", &uri, Some(&session));
+        self.request(to, token, headers, (), send).await
     }
 
     async fn get_stream(
@@ -737,13 +751,13 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         token: Option<String>,
         headers: Headers,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let send = |token: Option<String>, headers: Headers| {
-            let (uri, session, last_event) = (uri.clone(), session.clone(), last_event.clone());
+        let send = |last_event, token, headers| {
+            let (uri, session) = (uri.clone(), session.clone());
             self.http
                 .get_stream(uri, session, last_event, token, headers)
         };
-        self.request("GET", &uri, session.as_deref(), token, headers, send)
-            .await
+        let to = Target::new("GET", &uri, session.as_deref());
+        self.request(to, token, headers, last_event, send).await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -755,14 +769,14 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for DpopHttp<C> {
         headers: Headers,
         max_event: usize,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let send = |token: Option<String>, headers: Headers| {
-            let (uri, session, last_event) = (uri.clone(), session.clone(), last_event.clone());
+        let send = |last_event, token, headers| {
+            let (uri, session) = (uri.clone(), session.clone());
             self.http.get_stream_with_max_sse_event_size(
                 uri, session, last_event, token, headers, max_event,
             )
         };
-        self.request("GET", &uri, session.as_deref(), token, headers, send)
-            .await
+        let to = Target::new("GET", &uri, session.as_deref());
+        self.request(to, token, headers, last_event, send).await
     }
 }
 
@@ -980,8 +994,8 @@ mod tests {
         assert!(dpop.clone().is_bound("t1"));
     }
 
-    #[test]
-    fn a_bound_token_goes_as_dpop_with_a_proof_and_any_other_as_it_came() {
+    #[tokio::test]
+    async fn a_bound_token_goes_as_dpop_with_a_proof_and_any_other_as_it_came() {
         type Presented = (Option<String>, Headers);
         let dpop = Dpop::generate().unwrap();
         dpop.bind("bound".to_owned());
@@ -990,16 +1004,19 @@ mod tests {
             HeaderName::from_static("x-kept"),
             HeaderValue::from_static("1"),
         );
-        let present = |token: Option<&str>| -> Presented {
-            dpop.present::<std::io::Error>(
-                "DELETE",
-                "http://127.0.0.1:1/mcp?q=1",
-                token.map(str::to_owned),
-                custom.clone(),
-            )
-            .unwrap()
+        let recorder = Recorder::default();
+        let http = DpopHttp::new(recorder.clone(), dpop.clone());
+        // What rmcp's client is handed for a `DELETE` with `token`.
+        let present = async |token: Option<&str>| -> Presented {
+            let uri = "http://127.0.0.1:1/mcp?q=1".into();
+            let token = token.map(str::to_owned);
+            let _ = http
+                .delete_session(uri, "s".into(), token, custom.clone())
+                .await;
+            let (_, token, headers) = lock(&recorder.0).pop().expect("sent");
+            (token, headers)
         };
-        let (token, headers) = present(Some("bound"));
+        let (token, headers) = present(Some("bound")).await;
         assert_eq!(token, None, "no bearer token left for rmcp's client");
         assert_eq!(headers[&http::header::AUTHORIZATION], "DPoP bound");
         assert_eq!(headers[&HeaderName::from_static("x-kept")], "1");
@@ -1011,19 +1028,24 @@ mod tests {
             URL_SAFE_NO_PAD.encode(Sha256::digest(b"bound")).as_str()
         );
         assert_eq!(
-            present(Some("bearer")),
+            present(Some("bearer")).await,
             (Some("bearer".to_owned()), custom.clone())
         );
-        assert_eq!(present(None), (None, custom.clone()));
+        assert_eq!(present(None).await, (None, custom.clone()));
         // A bound token that cannot be a header value is refused, not sent.
         dpop.bind("bad\ntoken".to_owned());
-        let refused = dpop.present::<std::io::Error>(
-            "POST",
-            "http://h/mcp",
-            Some("bad\ntoken".to_owned()),
-            HashMap::new(),
-        );
+        let token = Some("bad\ntoken".to_owned());
+        let refused = http
+            .post_message(
+                "http://h/mcp".into(),
+                initialized(),
+                None,
+                token,
+                Headers::new(),
+            )
+            .await;
         assert!(matches!(refused, Err(StreamableHttpError::Auth(_))));
+        assert!(lock(&recorder.0).is_empty(), "nothing sent");
     }
 
     #[test]

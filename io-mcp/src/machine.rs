@@ -498,11 +498,7 @@ async fn request_token(
         endpoint: endpoint.to_string(),
         reason,
     };
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(TOKEN_TIMEOUT)
-        .build()
-        .map_err(|error| failed(error.to_string()))?;
+    let client = crate::token::client(TOKEN_TIMEOUT).map_err(|error| failed(error.to_string()))?;
     let send = |proof: Option<String>| {
         let mut request = client
             .post(endpoint.clone())

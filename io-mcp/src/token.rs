@@ -29,6 +29,16 @@ pub(crate) enum Unanswered {
     TooLarge { status: u16 },
 }
 
+/// The HTTP client of one exchange with an authorization server (or a DPoP nonce probe): no
+/// redirects (OAuth 2.1 token endpoints do not redirect, and a credential is not sent on to
+/// another address), the whole exchange within `timeout`.
+pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(timeout)
+        .build()
+}
+
 /// Sends `request` and reads its answer: status, headers and at most [`MAX_TOKEN_RESPONSE`]
 /// bytes of body.
 pub(crate) async fn exchange(
