@@ -60,3 +60,65 @@ pub(crate) async fn exchange(
     *answer.headers_mut() = response.headers().clone();
     Ok(answer)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A loopback server answering each connection with `answer` (or nothing, holding it
+    /// open, when `None`); the URL of its `/token`, and the paths it was asked for.
+    async fn server(
+        answer: Option<&'static str>,
+    ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/token", listener.local_addr().unwrap());
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = asked.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let mut head = vec![0u8; 4096];
+                    let read = stream.read(&mut head).await.unwrap_or(0);
+                    let line = String::from_utf8_lossy(&head[..read]).to_string();
+                    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
+                    log.lock().unwrap().push(path);
+                    match answer {
+                        Some(answer) => stream.write_all(answer.as_bytes()).await.unwrap(),
+                        None => std::future::pending().await,
+                    }
+                });
+            }
+        });
+        (url, asked)
+    }
+
+    #[tokio::test]
+    async fn a_token_endpoints_redirect_is_answered_not_followed() {
+        let (url, asked) = server(Some(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n",
+        ))
+        .await;
+        let request = client(TOKEN_TIMEOUT)
+            .unwrap()
+            .post(&url)
+            .body("grant_type=x");
+        let Ok(answer) = exchange(request).await else {
+            panic!("the redirect is the answer");
+        };
+        assert_eq!(answer.status(), 307);
+        assert_eq!(*asked.lock().unwrap(), ["/token"], "nothing sent elsewhere");
+    }
+
+    #[tokio::test]
+    async fn an_exchange_ends_at_its_timeout() {
+        let (url, _) = server(None).await;
+        let request = client(Duration::from_millis(200)).unwrap().post(&url);
+        let ended = tokio::time::timeout(Duration::from_secs(10), exchange(request)).await;
+        assert!(
+            matches!(ended, Ok(Err(Unanswered::Failed(_)))),
+            "a silent endpoint is a failure within the client's timeout"
+        );
+    }
+}
