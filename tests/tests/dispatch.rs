@@ -23,9 +23,45 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn dispatch(provider: Provider, response: &Value) -> Dispatched {
-    runtime()
-        .block_on(registry().dispatch(provider, response, &DispatchOptions::default()))
-        .unwrap()
+    dispatch_with(provider, response, &DispatchOptions::default())
+}
+
+fn dispatch_with(provider: Provider, response: &Value, options: &DispatchOptions) -> Dispatched {
+    let (response, options) = (response.clone(), options.clone());
+    finishing(move || {
+        runtime()
+            .block_on(registry().dispatch(provider, &response, &options))
+            .unwrap()
+    })
+}
+
+/// The fixture registry's answer to a turn read elsewhere (a stream's).
+fn answer(turn: ModelTurn, options: &DispatchOptions) -> Dispatched {
+    let options = options.clone();
+    finishing(move || runtime().block_on(registry().answer(turn, &options)))
+}
+
+/// Runs a dispatch on a thread of its own and fails the test if it has not finished in 10 s
+/// (these take well under a second): a dispatch loop that stops polling its calls, or spins
+/// without end, fails here naming itself instead of hanging the suite.
+fn finishing<T: Send + 'static>(dispatch: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, finished) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let _ = done.send(dispatch());
+    });
+    match finished.recv_timeout(Duration::from_secs(10)) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!(
+                "the dispatch did not finish in 10 s: its calls were left unpolled or it never ends"
+            )
+        }
+        // The thread panicked (an `unwrap` of the dispatch's result): fail with its panic.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the thread sends before it ends"),
+        },
+    }
 }
 
 fn codes(done: &Dispatched) -> Vec<Option<String>> {
@@ -413,9 +449,15 @@ fn calls_run_concurrently_within_the_bound_and_past_max_calls_are_answered_unrun
         max_calls: 8,
         ..DispatchOptions::default()
     };
-    let done = runtime()
-        .block_on(registry.dispatch(Provider::Anthropic, &json!({ "content": calls }), &options))
-        .unwrap();
+    let done = finishing(move || {
+        runtime()
+            .block_on(registry.dispatch(
+                Provider::Anthropic,
+                &json!({ "content": calls }),
+                &options,
+            ))
+            .unwrap()
+    });
     assert_eq!(MOST.load(Ordering::SeqCst), 3, "three at once, never more");
     let outputs: Vec<Value> = done
         .results
@@ -477,7 +519,7 @@ fn arguments_over_the_bounds_are_answered_not_run() {
         "{:?}",
         turn.calls[3].arguments
     );
-    let done = runtime().block_on(registry().answer(turn, &options));
+    let done = answer(turn, &options);
     assert_eq!(
         codes(&done)[1..3],
         [Some("input_invalid".into()), Some("input_invalid".into())]
@@ -531,7 +573,7 @@ fn a_streamed_openai_call_split_into_one_character_deltas_is_whole() {
         turn.assistant[0],
         json!({ "role": "assistant", "content": "On it.", "tool_calls": [chat_call("call_1", "weather_forecast", arguments)] })
     );
-    let done = runtime().block_on(registry().answer(turn, &DispatchOptions::default()));
+    let done = answer(turn, &DispatchOptions::default());
     assert_eq!(
         done.answers()[0]["content"],
         r#"{"summary":"sunny in Bergen"}"#
@@ -581,7 +623,7 @@ fn a_stream_cut_short_refuses_its_calls_instead_of_running_half_of_them() {
     );
     // Echoed with an empty input (its tool_result must still pair with it).
     assert_eq!(turn.assistant[0]["content"][1]["input"], json!({}));
-    let done = runtime().block_on(registry().answer(turn, &DispatchOptions::default()));
+    let done = answer(turn, &DispatchOptions::default());
     assert_eq!(
         codes(&done),
         [Some("input_invalid".into()), Some("input_invalid".into())]
@@ -777,13 +819,19 @@ fn waiting_calls_yield_to_the_runtime_on_a_single_thread() {
         max_concurrency: 2,
         ..DispatchOptions::default()
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
-    let done = runtime
-        .block_on(registry.dispatch(Provider::Anthropic, &json!({ "content": calls }), &options))
-        .unwrap();
+    let done = finishing(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(registry.dispatch(
+                Provider::Anthropic,
+                &json!({ "content": calls }),
+                &options,
+            ))
+            .unwrap()
+    });
     assert_eq!(codes(&done), [None, None, None, None]);
 }
 
@@ -1034,9 +1082,7 @@ fn the_next_turn_as_text_is_the_next_turn_whichever_form_the_outputs_were_kept_i
     for (provider, response) in &mixed_responses() {
         let provider = *provider;
         let as_values = dispatch(provider, response);
-        let done = runtime()
-            .block_on(registry().dispatch(provider, response, &as_text))
-            .unwrap();
+        let done = dispatch_with(provider, response, &as_text);
         // Every output is text now but for content blocks, which are values either way.
         let forms: Vec<&str> = done
             .results
@@ -1068,9 +1114,7 @@ fn the_next_turn_as_text_is_the_next_turn_whichever_form_the_outputs_were_kept_i
     }
     // The output's text goes into the request as it is: a sum in Gemini's answer.
     let gemini = &mixed_responses()[1].1;
-    let done = runtime()
-        .block_on(registry().dispatch(Provider::Gemini, gemini, &as_text))
-        .unwrap();
+    let done = dispatch_with(Provider::Gemini, gemini, &as_text);
     assert!(
         done.next_turn_json()
             .contains(r#""response":{"output":{"sum":3}}"#),
@@ -1090,9 +1134,7 @@ fn one_call_over_max_calls_is_answered_unrun() {
         ..DispatchOptions::default()
     };
     let response = chat_completion(vec![chat_call("c1", "math_add", r#"{"a":1,"b":2}"#)]);
-    let done = runtime()
-        .block_on(registry().dispatch(Provider::OpenAiChat, &response, &options))
-        .unwrap();
+    let done = dispatch_with(Provider::OpenAiChat, &response, &options);
     assert_eq!(codes(&done), [Some("rate_limited".to_owned())]);
     assert_eq!(done.answers()[0]["tool_call_id"], "c1");
 }

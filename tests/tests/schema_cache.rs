@@ -47,6 +47,16 @@ fn allocations_during<R>(f: impl FnOnce() -> R) -> (R, u64) {
     (result, ALLOCATIONS.with(Cell::get) - before)
 }
 
+/// `to_output_json`'s text, asserted equal to `serde_json::to_string`'s, and the allocations
+/// each made (after a first call, which may size the boundary's buffer): `(ours, serde's)`.
+fn written_as_serde_writes_it<T: Serialize + AgentOutput>(value: &T) -> (u64, u64) {
+    let _ = value.to_output_json().unwrap();
+    let (direct, floor) = allocations_during(|| serde_json::to_string(value).unwrap());
+    let (text, ours) = allocations_during(|| value.to_output_json().unwrap());
+    assert_eq!(text, direct);
+    (ours, floor)
+}
+
 #[derive(Serialize, Deserialize, JsonSchema, AgentInput, AgentOutput)]
 struct Reading {
     sensor: String,
@@ -124,15 +134,51 @@ fn text_output_that_needs_no_check_is_written_without_a_value() {
         done: true,
         tags: (0..16).map(|i| format!("tag-{i}")).collect(),
     };
-    let _ = plain.to_output_json().unwrap();
-    let (direct, floor) = allocations_during(|| serde_json::to_string(&plain).unwrap());
-    let (text, ours) = allocations_during(|| plain.to_output_json().unwrap());
-    assert_eq!(text, direct);
+    let (ours, floor) = written_as_serde_writes_it(&plain);
     // A `Value` would allocate each of the 18 strings again, and its maps and vectors.
     assert!(
         ours <= floor,
         "to_output_json allocated {ours} time(s), serde_json::to_string alone {floor}"
     );
+}
+
+/// Bounds serde does not enforce (a range, a length), on common keywords only: the residual
+/// is checked as the text is written, without a `Value`.
+#[derive(Serialize, Deserialize, JsonSchema, AgentOutput)]
+struct Scored {
+    #[schemars(length(min = 1, max = 64))]
+    title: String,
+    #[schemars(range(min = 0, max = 100))]
+    score: u32,
+    tags: Vec<String>,
+}
+
+#[test]
+fn text_output_with_bounds_is_checked_as_written_without_a_value() {
+    let boundary = Scored::output_boundary();
+    assert!(
+        boundary.__residual_is_fast(),
+        "{:?}",
+        boundary.residual_schema()
+    );
+    let scored = Scored {
+        title: "a title".into(),
+        score: 42,
+        tags: (0..16).map(|i| format!("tag-{i}")).collect(),
+    };
+    let (ours, floor) = written_as_serde_writes_it(&scored);
+    // Through a `Value` the 18 strings would be allocated again, with the map and the vector.
+    assert!(
+        ours <= floor + 2,
+        "to_output_json allocated {ours} time(s), serde_json::to_string alone {floor}"
+    );
+    // The bound is still checked on the way out.
+    let over = Scored {
+        score: 101,
+        ..scored
+    };
+    let err = over.to_output_json().unwrap_err();
+    assert!(format!("{err:?}").contains("/score"), "{err:?}");
 }
 
 /// A recursive output with a constraint serde does not enforce: its residual has a `$ref`, so
