@@ -368,7 +368,7 @@ fn follow(root: &Value, pointer: &str) -> Result<(Value, bool), String> {
     } else {
         pointer[1..]
             .split('/')
-            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .map(crate::pointer::unescape_token)
             .collect()
     };
     let mut node = root;
@@ -381,15 +381,7 @@ fn follow(root: &Value, pointer: &str) -> Result<(Value, bool), String> {
             return Err("the producer's schema goes round in circles here".into());
         }
         if let Some(Value::String(reference)) = node.get("$ref") {
-            node = reference
-                .strip_prefix('#')
-                .and_then(|p| {
-                    if p.is_empty() {
-                        Some(root)
-                    } else {
-                        root.pointer(p)
-                    }
-                })
+            node = crate::pointer::resolve_local(root, reference)
                 .ok_or_else(|| format!("the producer's `$ref` `{reference}` does not resolve"))?;
             continue;
         }

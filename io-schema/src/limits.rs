@@ -204,15 +204,28 @@ pub fn bounded_display(shown: &dyn fmt::Display, max_chars: usize) -> String {
 /// How many `$ref` hops [`check_expansion`] follows inside one another.
 pub const MAX_REFERENCE_HOPS: usize = 32;
 
-/// Measures how large `schema` becomes once its local references (`#/...` pointers and
-/// `#name` anchors) are expanded, in schema nodes, and refuses it past `limit`.
+/// The base URI jsonschema gives a schema without a `$id` of its own.
+const DEFAULT_BASE_URI: &str = "json-schema:///";
+
+/// The draft agent-io validates with.
+const DRAFT: referencing::Draft = referencing::Draft::Draft202012;
+
+/// Measures how large `schema` becomes once its references are expanded, in schema nodes, and
+/// refuses it past `limit`.
 ///
 /// A schema a few kilobytes long can stand for an exponential one: each definition referring
 /// to the next twice doubles the work of checking a value against it (and of every analysis
-/// that walks it). This walk weighs each referenced definition once (memoized), so its own
-/// cost follows the text; a reference back into a definition being weighed (recursion) counts
-/// one node, since recursion is bounded by the value checked, not by the schema. References
-/// elsewhere (other documents, which agent-io never fetches) count one node.
+/// that walks it). This walk weighs each referenced schema once (memoized), so its own cost
+/// follows the text; a reference back into a schema being weighed (recursion) counts one node,
+/// since recursion is bounded by the value checked, not by the schema.
+///
+/// References are resolved by the validator's own resolver (jsonschema's `referencing`, Draft
+/// 2020-12, nothing fetched), so every reference the validator will follow is weighed: `#/...`
+/// pointers however they are percent-encoded (`#/%24defs/a` is `#/$defs/a`), `#name` anchors,
+/// and the URIs of resources embedded with a `$id` (`{"$ref": "urn:a"}` and a
+/// `{"$id": "urn:a", ...}` anywhere in the document), each inside its resource's base URI.
+/// References that resolve to nothing in the document (other documents, which agent-io never
+/// fetches, and which the validator then refuses to compile) count one node.
 ///
 /// Run [`check_depth`] first: the walk recurses along the schema's nesting, and refuses
 /// chains of more than [`MAX_REFERENCE_HOPS`] references.
@@ -238,51 +251,80 @@ pub const MAX_REFERENCE_HOPS: usize = 32;
 /// ```
 pub fn check_expansion(schema: &Value, limit: usize) -> Result<usize, Violation> {
     let mut walk = Expansion {
-        root: schema,
-        anchors: None,
         weights: std::collections::HashMap::new(),
         active: Vec::new(),
         limit,
     };
-    walk.weigh(schema, 0).map_err(|message| Violation {
-        pointer: String::new(),
-        keyword: "expansion".into(),
-        message,
-    })
+    // A document the validator's resolver cannot index (a `$id` that is not a URI, say) is one
+    // the validator cannot compile either: its references are weighed as unresolved.
+    let registry = referencing::Registry::new()
+        .draft(DRAFT)
+        .retrieve_known_draft_meta_schemas(false)
+        .add(DEFAULT_BASE_URI, DRAFT.create_resource_ref(schema))
+        .and_then(referencing::RegistryBuilder::prepare);
+    let base = referencing::uri::from_str(DEFAULT_BASE_URI);
+    let resolver = match (&registry, base) {
+        (Ok(registry), Ok(base)) => Some(registry.resolver(base)),
+        _ => None,
+    };
+    walk.weigh(schema, resolver.as_ref(), false, 0)
+        .map_err(|message| Violation {
+            pointer: String::new(),
+            keyword: "expansion".into(),
+            message,
+        })
 }
 
-struct Expansion<'a> {
-    root: &'a Value,
-    /// `$anchor` name -> its schema, collected on the first anchor reference.
-    anchors: Option<std::collections::HashMap<&'a str, &'a Value>>,
-    /// The weight of each reference target weighed so far.
-    weights: std::collections::HashMap<&'a str, usize>,
-    /// The references being weighed, innermost last.
-    active: Vec<&'a str>,
+struct Expansion {
+    /// The weight of each referenced schema weighed so far, by its address in the document.
+    weights: std::collections::HashMap<*const Value, usize>,
+    /// The referenced schemas being weighed, innermost last.
+    active: Vec<*const Value>,
     limit: usize,
 }
 
-impl<'a> Expansion<'a> {
-    fn weigh(&mut self, node: &'a Value, levels: usize) -> Result<usize, String> {
+impl Expansion {
+    /// `node`'s weight; references inside it resolve with `resolver` (`None`: to nothing),
+    /// which is already based at `node` when `entered` (a reference's target), and otherwise
+    /// enters `node`'s `$id`, as the validator does when it descends into a subschema.
+    fn weigh<'r>(
+        &mut self,
+        node: &'r Value,
+        resolver: Option<&referencing::Resolver<'r>>,
+        entered: bool,
+        levels: usize,
+    ) -> Result<usize, String> {
         if levels > MAX_DEPTH {
             return Err(format!("the schema nests deeper than {MAX_DEPTH} levels"));
         }
         let mut total = 1usize;
-        let children: Box<dyn Iterator<Item = &'a Value>> = match node {
+        match node {
             Value::Object(map) => {
+                let inside;
+                let resolver = match resolver {
+                    Some(outer) if !entered && map.get("$id").is_some_and(Value::is_string) => {
+                        inside = outer.in_subresource(DRAFT.create_resource_ref(node)).ok();
+                        inside.as_ref()
+                    }
+                    _ => resolver,
+                };
                 for key in ["$ref", "$dynamicRef"] {
                     if let Some(Value::String(reference)) = map.get(key) {
-                        total = total.saturating_add(self.reference(reference, levels)?);
+                        total = total.saturating_add(self.reference(reference, resolver, levels)?);
                     }
                 }
-                Box::new(map.values())
+                for child in map.values() {
+                    total = total.saturating_add(self.weigh(child, resolver, false, levels + 1)?);
+                    self.within(total)?;
+                }
             }
-            Value::Array(items) => Box::new(items.iter()),
+            Value::Array(items) => {
+                for child in items {
+                    total = total.saturating_add(self.weigh(child, resolver, false, levels + 1)?);
+                    self.within(total)?;
+                }
+            }
             _ => return Ok(1),
-        };
-        for child in children {
-            total = total.saturating_add(self.weigh(child, levels + 1)?);
-            self.within(total)?;
         }
         self.within(total)?;
         Ok(total)
@@ -299,57 +341,34 @@ impl<'a> Expansion<'a> {
         }
     }
 
-    fn reference(&mut self, reference: &'a str, levels: usize) -> Result<usize, String> {
-        let Some(fragment) = reference.strip_prefix('#') else {
+    fn reference<'r>(
+        &mut self,
+        reference: &str,
+        resolver: Option<&referencing::Resolver<'r>>,
+        levels: usize,
+    ) -> Result<usize, String> {
+        let Some(resolved) = resolver.and_then(|resolver| resolver.lookup(reference).ok()) else {
             return Ok(1);
         };
-        if self.active.contains(&fragment) {
+        let (target, inner, _) = resolved.into_inner();
+        let key = std::ptr::from_ref(target);
+        if self.active.contains(&key) {
             return Ok(1);
         }
-        if let Some(&weight) = self.weights.get(fragment) {
+        if let Some(&weight) = self.weights.get(&key) {
             return Ok(weight);
         }
-        let target = if fragment.is_empty() || fragment.starts_with('/') {
-            self.root.pointer(fragment)
-        } else {
-            self.anchor(fragment)
-        };
-        let Some(target) = target else {
-            return Ok(1);
-        };
         if self.active.len() >= MAX_REFERENCE_HOPS {
             return Err(format!(
                 "the schema chains more than {MAX_REFERENCE_HOPS} references inside one another"
             ));
         }
-        self.active.push(fragment);
-        let weight = self.weigh(target, levels + 1);
+        self.active.push(key);
+        let weight = self.weigh(target, Some(&inner), true, levels + 1);
         self.active.pop();
         let weight = weight?;
-        self.weights.insert(fragment, weight);
+        self.weights.insert(key, weight);
         Ok(weight)
-    }
-
-    fn anchor(&mut self, name: &str) -> Option<&'a Value> {
-        let root = self.root;
-        let anchors = self.anchors.get_or_insert_with(|| {
-            let mut anchors = std::collections::HashMap::new();
-            let mut stack = vec![root];
-            while let Some(node) = stack.pop() {
-                match node {
-                    Value::Object(map) => {
-                        if let Some(Value::String(anchor)) = map.get("$anchor") {
-                            anchors.entry(anchor.as_str()).or_insert(node);
-                        }
-                        stack.extend(map.values());
-                    }
-                    Value::Array(items) => stack.extend(items),
-                    _ => {}
-                }
-            }
-            anchors
-        });
-        anchors.get(name).copied()
     }
 }
 
@@ -394,6 +413,171 @@ mod tests {
         // An anchor nobody defines weighs 1, as the reference alone: root 1, `x` 1 + 1 + 1.
         let dangling = json!({ "x": { "$ref": "#nobody" } });
         assert_eq!(check_expansion(&dangling, 100), Ok(4));
+    }
+
+    #[test]
+    fn a_percent_encoded_reference_is_weighed_as_the_validator_follows_it() {
+        // Each definition refers to the next twice, the pointer percent-encoded (`%24` is
+        // `$`, `%64` is `d`): the validator follows it, so the bound must, or 30 definitions
+        // would pass for 2^30 nodes.
+        let spelled = |spell: &dyn Fn(usize) -> String| {
+            let mut defs = serde_json::Map::new();
+            for i in 0..30 {
+                let next = json!({ "$ref": spell(i + 1) });
+                defs.insert(format!("d{i}"), json!({ "anyOf": [next.clone(), next] }));
+            }
+            defs.insert("d30".into(), json!({ "type": "string" }));
+            json!({ "$ref": spell(0), "$defs": defs })
+        };
+        for spell in [
+            &(|i| format!("#/%24defs/d{i}")) as &dyn Fn(usize) -> String,
+            &|i| format!("#/$defs/%64{i}"),
+            // Every digit encoded: `d%31%35` is `d15`.
+            &|i| {
+                let digits: String = i.to_string().bytes().map(|b| format!("%{b:02X}")).collect();
+                format!("#/$defs/d{digits}")
+            },
+        ] {
+            let bomb = spelled(spell);
+            let err = check_expansion(&bomb, 100_000).unwrap_err();
+            assert_eq!(err.keyword, "expansion", "{bomb}");
+        }
+        // One definition under two spellings is weighed once: the root 1, `a` and `b` 1 each
+        // with their references' strings 1 each, the target 2 through each, `$defs` 1 + 2.
+        let both = json!({
+            "a": { "$ref": "#/$defs/s" },
+            "b": { "$ref": "#/%24defs/s" },
+            "$defs": { "s": { "type": "string" } }
+        });
+        assert_eq!(check_expansion(&both, 100), Ok(12));
+        // A reference back into the definition being weighed, in another spelling, is
+        // recursion (one node), not a chain: through the root's reference, `r` weighs 1 +
+        // `items` (1 + the recursion 1 + its string 1) = 4; under `$defs` its inner reference
+        // is no longer recursion and weighs `r`'s 4, so `r` there is 1 + (1 + 4 + 1) = 7. The
+        // root: 1 + 4 + its `$ref` string 1 + `$defs` (1 + 7).
+        let recursive = json!({
+            "$ref": "#/$defs/r",
+            "$defs": { "r": { "items": { "$ref": "#/%24defs/r" } } }
+        });
+        assert_eq!(check_expansion(&recursive, 100), Ok(14));
+        // A pointer that decodes to bytes that are not text, or that names nothing, weighs 1.
+        let dangling = json!({ "x": { "$ref": "#/%ff" }, "y": { "$ref": "#/%24defs/none" } });
+        assert_eq!(check_expansion(&dangling, 100), Ok(7));
+    }
+
+    /// Thirty schemas, each referring to the next twice through `next(i + 1)`; schema `i`
+    /// is `defs(i)` under `$defs`: 2^30 nodes once expanded.
+    fn doubling(name: impl Fn(usize) -> Value, next: impl Fn(usize) -> String) -> Value {
+        let mut defs = serde_json::Map::new();
+        for i in 0..=30 {
+            let mut schema = if i == 30 {
+                json!({ "type": "string" })
+            } else {
+                let next = json!({ "$ref": next(i + 1) });
+                json!({ "anyOf": [next.clone(), next] })
+            };
+            if let (Value::Object(schema), Value::Object(named)) = (&mut schema, name(i)) {
+                schema.extend(named);
+            }
+            defs.insert(format!("d{i}"), schema);
+        }
+        json!({ "$ref": next(0), "$defs": defs })
+    }
+
+    #[test]
+    fn a_resource_embedded_with_an_id_is_weighed_where_the_validator_finds_it() {
+        // Each schema a resource of its own, referred to by its URI: absolute, relative to the
+        // document's base, or a fragment of one.
+        let bombs = [
+            doubling(
+                |i| json!({ "$id": format!("urn:d{i}") }),
+                |i| format!("urn:d{i}"),
+            ),
+            doubling(
+                |i| json!({ "$id": format!("d{i}.json") }),
+                |i| format!("d{i}.json"),
+            ),
+            doubling(
+                |i| json!({ "$id": format!("https://example.com/d{i}") }),
+                |i| format!("https://example.com/d{i}#"),
+            ),
+            // Anchors, as a second way in.
+            doubling(
+                |i| json!({ "$anchor": format!("d{i}") }),
+                |i| format!("#d{i}"),
+            ),
+        ];
+        for bomb in &bombs {
+            let err = check_expansion(bomb, 100_000).unwrap_err();
+            assert_eq!(err.keyword, "expansion", "{bomb}");
+            // The validator follows these references: a string is valid, a number is not.
+            let validator = jsonschema::draft202012::new(bomb).unwrap();
+            assert!(validator.is_valid(&json!("x")), "{bomb}");
+        }
+        // Inside a resource, `#/...` is that resource's pointer, not the document's.
+        let two_bases = json!({
+            "$defs": {
+                "x": { "type": "string" },
+                "r": {
+                    "$id": "urn:r",
+                    "$ref": "#/$defs/x",
+                    "$defs": { "x": { "enum": ["a", "b"] } }
+                }
+            },
+            "$ref": "urn:r"
+        });
+        // `r`'s own `x` (1 + the array 1 + two strings 2 = 4) is what its `$ref` weighs; the
+        // root's `x` ({"type": "string"}, 2) would make this 4 less (2 less in `r`, twice).
+        // `r` = 1 + its reference 4 + `$id` 1 + `$ref` 1 + `$defs` (1 + 4) = 12; the root =
+        // 1 + its reference 12 + its `$ref` 1 + `$defs` (1 + x 2 + r 12) = 29.
+        assert_eq!(check_expansion(&two_bases, 1_000), Ok(29));
+        // A document, or a resource in it, naming a meta-schema of its own, which nothing
+        // here fetches: the validator compiles it all the same (Draft 2020-12 is set), so the
+        // bound must hold too.
+        let mut with_meta = bombs[0].clone();
+        with_meta["$schema"] = json!("https://example.com/meta");
+        let mut inner_meta = bombs[0].clone();
+        inner_meta["$defs"]["d0"]["$schema"] = json!("https://example.com/meta");
+        for bomb in [with_meta, inner_meta] {
+            assert!(jsonschema::draft202012::new(&bomb).is_ok(), "{bomb}");
+            assert_eq!(
+                check_expansion(&bomb, 100_000).unwrap_err().keyword,
+                "expansion"
+            );
+        }
+        // A reference's target is already in its resource: its own relative `$id` is not
+        // applied again (`dir/r.json` against `json-schema:///dir/r.json` would be
+        // `dir/dir/r.json`, and its `x.json` the decoy `y`, not `x`).
+        let relative = json!({
+            "$defs": {
+                "r": { "$id": "dir/r.json", "$ref": "x.json" },
+                "x": { "$id": "dir/x.json", "enum": [1, 2, 3] },
+                "y": { "$id": "dir/dir/x.json", "type": "string" }
+            },
+            "$ref": "dir/r.json"
+        });
+        let validator = jsonschema::draft202012::new(&relative).unwrap();
+        assert!(validator.is_valid(&json!(1)) && !validator.is_valid(&json!("s")));
+        // `x` = 1 + `$id` 1 + `enum` (1 + 3) = 6, `y` = 3; `r` = 1 + x 6 + `$id` 1 +
+        // `$ref` 1 = 9 through either way in. The root = 1 + r 9 + its `$ref` 1 + `$defs`
+        // (1 + 9 + 6 + 3) = 30; the decoy in place of `x` would make it 27.
+        assert_eq!(check_expansion(&relative, 1_000), Ok(30));
+        // A reference to a document that is not there weighs 1, as does one in a document
+        // the resolver cannot index (a `$id` that is no URI reference): the validator
+        // compiles neither.
+        let elsewhere =
+            json!({ "properties": { "x": { "$ref": "https://example.com/other.json" } } });
+        assert_eq!(check_expansion(&elsewhere, 100), Ok(5));
+        assert!(jsonschema::draft202012::new(&elsewhere).is_err());
+        let unindexed = json!({
+            "$id": "http://[::1",
+            "properties": { "x": { "$ref": "#/$defs/a" } },
+            "$defs": { "a": { "type": "string" } }
+        });
+        assert!(jsonschema::draft202012::new(&unindexed).is_err());
+        // 1 + `$id` 1 + properties (1 + x 3: its reference weighs 1) + `$defs` (1 + 2); a
+        // followed reference would make `x` 4.
+        assert_eq!(check_expansion(&unindexed, 100), Ok(9));
     }
 
     #[test]

@@ -254,9 +254,13 @@ fn inline_at(
         return node.clone();
     };
     if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
-        let Some(target) = reference
-            .strip_prefix('#')
-            .and_then(|pointer| root.pointer(pointer))
+        // Read as the validator reads it: percent-decoded, so that one definition under two
+        // spellings is one definition (and a recursion through both is seen).
+        let Some((pointer, target)) =
+            crate::pointer::local_pointer(reference).and_then(|pointer| {
+                let target = root.pointer(&pointer)?;
+                Some((pointer, target))
+            })
         else {
             refusals.push(Refusal {
                 pointer: at.clone(),
@@ -264,7 +268,7 @@ fn inline_at(
             });
             return Value::Bool(true);
         };
-        if stack.iter().any(|seen| seen == reference) {
+        if stack.iter().any(|seen| *seen == pointer) {
             refusals.push(Refusal {
                 pointer: at.clone(),
                 reason: format!(
@@ -273,7 +277,7 @@ fn inline_at(
             });
             return Value::Bool(true);
         }
-        stack.push(reference.to_owned());
+        stack.push(pointer.into_owned());
         let mut inlined = inline_at(target, root, at, stack, depth + 1, refusals);
         stack.pop();
         // Keys beside `$ref` (a field's description, say) apply too; they win over the
@@ -739,6 +743,30 @@ mod tests {
             refusals[0].pointer,
             "/properties/children/items/properties/children/items"
         );
+        assert!(
+            refusals[0].reason.contains("refers to itself"),
+            "{}",
+            refusals[0]
+        );
+        // A reference is read as the validator reads it: percent-decoded; a recursion
+        // through two spellings of one definition is still a recursion.
+        let encoded = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/%24defs/A%20B" } },
+            "$defs": { "A B": { "type": "string" } }
+        });
+        assert_eq!(
+            apply(Profile::Inlined, &encoded).unwrap(),
+            json!({ "type": "object", "properties": { "a": { "type": "string" } } })
+        );
+        let twice = json!({
+            "type": "object",
+            "properties": { "n": { "$ref": "#/$defs/N" } },
+            "$defs": { "N": { "type": "array", "items": { "$ref": "#/%24defs/N" } } }
+        });
+        let refusals = apply(Profile::Inlined, &twice).unwrap_err();
+        assert_eq!(refusals.len(), 1, "{refusals:?}");
+        assert_eq!(refusals[0].pointer, "/properties/n/items");
         assert!(
             refusals[0].reason.contains("refers to itself"),
             "{}",

@@ -211,9 +211,8 @@ fn merge_refs_with_properties(
             if object.contains_key("properties")
                 && let Some(reference) = object.get("$ref").and_then(Value::as_str)
             {
-                let target = reference
-                    .strip_prefix("#/$defs/")
-                    .and_then(|name| defs.get(name))
+                let target = definition_name(reference)
+                    .and_then(|name| defs.get(&name))
                     .ok_or_else(|| {
                         refuse(at, format!("`{reference}` is not a local definition"))
                     })?;
@@ -382,6 +381,15 @@ fn rewrite(
     Ok(())
 }
 
+/// The definition `#/$defs/Name` names, read as the validator reads it: percent-decoded, then
+/// the pointer's own `~1` and `~0` (`#/$defs/a~1b` and `#/%24defs/a~1b` name `a/b`). `None`
+/// for any other reference (a pointer elsewhere, or into a definition).
+fn definition_name(reference: &str) -> Option<String> {
+    let pointer = crate::pointer::local_pointer(reference)?;
+    let token = pointer.strip_prefix("/$defs/")?;
+    (!token.contains('/')).then(|| crate::pointer::unescape_token(token))
+}
+
 /// `{"$ref": R, ...siblings}` (strict mode refuses a `$ref` beside other keywords): the
 /// definition R names, with the siblings written over it, rewritten in turn.
 /// A reference to a definition being inlined already is recursive: `{"anyOf": [{"$ref": R}],
@@ -399,8 +407,11 @@ fn inline_ref(
     let Some(Value::String(reference)) = node.remove("$ref") else {
         return Err(refuse(at, "`$ref` must be a string"));
     };
-    let name = reference.strip_prefix("#/$defs/");
-    if name.is_some_and(|name| inlining.stack.iter().any(|seen| seen == name)) || reference == "#" {
+    let name = definition_name(&reference);
+    let recursive = name
+        .as_ref()
+        .is_some_and(|name| inlining.stack.contains(name));
+    if recursive || reference == "#" {
         let siblings = std::mem::take(node);
         let mut wrapped = Map::new();
         wrapped.insert("anyOf".into(), json!([{ "$ref": reference }]));
@@ -410,6 +421,7 @@ fn inline_ref(
         return rewrite(schema, at, inlining, relaxed, depth);
     }
     let target = name
+        .as_ref()
         .and_then(|name| inlining.defs.get(name))
         .ok_or_else(|| refuse(at, format!("`{reference}` is not a local definition")))?;
     let Value::Object(target) = target else {
@@ -423,8 +435,7 @@ fn inline_ref(
         merged.insert(key, value);
     }
     *schema = Value::Object(merged);
-    let name = name.unwrap_or_default().to_owned();
-    inlining.stack.push(name);
+    inlining.stack.push(name.unwrap_or_default());
     // What the copy leaves out is the definition's, reported where the definition itself is
     // rewritten (`/$defs/...`); what the siblings left out was reported before they were
     // written over it (`rewrite` drops them first).
@@ -590,14 +601,19 @@ mod limits {
         let Value::Object(object) = node else {
             return Ok(());
         };
-        if let Some(Value::String(reference)) = object.get("$ref") {
-            if following.contains(reference) {
+        // Read as the validator reads it, percent-decoded: one definition under two spellings
+        // is one definition, and a recursion through both is seen.
+        if let Some(Value::String(reference)) = object.get("$ref")
+            && let Some(pointer) = crate::pointer::local_pointer(reference)
+        {
+            if following.iter().any(|seen| *seen == pointer) {
                 return Ok(());
             }
-            let target = reference.strip_prefix('#').and_then(|p| root.pointer(p));
-            if let Some(target) = target {
-                following.push(reference.clone());
-                let result = nesting(target, root, at, following, levels, depth + 1);
+            if let Some(target) = root.pointer(&pointer) {
+                following.push(pointer.clone().into_owned());
+                // Inside the definition, a refusal names where in the document it is.
+                let mut inside = pointer.into_owned();
+                let result = nesting(target, root, &mut inside, following, levels, depth + 1);
                 following.pop();
                 result?;
             }
@@ -872,26 +888,31 @@ mod tests {
 
     #[test]
     fn a_recursive_ref_with_siblings_becomes_a_one_branch_any_of() {
-        let out = strict(json!({
-            "type": "object",
-            "properties": { "root": { "$ref": "#/$defs/Node", "description": "the root" } },
-            "$defs": { "Node": {
+        // The recursion written as the root's reference is, and percent-encoded (`%24` is
+        // `$`): one definition under two spellings is one recursion.
+        for inner in ["#/$defs/Node", "#/%24defs/Node"] {
+            let out = strict(json!({
                 "type": "object",
-                "properties": { "next": { "$ref": "#/$defs/Node", "description": "the next" } }
-            } }
-        }))
-        .unwrap();
-        let root = &out["properties"]["root"];
-        assert_eq!(root["description"], "the root");
-        assert_eq!(
-            root["properties"]["next"],
-            json!({ "anyOf": [{ "$ref": "#/$defs/Node" }], "description": "the next" })
-        );
-        // The definition's own recursive field, rewritten where it is defined, is wrapped too.
-        assert_eq!(
-            out["$defs"]["Node"]["properties"]["next"],
-            json!({ "anyOf": [{ "$ref": "#/$defs/Node" }], "description": "the next" })
-        );
+                "properties": { "root": { "$ref": "#/$defs/Node", "description": "the root" } },
+                "$defs": { "Node": {
+                    "type": "object",
+                    "properties": { "next": { "$ref": inner, "description": "the next" } }
+                } }
+            }))
+            .unwrap();
+            let root = &out["properties"]["root"];
+            assert_eq!(root["description"], "the root");
+            assert_eq!(
+                root["properties"]["next"],
+                json!({ "anyOf": [{ "$ref": inner }], "description": "the next" })
+            );
+            // The definition's own recursive field, rewritten where it is defined, is wrapped
+            // too.
+            assert_eq!(
+                out["$defs"]["Node"]["properties"]["next"],
+                json!({ "anyOf": [{ "$ref": inner }], "description": "the next" })
+            );
+        }
         // A reference nobody defines is refused where it is.
         let err = strict(json!({
             "type": "object",
@@ -899,6 +920,49 @@ mod tests {
         }))
         .unwrap_err();
         assert_eq!(err.schema_pointer, "/properties/a");
+    }
+
+    #[test]
+    fn references_are_read_as_the_validator_reads_them() {
+        // Percent-encoded (`%24` is `$`), and a definition named with a `/` (`~1`).
+        let out = strict(json!({
+            "type": "object",
+            "properties": {
+                "a": { "$ref": "#/%24defs/A", "description": "the a" },
+                "s": { "$ref": "#/$defs/s~1t", "description": "the s" },
+                "t": { "$ref": "#/$defs/s%7E1t", "description": "the t" }
+            },
+            "$defs": {
+                "A": { "type": "object", "properties": { "x": { "type": "string" } } },
+                "s/t": { "type": "string" }
+            }
+        }))
+        .unwrap();
+        assert_eq!(out["properties"]["a"]["description"], "the a");
+        assert_eq!(out["properties"]["a"]["required"], json!(["x"]));
+        assert_eq!(
+            out["properties"]["s"],
+            json!({ "type": "string", "description": "the s" })
+        );
+        assert_eq!(
+            out["properties"]["t"],
+            json!({ "type": "string", "description": "the t" })
+        );
+        // A recursion through two spellings of one definition: see
+        // `a_recursive_ref_with_siblings_becomes_a_one_branch_any_of`.
+        // A `$ref` beside `properties` (an internally tagged newtype variant) the same way.
+        let out = strict(json!({
+            "type": "object",
+            "properties": { "v": {
+                "$ref": "#/%24defs/In",
+                "properties": { "tag": { "type": "string" } }
+            } },
+            "$defs": { "In": { "type": "object", "properties": { "x": { "type": "string" } } } }
+        }))
+        .unwrap();
+        assert_eq!(out["properties"]["v"]["required"], json!(["tag", "x"]));
+        // OpenAI's nesting limit follows an encoded reference too: see
+        // `openai_limits_on_nesting_hold_at_ten_levels_and_refuse_the_eleventh`.
     }
 
     fn reporting(schema: Value) -> Vec<(String, String)> {
@@ -957,6 +1021,14 @@ mod tests {
             "/properties/a".repeat(limits::MAX_NESTING)
         );
         assert!(err.reason.contains("11 levels"), "{err}");
+        // A nullable string (a type list naming neither `object` nor `array`) is not a level.
+        assert!(
+            strict(chain(
+                limits::MAX_NESTING,
+                json!({ "type": ["string", "null"] })
+            ))
+            .is_ok()
+        );
         // An array is a level too, and a reference is followed.
         let through = json!({
             "type": "object",
@@ -964,12 +1036,25 @@ mod tests {
             "$defs": { "Deep": chain(limits::MAX_NESTING - 2, json!({ "type": "string" })) }
         });
         assert!(strict(through).is_ok());
-        let too_deep = json!({
-            "type": "object",
-            "properties": { "list": { "type": "array", "items": { "$ref": "#/$defs/Deep" } } },
-            "$defs": { "Deep": chain(limits::MAX_NESTING - 1, json!({ "type": "string" })) }
-        });
-        assert!(strict(too_deep).is_err());
+        // Refused inside the definition, named where it is written; a reference written
+        // percent-encoded is followed as the validator follows it, and the refusal names a
+        // pointer (decoded), not the URI fragment.
+        for reference in ["#/$defs/Deep", "#/%24defs/D%65ep"] {
+            let too_deep = json!({
+                "type": "object",
+                "properties": { "list": { "type": "array", "items": { "$ref": reference } } },
+                "$defs": { "Deep": chain(limits::MAX_NESTING - 1, json!({ "type": "string" })) }
+            });
+            let err = strict(too_deep).unwrap_err();
+            assert_eq!(
+                err.schema_pointer,
+                format!(
+                    "/$defs/Deep{}",
+                    "/properties/a".repeat(limits::MAX_NESTING - 2)
+                ),
+                "{reference}"
+            );
+        }
         // A recursive type is counted once through its recursion.
         let recursive = json!({
             "type": "object",
@@ -1188,23 +1273,44 @@ mod tests {
     }
 
     /// References to references, none of them a level: followed, but not forever (a chain of
-    /// ten thousand would overflow the stack of a walk that did not count them).
+    /// ten thousand would overflow the stack of a walk that did not count them). Each
+    /// definition `R{i}` refers to the next directly, through a typeless `items` or through a
+    /// one-branch `anyOf` (neither a level). The root is at depth 0, `/properties/r` at 1 and
+    /// `R0` at 2; each link is one step deeper directly, two through `items` or a branch. So
+    /// 255 direct links (128 of the others) put the last definition at depth 256, the deepest
+    /// walked, and one link more goes past it, refused inside the definition that does.
     #[test]
     fn a_long_chain_of_references_is_refused_not_followed_to_the_bottom() {
-        let chain = |links: usize| {
+        let chain = |links: usize, via: &str| {
             let mut defs = Map::new();
             for i in 0..links {
-                let next = if i + 1 < links {
-                    json!({ "$ref": format!("#/$defs/R{}", i + 1) })
-                } else {
-                    json!({ "type": "string" })
+                let refer = json!({ "$ref": format!("#/$defs/R{}", i + 1) });
+                let next = match via {
+                    _ if i + 1 == links => json!({ "type": "string" }),
+                    "items" => json!({ "items": refer }),
+                    "anyOf" => json!({ "anyOf": [refer] }),
+                    _ => refer,
                 };
                 defs.insert(format!("R{i}"), next);
             }
             json!({ "type": "object", "properties": { "r": { "$ref": "#/$defs/R0" } }, "$defs": defs })
         };
-        assert!(strict(chain(250)).is_ok());
-        let err = strict(chain(10_000)).unwrap_err();
-        assert_eq!(err.reason, "the schema nests deeper than 256 levels");
+        // Each way, the longest chain walked, and where one link more is refused: the next
+        // definition, or the step into the next link.
+        for (via, within, past) in [
+            ("$ref", 255, "/$defs/R255"),
+            ("items", 128, "/$defs/R127/items"),
+            ("anyOf", 128, "/$defs/R127/anyOf/0"),
+        ] {
+            assert!(strict(chain(within, via)).is_ok(), "{via} {within}");
+            for links in [within + 1, 10_000] {
+                let err = strict(chain(links, via)).unwrap_err();
+                assert_eq!(
+                    err.reason, "the schema nests deeper than 256 levels",
+                    "{via} {links}"
+                );
+                assert_eq!(err.schema_pointer, past, "{via} {links}");
+            }
+        }
     }
 }

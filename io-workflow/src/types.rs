@@ -401,7 +401,7 @@ pub(crate) fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     let mut current = schema;
     for _ in 0..16 {
         match current.get("$ref").and_then(Value::as_str) {
-            Some(reference) => match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+            Some(reference) => match agentio_core::pointer::resolve_local(root, reference) {
                 Some(target) => current = target,
                 None => return current,
             },

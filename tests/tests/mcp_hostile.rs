@@ -322,18 +322,34 @@ fn a_server_that_never_answers_or_answers_too_much_times_out() {
 }
 
 /// Thirty definitions each referring to the next twice: a few kilobytes that stand for 2^30.
-fn doubling_schema() -> Value {
+fn doubling_schema(defs_spelled: &str) -> Value {
     let mut defs = serde_json::Map::new();
     for i in 0..30 {
-        let next = json!({ "$ref": format!("#/$defs/d{}", i + 1) });
+        let next = json!({ "$ref": format!("#/{defs_spelled}/d{}", i + 1) });
         defs.insert(format!("d{i}"), json!({ "anyOf": [next.clone(), next] }));
     }
     defs.insert("d30".into(), json!({ "type": "string" }));
     json!({
         "type": "object",
-        "properties": { "q": { "$ref": "#/$defs/d0" } },
+        "properties": { "q": { "$ref": format!("#/{defs_spelled}/d0") } },
         "$defs": defs,
     })
+}
+
+/// The same, each definition a resource of its own (`$id`), referred to by its URI.
+fn doubling_schema_by_id() -> Value {
+    let mut schema = doubling_schema("$defs");
+    for (name, definition) in schema["$defs"].as_object_mut().unwrap() {
+        definition["$id"] = json!(format!("urn:{name}"));
+        if let Some(branches) = definition.get_mut("anyOf") {
+            for branch in branches.as_array_mut().unwrap() {
+                let next = branch["$ref"].as_str().unwrap().replace("#/$defs/", "urn:");
+                branch["$ref"] = json!(next);
+            }
+        }
+    }
+    schema["properties"]["q"]["$ref"] = json!("urn:d0");
+    schema
 }
 
 #[test]
@@ -347,7 +363,11 @@ fn hostile_names_and_schemas_are_refused_one_by_one_and_the_rest_imported() {
             tool("fine", false),
             tool("\u{1b}[31mred\u{7}", false),
             tool(&"n".repeat(10_000), false),
-            json!({ "name": "bomb", "inputSchema": doubling_schema() }),
+            json!({ "name": "bomb", "inputSchema": doubling_schema("$defs") }),
+            // The same, its references percent-encoded (`%24` is `$`): the validator follows
+            // them, so the bound does.
+            json!({ "name": "bomb-encoded", "inputSchema": doubling_schema("%24defs") }),
+            json!({ "name": "bomb-ids", "inputSchema": doubling_schema_by_id() }),
             json!({ "name": "deep", "inputSchema": deep }),
             json!({ "name": "not-a-schema", "inputSchema": 5 }),
             json!({ "name": 7, "inputSchema": { "type": "object" } }),
@@ -369,7 +389,7 @@ fn hostile_names_and_schemas_are_refused_one_by_one_and_the_rest_imported() {
             .iter()
             .map(|r| (r.remote_name.as_str(), r.reason.as_str()))
             .collect();
-        assert_eq!(refused.len(), 7, "{reasons:#?}");
+        assert_eq!(refused.len(), 9, "{reasons:#?}");
         let reason_of = |name: &str| {
             refused
                 .iter()
@@ -380,6 +400,8 @@ fn hostile_names_and_schemas_are_refused_one_by_one_and_the_rest_imported() {
         };
         assert!(reason_of("\\u{1b}[31mred\\u{7}").contains("printable ASCII"));
         assert!(reason_of("bomb").contains("bounded time"));
+        assert!(reason_of("bomb-encoded").contains("bounded time"));
+        assert!(reason_of("bomb-ids").contains("bounded time"));
         assert!(reason_of("deep").contains("nests deeper than 32"));
         assert!(reason_of("not-a-schema").contains("not a valid MCP tool"));
         assert!(reason_of("").contains("1 to 128 bytes"));

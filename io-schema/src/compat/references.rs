@@ -42,7 +42,7 @@ impl<'a> Checker<'a> {
 
     pub(super) fn resolve(&self, side: Side, node: &Node<'a>) -> Option<Node<'a>> {
         let reference = node.get("$ref")?.as_str()?;
-        let pointer = unescape_uri(reference.strip_prefix('#')?)?;
+        let pointer = crate::pointer::local_pointer(reference)?.into_owned();
         let root = self.root(side);
         let target = if pointer.is_empty() {
             root
@@ -155,27 +155,6 @@ pub(super) fn with_root(root: &Value, schema: &Value) -> Option<Value> {
         json!("https://json-schema.org/draft/2020-12/schema"),
     );
     Some(document)
-}
-
-/// `#/a/b` in a `$ref` is a URI fragment: percent-decoded, then a JSON pointer.
-pub(super) fn unescape_uri(fragment: &str) -> Option<String> {
-    if !fragment.is_empty() && !fragment.starts_with('/') {
-        return None;
-    }
-    let bytes = fragment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A standalone document for the subschema at `ptr` (a JSON pointer) of `root`: the root is
