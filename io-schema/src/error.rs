@@ -159,6 +159,8 @@ mod tests {
             .with_violations(vec![violation.clone()])
             .with_detail("for operators");
         assert_eq!(err.to_string(), "output_invalid: bad output");
+        assert_eq!(err.code(), SchemaErrorCode::OutputInvalid);
+        assert_eq!(err.message(), "bad output");
         assert_eq!(err.violations(), std::slice::from_ref(&violation));
         assert_eq!(err.detail(), Some("for operators"));
         assert!(format!("{err:?}").contains("OutputInvalid"));
