@@ -1,5 +1,18 @@
 //! Decoding and encoding through a boundary: serde and the schema together, so that a value
 //! that crosses is both valid and of its type, and a failure says where.
+//!
+//! **An integer written as a float is an integer.** JSON has one kind of number, and JSON
+//! Schema's `integer` is any number without a fraction: `3.0` and `1e2` pass a schema that
+//! says `"type": "integer"` (Draft 2020-12, §6.1.1 of the validation vocabulary), and models
+//! send them (Gemini's function calls carry their arguments as a protobuf `Struct`, whose
+//! numbers are all doubles; the official Python and TypeScript MCP SDKs' servers take `3.0`
+//! for an `int`). serde_json reads `3.0` as a float, which an integer field (`u32`, `i64`)
+//! refuses. So a value that serde refuses is read once more with each number that is a whole
+//! number written as a float (finite, no fraction, within `i64` or `u64`) as that integer:
+//! a tool whose schema published `integer` gets what the schema accepted, and a value that
+//! still does not decode is refused with the first reading's pointer and message. Values
+//! serde takes at once never pay for it, and the value itself is not changed (a
+//! `serde_json::Value` field of a value decoded the second time holds `3`, not `3.0`).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -12,6 +25,15 @@ use crate::violation::Violation;
 
 impl BoundarySchema {
     /// Decodes a value into `T`, reading it in place (the `Value` is never cloned).
+    ///
+    /// A whole number written as a float (`3.0`, `1e2`) decodes into an integer field: JSON
+    /// Schema's `integer` is any number without a fraction, so a schema saying `integer`
+    /// accepts it, and models send it (Gemini's arguments are all doubles; the official
+    /// Python and TypeScript MCP SDKs' servers take it for an `int`). serde refuses a float
+    /// for a `u32`, so a value serde refuses is read once more with each whole float (within
+    /// `i64` or `u64`) as its integer; what still does not decode is refused with the first
+    /// reading's pointer and message. A value serde takes at once is read as it is (a
+    /// `serde_json::Value` field keeps `3.0`); read the second time, it holds `3`.
     ///
     /// A decode failure is `input_invalid` / `output_invalid` (by direction) with the JSON
     /// pointer serde stopped at; it only happens for values the schema accepted but the type
@@ -27,7 +49,9 @@ impl BoundarySchema {
         // per map key even when nothing is wrong, so it only runs again to locate a failure.
         match T::deserialize(value) {
             Ok(decoded) => Ok(decoded),
-            Err(_) => Err(self.decode_error::<T>(value)),
+            Err(_) => {
+                whole_numbers_as_integers::<T>(value).ok_or_else(|| self.decode_error::<T>(value))
+            }
         }
     }
 
@@ -50,7 +74,10 @@ impl BoundarySchema {
             }
             Err(_) => Err(match self.violations(value) {
                 Ok(violations) if !violations.is_empty() => self.violation_error(violations),
-                Ok(_) => self.decode_error::<T>(value),
+                Ok(_) => match whole_numbers_as_integers::<T>(value) {
+                    Some(decoded) => return Ok(decoded),
+                    None => self.decode_error::<T>(value),
+                },
                 Err(err) => err,
             }),
         }
@@ -150,6 +177,55 @@ impl BoundarySchema {
     }
 }
 
+/// `value` decoded with each whole number written as a float (`3.0`, `1e2`, `-0.0`) read as
+/// the integer it is, or `None` when it still does not decode (see the module's documentation).
+/// Only a value serde refused comes here (a refusal, so the copy costs nothing a served call
+/// pays); it is within [`crate::limits::MAX_DEPTH`], so the walk's recursion is bounded.
+fn whole_numbers_as_integers<T: DeserializeOwned>(value: &Value) -> Option<T> {
+    let mut read = value.clone();
+    as_integers(&mut read);
+    let decoded = T::deserialize(&read).ok();
+    crate::limits::dismantle(read);
+    decoded
+}
+
+/// The integer a float without a fraction is, where an `i64` or a `u64` holds it.
+fn whole(number: &serde_json::Number) -> Option<Value> {
+    // 2^63 and 2^64, exactly: every `f64` below them and without a fraction converts exactly.
+    const I64_END: f64 = 9_223_372_036_854_775_808.0;
+    const U64_END: f64 = 18_446_744_073_709_551_616.0;
+    if !number.is_f64() {
+        // Already an integer (read as a float, one past 2^53 would lose its last digits).
+        return None;
+    }
+    let float = number.as_f64()?;
+    // JSON has no infinity or NaN, so every float here is finite.
+    if float.fract() != 0.0 {
+        return None;
+    }
+    if (0.0..U64_END).contains(&float) {
+        // In range and whole: the cast is exact (`-0.0` is `0`).
+        Some(Value::from(float as u64))
+    } else if (-I64_END..0.0).contains(&float) {
+        Some(Value::from(float as i64))
+    } else {
+        None
+    }
+}
+
+fn as_integers(value: &mut Value) {
+    match value {
+        Value::Number(number) => {
+            if let Some(integer) = whole(number) {
+                *value = integer;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(as_integers),
+        Value::Object(members) => members.values_mut().for_each(as_integers),
+        _ => {}
+    }
+}
+
 fn pointer_of(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut pointer = String::new();
@@ -168,4 +244,113 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
         }
     }
     pointer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
+    struct Page {
+        size: u32,
+        offset: i64,
+        ids: Vec<u8>,
+        ratio: f64,
+        big: u64,
+    }
+
+    fn page(value: Value) -> Result<Page, SchemaError> {
+        BoundarySchema::build::<Page>(Direction::Input, None).decode(&value)
+    }
+
+    fn page_typed(value: Value) -> Result<Page, SchemaError> {
+        BoundarySchema::build::<Page>(Direction::Input, None).__decode_typed(&value)
+    }
+
+    #[test]
+    fn a_whole_number_written_as_a_float_decodes_into_an_integer_field() {
+        // 2^53 + 1: an integer already, kept exactly (read as a float it would be 2^53).
+        let sent = json!({
+            "size": 3.0, "offset": -2.0, "ids": [1.0, 2, 1e2], "ratio": 2.0,
+            "big": 9_007_199_254_740_993_u64,
+        });
+        let expected = Page {
+            size: 3,
+            offset: -2,
+            ids: vec![1, 2, 100],
+            ratio: 2.0,
+            big: 9_007_199_254_740_993,
+        };
+        assert_eq!(page(sent.clone()).unwrap(), expected);
+        // The schema says `integer`, which `3.0` is: validated and decoded alike.
+        assert_eq!(page_typed(sent).unwrap(), expected);
+        let zero = json!({ "size": -0.0, "offset": 0, "ids": [], "ratio": 0.5, "big": 1 });
+        assert_eq!(page(zero).unwrap().size, 0);
+    }
+
+    #[test]
+    fn a_float_with_a_fraction_or_past_the_integers_is_still_refused_where_serde_stopped() {
+        let base = json!({ "size": 1, "offset": 0, "ids": [], "ratio": 0.5, "big": 1 });
+        let with = |pointer: &str, number: f64| {
+            let mut value = base.clone();
+            *value.pointer_mut(pointer).unwrap() = json!(number);
+            value
+        };
+        for (pointer, number, expected) in [
+            ("/size", 3.5, "expected u32"),
+            // 2^64: whole, and past every `u64` (a saturating cast would make it u64::MAX).
+            ("/big", 18_446_744_073_709_551_616.0, "expected u64"),
+            // The next float below -2^63, past every `i64`.
+            ("/offset", -9_223_372_036_854_777_856.0, "expected i64"),
+            // Whole and within `u64`, but past a `u32`.
+            ("/size", 4_294_967_296.0, "expected u32"),
+        ] {
+            let err = page(with(pointer, number)).unwrap_err();
+            let violation = &err.violations()[0];
+            assert_eq!(
+                (violation.pointer.as_str(), violation.keyword.as_str()),
+                (pointer, "decode")
+            );
+            // The first reading's message: the float as sent.
+            let message = &violation.message;
+            assert!(
+                message.contains("invalid type: floating point"),
+                "{message}"
+            );
+            assert!(message.contains(expected), "{message}");
+        }
+        // The edges themselves: -2^63 is an `i64`, the largest float below 2^64 a `u64`.
+        assert_eq!(
+            page(with("/offset", -9_223_372_036_854_775_808.0))
+                .unwrap()
+                .offset,
+            i64::MIN
+        );
+        let below = 18_446_744_073_709_549_568.0;
+        assert_eq!(
+            page(with("/big", below)).unwrap().big,
+            18_446_744_073_709_549_568
+        );
+    }
+
+    #[test]
+    fn a_value_serde_takes_at_once_is_not_changed() {
+        #[derive(Deserialize)]
+        struct Raw {
+            raw: Value,
+        }
+        #[derive(Deserialize)]
+        struct Both {
+            n: u32,
+            raw: Value,
+        }
+        let boundary = BoundarySchema::from_value("Raw", Direction::Input, json!({}));
+        let raw: Raw = boundary.decode(&json!({ "raw": 2.0 })).unwrap();
+        assert!(raw.raw.is_f64(), "{}", raw.raw);
+        // Read the second time, every whole float is an integer (the module's documentation).
+        let both: Both = boundary.decode(&json!({ "n": 3.0, "raw": 2.0 })).unwrap();
+        assert_eq!((both.n, both.raw), (3, json!(2)));
+    }
 }

@@ -481,6 +481,24 @@ fn a_null_input_counts_as_an_empty_object() {
 }
 
 #[test]
+fn a_whole_number_sent_as_a_float_is_the_integer_its_schema_accepts() {
+    // `3.0` is an `integer` to JSON Schema, and models send it (Gemini's arguments are all
+    // doubles): the tool gets 3, where serde alone refuses a float for a `u32`.
+    let registry = tool_registry![EchoTool].unwrap();
+    assert_eq!(
+        block_on(registry.call("test.echo", json!({ "n": 3.0 }))).unwrap(),
+        json!({ "value": 3 })
+    );
+    // A fraction is not an integer: the schema refuses it before the body runs.
+    let err = block_on(registry.call("test.echo", json!({ "n": 3.5 }))).unwrap_err();
+    assert_eq!(err.code(), &ErrorCode::InputInvalid);
+    assert_eq!(
+        (err.violations()[0].pointer.as_str(), err.violations()[0].keyword.as_str()),
+        ("/n", "type")
+    );
+}
+
+#[test]
 fn an_unknown_tool_is_not_found() {
     let registry = ToolRegistry::new();
     let envelope = block_on(registry.call_envelope("nope", json!({}), CallOptions::default()));
