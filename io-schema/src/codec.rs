@@ -1,18 +1,8 @@
 //! Decoding and encoding through a boundary: serde and the schema together, so that a value
 //! that crosses is both valid and of its type, and a failure says where.
 //!
-//! **An integer written as a float is an integer.** JSON has one kind of number, and JSON
-//! Schema's `integer` is any number without a fraction: `3.0` and `1e2` pass a schema that
-//! says `"type": "integer"` (Draft 2020-12, §6.1.1 of the validation vocabulary), and models
-//! send them (Gemini's function calls carry their arguments as a protobuf `Struct`, whose
-//! numbers are all doubles; the official Python and TypeScript MCP SDKs' servers take `3.0`
-//! for an `int`). serde_json reads `3.0` as a float, which an integer field (`u32`, `i64`)
-//! refuses. So a value that serde refuses is read once more with each number that is a whole
-//! number written as a float (finite, no fraction, within `i64` or `u64`) as that integer:
-//! a tool whose schema published `integer` gets what the schema accepted, and a value that
-//! still does not decode is refused with the first reading's pointer and message. Values
-//! serde takes at once never pay for it, and the value itself is not changed (a
-//! `serde_json::Value` field of a value decoded the second time holds `3`, not `3.0`).
+//! A whole number written as a float (`3.0`) is an integer, as JSON Schema says: see
+//! [`BoundarySchema::decode`].
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -178,15 +168,14 @@ impl BoundarySchema {
 }
 
 /// `value` decoded with each whole number written as a float (`3.0`, `1e2`, `-0.0`) read as
-/// the integer it is, or `None` when it still does not decode (see the module's documentation).
+/// the integer it is, or `None` when it still does not decode (see [`BoundarySchema::decode`]).
 /// Only a value serde refused comes here (a refusal, so the copy costs nothing a served call
 /// pays); it is within [`crate::limits::MAX_DEPTH`], so the walk's recursion is bounded.
 fn whole_numbers_as_integers<T: DeserializeOwned>(value: &Value) -> Option<T> {
     let mut read = value.clone();
     as_integers(&mut read);
-    let decoded = T::deserialize(&read).ok();
-    crate::limits::dismantle(read);
-    decoded
+    // Taken by value: its strings move into `T` rather than being copied once more.
+    serde_json::from_value(read).ok()
 }
 
 /// The integer a float without a fraction is, where an `i64` or a `u64` holds it.
@@ -349,7 +338,7 @@ mod tests {
         let boundary = BoundarySchema::from_value("Raw", Direction::Input, json!({}));
         let raw: Raw = boundary.decode(&json!({ "raw": 2.0 })).unwrap();
         assert!(raw.raw.is_f64(), "{}", raw.raw);
-        // Read the second time, every whole float is an integer (the module's documentation).
+        // Read the second time, every whole float is an integer (`BoundarySchema::decode`'s documentation).
         let both: Both = boundary.decode(&json!({ "n": 3.0, "raw": 2.0 })).unwrap();
         assert_eq!((both.n, both.raw), (3, json!(2)));
     }
