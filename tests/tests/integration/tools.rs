@@ -493,7 +493,10 @@ fn a_whole_number_sent_as_a_float_is_the_integer_its_schema_accepts() {
     let err = block_on(registry.call("test.echo", json!({ "n": 3.5 }))).unwrap_err();
     assert_eq!(err.code(), &ErrorCode::InputInvalid);
     assert_eq!(
-        (err.violations()[0].pointer.as_str(), err.violations()[0].keyword.as_str()),
+        (
+            err.violations()[0].pointer.as_str(),
+            err.violations()[0].keyword.as_str()
+        ),
         ("/n", "type")
     );
 }
