@@ -266,6 +266,11 @@ mod tests {
         assert!(deadline.as_mut().poll(&mut cx).is_pending());
         let key = deadline.key.expect("registered");
         assert!(lock(watchdog).deadlines.contains_key(&(at, key)));
+        // What it is when debugged: its instant, and that it is in the watchdog's map.
+        assert_eq!(
+            format!("{:?}", *deadline),
+            format!("Deadline {{ at: Some({at:?}), registered: true }}")
+        );
         // Polled again: still the one registration.
         assert!(deadline.as_mut().poll(&mut cx).is_pending());
         assert_eq!(deadline.key, Some(key));
@@ -275,6 +280,10 @@ mod tests {
 
         let mut never = Box::pin(Deadline::after(Duration::MAX).unwrap());
         assert!(never.at.is_none());
+        assert_eq!(
+            format!("{:?}", *never),
+            "Deadline { at: None, registered: false }"
+        );
         assert!(never.as_mut().poll(&mut cx).is_pending());
         assert!(never.key.is_none(), "nothing to watch");
     }
