@@ -941,4 +941,18 @@ mod run_id_tests {
             "{ctx:?}"
         );
     }
+
+    #[test]
+    fn a_context_debugs_what_the_host_lent_it_for_its_voice() {
+        let ctx = ToolContext::new("run-1", "kb.search");
+        assert!(format!("{ctx:?}").contains("voice: None"), "{ctx:?}");
+        let ctx = ctx.with_content(crate::content::ContentCollector::new());
+        let shown = format!("{ctx:?}");
+        assert!(
+            shown.contains(
+                "voice: Some(Voice { content: Some(ContentCollector { blocks: 0 }), client: false })"
+            ),
+            "{shown}"
+        );
+    }
 }
