@@ -2602,6 +2602,40 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_is_renamed_alone_to_a_valid_name_no_other_tool_has() {
+        let listed = |server: &McpServer| -> Vec<String> {
+            server.tools().iter().map(|t| t.name.to_string()).collect()
+        };
+        let renamed = server().with_tool_name("t.one", "first_tool").unwrap();
+        assert_eq!(listed(&renamed), ["first_tool", "t.two"]);
+        assert_eq!(renamed.names["first_tool"].id, "t.one");
+        assert_eq!(renamed.names["t.two"].id, "t.two");
+        assert!(!renamed.names.contains_key("t.one"));
+        // Its own name again is no clash; 128 characters are a name.
+        let again = renamed.with_tool_name("t.one", "first_tool").unwrap();
+        assert_eq!(listed(&again), ["first_tool", "t.two"]);
+        let long = "a".repeat(128);
+        let long_named = again.with_tool_name("t.one", long.as_str()).unwrap();
+        assert_eq!(listed(&long_named), [long.as_str(), "t.two"]);
+        // Refused, saying why: another tool's name, a character MCP names do not have (at a
+        // length they may have), no name, 129 characters, an id that names no tool.
+        for (id, name, said) in [
+            ("t.one", "t.two".to_owned(), "another tool is named `t.two`"),
+            (
+                "t.one",
+                "no spaces".to_owned(),
+                "`no spaces` is not an MCP tool name",
+            ),
+            ("t.one", String::new(), "`` is not an MCP tool name"),
+            ("t.one", "a".repeat(129), "is not an MCP tool name"),
+            ("t.three", "third".to_owned(), "no tool `t.three` to rename"),
+        ] {
+            let err = server().with_tool_name(id, name).unwrap_err();
+            assert!(err.to_string().contains(said), "{err}");
+        }
+    }
+
+    #[test]
     fn debug_and_errors_say_what_they_are() {
         let shown = format!("{:?}", server().with_page_size(7));
         assert!(
