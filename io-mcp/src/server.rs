@@ -2647,6 +2647,31 @@ mod tests {
     }
 
     #[test]
+    fn a_content_only_output_rmcp_cannot_read_fails_the_call_naming_why() {
+        // A `Contents` output is checked against the blocks' schema before it gets here; if
+        // rmcp ever read a block differently, the call says so rather than losing the block.
+        let answer = success(json!([{ "type": "hologram" }]), Vec::new(), true);
+        assert_eq!(answer.is_error, Some(true));
+        let text = serde_json::to_value(&answer.content).unwrap()[0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            text.contains("a content block of the tool's result is not one rmcp reads"),
+            "{text}"
+        );
+        assert!(answer.structured_content.is_none());
+        // Blocks rmcp reads are the answer, with no structured content.
+        let answer = success(json!([{ "type": "text", "text": "hi" }]), Vec::new(), true);
+        assert_eq!(answer.is_error, Some(false));
+        assert_eq!(
+            serde_json::to_value(&answer.content).unwrap(),
+            json!([{ "type": "text", "text": "hi" }])
+        );
+        assert!(answer.structured_content.is_none());
+    }
+
+    #[test]
     fn server_info_and_instructions_reach_initialization() {
         let server = server()
             .with_server_info("kb", "2.0.0")

@@ -423,6 +423,69 @@ fn an_rmcp_handler_serves_resources_beside_our_tools() {
 }
 
 #[test]
+#[allow(deprecated)] // resources/subscribe and /unsubscribe: legacy-only in rmcp, still served
+fn without_a_handler_each_method_a_handler_would_serve_is_method_not_found_naming_it() {
+    use rmcp::model::{
+        ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, Reference,
+        SubscribeRequestParams, UnsubscribeRequestParams,
+    };
+    use rmcp::service::ServiceError;
+    fn refused<T: std::fmt::Debug>(answer: Result<T, ServiceError>, method: &str) {
+        match answer {
+            Err(ServiceError::McpError(error)) => {
+                assert_eq!(
+                    error.code,
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    "{error:?}"
+                );
+                assert_eq!(
+                    error.message,
+                    format!("this server does not serve `{method}`")
+                );
+            }
+            other => panic!("{method}: {other:?}"),
+        }
+    }
+    runtime().block_on(async {
+        let client = connect(Client::default(), McpServer::new(registry()).unwrap()).await;
+        refused(client.list_prompts(None).await, "prompts/list");
+        refused(
+            client.get_prompt(GetPromptRequestParams::new("any")).await,
+            "prompts/get",
+        );
+        refused(
+            client
+                .complete(CompleteRequestParams::new(
+                    Reference::for_prompt("any"),
+                    ArgumentInfo::new("a", "b"),
+                ))
+                .await,
+            "completion/complete",
+        );
+        refused(
+            client.list_resource_templates(None).await,
+            "resources/templates/list",
+        );
+        refused(
+            client
+                .subscribe(SubscribeRequestParams::new("docs://readme"))
+                .await,
+            "resources/subscribe",
+        );
+        refused(
+            client
+                .unsubscribe(UnsubscribeRequestParams::new("docs://readme"))
+                .await,
+            "resources/unsubscribe",
+        );
+        // The tools are served all the same.
+        let result = client.call_tool(call("voice.report")).await.unwrap();
+        assert_eq!(said(&result), "see the chart");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
 fn tools_list_shows_no_format_json_schema_does_not_define() {
     let server = McpServer::new(registry()).unwrap();
     let count = server
@@ -521,6 +584,171 @@ fn the_handler_decides_what_a_listener_hears() {
                 .build()
         );
         subscription.cancel().await.unwrap();
+        client.cancel().await.unwrap();
+    });
+}
+
+/// A handler that writes down what reached it: the notifications it is handed and its
+/// listeners (each waits for its cancellation, as rmcp's default does).
+#[derive(Clone, Default)]
+struct Heard(Arc<Mutex<Vec<String>>>);
+
+impl Heard {
+    fn note(&self, what: impl Into<String>) {
+        self.0.lock().unwrap().push(what.into());
+    }
+
+    /// What was heard, once `what` has been (notifications reach a handler on a task of
+    /// their own).
+    async fn once(&self, what: &str) -> Vec<String> {
+        for _ in 0..500 {
+            if self.0.lock().unwrap().iter().any(|w| w == what) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl rmcp::ServerHandler for Heard {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .build(),
+        )
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        self.note("listen");
+        context.cancelled().await;
+        self.note("listen ended");
+        Ok(())
+    }
+
+    async fn on_initialized(&self, _context: NotificationContext<rmcp::RoleServer>) {
+        self.note("initialized");
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<rmcp::RoleServer>) {
+        self.note("roots changed");
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _context: NotificationContext<rmcp::RoleServer>,
+    ) {
+        self.note(notification.method);
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        self.note(request.method.clone());
+        Ok(rmcp::model::CustomResult::new(
+            json!({ "heard": request.method }),
+        ))
+    }
+}
+
+#[test]
+fn a_handler_hears_the_clients_notifications_and_its_listeners() {
+    runtime().block_on(async {
+        let heard = Heard::default();
+        let server = McpServer::new(registry())
+            .unwrap()
+            .with_handler(heard.clone());
+        let with_roots = Client {
+            roots: true,
+            ..Client::default()
+        };
+        let client = connect(with_roots, server).await;
+        assert_eq!(heard.once("initialized").await, ["initialized"]);
+        client.peer().notify_roots_list_changed().await.unwrap();
+        assert!(
+            heard
+                .once("roots changed")
+                .await
+                .contains(&"roots changed".to_owned())
+        );
+        client
+            .peer()
+            .send_notification(rmcp::model::ClientNotification::CustomNotification(
+                rmcp::model::CustomNotification::new("notifications/agentio-test", None),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(
+            heard.once("notifications/agentio-test").await,
+            ["initialized", "roots changed", "notifications/agentio-test"]
+        );
+        // A request of a method rmcp does not know is the handler's; a `tools/` one rmcp could
+        // not read stays this server's (`invalid_params`, naming the part), and the handler
+        // never sees it.
+        let ask = |method: &str, params: Value| {
+            rmcp::model::ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(
+                method,
+                Some(params),
+            ))
+        };
+        let answer = client
+            .send_request(ask("agentio/echo", json!({})))
+            .await
+            .unwrap();
+        let rmcp::model::ServerResult::CustomResult(answer) = answer else {
+            panic!("the handler's answer: {answer:?}")
+        };
+        assert_eq!(answer.0, json!({ "heard": "agentio/echo" }));
+        let refused = client
+            .send_request(ask("tools/call", json!({ "name": 7 })))
+            .await
+            .unwrap_err();
+        let rmcp::ServiceError::McpError(refused) = refused else {
+            panic!("a protocol error: {refused:?}")
+        };
+        assert_eq!(
+            (refused.code, refused.message.as_ref()),
+            (
+                rmcp::model::ErrorCode::INVALID_PARAMS,
+                "`name` must be a string"
+            )
+        );
+        assert_eq!(
+            heard.once("agentio/echo").await,
+            [
+                "initialized",
+                "roots changed",
+                "notifications/agentio-test",
+                "agentio/echo"
+            ]
+        );
+        client.cancel().await.unwrap();
+
+        // 2026-07-28: a listener is the handler's until the client cancels it.
+        let heard = Heard::default();
+        let server = McpServer::new(registry())
+            .unwrap()
+            .with_handler(heard.clone());
+        let client = connect_2026(Client::default(), server).await;
+        let asked = SubscriptionFilter::builder()
+            .resources_list_changed()
+            .build();
+        let mut subscription = client.peer().listen(asked).await.unwrap();
+        assert_eq!(heard.once("listen").await, ["listen"]);
+        subscription.cancel().await.unwrap();
+        assert_eq!(heard.once("listen ended").await, ["listen", "listen ended"]);
         client.cancel().await.unwrap();
     });
 }
