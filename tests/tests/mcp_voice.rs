@@ -111,13 +111,19 @@ async fn heard(
     logs: &Mutex<Vec<LoggingMessageNotificationParam>>,
     count: usize,
 ) -> Vec<LoggingMessageNotificationParam> {
+    until(logs, |logs| logs.len() >= count).await;
+    std::mem::take(&mut *logs.lock().unwrap())
+}
+
+/// Waits (five seconds at most) until what `list` holds is `enough`: what a server or client
+/// is handed reaches its handler on a task of its own.
+async fn until<T>(list: &Mutex<Vec<T>>, enough: impl Fn(&[T]) -> bool) {
     for _ in 0..500 {
-        if logs.lock().unwrap().len() >= count {
-            break;
+        if enough(&list.lock().unwrap()) {
+            return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    std::mem::take(&mut *logs.lock().unwrap())
 }
 
 /// A client that accepts every form with `{"sure": true}`.
@@ -598,15 +604,9 @@ impl Heard {
         self.0.lock().unwrap().push(what.into());
     }
 
-    /// What was heard, once `what` has been (notifications reach a handler on a task of
-    /// their own).
+    /// What was heard, once `what` has been.
     async fn once(&self, what: &str) -> Vec<String> {
-        for _ in 0..500 {
-            if self.0.lock().unwrap().iter().any(|w| w == what) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        until(&self.0, |heard| heard.iter().any(|w| w == what)).await;
         self.0.lock().unwrap().clone()
     }
 }
