@@ -37,12 +37,24 @@
 //! flight, the answer waits until its stream has ended (see [`read_ahead`]; at most
 //! [`READ_AHEAD_MAX`] of it), and goes out in one write: where the server's time is what
 //! limits, a system call or two less a call (the load bench in the README: 1.2x to 1.3x rmcp's
-//! calls a second at 16 and 256 session clients). A call alone on the server gets its head at
-//! once, as rmcp sends it: with the server otherwise idle, the write costs it nothing another
-//! call needed, and it lets the client start reading (on a virtual machine it wakes the
-//! client's core while the tool runs, and a core woken after a shorter sleep wakes sooner: at
-//! one session client, always holding the head answered 0.93x of rmcp's calls a second and
-//! this 0.95x, in the same run).
+//! calls a second at 16 and 256 session clients).
+//!
+//! A call alone on the server in a session gets its head when its call starts: the front waits
+//! (reading the stream ahead, as above) until the handler gives the request's [`HeadCue`],
+//! which it does as the registry call is about to run, and lets the front write the head
+//! before it goes on (see [`HeadCue::call_starts`]). With the server otherwise idle, the write
+//! costs it nothing another call needed, and it wakes the client while the tool runs; written
+//! when the request is read, as rmcp writes it, the head comes so long before the message that
+//! the client (on a virtual machine, its core) is asleep again when the message comes, and is
+//! woken twice. The load bench in the README, eight fresh pairs at one session client: 1.09x
+//! the calls a second of the same server writing the head at once. Later loses: holding the
+//! head until the whole answer (0.93x of rmcp's calls against 0.95x for writing it at once,
+//! in an earlier run) or until the tool has run (0.96x of the cue before it, eight pairs). A request that gives no cue (not a call, an unknown tool, a task) is held until its
+//! answer has ended, or until the runtime has nothing else to run (a handler waiting on
+//! something), and goes out in one piece. A stateless call has no cue: its answer is mostly one
+//! JSON body, and a call alone without a cue (a stream on the stateless revision, or a
+//! server mounting [`McpServer::http_service`](crate::McpServer::http_service) in a router of
+//! its own) gets its head at once, as rmcp sends it.
 //!
 //! On a busy server a call's answer, once ready (held whole, or a stateless call's JSON), goes
 //! out after the tasks ready to run (one Tokio `yield_now`). A call's last steps wake one
@@ -247,10 +259,17 @@ where
             _ => None,
         };
         let opening = !request.headers().contains_key(HEADER_SESSION_ID);
+        let mut request = request;
         let entered = streams.in_flight.enter(&request);
+        // A request alone on the server in a session: its head waits for its call to start.
+        let cue = waits_for_its_call(&request, entered.as_ref()).then(|| {
+            let cue = HeadCue::default();
+            request.extensions_mut().insert(cue.clone());
+            cue
+        });
         let mut response = service.handle(request).await;
         if is_event_stream(&response) {
-            return streams.send(response, entered).await;
+            return streams.send(response, entered, cue).await;
         }
         if response.status() == http::StatusCode::OK {
             // A stateless call's JSON answer.
@@ -378,16 +397,26 @@ impl Streams {
 
     /// An event stream as the module's documentation says: a call's, when other calls are in
     /// flight, read ahead until it ends (see [`read_ahead`]) and sent after the tasks ready to
-    /// run (`entered` is the call, `None` for a `GET`); kept alive.
+    /// run (`entered` is the call, `None` for a `GET`); a call's alone in a session, read
+    /// ahead until its call starts (`cue`); kept alive.
     async fn send(
         &self,
         response: http::Response<HttpBody>,
         entered: Option<Entered>,
+        cue: Option<HeadCue>,
     ) -> http::Response<HttpBody> {
         let (parts, mut body) = response.into_parts();
         let mut ready = std::collections::VecDeque::new();
         let busy = entered.as_ref().is_some_and(|entered| !entered.alone);
-        let ended = busy && read_ahead(&mut body, &mut ready).await;
+        let ended = match &cue {
+            _ if busy => read_ahead(&mut body, &mut ready, None).await,
+            Some(cue) => {
+                let ended = read_ahead(&mut body, &mut ready, Some(cue)).await;
+                cue.forget();
+                ended
+            }
+            None => false,
+        };
         take_turn(entered.as_ref()).await;
         let replay = Replay {
             ready,
@@ -396,6 +425,68 @@ impl Streams {
             _entered: entered,
         };
         http::Response::from_parts(parts, replay.boxed())
+    }
+}
+
+/// Whether `request`'s answer waits for its call to start ([`HeadCue`]): a call (`entered`)
+/// alone on the server, in a session.
+fn waits_for_its_call<B>(request: &http::Request<B>, entered: Option<&Entered>) -> bool {
+    request.headers().contains_key(HEADER_SESSION_ID)
+        && entered.is_some_and(|entered| entered.alone)
+}
+
+/// The cue a call alone on the server in a session gives when it starts (the tool is about to
+/// run): its answer's head, held until then, goes out (see the module's documentation). In the
+/// request's extensions, where the handler finds it (rmcp hands a handler the request's
+/// `http::request::Parts`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HeadCue(std::sync::Arc<Cue>);
+
+#[derive(Debug, Default)]
+struct Cue {
+    given: std::sync::atomic::AtomicBool,
+    /// The front, waiting for it.
+    waiting: futures::task::AtomicWaker,
+}
+
+impl HeadCue {
+    /// Gives the cue: `true` when the front was waiting for it (and is woken), `false` when
+    /// the head has gone out already (the stream ended, or the runtime had nothing else to
+    /// run).
+    pub(crate) fn give(&self) -> bool {
+        self.0
+            .given
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.0.waiting.take().map(std::task::Waker::wake).is_some()
+    }
+
+    /// Whether the cue has been given; if not, `cx` is woken when it is.
+    fn given(&self, cx: &Context<'_>) -> bool {
+        self.0.waiting.register(cx.waker());
+        self.0.given.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// No longer waited for: a cue given from now on wakes nothing.
+    fn forget(&self) {
+        drop(self.0.waiting.take());
+    }
+
+    /// The call starts: the cue given and, when the front was waiting for it, the front's turn
+    /// taken first. The front, woken by the running task, waits in Tokio's LIFO slot; this
+    /// task, woken by itself, goes to the back of the run queue; so the head is written before
+    /// the tool runs (on one worker) and the call goes on after it.
+    pub(crate) async fn call_starts(self) {
+        if self.give() {
+            let mut yielded = false;
+            std::future::poll_fn(|cx| {
+                if std::mem::replace(&mut yielded, true) {
+                    return Poll::Ready(());
+                }
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            })
+            .await;
+        }
     }
 }
 
@@ -414,16 +505,21 @@ async fn take_turn(entered: Option<&Entered>) {
 const READ_AHEAD_MAX: usize = 64 * 1024;
 
 /// Reads `body` into `ready` until it ends (`true`: the call answered), until
-/// [`READ_AHEAD_MAX`] bytes are read, or until the runtime has nothing else to run (Tokio's
-/// `yield_now` wakes it then: a tool waiting on I/O or a timer, or running on another worker
-/// thread, does not hold its call's head back; nor does a stream that stays open).
+/// [`READ_AHEAD_MAX`] bytes are read, until `cue` is given (the call has started), or until
+/// the runtime has nothing else to run (Tokio's `yield_now` wakes it then: a tool waiting on
+/// I/O or a timer, or running on another worker thread, does not hold its call's head back;
+/// nor does a stream that stays open, nor a request whose handler gives no cue).
 async fn read_ahead(
     body: &mut HttpBody,
     ready: &mut std::collections::VecDeque<http_body::Frame<bytes::Bytes>>,
+    cue: Option<&HeadCue>,
 ) -> bool {
     let mut idle = std::pin::pin!(tokio::task::yield_now());
     let mut read = 0;
     std::future::poll_fn(|cx| {
+        if cue.is_some_and(|cue| cue.given(cx)) {
+            return Poll::Ready(false);
+        }
         let mut moved = false;
         loop {
             match http_body::Body::poll_frame(Pin::new(&mut *body), cx) {
@@ -939,7 +1035,7 @@ mod tests {
         response: http::Response<HttpBody>,
         entered: Entered,
     ) -> http::Response<HttpBody> {
-        Streams::default().send(response, Some(entered)).await
+        Streams::default().send(response, Some(entered), None).await
     }
 
     /// A call's event stream as a busy server (another call in flight) sends it.
@@ -1151,7 +1247,7 @@ mod tests {
             let (events, response) = primed();
             drop(events);
             let entered = streams.in_flight.enter(&post());
-            streams.send(response, entered)
+            streams.send(response, entered, None)
         }));
         drop(other);
         assert!(!ran_before(|| {
@@ -1162,14 +1258,14 @@ mod tests {
             let (events, response) = primed();
             drop(events);
             let entered = streams.in_flight.enter(&post());
-            streams.send(response, entered)
+            streams.send(response, entered, None)
         }));
         // Not a call (a `GET`'s stream): at once.
         assert!(!ran_before(|| take_turn(None)));
     }
 
     #[test]
-    fn a_call_alone_on_the_server_gets_its_head_at_once() {
+    fn a_call_alone_without_a_cue_gets_its_head_at_once() {
         use futures::FutureExt as _;
         let in_flight = InFlight::default();
         let (events, response) = primed();
@@ -1180,6 +1276,125 @@ mod tests {
         assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
         send(&events, MESSAGE);
         assert_eq!(ready_now(&mut body), (vec![MESSAGE.into()], false));
+    }
+
+    /// A call alone on the server in a session, its stream primed, held for `cue`.
+    async fn cued(response: http::Response<HttpBody>, cue: HeadCue) -> http::Response<HttpBody> {
+        let entered = InFlight::default().enter(&post()).unwrap();
+        assert!(entered.alone);
+        Streams::default()
+            .send(response, Some(entered), Some(cue))
+            .await
+    }
+
+    #[test]
+    fn a_call_alone_in_a_session_gets_its_head_when_its_call_starts() {
+        // As `serve_http` runs on one worker: the front (the connection's task) and the call
+        // (rmcp's handler task) on the same thread.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let front = runtime.spawn(async {
+            let (events, response) = primed();
+            let cue = HeadCue::default();
+            let starting = cue.clone();
+            let call = tokio::spawn(async move {
+                // Not yet: the front waits for the call to start.
+                assert!(!starting.0.given.load(std::sync::atomic::Ordering::Acquire));
+                starting.call_starts().await;
+                // The tool runs after the front's turn: its head has gone out without it.
+                send(&events, MESSAGE);
+                events
+            });
+            let mut body = cued(response, cue).await.into_body();
+            assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
+            let _events = call.await.unwrap();
+            assert_eq!(ready_now(&mut body), (vec![MESSAGE.into()], false));
+        });
+        runtime.block_on(front).unwrap();
+    }
+
+    #[test]
+    fn a_cue_not_given_holds_the_head_until_the_answer_ends_or_the_server_idles() {
+        block_on(async {
+            // Answered before its call would start (an error, or a request that is not a
+            // call): sent whole, and a cue given after it wakes nothing (the call goes on at
+            // once).
+            let (events, response) = primed();
+            send(&events, MESSAGE);
+            drop(events);
+            let cue = HeadCue::default();
+            let mut body = cued(response, cue.clone()).await.into_body();
+            assert_eq!(
+                ready_now(&mut body),
+                (vec![PRIMING.into(), MESSAGE.into()], true)
+            );
+            assert!(!cue.give());
+            // Waiting on a timer, no cue: out once the runtime has nothing else to run.
+            let (events, response) = primed();
+            let answering = events.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                send(&answering, MESSAGE);
+            });
+            let started = std::time::Instant::now();
+            let cue = HeadCue::default();
+            let mut body = cued(response, cue.clone()).await.into_body();
+            assert!(started.elapsed() < Duration::from_millis(200));
+            assert_eq!(ready_now(&mut body), (vec![PRIMING.into()], false));
+            assert!(!cue.give());
+            let message = body.frame().await.unwrap().unwrap().into_data().unwrap();
+            assert_eq!(message, MESSAGE.as_bytes());
+        });
+    }
+
+    #[test]
+    fn only_a_call_alone_in_a_session_waits_for_its_call_to_start() {
+        let in_flight = InFlight::default();
+        let in_session = || {
+            http::Request::post("/mcp")
+                .header(HEADER_SESSION_ID, "s-1")
+                .body(())
+                .unwrap()
+        };
+        let alone = in_flight.enter(&in_session()).unwrap();
+        assert!(waits_for_its_call(&in_session(), Some(&alone)));
+        // Stateless, or opening a session: no session id.
+        assert!(!waits_for_its_call(&post(), Some(&alone)));
+        // Another call in flight: held whole instead (`read_ahead`).
+        let second = in_flight.enter(&in_session()).unwrap();
+        assert!(!waits_for_its_call(&in_session(), Some(&second)));
+        // Not a call (a `GET`'s stream).
+        assert!(!waits_for_its_call(&in_session(), None));
+    }
+
+    #[test]
+    fn a_cue_wakes_the_front_only_while_it_waits() {
+        struct Count(std::sync::atomic::AtomicUsize);
+        impl futures::task::ArcWake for Count {
+            fn wake_by_ref(count: &std::sync::Arc<Self>) {
+                count.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let woken =
+            |count: &std::sync::Arc<Count>| count.0.load(std::sync::atomic::Ordering::Relaxed);
+        // No front waiting (no `serve_http`, or its head gone out): nothing to wake.
+        assert!(!HeadCue::default().give());
+        let count = std::sync::Arc::new(Count(0.into()));
+        let waker = futures::task::waker(count.clone());
+        let cx = Context::from_waker(&waker);
+        let cue = HeadCue::default();
+        assert!(!cue.given(&cx));
+        assert_eq!(woken(&count), 0);
+        assert!(cue.give());
+        assert_eq!(woken(&count), 1);
+        assert!(cue.given(&cx));
+        // Forgotten (the front stopped waiting): given again, it wakes no one.
+        cue.forget();
+        assert!(!cue.give());
+        assert_eq!(woken(&count), 1);
     }
 
     #[test]
@@ -1193,7 +1408,7 @@ mod tests {
             // poll that finds it silent, inside `ready_now`: the clock is read before it.
             let silent = std::time::Instant::now();
             let mut body = streams
-                .send(response, None)
+                .send(response, None, None)
                 .now_or_never()
                 .unwrap()
                 .into_body();
@@ -1225,7 +1440,7 @@ mod tests {
             let (_events, response) = event_stream();
             let streams = Streams::default();
             let mut body = streams
-                .send(response, None)
+                .send(response, None, None)
                 .now_or_never()
                 .unwrap()
                 .into_body();

@@ -944,6 +944,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send + '_ {
         let started = self.start_call(&mut request, &context);
+        let cue = head_cue(&context);
         let ct = context.ct;
         async move {
             let Started {
@@ -964,6 +965,11 @@ impl McpServer {
                     return answer;
                 }
             };
+            // A call alone on the server in a session: its answer's head goes out now, while the
+            // tool runs (see `crate::front`), the front's turn taken before the call's.
+            if let Some(cue) = cue {
+                cue.call_starts().await;
+            }
             let result = until_done_or_cancelled(call, ct.cancelled(), cancellation.as_ref()).await;
             // Every report and log line the body made is sent before the result; a body still
             // running on a blocked thread (past its timeout) cannot hold the answer back long.
@@ -1183,6 +1189,16 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
         .extensions
         .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
+        .cloned()
+}
+
+/// The cue [`McpServer::serve_http`]'s front waits on before it sends the head of a call alone
+/// on the server in a session (see `crate::front`); none otherwise.
+fn head_cue(context: &RequestContext<RoleServer>) -> Option<crate::front::HeadCue> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<crate::front::HeadCue>())
         .cloned()
 }
 

@@ -1188,3 +1188,84 @@ fn on_a_busy_server_the_gate_bounds_the_calls_that_run_at_once() {
         });
     }
 }
+
+/// Set once the client has read the head of `head.spin`'s answer.
+static HEAD_READ: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Keeps its worker busy, never waiting, until the client has read its answer's head (up to
+/// 5 s): whether it saw that.
+#[agentio_tools::tool(id = "head.spin")]
+async fn spin(_: Nothing) -> Result<Met, agentio_tools::ToolError> {
+    let started = std::time::Instant::now();
+    while !HEAD_READ.load(std::sync::atomic::Ordering::SeqCst)
+        && started.elapsed() < Duration::from_secs(5)
+    {
+        std::hint::spin_loop();
+    }
+    Ok(Met {
+        met: HEAD_READ.load(std::sync::atomic::Ordering::SeqCst),
+    })
+}
+
+/// A call alone on the server in a session gets its answer's head when the call starts, before
+/// its tool runs (`crate::front` in agentio-mcp: the client is woken while the tool runs). On a
+/// one-worker runtime a tool that keeps the worker busy leaves no time to write anything until
+/// it ends: it sees the head read only if the head went out before it ran.
+#[test]
+fn a_call_alone_in_a_session_gets_its_head_before_its_tool_runs() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = server
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register(SpinTool).unwrap();
+    let serving = server.spawn(McpServer::new(registry).unwrap().serve_http(listener));
+    let post = |session: Option<&str>, body: &str| {
+        let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    runtime().block_on(async {
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+        let (status, answer) = crate::mcp_common::raw_http(addr, &post(None, initialize)).await;
+        assert_eq!(status, 200, "{answer}");
+        let session = crate::mcp_common::header(&answer, "mcp-session-id")
+            .unwrap()
+            .to_owned();
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, answer) =
+            crate::mcp_common::raw_http(addr, &post(Some(&session), initialized)).await;
+        assert_eq!(status, 202, "{answer}");
+
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"head.spin","arguments":{}}}"#;
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(post(Some(&session), call).as_bytes())
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        let mut buffer = [0; 4096];
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            let read = stream.read(&mut buffer).await.unwrap();
+            assert!(read > 0, "closed before the head");
+            answer.extend_from_slice(&buffer[..read]);
+        }
+        HEAD_READ.store(true, std::sync::atomic::Ordering::SeqCst);
+        stream.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            answer.contains(r#""structuredContent":{"met":true}"#),
+            "{answer}"
+        );
+    });
+    serving.abort();
+}
