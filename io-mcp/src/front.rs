@@ -49,12 +49,13 @@
 //! woken twice. The load bench in the README, eight fresh pairs at one session client: 1.09x
 //! the calls a second of the same server writing the head at once. Later loses: holding the
 //! head until the whole answer (0.93x of rmcp's calls against 0.95x for writing it at once,
-//! in an earlier run) or until the tool has run (0.96x of the cue before it, eight pairs). A request that gives no cue (not a call, an unknown tool, a task) is held until its
-//! answer has ended, or until the runtime has nothing else to run (a handler waiting on
-//! something), and goes out in one piece. A stateless call has no cue: its answer is mostly one
-//! JSON body, and a call alone without a cue (a stream on the stateless revision, or a
-//! server mounting [`McpServer::http_service`](crate::McpServer::http_service) in a router of
-//! its own) gets its head at once, as rmcp sends it.
+//! in an earlier run) or until the tool has run (0.96x of the cue before it, eight pairs).
+//! A request that gives no cue (not a call, an unknown tool, a task) is held until its answer
+//! has ended, or until the runtime has nothing else to run (a handler waiting on something),
+//! and goes out in one piece. A stateless call has no cue: its answer is mostly one JSON body,
+//! and a call alone without a cue (a stream on the stateless revision, or a server mounting
+//! [`McpServer::http_service`](crate::McpServer::http_service) in a router of its own) gets
+//! its head at once, as rmcp sends it.
 //!
 //! On a busy server a call's answer, once ready (held whole, or a stateless call's JSON), goes
 //! out after the tasks ready to run (one Tokio `yield_now`). A call's last steps wake one
@@ -397,8 +398,8 @@ impl Streams {
 
     /// An event stream as the module's documentation says: a call's, when other calls are in
     /// flight, read ahead until it ends (see [`read_ahead`]) and sent after the tasks ready to
-    /// run (`entered` is the call, `None` for a `GET`); a call's alone in a session, read
-    /// ahead until its call starts (`cue`); kept alive.
+    /// run (`entered` is the call, `None` for a `GET`); the answer of a call alone in a
+    /// session, read ahead until its call starts (`cue`); kept alive.
     async fn send(
         &self,
         response: http::Response<HttpBody>,
