@@ -246,7 +246,7 @@ async fn restated<S, B>(
     service: &rmcp::transport::StreamableHttpService<S, Sessions>,
     sessions: &Sessions,
     streams: &Streams,
-    request: http::Request<B>,
+    mut request: http::Request<B>,
 ) -> http::Response<HttpBody>
 where
     S: rmcp::ServerHandler + Send + 'static,
@@ -260,7 +260,6 @@ where
             _ => None,
         };
         let opening = !request.headers().contains_key(HEADER_SESSION_ID);
-        let mut request = request;
         let entered = streams.in_flight.enter(&request);
         // A request alone on the server in a session: its head waits for its call to start.
         let cue = waits_for_its_call(&request, entered.as_ref()).then(|| {

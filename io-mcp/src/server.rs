@@ -1185,21 +1185,25 @@ impl McpServer {
 
 /// The caller the HTTP layer verified, if any (none over stdio, or without authentication).
 fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
+    from_http_request(context)
+}
+
+/// What the HTTP layer put in the request's extensions (rmcp hands a handler the request's
+/// `http::request::Parts`); none over stdio.
+fn from_http_request<T: Clone + Send + Sync + 'static>(
+    context: &RequestContext<RoleServer>,
+) -> Option<T> {
     context
         .extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Arc<Caller>>())
+        .and_then(|parts| parts.extensions.get::<T>())
         .cloned()
 }
 
 /// The cue [`McpServer::serve_http`]'s front waits on before it sends the head of a call alone
 /// on the server in a session (see `crate::front`); none otherwise.
 fn head_cue(context: &RequestContext<RoleServer>) -> Option<crate::front::HeadCue> {
-    context
-        .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<crate::front::HeadCue>())
-        .cloned()
+    from_http_request(context)
 }
 
 /// Who the caller the HTTP layer verified is, if any, as a task's owner

@@ -1226,23 +1226,15 @@ fn a_call_alone_in_a_session_gets_its_head_before_its_tool_runs() {
     let mut registry = ToolRegistry::new();
     registry.register(SpinTool).unwrap();
     let serving = server.spawn(McpServer::new(registry).unwrap().serve_http(listener));
+    use crate::mcp_common::{INITIALIZE, INITIALIZED, raw_http, session_of};
     let post = |session: Option<&str>, body: &str| {
-        let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
-        format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
+        crate::mcp_common::session_request(addr, "POST", session, "application/json", body)
     };
     runtime().block_on(async {
-        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-        let (status, answer) = crate::mcp_common::raw_http(addr, &post(None, initialize)).await;
+        let (status, answer) = raw_http(addr, &post(None, INITIALIZE)).await;
         assert_eq!(status, 200, "{answer}");
-        let session = crate::mcp_common::header(&answer, "mcp-session-id")
-            .unwrap()
-            .to_owned();
-        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        let (status, answer) =
-            crate::mcp_common::raw_http(addr, &post(Some(&session), initialized)).await;
+        let session = session_of(&answer);
+        let (status, answer) = raw_http(addr, &post(Some(&session), INITIALIZED)).await;
         assert_eq!(status, 202, "{answer}");
 
         let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"head.spin","arguments":{}}}"#;

@@ -36,6 +36,35 @@ pub(crate) async fn raw_http(
     (text[9..12].parse().unwrap(), text)
 }
 
+/// A raw `initialize` of the 2025-11-25 revision (a session's first request).
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// The notification that ends a session's handshake, raw.
+pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// One raw HTTP/1.1 request of the 2025-11-25 revision to `addr` (in session `session`), with
+/// this `Content-Type`, closing its connection after the answer.
+pub(crate) fn session_request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    session: Option<&str>,
+    content_type: &str,
+    body: &str,
+) -> String {
+    let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
+    format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: {content_type}\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The session id an `initialize`'s answer gives.
+pub(crate) fn session_of(answer: &str) -> String {
+    header(answer, "mcp-session-id")
+        .unwrap_or_else(|| panic!("no session id: {answer}"))
+        .to_owned()
+}
+
 /// The value of the header `name` (any case) in an HTTP `head`, trimmed; the first, if several.
 pub(crate) fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     head.lines().find_map(|line| {

@@ -859,17 +859,12 @@ mod sessions {
         content_type: &str,
         body: &str,
     ) -> (u16, String) {
-        let session = session.map_or_else(String::new, |s| format!("Mcp-Session-Id: {s}\r\n"));
-        let request = format!(
-            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: {content_type}\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
+        let request = crate::mcp_common::session_request(addr, method, session, content_type, body);
         crate::mcp_common::raw_http(addr, &request).await
     }
 
-    pub(super) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    pub(super) use crate::mcp_common::{INITIALIZE, INITIALIZED, session_of};
     pub(super) const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
     /// The fixture registry served over HTTP, and a session opened on it.
     pub(super) async fn with_session() -> (
@@ -882,12 +877,6 @@ mod sessions {
         let (status, answer) = post(addr, None, INITIALIZE).await;
         assert_eq!(status, 200, "{answer}");
         (addr, serving, session_of(&answer))
-    }
-
-    pub(super) fn session_of(answer: &str) -> String {
-        crate::mcp_common::header(answer, "mcp-session-id")
-            .unwrap_or_else(|| panic!("no session id: {answer}"))
-            .to_owned()
     }
 
     #[test]
