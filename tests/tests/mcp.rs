@@ -1213,6 +1213,7 @@ async fn spin(_: Nothing) -> Result<Met, agentio_tools::ToolError> {
 /// it ends: it sees the head read only if the head went out before it ran.
 #[test]
 fn a_call_alone_in_a_session_gets_its_head_before_its_tool_runs() {
+    use crate::mcp_common::{INITIALIZE, INITIALIZED, raw_http, session_of, session_request};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let server = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -1226,9 +1227,8 @@ fn a_call_alone_in_a_session_gets_its_head_before_its_tool_runs() {
     let mut registry = ToolRegistry::new();
     registry.register(SpinTool).unwrap();
     let serving = server.spawn(McpServer::new(registry).unwrap().serve_http(listener));
-    use crate::mcp_common::{INITIALIZE, INITIALIZED, raw_http, session_of};
     let post = |session: Option<&str>, body: &str| {
-        crate::mcp_common::session_request(addr, "POST", session, "application/json", body)
+        session_request(addr, "POST", session, "application/json", body)
     };
     runtime().block_on(async {
         let (status, answer) = raw_http(addr, &post(None, INITIALIZE)).await;
